@@ -1,0 +1,194 @@
+"""The ECG dialect object and the base class every ECG op derives from.
+
+An ECG op class is a ``dialects.ext`` operation (so MLIR parses, prints and
+verifies it) plus class-level semantics written in plain Python over
+``TensorSpec``s and numpy arrays:
+
+- ``MAPPING`` and ``ALGEBRA``: the DNNFusion mapping type and algebraic properties;
+- ``default_attrs``: the ONNX defaults of its attributes;
+- ``infer``: result types from operand types and attributes (the verifier compares
+  them with the IR, the builder uses them when no result type is given);
+- ``count_flops``: the FLOPs estimate;
+- ``reference``: numpy semantics, which the reference interpreter runs.
+"""
+
+from typing import Sequence
+
+import numpy as np
+
+from .._mlir import ext, ir
+from .attributes import AttributeKind
+from .properties import NO_ALGEBRA, Algebra, MappingType
+from .tensor_spec import TensorSpec, UnsupportedTypeError, from_mlir, to_mlir
+
+
+class ECG(ext.Dialect, name="ecg"):
+    """The Extended Computational Graph dialect: one op per ONNX operator."""
+
+
+class VerificationError(ValueError):
+    """An ECG op whose operands, attributes or results do not fit together."""
+
+
+Tensor = ext.Operand[ir.RankedTensorType]
+TensorResult = ext.Result[ir.RankedTensorType]
+
+# mnemonic -> op class, for every op with a name.
+OPS: dict[str, type] = {}
+
+
+class ECGOp(ECG.Operation):
+    MAPPING = None  # a MappingType; class constants must stay unannotated (annotations are fields)
+    ALGEBRA = NO_ALGEBRA
+    # FLOPs per result element for the default estimate (elementwise ops).
+    FLOPS_PER_ELEMENT = 0
+    # The ONNX operator types this op is imported from.
+    ONNX = ()
+    # Values of attributes a caller may leave out; ``default_attrs`` may compute more.
+    DEFAULTS = {}
+
+    @classmethod
+    def __init_subclass__(cls, *, name=None, **kwargs):
+        annotations = cls.__dict__.get("__annotations__", {})
+        kinds = dict(getattr(cls, "ATTRIBUTES", {}))
+        for field, hint in list(annotations.items()):
+            if isinstance(hint, type) and issubclass(hint, AttributeKind):
+                kinds[field] = hint
+                annotations[field] = hint.constraint
+        cls.ATTRIBUTES = kinds
+        if name is not None and "traits" not in kwargs:
+            kwargs["traits"] = [ext.Pure]
+        super().__init_subclass__(name=name, **kwargs)
+        if name is not None:
+            if not isinstance(cls.MAPPING, MappingType):
+                raise TypeError(f"ECG op class {cls.__name__} must declare its MAPPING")
+            OPS[name] = cls
+
+    # ----- semantics over specs and arrays; op classes override these -----
+
+    @classmethod
+    def default_attrs(cls, operands: Sequence[TensorSpec]) -> dict:
+        """Values for attributes the caller left out (ONNX's defaults)."""
+        return dict(cls.DEFAULTS)
+
+    @classmethod
+    def infer(cls, operands: Sequence[TensorSpec], attrs: dict) -> list:
+        raise NotImplementedError(f"{cls.__name__} does not infer its result types")
+
+    @classmethod
+    def count_flops(cls, operands, results, attrs) -> int:
+        return cls.FLOPS_PER_ELEMENT * sum(r.numel for r in results)
+
+    @classmethod
+    def reference(cls, inputs: Sequence[np.ndarray], attrs: dict, results: Sequence[TensorSpec]) -> list:
+        raise NotImplementedError(f"{cls.__name__} has no reference semantics")
+
+    # ----- building -----
+
+    @classmethod
+    def build(cls, operands: Sequence[ir.Value], attrs: dict | None = None, result_types=None, *, loc=None, ip=None):
+        """Create the op from operand values and Python attribute values.
+
+        Missing attributes take ``default_attrs``; result types are inferred unless
+        given (as ``TensorSpec``s or MLIR types).
+        """
+        specs = [from_mlir(v.type) for v in operands]
+        attrs = cls.complete_attrs(specs, attrs or {})
+        if result_types is None:
+            result_types = cls.infer(specs, attrs)
+        result_types = [to_mlir(t) if isinstance(t, TensorSpec) else t for t in result_types]
+        kwargs = {name: kind.to_attr(attrs[name]) for name, kind in cls.ATTRIBUTES.items()}
+        kwargs.update(cls._bind(ext.OperandDef, list(operands)))
+        kwargs.update(cls._bind(ext.ResultDef, result_types))
+        return cls(**kwargs, loc=loc, ip=ip)
+
+    @classmethod
+    def complete_attrs(cls, operands: Sequence[TensorSpec], attrs: dict) -> dict:
+        unknown = set(attrs) - set(cls.ATTRIBUTES)
+        if unknown:
+            raise VerificationError(f"'ecg.{cls._op_name}' has no attribute {', '.join(sorted(unknown))}")
+        missing = [name for name in cls.ATTRIBUTES if name not in attrs]
+        if missing:
+            defaults = cls.default_attrs(operands)
+            absent = [name for name in missing if name not in defaults]
+            if absent:
+                raise VerificationError(f"'ecg.{cls._op_name}' requires attribute {', '.join(absent)}")
+            attrs = {**{name: defaults[name] for name in missing}, **attrs}
+        return attrs
+
+    @classmethod
+    def _bind(cls, kind, values: list) -> dict:
+        """Distribute a flat list of values over the op's operand or result fields."""
+        fields = [f for f in cls._fields if isinstance(f, kind)]
+        bound = {}
+        for i, field in enumerate(fields):
+            if field.variadicity == ext.Variadicity.variadic:
+                count = len(values) - (len(fields) - i - 1)
+                bound[field.name], values = values[:count], values[count:]
+            elif field.variadicity == ext.Variadicity.optional:
+                bound[field.name] = values.pop(0) if values else None
+            else:
+                if not values:
+                    raise VerificationError(f"'ecg.{cls._op_name}' expects a value for '{field.name}'")
+                bound[field.name] = values.pop(0)
+        if values:
+            raise VerificationError(f"'ecg.{cls._op_name}' got {len(values)} values too many")
+        return bound
+
+    # ----- queries on an op in the IR -----
+
+    @property
+    def mnemonic(self) -> str:
+        return self._op_name
+
+    @property
+    def mapping_type(self) -> MappingType:
+        return self.MAPPING
+
+    @property
+    def algebra(self) -> Algebra:
+        return self.ALGEBRA
+
+    @property
+    def attrs(self) -> dict:
+        """The op's attributes as Python values."""
+        attributes = self.operation.attributes
+        return {name: kind.from_attr(attributes[name]) for name, kind in self.ATTRIBUTES.items()}
+
+    @property
+    def operand_specs(self) -> list:
+        return [from_mlir(v.type) for v in self.operation.operands]
+
+    @property
+    def result_specs(self) -> list:
+        return [from_mlir(r.type) for r in self.operation.results]
+
+    def flops(self) -> int:
+        return self.count_flops(self.operand_specs, self.result_specs, self.attrs)
+
+    def result_bytes(self) -> int:
+        return sum(spec.nbytes for spec in self.result_specs)
+
+    # ----- verification -----
+
+    def verify_invariants(self) -> bool:
+        try:
+            self.check()
+        except (VerificationError, UnsupportedTypeError) as error:
+            self.operation.location.emit_error(f"'{self.operation.name}' op {error}")
+            return False
+        return True
+
+    def check(self):
+        """Raise VerificationError when the op is malformed; the verifier reports it."""
+        attributes = self.operation.attributes
+        for name, kind in self.ATTRIBUTES.items():
+            if not kind.accepts(attributes[name]):
+                raise VerificationError(f"attribute '{name}' must be a {kind.description}, got {attributes[name]}")
+        expected = self.infer(self.operand_specs, self.attrs)
+        actual = self.result_specs
+        if expected != actual:
+            raise VerificationError(
+                "result types (" + ", ".join(map(str, actual)) + ") do not match the inferred types ("
+                + ", ".join(map(str, expected)) + ")"
+            )

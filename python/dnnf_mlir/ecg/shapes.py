@@ -1,0 +1,50 @@
+"""Shape arithmetic shared by the ops' ``infer`` functions."""
+
+from typing import Sequence
+
+import numpy as np
+
+from .base import VerificationError
+from .tensor_spec import TensorSpec
+
+
+def broadcast(*shapes: Sequence[int]) -> tuple:
+    """The numpy/ONNX multidirectional broadcast of ``shapes``."""
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise VerificationError("operand shapes " + ", ".join(str(tuple(s)) for s in shapes) + " do not broadcast") from None
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise VerificationError(f"{what} {axis} is out of range for rank {rank}")
+    return axis % max(rank, 1)
+
+
+def normalize_axes(axes: Sequence[int], rank: int) -> list:
+    normalized = [normalize_axis(a, rank) for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise VerificationError(f"axes {list(axes)} repeat an axis")
+    return normalized
+
+
+def same_dtype(operands: Sequence[TensorSpec], what: str = "operands") -> np.dtype:
+    dtypes = {spec.dtype for spec in operands}
+    if len(dtypes) != 1:
+        raise VerificationError(f"{what} must have one element type, got " + ", ".join(sorted(str(d) for d in dtypes)))
+    return operands[0].dtype
+
+
+def require(condition: bool, message: str):
+    if not condition:
+        raise VerificationError(message)
+
+
+def require_float(spec: TensorSpec, what: str = "operand"):
+    require(spec.is_float, f"{what} must have a floating-point element type, got {spec}")
+
+
+def require_rank(spec: TensorSpec, ranks, what: str = "operand"):
+    ranks = (ranks,) if isinstance(ranks, int) else tuple(ranks)
+    require(spec.rank in ranks, f"{what} must have rank {' or '.join(map(str, ranks))}, got {spec}")

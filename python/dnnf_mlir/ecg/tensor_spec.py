@@ -1,0 +1,106 @@
+"""Tensor types as plain Python values, and their MLIR spelling.
+
+Shape functions, FLOPs estimates and the importer reason about ``TensorSpec``s, which
+need no MLIR context; ``to_mlir``/``from_mlir`` convert at the IR boundary.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._mlir import ir
+
+# numpy dtype -> (MLIR spelling, builder); signed ints are signless as in MLIR's
+# builtin arithmetic, unsigned ones use MLIR's unsigned integer types.
+_DTYPES = {
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float16): "f16",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint16): "ui16",
+    np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
+    np.dtype(np.bool_): "i1",
+}
+_BY_NAME = {name: dtype for dtype, name in _DTYPES.items()}
+
+SUPPORTED_DTYPES = tuple(_DTYPES)
+
+
+class UnsupportedTypeError(ValueError):
+    """A type the ECG dialect does not model."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A statically shaped tensor type: ``shape`` and numpy ``dtype``."""
+
+    shape: tuple
+    dtype: np.dtype
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.dtype.itemsize
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.kind == "f"
+
+    def with_shape(self, shape) -> "TensorSpec":
+        return TensorSpec(tuple(shape), self.dtype)
+
+    def __str__(self) -> str:
+        return "tensor<" + "".join(f"{d}x" for d in self.shape) + dtype_name(self.dtype) + ">"
+
+    @staticmethod
+    def of(array: np.ndarray) -> "TensorSpec":
+        return TensorSpec(array.shape, array.dtype)
+
+
+def dtype_name(dtype) -> str:
+    try:
+        return _DTYPES[np.dtype(dtype)]
+    except KeyError:
+        raise UnsupportedTypeError(f"element type {np.dtype(dtype)} is not supported") from None
+
+
+def element_type(dtype) -> ir.Type:
+    name = dtype_name(dtype)
+    if name.startswith("f"):
+        return {"f16": ir.F16Type, "f32": ir.F32Type, "f64": ir.F64Type}[name].get()
+    if name.startswith("ui"):
+        return ir.IntegerType.get_unsigned(int(name[2:]))
+    return ir.IntegerType.get_signless(int(name[1:]))
+
+
+def to_mlir(spec: TensorSpec) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(spec.shape), element_type(spec.dtype))
+
+
+def from_mlir(type_: ir.Type) -> TensorSpec:
+    """The spec of a static tensor type; raises UnsupportedTypeError for anything else."""
+    if not isinstance(type_, ir.RankedTensorType):
+        raise UnsupportedTypeError(f"expected a ranked tensor type, got {type_}")
+    tensor = type_
+    if not tensor.has_static_shape:
+        raise UnsupportedTypeError(f"expected a static shape, got {type_}")
+    name = str(tensor.element_type)
+    if name not in _BY_NAME:
+        raise UnsupportedTypeError(f"element type {name} is not supported")
+    return TensorSpec(tuple(tensor.shape), _BY_NAME[name])

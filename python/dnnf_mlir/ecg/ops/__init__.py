@@ -1,3 +1,3 @@
 """The ECG op classes, grouped by module; importing this package defines them all."""
 
-from . import elementwise, structure  # noqa: F401
+from . import data_movement, elementwise, nn, structure  # noqa: F401

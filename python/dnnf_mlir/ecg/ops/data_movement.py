@@ -1,0 +1,648 @@
+"""Data-movement ops: Reorganize, Shuffle and One-to-Many ops (no arithmetic).
+
+These ops only copy, drop or repeat elements, so their FLOPs are 0 (Resize's
+interpolation is the exception). ONNX inputs that the importer requires to be
+constant (Reshape's shape, Slice's starts/ends/axes/steps, Pad's pads, ...) are
+attributes here, named like the ONNX input, and hold *resolved* static values:
+the importer turns ONNX's conventions (0/-1 in Reshape shapes, clamping of Slice
+bounds, num_outputs of Split, axes of Pad, the broadcast of Expand) into them with
+the helpers ``ReshapeOp.resolve_shape``, ``SliceOp.normalize``,
+``SplitOp.resolve_split``, ``PadOp.resolve_pads`` and ``ExpandOp.resolve_shape``.
+Axis attributes keep ONNX's convention: negative values count from the end.
+"""
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..._mlir import ext, ir
+from ..attributes import Elements, Float, Int, Ints, Str
+from ..base import ECGOp, Tensor, TensorResult
+from ..properties import Algebra, MappingType
+from ..shapes import broadcast, normalize_axes, normalize_axis, require, same_dtype
+from ..tensor_spec import TensorSpec
+
+# Moving elements around commutes with applying a function to each of them:
+# f(move(x)) == move(f(x)) for every unary elementwise f.
+_UNARY = "unary elementwise"
+_COMMUTES = Algebra(commutes_with=(_UNARY,))
+
+Tensors = Sequence[ext.Operand[ir.RankedTensorType]]
+TensorResults = Sequence[ext.Result[ir.RankedTensorType]]
+
+
+def _ints(values) -> list:
+    return [int(v) for v in values]
+
+
+def _numel(shape) -> int:
+    return int(math.prod(int(d) for d in shape))
+
+
+# ======================================================================
+# Reorganize
+# ======================================================================
+
+
+class ReshapeOp(ECGOp, name="reshape"):
+    """The input's elements in row-major order, laid out in ``shape``.
+
+    ``shape`` is the final static shape: no ONNX 0 (copy) or -1 (infer) entries;
+    the importer resolves them with ``resolve_shape``. A 0 here is a literal
+    zero-sized dimension.
+    """
+
+    input: Tensor
+    output: TensorResult
+    shape: Ints
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Reshape",)
+
+    @classmethod
+    def resolve_shape(cls, input_shape, onnx_shape, allowzero: int = 0) -> list:
+        """The static shape ONNX Reshape produces for ``onnx_shape`` (0 copies, -1 infers)."""
+        input_shape, shape = _ints(input_shape), _ints(onnx_shape)
+        numel = _numel(input_shape)
+        require(all(d >= -1 for d in shape), f"reshape shape {shape} has an entry below -1")
+        require(shape.count(-1) <= 1, f"reshape shape {shape} has more than one -1")
+        if allowzero:
+            require(not (0 in shape and -1 in shape), f"reshape shape {shape} has both 0 and -1 with allowzero=1")
+        else:
+            for i, d in enumerate(shape):
+                if d == 0:
+                    require(i < len(input_shape), f"reshape shape {shape} copies dimension {i} (0) of a rank-{len(input_shape)} input")
+                    shape[i] = input_shape[i]
+        if -1 in shape:
+            known = _numel(d for d in shape if d != -1)
+            require(known != 0 and numel % known == 0,
+                    f"reshape shape {list(onnx_shape)} cannot hold the {numel} elements of an input of shape {tuple(input_shape)}")
+            shape[shape.index(-1)] = numel // known
+        require(_numel(shape) == numel,
+                f"reshape shape {list(onnx_shape)} has {_numel(shape)} elements but the input of shape {tuple(input_shape)} has {numel}")
+        return shape
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        shape = _ints(attrs["shape"])
+        require(all(d >= 0 for d in shape),
+                f"shape {shape} must be static and non-negative (resolve ONNX -1 with ReshapeOp.resolve_shape)")
+        require(_numel(shape) == x.numel, f"shape {shape} has {_numel(shape)} elements but the input {x} has {x.numel}")
+        return [x.with_shape(shape)]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [inputs[0].reshape(results[0].shape)]
+
+
+class FlattenOp(ECGOp, name="flatten"):
+    """A 2-D view: dimensions before ``axis`` form the rows, the others the columns."""
+
+    input: Tensor
+    output: TensorResult
+    axis: Int
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Flatten",)
+    DEFAULTS = {"axis": 1}
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        axis = attrs["axis"]
+        require(-x.rank <= axis <= x.rank, f"axis {axis} is out of range [{-x.rank}, {x.rank}] for {x}")
+        axis = axis + x.rank if axis < 0 else axis
+        return [x.with_shape((_numel(x.shape[:axis]), _numel(x.shape[axis:])))]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [inputs[0].reshape(results[0].shape)]
+
+
+class SqueezeOp(ECGOp, name="squeeze"):
+    """Drop the size-1 dimensions ``axes`` (by default every size-1 dimension)."""
+
+    input: Tensor
+    output: TensorResult
+    axes: Ints
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Squeeze",)
+
+    @classmethod
+    def default_attrs(cls, operands):
+        return {"axes": [i for i, d in enumerate(operands[0].shape) if d == 1]}
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        axes = normalize_axes(_ints(attrs["axes"]), x.rank)
+        for a in axes:
+            require(x.shape[a] == 1, f"cannot squeeze axis {a} of size {x.shape[a]} in {x}")
+        return [x.with_shape(d for i, d in enumerate(x.shape) if i not in axes)]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [inputs[0].reshape(results[0].shape)]
+
+
+class UnsqueezeOp(ECGOp, name="unsqueeze"):
+    """Insert size-1 dimensions at ``axes`` (positions in the result)."""
+
+    input: Tensor
+    output: TensorResult
+    axes: Ints
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Unsqueeze",)
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        rank = x.rank + len(attrs["axes"])
+        axes = set(normalize_axes(_ints(attrs["axes"]), rank))
+        dims = iter(x.shape)
+        return [x.with_shape(1 if i in axes else next(dims) for i in range(rank))]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [inputs[0].reshape(results[0].shape)]
+
+
+class SliceOp(ECGOp, name="slice"):
+    """Strided slices along ``axes``, with normalized bounds.
+
+    For each i, the result keeps indices ``range(starts[i], ends[i], steps[i])`` of
+    axis ``axes[i]`` (Python range semantics, no wrap-around): the importer stores
+    ONNX's bounds after ONNX's negative-index adjustment and clamping (see
+    ``normalize``), so 0 <= start, end <= dim for steps > 0 and
+    0 <= start <= dim-1, -1 <= end <= dim-1 for steps < 0 (end -1: through index 0).
+    ``axes`` defaults to 0..len(starts)-1 and ``steps`` to 1s.
+    """
+
+    input: Tensor
+    output: TensorResult
+    starts: Ints
+    ends: Ints
+    axes: Ints
+    steps: Ints
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Slice",)
+
+    @classmethod
+    def complete_attrs(cls, operands, attrs):
+        defaults = {}
+        if "starts" in attrs:
+            if "axes" not in attrs:
+                defaults["axes"] = list(range(len(attrs["starts"])))
+            if "steps" not in attrs:
+                defaults["steps"] = [1] * len(attrs["starts"])
+        return super().complete_attrs(operands, {**defaults, **attrs})
+
+    @classmethod
+    def normalize(cls, input_shape, starts, ends, axes=None, steps=None) -> dict:
+        """ECG attributes for ONNX Slice inputs: adjusted, clamped bounds, sorted axes."""
+        shape = _ints(input_shape)
+        rank = len(shape)
+        starts, ends = _ints(starts), _ints(ends)
+        axes = list(range(len(starts))) if axes is None else _ints(axes)
+        steps = [1] * len(starts) if steps is None else _ints(steps)
+        require(len(starts) == len(ends) == len(axes) == len(steps),
+                f"slice starts {starts}, ends {ends}, axes {axes} and steps {steps} must have one length")
+        axes = normalize_axes(axes, rank)
+        entries = []
+        for start, end, axis, step in zip(starts, ends, axes, steps):
+            require(step != 0, f"slice step for axis {axis} must not be 0")
+            dim = shape[axis]
+            start = start + dim if start < 0 else start
+            end = end + dim if end < 0 else end
+            if step > 0:
+                start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+            else:
+                start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+            entries.append((axis, start, end, step))
+        entries.sort()
+        return {
+            "starts": [e[1] for e in entries],
+            "ends": [e[2] for e in entries],
+            "axes": [e[0] for e in entries],
+            "steps": [e[3] for e in entries],
+        }
+
+    @classmethod
+    def _slices(cls, shape, attrs) -> tuple:
+        """The result shape and the numpy index; raises for unnormalized attributes."""
+        starts, ends, axes, steps = (_ints(attrs[k]) for k in ("starts", "ends", "axes", "steps"))
+        require(len(starts) == len(ends) == len(axes) == len(steps),
+                f"starts {starts}, ends {ends}, axes {axes} and steps {steps} must have one length")
+        for a in axes:
+            require(0 <= a < len(shape), f"axes {axes} must be normalized into [0, {len(shape)})")
+        require(len(set(axes)) == len(axes), f"axes {axes} repeat an axis")
+        out, index = list(shape), [slice(None)] * len(shape)
+        for start, end, axis, step in zip(starts, ends, axes, steps):
+            dim = shape[axis]
+            require(step != 0, f"step for axis {axis} must not be 0")
+            if step > 0:
+                ok = 0 <= start <= dim and 0 <= end <= dim
+                bounds = f"[0, {dim}]"
+            else:
+                ok = min(0, dim - 1) <= start <= dim - 1 and -1 <= end <= dim - 1
+                bounds = f"[0, {dim - 1}] and ends in [-1, {dim - 1}]"
+            require(ok, f"start {start} and end {end} for axis {axis} with step {step} must be normalized: "
+                        f"starts in {bounds} (use SliceOp.normalize)")
+            out[axis] = max(0, (end - start + step - (1 if step > 0 else -1)) // step)
+            index[axis] = slice(start, end if end >= 0 else None, step)
+        return out, tuple(index)
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        shape, _ = cls._slices(x.shape, attrs)
+        return [x.with_shape(shape)]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        _, index = cls._slices(inputs[0].shape, attrs)
+        return [inputs[0][index]]
+
+
+class ConcatOp(ECGOp, name="concat"):
+    """Join the inputs along ``axis``; the other dimensions must agree."""
+
+    inputs: Tensors
+    output: TensorResult
+    axis: Int
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Concat",)
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        require(len(operands) >= 1, "concat needs at least one input")
+        dtype = same_dtype(operands, "inputs")
+        first = operands[0]
+        require(first.rank >= 1, f"inputs must have rank >= 1, got {first}")
+        axis = normalize_axis(attrs["axis"], first.rank)
+        for spec in operands[1:]:
+            same = spec.rank == first.rank and all(
+                a == b for i, (a, b) in enumerate(zip(spec.shape, first.shape)) if i != axis
+            )
+            require(same, f"input {spec} does not match {first} outside axis {axis}")
+        shape = list(first.shape)
+        shape[axis] = sum(spec.shape[axis] for spec in operands)
+        return [TensorSpec(shape, dtype)]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [np.concatenate(inputs, axis=attrs["axis"])]
+
+
+class SplitOp(ECGOp, name="split"):
+    """Cut the input along ``axis`` into pieces of sizes ``split`` (one result each)."""
+
+    input: Tensor
+    outputs: TensorResults
+    axis: Int
+    split: Ints
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Split",)
+    DEFAULTS = {"axis": 0}
+
+    @classmethod
+    def resolve_split(cls, dim: int, num_outputs: int) -> list:
+        """Sizes for ``num_outputs`` pieces without a split input (ONNX 18: last may be smaller)."""
+        require(num_outputs >= 1, f"split needs at least one output, got {num_outputs}")
+        chunk = -(-dim // num_outputs)
+        last = dim - chunk * (num_outputs - 1)
+        require(last >= 0, f"a dimension of size {dim} cannot be split into {num_outputs} pieces")
+        return [chunk] * (num_outputs - 1) + [last]
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        require(x.rank >= 1, f"input must have rank >= 1, got {x}")
+        axis = normalize_axis(attrs["axis"], x.rank)
+        split = _ints(attrs["split"])
+        require(len(split) >= 1, "split must name at least one piece")
+        require(all(s >= 0 for s in split), f"split sizes {split} must be non-negative")
+        require(sum(split) == x.shape[axis],
+                f"split sizes {split} sum to {sum(split)} but axis {axis} of {x} has size {x.shape[axis]}")
+        results = []
+        for size in split:
+            shape = list(x.shape)
+            shape[axis] = size
+            results.append(x.with_shape(shape))
+        return results
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        x = inputs[0]
+        axis = normalize_axis(attrs["axis"], x.ndim)
+        cuts = np.cumsum(_ints(attrs["split"]))[:-1]
+        return list(np.split(x, cuts, axis=axis))
+
+
+class PadOp(ECGOp, name="pad"):
+    """Pad (or, with negative pads, crop) every axis.
+
+    ``pads`` is ONNX's [x1_begin, x2_begin, ..., x1_end, x2_end, ...] over all axes
+    (the importer expands ONNX 18's ``axes`` with ``resolve_pads``). ``mode`` is
+    constant, reflect, edge or wrap; negative pads crop before padding.
+    """
+
+    input: Tensor
+    output: TensorResult
+    mode: Str
+    pads: Ints
+    constant_value: Float
+    MAPPING = MappingType.REORGANIZE
+    ALGEBRA = Algebra(commutes_with=(f"{_UNARY} (edge, reflect, wrap; constant if f(constant_value) == constant_value)",))
+    ONNX = ("Pad",)
+    DEFAULTS = {"mode": "constant", "constant_value": 0.0}
+    MODES = ("constant", "reflect", "edge", "wrap")
+
+    @classmethod
+    def resolve_pads(cls, rank: int, onnx_pads, axes=None) -> list:
+        """Full-rank pads for ONNX pads given over ``axes`` (ONNX 18)."""
+        onnx_pads = _ints(onnx_pads)
+        if axes is None:
+            require(len(onnx_pads) == 2 * rank, f"pads {onnx_pads} must have {2 * rank} entries for rank {rank}")
+            return onnx_pads
+        axes = normalize_axes(_ints(axes), rank)
+        require(len(onnx_pads) == 2 * len(axes), f"pads {onnx_pads} must have {2 * len(axes)} entries for axes {axes}")
+        pads = [0] * (2 * rank)
+        for i, axis in enumerate(axes):
+            pads[axis], pads[rank + axis] = onnx_pads[i], onnx_pads[len(axes) + i]
+        return pads
+
+    @classmethod
+    def _plan(cls, shape, attrs) -> tuple:
+        """Per axis (crop_begin, crop_end, pad_begin, pad_end), checked."""
+        rank = len(shape)
+        mode, pads = attrs["mode"], _ints(attrs["pads"])
+        require(mode in cls.MODES, f"mode '{mode}' is not one of {', '.join(cls.MODES)}")
+        require(len(pads) == 2 * rank, f"pads {pads} must have {2 * rank} entries (begins, then ends) for rank {rank}")
+        plan = []
+        for axis, dim in enumerate(shape):
+            begin, end = pads[axis], pads[rank + axis]
+            crop = (max(0, -begin), max(0, -end))
+            pad = (max(0, begin), max(0, end))
+            kept = dim - sum(crop)
+            require(kept >= 0, f"pads {begin} and {end} crop more than the {dim} elements of axis {axis}")
+            if mode == "reflect" and max(pad) > 0:
+                require(max(pad) < kept, f"reflect pads {pad} of axis {axis} must be smaller than its size {kept}")
+            if mode in ("edge", "wrap") and max(pad) > 0:
+                require(kept > 0, f"{mode} mode cannot pad the empty axis {axis}")
+            plan.append(crop + pad)
+        return plan
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        plan = cls._plan(x.shape, attrs)
+        return [x.with_shape(dim - cb - ce + pb + pe for dim, (cb, ce, pb, pe) in zip(x.shape, plan))]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        x = inputs[0]
+        plan = cls._plan(x.shape, attrs)
+        x = x[tuple(slice(cb, dim - ce) for dim, (cb, ce, _, _) in zip(x.shape, plan))]
+        width = [(pb, pe) for (_, _, pb, pe) in plan]
+        if attrs["mode"] == "constant":
+            value = np.array(attrs["constant_value"]).astype(x.dtype)
+            return [np.pad(x, width, mode="constant", constant_values=value)]
+        return [np.pad(x, width, mode=attrs["mode"])]
+
+
+# ======================================================================
+# Shuffle
+# ======================================================================
+
+
+class TransposeOp(ECGOp, name="transpose"):
+    """Permute the dimensions: result dimension i is input dimension perm[i]."""
+
+    input: Tensor
+    output: TensorResult
+    perm: Ints
+    MAPPING = MappingType.SHUFFLE
+    ALGEBRA = _COMMUTES
+    ONNX = ("Transpose",)
+
+    @classmethod
+    def default_attrs(cls, operands):
+        return {"perm": list(reversed(range(operands[0].rank)))}
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        perm = _ints(attrs["perm"])
+        require(sorted(perm) == list(range(x.rank)), f"perm {perm} is not a permutation of 0..{x.rank - 1} for {x}")
+        return [x.with_shape(x.shape[p] for p in perm)]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [np.transpose(inputs[0], _ints(attrs["perm"]))]
+
+
+class DepthToSpaceOp(ECGOp, name="depth_to_space"):
+    """NCHW -> N, C/b², H*b, W*b: channel blocks become spatial blocks (mode DCR or CRD)."""
+
+    input: Tensor
+    output: TensorResult
+    blocksize: Int
+    mode: Str
+    MAPPING = MappingType.SHUFFLE
+    ALGEBRA = _COMMUTES
+    ONNX = ("DepthToSpace",)
+    DEFAULTS = {"mode": "DCR"}
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        b, mode = attrs["blocksize"], attrs["mode"]
+        require(mode in ("DCR", "CRD"), f"mode '{mode}' must be DCR or CRD")
+        require(b >= 1, f"blocksize {b} must be positive")
+        require(x.rank == 4, f"input must have rank 4 (NCHW), got {x}")
+        n, c, h, w = x.shape
+        require(c % (b * b) == 0, f"channels {c} of {x} are not divisible by blocksize² {b * b}")
+        return [x.with_shape((n, c // (b * b), h * b, w * b))]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        x, b = inputs[0], attrs["blocksize"]
+        n, c, h, w = x.shape
+        if attrs["mode"] == "DCR":
+            y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+        else:
+            y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+        return [y.reshape(results[0].shape)]
+
+
+class SpaceToDepthOp(ECGOp, name="space_to_depth"):
+    """NCHW -> N, C*b², H/b, W/b: spatial blocks become channels (inverse of DCR)."""
+
+    input: Tensor
+    output: TensorResult
+    blocksize: Int
+    MAPPING = MappingType.SHUFFLE
+    ALGEBRA = _COMMUTES
+    ONNX = ("SpaceToDepth",)
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        b = attrs["blocksize"]
+        require(b >= 1, f"blocksize {b} must be positive")
+        require(x.rank == 4, f"input must have rank 4 (NCHW), got {x}")
+        n, c, h, w = x.shape
+        require(h % b == 0 and w % b == 0, f"spatial dimensions {h}x{w} of {x} are not divisible by blocksize {b}")
+        return [x.with_shape((n, c * b * b, h // b, w // b))]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        x, b = inputs[0], attrs["blocksize"]
+        n, c, h, w = x.shape
+        y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+        return [y.reshape(results[0].shape)]
+
+
+# ======================================================================
+# One-to-Many
+# ======================================================================
+
+
+class ExpandOp(ECGOp, name="expand"):
+    """Broadcast the input to ``shape``, the final static shape (see ``resolve_shape``)."""
+
+    input: Tensor
+    output: TensorResult
+    shape: Ints
+    MAPPING = MappingType.ONE_TO_MANY
+    ALGEBRA = _COMMUTES
+    ONNX = ("Expand",)
+
+    @classmethod
+    def resolve_shape(cls, input_shape, onnx_shape) -> list:
+        """ONNX Expand's result shape: the bidirectional broadcast of both shapes."""
+        return list(broadcast(_ints(input_shape), _ints(onnx_shape)))
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        shape = tuple(_ints(attrs["shape"]))
+        require(all(d >= 0 for d in shape), f"shape {list(shape)} must be non-negative")
+        ok = len(shape) >= x.rank and all(
+            d == 1 or d == s for d, s in zip(reversed(x.shape), reversed(shape))
+        )
+        require(ok, f"input {x} does not broadcast to shape {list(shape)} (resolve ONNX shapes with ExpandOp.resolve_shape)")
+        return [x.with_shape(shape)]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [np.array(np.broadcast_to(inputs[0], results[0].shape))]
+
+
+class TileOp(ECGOp, name="tile"):
+    """Repeat the input ``repeats[i]`` times along each axis i."""
+
+    input: Tensor
+    output: TensorResult
+    repeats: Ints
+    MAPPING = MappingType.ONE_TO_MANY
+    ALGEBRA = _COMMUTES
+    ONNX = ("Tile",)
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        (x,) = operands
+        repeats = _ints(attrs["repeats"])
+        require(len(repeats) == x.rank, f"repeats {repeats} must have one entry per dimension of {x}")
+        require(all(r >= 0 for r in repeats), f"repeats {repeats} must be non-negative")
+        return [x.with_shape(d * r for d, r in zip(x.shape, repeats))]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        return [np.tile(inputs[0], _ints(attrs["repeats"])).reshape(results[0].shape)]
+
+
+def _check_indices(indices: TensorSpec):
+    require(indices.dtype in (np.dtype(np.int32), np.dtype(np.int64)), f"indices must be i32 or i64, got {indices}")
+
+
+def _normalized_indices(indices: np.ndarray, dim: int, op: str) -> np.ndarray:
+    """Indices in [-dim, dim) made non-negative; raises IndexError otherwise (a runtime error in ONNX)."""
+    indices = indices.astype(np.int64)
+    bad = (indices < -dim) | (indices >= dim)
+    if bad.any():
+        raise IndexError(f"{op} index {int(indices[bad][0])} is out of range [{-dim}, {dim})")
+    return np.where(indices < 0, indices + dim, indices)
+
+
+class GatherOp(ECGOp, name="gather"):
+    """Take the slices ``indices`` (negative ones count from the end) along ``axis``."""
+
+    data: Tensor
+    indices: Tensor
+    output: TensorResult
+    axis: Int
+    MAPPING = MappingType.ONE_TO_MANY
+    ALGEBRA = _COMMUTES
+    ONNX = ("Gather",)
+    DEFAULTS = {"axis": 0}
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        data, indices = operands
+        _check_indices(indices)
+        require(data.rank >= 1, f"data must have rank >= 1, got {data}")
+        axis = normalize_axis(attrs["axis"], data.rank)
+        return [data.with_shape(data.shape[:axis] + indices.shape + data.shape[axis + 1:])]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        data, indices = inputs
+        axis = normalize_axis(attrs["axis"], data.ndim)
+        return [np.take(data, _normalized_indices(indices, data.shape[axis], "gather"), axis=axis)]
+
+
+class GatherElementsOp(ECGOp, name="gather_elements"):
+    """out[i][j][k] = data[i][indices[i][j][k]][k] for axis 1 (and likewise for others)."""
+
+    data: Tensor
+    indices: Tensor
+    output: TensorResult
+    axis: Int
+    MAPPING = MappingType.ONE_TO_MANY
+    ALGEBRA = _COMMUTES
+    ONNX = ("GatherElements",)
+    DEFAULTS = {"axis": 0}
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        data, indices = operands
+        _check_indices(indices)
+        require(data.rank >= 1, f"data must have rank >= 1, got {data}")
+        require(indices.rank == data.rank, f"indices {indices} must have the rank of data {data}")
+        axis = normalize_axis(attrs["axis"], data.rank)
+        for i, (d, n) in enumerate(zip(data.shape, indices.shape)):
+            require(i == axis or n <= d, f"indices {indices} exceed data {data} in dimension {i}")
+        return [data.with_shape(indices.shape)]
+
+    @classmethod
+    def reference(cls, inputs, attrs, results):
+        data, indices = inputs
+        axis = normalize_axis(attrs["axis"], data.ndim)
+        index = list(np.indices(indices.shape, sparse=True))
+        index[axis] = _normalized_indices(indices, data.shape[axis], "gather_elements")
+        return [data[tuple(index)]]
+
+
+__all__ = [
+    "ReshapeOp", "FlattenOp", "SqueezeOp", "UnsqueezeOp", "SliceOp", "ConcatOp", "SplitOp", "PadOp",
+    "TransposeOp", "DepthToSpaceOp", "SpaceToDepthOp", "ExpandOp", "TileOp", "GatherOp", "GatherElementsOp",
+]

@@ -1,0 +1,67 @@
+"""Graph statistics over ECG functions: ops by mapping type, FLOPs, result bytes."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ._mlir import ir
+from .ecg import ECGOp, MappingType
+
+
+@dataclass
+class GraphStatistics:
+    """What a function computes, in the units DNNFusion reasons about."""
+
+    ops: int = 0
+    constants: int = 0
+    by_mapping: Counter = field(default_factory=Counter)
+    by_op: Counter = field(default_factory=Counter)
+    flops: int = 0
+    # Bytes of every intermediate result (constants excluded): what fusion can save.
+    intermediate_bytes: int = 0
+    constant_bytes: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "ops": self.ops,
+            "constants": self.constants,
+            "ops_by_mapping_type": {m.value: self.by_mapping.get(m.value, 0) for m in MappingType},
+            "ops_by_name": dict(sorted(self.by_op.items())),
+            "flops": self.flops,
+            "intermediate_bytes": self.intermediate_bytes,
+            "constant_bytes": self.constant_bytes,
+        }
+
+    def summary(self) -> str:
+        mapping = ", ".join(f"{m.value} {self.by_mapping.get(m.value, 0)}" for m in MappingType)
+        return (
+            f"{self.ops} ops ({mapping}), {self.constants} constants ({self.constant_bytes / 2**20:.1f} MiB)\n"
+            f"{self.flops / 1e9:.3f} GFLOP, intermediate results {self.intermediate_bytes / 2**20:.1f} MiB"
+        )
+
+
+def function_statistics(function: ir.Operation) -> GraphStatistics:
+    stats = GraphStatistics()
+    for op in function.regions[0].blocks[0].operations:
+        view = op.opview
+        if not isinstance(view, ECGOp):
+            continue
+        if view.mnemonic == "constant":
+            stats.constants += 1
+            stats.constant_bytes += view.result_bytes()
+            continue
+        stats.ops += 1
+        stats.by_mapping[view.mapping_type.value] += 1
+        stats.by_op[view.mnemonic] += 1
+        stats.flops += view.flops()
+        stats.intermediate_bytes += view.result_bytes()
+    return stats
+
+
+def module_statistics(module) -> dict:
+    """Statistics per function symbol name."""
+    op = module.operation if hasattr(module, "operation") else module
+    return {
+        f.attributes["sym_name"].value: function_statistics(f)
+        for f in op.regions[0].blocks[0].operations
+        if f.operation.name == "func.func"
+    }

@@ -1,0 +1,204 @@
+"""dnnf-opt: an mlir-opt for the ECG dialect.
+
+Reads MLIR (a file or stdin), runs a pass pipeline that mixes ECG passes and
+upstream MLIR passes, prints the result. Follows mlir-opt's conventions:
+``-o``, ``--pass-pipeline``, one flag per pass, ``--split-input-file``,
+``--verify-diagnostics``, ``--mlir-print-ir-after-all``.
+"""
+
+import argparse
+import re
+import sys
+
+from .. import make_context
+from .._mlir import MLIRError, ir
+from ..asm import module_to_text, parse, read_source, write_bytes
+from ..transforms import PASSES
+from ..transforms.pipeline import PipelineError, build_pass_manager
+from .common import ToolError, run_tool
+
+SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
+_LOCATION = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+
+
+def _pass_help() -> str:
+    lines = ["ECG passes (usable as --NAME[=OPTIONS] or inside --pass-pipeline):"]
+    for name, cls in sorted(PASSES.items()):
+        lines.append(f"  --{name:<28} {cls.SUMMARY}")
+        for option in cls.OPTIONS:
+            lines.append(f"      {option.name}=<{option.type.__name__}>{'':<14} {option.help} (default: {option.default})")
+    lines.append("Any upstream MLIR pass is accepted too, as a flag (--canonicalize) or in --pass-pipeline.")
+    return "\n".join(lines)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dnnf-opt",
+        description="Run ECG and MLIR passes over MLIR input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_pass_help(),
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input file ('-' for stdin)")
+    parser.add_argument("-o", dest="output", default="-", help="output file ('-' for stdout)")
+    parser.add_argument("--pass-pipeline", help="textual pipeline, e.g. 'builtin.module(ecg-op-stats,canonicalize)'")
+    parser.add_argument("--split-input-file", action="store_true", help="split the input at '// -----' lines")
+    parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* comments")
+    parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
+    parser.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
+    parser.add_argument("--mlir-elide-elementsattrs-if-larger", type=int, help="elide constants above this size")
+    parser.add_argument("--emit-bytecode", action="store_true", help="write MLIR bytecode")
+    return parser
+
+
+def pass_flags_to_pipeline(flags: list) -> str:
+    """['--canonicalize', '--ecg-op-stats=output=x'] -> 'canonicalize,ecg-op-stats{output=x}'."""
+    elements = []
+    for flag in flags:
+        if not flag.startswith("-"):
+            raise ToolError(f"unexpected argument '{flag}'")
+        name, _, options = flag.lstrip("-").partition("=")
+        elements.append(f"{name}{{{options}}}" if options else name)
+    return ",".join(elements)
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
+    args, pass_flags = parser.parse_known_args(argv)
+    if args.pass_pipeline and pass_flags:
+        raise ToolError("--pass-pipeline cannot be combined with individual pass flags")
+    pipeline = args.pass_pipeline or pass_flags_to_pipeline(pass_flags)
+    source = read_source(args.input)
+    filename = "<stdin>" if args.input == "-" else args.input
+    if isinstance(source, bytes) or not args.split_input_file:
+        chunks = [(0, source)]
+    else:
+        chunks = _split(source)
+    outputs, failed = [], False
+    for line_offset, chunk in chunks:
+        text, ok = _process(chunk, line_offset, filename, pipeline, args)
+        outputs.append(text)
+        failed |= not ok
+    if not (args.emit_bytecode and not failed):
+        data = "// -----\n".join(outputs).encode() if args.split_input_file else "".join(outputs).encode()
+    else:
+        data = outputs[0]
+    if not args.verify_diagnostics or args.output != "-":
+        write_bytes(data if isinstance(data, bytes) else data.encode(), args.output)
+    return 1 if failed else 0
+
+
+def _split(source: str) -> list:
+    chunks, line = [], 0
+    for piece in SPLIT_MARKER.split(source):
+        chunks.append((line, piece))
+        line += piece.count("\n")
+    return chunks
+
+
+def _process(chunk, line_offset: int, filename: str, pipeline: str, args) -> tuple:
+    """Parse, run and print one input chunk: (output text or bytes, success)."""
+    context = make_context()
+    diagnostics = []
+
+    def on_diagnostic(diagnostic):
+        diagnostics.append(diagnostic)
+        return True
+
+    handler = context.attach_diagnostic_handler(on_diagnostic) if args.verify_diagnostics else None
+    errors = []
+    text = ""
+    source = "\n" * line_offset + chunk if isinstance(chunk, str) else chunk
+    try:
+        module = parse(source, context)
+        if pipeline:
+            pm = build_pass_manager(pipeline, context)
+            if args.mlir_print_ir_after_all:
+                pm.enable_ir_printing(print_after_all=True, large_elements_limit=16)
+            pm.run(module.operation)
+        else:
+            module.operation.verify()
+        if args.emit_bytecode:
+            import io
+
+            buffer = io.BytesIO()
+            module.operation.write_bytecode(buffer)
+            text = buffer.getvalue()
+        else:
+            text = module_to_text(
+                module, debug_info=args.mlir_print_debuginfo, elide_larger=args.mlir_elide_elementsattrs_if_larger
+            )
+    except MLIRError as error:
+        errors = list(error.error_diagnostics) or [error.message]
+    except PipelineError as error:
+        if handler:
+            handler.detach()
+        raise ToolError(str(error)) from None
+    if handler:
+        handler.detach()
+    if args.verify_diagnostics:
+        reported = [_diagnostic_record(d, filename) for d in diagnostics + [e for e in errors if not isinstance(e, str)]]
+        ok = _verify_expected(chunk if isinstance(chunk, str) else "", line_offset, reported, filename)
+        return "", ok
+    for error in errors:
+        _print_diagnostic(error, filename)
+    return text, not errors
+
+
+def _diagnostic_record(diagnostic, filename: str) -> tuple:
+    match = _LOCATION.search(str(diagnostic.location))
+    line = int(match.group("line")) if match else 0
+    severity = str(diagnostic.severity).rsplit(".", 1)[-1].lower()
+    return (line, severity, diagnostic.message)
+
+
+def _print_diagnostic(diagnostic, filename: str):
+    if isinstance(diagnostic, str):
+        print(f"{filename}: error: {diagnostic}", file=sys.stderr)
+        return
+    match = _LOCATION.search(str(diagnostic.location))
+    where = f"{filename}:{match.group('line')}:{match.group('col')}" if match else f"{filename}: {diagnostic.location}"
+    severity = str(diagnostic.severity).rsplit(".", 1)[-1].lower()
+    print(f"{where}: {severity}: {diagnostic.message}", file=sys.stderr)
+    for note in diagnostic.notes:
+        _print_diagnostic(note, filename)
+
+
+_EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(@(?:[+-]\d+|above|below))?\s*\{\{(.*?)\}\}")
+
+
+def _verify_expected(chunk: str, line_offset: int, reported: list, filename: str) -> bool:
+    """MLIR's --verify-diagnostics: every expected-* comment matched by a diagnostic and vice versa."""
+    expected = []
+    for index, line in enumerate(chunk.split("\n")):
+        for match in _EXPECTED.finditer(line):
+            severity, offset, message = match.groups()
+            target = line_offset + index + 1
+            if offset in ("@above",):
+                target -= 1
+            elif offset in ("@below",):
+                target += 1
+            elif offset:
+                target += int(offset[1:])
+            expected.append([target, severity, message, False])
+    ok = True
+    for line, severity, message in reported:
+        for item in expected:
+            if not item[3] and item[0] == line and item[1] == severity and item[2] in message:
+                item[3] = True
+                break
+        else:
+            print(f"{filename}:{line}: error: unexpected {severity}: {message}", file=sys.stderr)
+            ok = False
+    for line, severity, message, seen in expected:
+        if not seen:
+            print(f"{filename}:{line}: error: expected {severity} \"{message}\" was not produced", file=sys.stderr)
+            ok = False
+    return ok
+
+
+def entry():
+    run_tool("dnnf-opt", main)
+
+
+if __name__ == "__main__":
+    entry()

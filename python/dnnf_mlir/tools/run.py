@@ -1,0 +1,166 @@
+"""dnnf-run: run a model (ONNX or ECG MLIR) and check it against onnxruntime.
+
+``--interpret`` runs the reference interpreter. ``--check`` compares every output
+with onnxruntime on the ONNX model (``--reference`` names it for an .mlir input)
+and with the expected-output files shipped next to a model (``NAME_output_0.pb``),
+printing max absolute and relative error; the exit status is non-zero outside the
+tolerance. Relative error is max|got - want| / max|want| per output.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from .. import make_context
+from ..asm import parse, read_source
+from ..ecg import from_mlir
+from ..frontend.onnx_importer import import_onnx
+from ..interpreter import find_function, interpret
+from ..statistics import function_statistics
+from .common import ToolError, parse_shape_overrides, run_tool
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dnnf-run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="MODEL.onnx, MODEL.mlir or MODEL.mlirbc")
+    parser.add_argument("--interpret", action="store_true", required=True, help="run the reference interpreter")
+    parser.add_argument("--check", action="store_true", help="compare with onnxruntime / expected outputs")
+    parser.add_argument("--reference", help="the ONNX model an .mlir input came from")
+    parser.add_argument("--input", action="append", metavar="NAME=FILE", help="input from .npy or .pb (default: random)")
+    parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape for ONNX import")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--rtol", type=float, default=1e-4, help="tolerance on the relative error")
+    parser.add_argument("--summary", action="store_true", help="print ops by mapping type, FLOPs, result bytes")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = make_parser().parse_args(argv)
+    path = Path(args.model)
+    shapes = parse_shape_overrides(args.shape)
+    context = make_context()
+    start = time.perf_counter()
+    if path.suffix == ".onnx":
+        onnx_path = path
+        module = import_onnx(path, shapes=shapes, context=context)
+    else:
+        onnx_path = Path(args.reference) if args.reference else None
+        module = parse(read_source(str(path)), context)
+    load_time = time.perf_counter() - start
+    function = find_function(module)
+    names = _input_names(function)
+    specs = [from_mlir(a.type) for a in function.regions[0].blocks[0].arguments]
+    expected_files = _expected_output_files(onnx_path)
+    inputs = _make_inputs(names, specs, args, dummy=bool(expected_files))
+
+    if args.summary:
+        print(f"{path.name}: loaded in {load_time:.2f} s")
+        print(function_statistics(function).summary())
+    start = time.perf_counter()
+    outputs = interpret(module, inputs)
+    print(f"interpreted in {time.perf_counter() - start:.2f} s")
+    if not args.check:
+        for index, value in enumerate(outputs):
+            print(f"output {index}: {value.dtype}{list(value.shape)} mean {np.mean(value):.6g}")
+        return 0
+    if onnx_path is None:
+        raise ToolError("--check on an .mlir input needs --reference MODEL.onnx")
+    references = {"onnxruntime": _run_onnxruntime(onnx_path, names, inputs)}
+    if expected_files:
+        references["expected output files"] = [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in expected_files]
+    return 0 if _compare(outputs, references, args.rtol) else 1
+
+
+def _input_names(function) -> list:
+    arg_attrs = function.attributes["arg_attrs"] if "arg_attrs" in function.attributes else None
+    count = len(function.regions[0].blocks[0].arguments)
+    if arg_attrs is None:
+        return [f"arg{i}" for i in range(count)]
+    return [ir_dict["onnx.name"].value if "onnx.name" in ir_dict else f"arg{i}" for i, ir_dict in enumerate(arg_attrs)]
+
+
+def _expected_output_files(onnx_path) -> list:
+    if onnx_path is None:
+        return []
+    files = sorted(onnx_path.parent.glob(f"{onnx_path.stem}_output_*.pb"))
+    return files
+
+
+def _make_inputs(names, specs, args, dummy: bool) -> list:
+    """Given inputs, else the ONNX test runner's dummy input where expected outputs exist, else random."""
+    given = {}
+    for item in args.input or ():
+        name, _, file = item.partition("=")
+        given[name] = np.load(file) if file.endswith(".npy") else numpy_helper.to_array(onnx.load_tensor(file))
+    unknown = set(given) - set(names)
+    if unknown:
+        raise ToolError(f"--input names no model input: {', '.join(sorted(unknown))}")
+    rng = np.random.default_rng(args.seed)
+    inputs = []
+    for name, spec in zip(names, specs):
+        if name in given:
+            value = given[name]
+        elif dummy and spec.is_float:
+            value = (np.arange(spec.numel).reshape(spec.shape) / spec.numel).astype(spec.dtype)
+        elif spec.is_float:
+            value = rng.standard_normal(spec.shape).astype(spec.dtype)
+        elif spec.dtype == np.bool_:
+            value = rng.integers(0, 2, spec.shape).astype(np.bool_)
+        elif "mask" in name:
+            value = np.ones(spec.shape, spec.dtype)
+        else:
+            value = rng.integers(0, 100, spec.shape).astype(spec.dtype)
+        inputs.append(np.asarray(value))
+    return inputs
+
+
+def _run_onnxruntime(onnx_path, names, inputs) -> list:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    feed_names = [i.name for i in session.get_inputs()]
+    return session.run(None, {name: value for name, value in zip(names, inputs) if name in feed_names})
+
+
+def _compare(outputs, references: dict, rtol: float) -> bool:
+    ok = True
+    for source, expected in references.items():
+        if len(expected) != len(outputs):
+            print(f"FAIL vs {source}: {len(outputs)} outputs, expected {len(expected)}")
+            ok = False
+            continue
+        for index, (got, want) in enumerate(zip(outputs, expected)):
+            want = np.asarray(want)
+            if got.shape != want.shape:
+                print(f"FAIL output {index} vs {source}: shape {got.shape}, expected {want.shape}")
+                ok = False
+                continue
+            if want.dtype.kind in "fc":
+                error = np.abs(got.astype(np.float64) - want.astype(np.float64))
+                max_abs = float(error.max()) if error.size else 0.0
+                scale = float(np.abs(want).max()) if want.size else 0.0
+                relative = max_abs / scale if scale else max_abs
+                good = relative <= rtol and np.isfinite(got).all() == np.isfinite(want).all()
+            else:
+                max_abs = relative = float(np.count_nonzero(got != want))
+                good = max_abs == 0
+            verdict = "ok" if good else "FAIL"
+            print(f"{verdict} output {index} vs {source}: max abs error {max_abs:.3g}, relative {relative:.3g} (tolerance {rtol:g})")
+            ok &= good
+    return ok
+
+
+def entry():
+    run_tool("dnnf-run", main)
+
+
+if __name__ == "__main__":
+    entry()

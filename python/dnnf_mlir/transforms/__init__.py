@@ -1,0 +1,10 @@
+"""ECG passes. ``PASSES`` maps each pass argument to its class.
+
+A pass is usable from Python (``OpStatsPass(output="-")(module)``) and from
+``dnnf-opt`` (``--ecg-op-stats=output=-`` or inside ``--pass-pipeline``).
+"""
+
+from .pass_base import ModulePass, Option, PassError, PASSES
+from . import op_stats  # noqa: F401  (registers the pass)
+
+__all__ = ["ModulePass", "Option", "PassError", "PASSES"]

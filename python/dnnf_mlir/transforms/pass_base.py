@@ -1,0 +1,76 @@
+"""The Python pass base class, its options and the pass registry."""
+
+from dataclasses import dataclass
+
+from .._mlir import PassManager, ir
+
+PASSES: dict[str, type] = {}
+
+
+class PassError(Exception):
+    """Raised inside a pass: reported as an error at the anchor op, failing the pipeline."""
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    type: type
+    default: object
+    help: str
+
+    def parse(self, text: str):
+        if self.type is bool:
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"option '{self.name}' expects true or false, got '{text}'")
+            return text.lower() in ("true", "1")
+        return self.type(text)
+
+
+class ModulePass:
+    """A pass over a ``builtin.module``; subclasses set NAME, SUMMARY, OPTIONS, run()."""
+
+    NAME = ""
+    SUMMARY = ""
+    OPTIONS: tuple = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.NAME:
+            PASSES[cls.NAME] = cls
+
+    def __init__(self, **options):
+        known = {o.name: o for o in self.OPTIONS}
+        for name in options:
+            if name not in known:
+                raise ValueError(f"pass '{self.NAME}' has no option '{name}'")
+        self.options = {o.name: options.get(o.name, o.default) for o in self.OPTIONS}
+
+    @classmethod
+    def from_text(cls, text: str) -> "ModulePass":
+        """Options from pipeline syntax: 'a=1 b=x' (spaces or commas between)."""
+        known = {o.name: o for o in cls.OPTIONS}
+        options = {}
+        for item in text.replace(",", " ").split():
+            name, _, value = item.partition("=")
+            if name not in known:
+                raise ValueError(f"pass '{cls.NAME}' has no option '{name}'")
+            options[name] = known[name].parse(value)
+        return cls(**options)
+
+    def run(self, module: ir.Operation):
+        raise NotImplementedError
+
+    def __call__(self, op, pass_=None):
+        """Run on ``op`` (a module or Operation); inside a PassManager, fail the pass on error."""
+        operation = op.operation if hasattr(op, "operation") else op
+        if pass_ is None:
+            self.run(operation)
+            return
+        try:
+            self.run(operation)
+        except PassError as error:
+            operation.location.emit_error(f"{self.NAME}: {error}")
+            pass_.signal_pass_failure()
+
+    def add_to(self, pm: PassManager):
+        pm.add(self, name=type(self).__name__, argument=self.NAME, description=self.SUMMARY)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnx.parser
 from onnx import helper, numpy_helper
 
 from .._mlir import func, ir
@@ -46,11 +47,17 @@ class NodeInfo:
 
 
 def load_model(path) -> onnx.ModelProto:
+    """Read a binary .onnx file, or ONNX's textual syntax from a .onnxtxt file."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as error:
         raise OnnxImportError(f"cannot read '{path}': {error.strerror}") from None
+    if path.suffix == ".onnxtxt":
+        try:
+            return onnx.parser.parse_model(data.decode())
+        except Exception as error:  # the parser raises a bare ParseError
+            raise OnnxImportError(f"'{path}': {str(error).strip().splitlines()[0]}") from None
     try:
         model = onnx.load_from_string(data)
     except Exception as error:  # protobuf raises its own DecodeError types
@@ -109,7 +116,8 @@ class _Importer:
         self.shapes = {name: tuple(shape) for name, shape in shapes.items()}
         self.opset = {o.domain: o.version for o in model.opset_import}
         self.values = {}  # ONNX name -> np.ndarray (known) or ir.Value
-        self.materialized = {}  # id(array) -> ir.Value of its ecg.constant
+        self.materialized = {}  # id(array) -> (ir.Value of its ecg.constant, array)
+        self.initializer_names = {}  # id(array) -> initializer name, the constant's location
 
     # ----- entry -----
 
@@ -123,6 +131,7 @@ class _Importer:
             raise OnnxImportError(f"--shape names no graph input: {', '.join(sorted(unknown))}")
         input_specs = [self._input_spec(i) for i in inputs]
         self.values.update(initializers)
+        self.initializer_names = {id(array): name for name, array in initializers.items()}
 
         module = ir.Module.create(loc=ir.Location.unknown())
         with ir.InsertionPoint(module.body), ir.Location.unknown():
@@ -205,7 +214,9 @@ class _Importer:
     def constant(self, array: np.ndarray) -> ir.Value:
         key = id(array)
         if key not in self.materialized:
-            self.materialized[key] = (OPS["constant"].build([], {"value": array}).output, array)
+            name = self.initializer_names.get(key)
+            loc = ir.Location.name(name) if name else None
+            self.materialized[key] = (OPS["constant"].build([], {"value": array}, loc=loc).output, array)
         return self.materialized[key][0]
 
 
@@ -257,7 +268,8 @@ class NodeBuilder:
         attrs = cls.complete_attrs(specs, attrs or {})
         results = cls.infer(specs, attrs)
         if all(isinstance(v, np.ndarray) for v in operands) and all(r.numel <= FOLD_LIMIT for r in results):
-            return list(cls.reference(operands, attrs, results))
+            folded = cls.reference(operands, attrs, results)
+            return [np.asarray(value, dtype=r.dtype).reshape(r.shape) for value, r in zip(folded, results)]
         values = [self.importer.constant(v) if isinstance(v, np.ndarray) else v for v in operands]
         return list(cls.build(values, attrs, results).results)
 

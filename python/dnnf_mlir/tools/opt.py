@@ -75,16 +75,17 @@ def main(argv=None) -> int:
         chunks = _split(source)
     outputs, failed = [], False
     for line_offset, chunk in chunks:
-        text, ok = _process(chunk, line_offset, filename, pipeline, args)
-        outputs.append(text)
+        output, ok = _process(chunk, line_offset, filename, pipeline, args)
+        outputs.append(output)
         failed |= not ok
-    if not (args.emit_bytecode and not failed):
-        data = "// -----\n".join(outputs).encode() if args.split_input_file else "".join(outputs).encode()
+    if failed or args.verify_diagnostics:
+        return 1 if failed else 0
+    if args.emit_bytecode:
+        data = b"".join(outputs)
     else:
-        data = outputs[0]
-    if not args.verify_diagnostics or args.output != "-":
-        write_bytes(data if isinstance(data, bytes) else data.encode(), args.output)
-    return 1 if failed else 0
+        data = "// -----\n".join(outputs).encode()
+    write_bytes(data, args.output)
+    return 0
 
 
 def _split(source: str) -> list:

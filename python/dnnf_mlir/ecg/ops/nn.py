@@ -12,12 +12,22 @@ from typing import Optional
 
 import numpy as np
 
+from ..._mlir import ext, ir
 from .. import kernels
 from ..attributes import Float, Int, Ints, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import broadcast, normalize_axes, normalize_axis, require, require_float, same_dtype
 from ..tensor_spec import TensorSpec, dtype_name
+
+def _may_be_empty():
+    """Field specifier of an ``Ints`` attribute that may be empty.
+
+    ``ext`` builders drop falsy attribute values, and an empty array attribute is
+    falsy; a default factory puts the empty array back.
+    """
+    return ext.attribute(default_factory=lambda: ir.DenseI64ArrayAttr.get([]))
+
 
 _AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 # Non-decreasing elementwise ops g: max(g(x)) == g(max(x)), and likewise for min.
@@ -51,9 +61,11 @@ def window_geometry(in_sizes, kernel, strides, dilations, pads, auto_pad, ceil_m
     """Resolve padding for a windowed op: ``(begins, ends, out_sizes)``.
 
     ``pads`` are ONNX's [x1_begin, x2_begin, ..., x1_end, x2_end] and apply only
-    with auto_pad NOTSET. SAME_* pad to ``ceil(in/stride)`` outputs, with the odd
-    pad at the end (UPPER) or the beginning (LOWER). In ceil mode a last window
-    that would start in the end padding is dropped (ONNX/ONNX Runtime rule).
+    with auto_pad NOTSET. SAME_* give ``ceil(in/stride)`` outputs (whatever
+    ceil_mode) with the total pad ``(out-1)*stride + (kernel-1)*dilation + 1 - in``
+    (at least 0), its odd element at the end (UPPER) or the beginning (LOWER).
+    In ceil mode a last window that would start in the end padding is dropped
+    (the ONNX and ONNX Runtime rule).
     """
     spatial = len(in_sizes)
     begins, ends, outs = [], [], []
@@ -65,8 +77,6 @@ def window_geometry(in_sizes, kernel, strides, dilations, pads, auto_pad, ceil_m
             total = max(0, (out - 1) * s + extent - size)
             begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
             end = total - begin
-            span = size + total - extent
-            out = (-(-span // s) if ceil_mode else span // s) + 1
         else:
             begin, end = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + spatial])
             span = size + begin + end - extent
@@ -170,9 +180,13 @@ class ConvOp(ECGOp, name="conv"):
 class ConvTransposeOp(ECGOp, name="conv_transpose"):
     """N-d grouped transposed convolution of (N, C, *spatial) with (C, M/group, *kernel).
 
-    Padding follows ONNX Runtime: with ``output_shape`` (spatial or full) or
-    SAME_* the total padding is split with the odd element at the beginning for
-    SAME_UPPER and at the end otherwise.
+    The full result has ``(in-1)*stride + output_padding + (kernel-1)*dilation + 1``
+    elements per spatial dimension; ``pads`` crop it. With ``output_shape``
+    (spatial dimensions, at most the full size) or SAME_* (output ``in * stride``)
+    the crop is derived instead: the odd element goes to the end for SAME_UPPER
+    and to the beginning otherwise (ONNX spec and ONNX Runtime agree). SAME_* with
+    a full size below ``in * stride`` zero-extends the end, as ONNX shape
+    inference implies (ONNX Runtime returns the full size instead).
     """
 
     input: Tensor
@@ -183,9 +197,9 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
     group: Int
     kernel_shape: Ints
     output_padding: Ints
-    output_shape: Ints
     pads: Ints
     strides: Ints
+    output_shape: Ints = _may_be_empty()
     bias: Optional[Tensor] = None
     MAPPING = MappingType.MANY_TO_MANY
     ALGEBRA = Algebra(distributes_over=("add",))
@@ -212,8 +226,6 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
         spatial = len(in_sizes)
         auto_pad, pads = attrs["auto_pad"], attrs["pads"]
         requested = list(attrs["output_shape"])
-        if len(requested) == spatial + 2:
-            requested = requested[2:]
         begins, outs = [], []
         for i in range(spatial):
             s, d, adj = attrs["strides"][i], attrs["dilations"][i], attrs["output_padding"][i]
@@ -221,7 +233,7 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
             if requested or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
                 out = requested[i] if requested else in_sizes[i] * s
                 total = max(0, full - out)
-                begin = total - total // 2 if auto_pad == "SAME_UPPER" else total // 2
+                begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
             else:
                 begin, end = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + spatial])
                 out = full - begin - end
@@ -256,11 +268,20 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
             require(0 <= a < max(s, d), f"output_padding {list(adj)} must be non-negative and below the stride or dilation")
         requested = list(attrs["output_shape"])
         require(
-            len(requested) in (0, spatial, spatial + 2),
-            f"output_shape {requested} must have {spatial} (spatial) or {spatial + 2} entries",
+            len(requested) in (0, spatial),
+            f"output_shape {requested} must be empty or have {spatial} entries (one per spatial dimension)",
         )
         _, outs = cls.geometry(operands, attrs)
         require(all(o >= 1 for o in outs), f"output spatial shape {outs} must be positive")
+        if requested:
+            full = [
+                (i - 1) * s + a + (k - 1) * d + 1
+                for i, s, a, k, d in zip(x.shape[2:], attrs["strides"], adj, w.shape[2:], attrs["dilations"])
+            ]
+            require(
+                all(r <= f for r, f in zip(requested, full)),
+                f"output_shape {requested} exceeds the full transposed-convolution size {full}",
+            )
         return [TensorSpec((x.shape[0], features, *outs), x.dtype)]
 
     @classmethod
@@ -279,6 +300,13 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
 
 
 # ----- matrix products -----
+
+
+def _broadcasts_to(shape, target) -> bool:
+    """Whether ``shape`` broadcasts unidirectionally to ``target``."""
+    if len(shape) > len(target):
+        return False
+    return all(d in (1, t) for d, t in zip(shape[::-1], target[::-1]))
 
 
 def _require_numeric(spec: TensorSpec, what: str):
@@ -314,10 +342,7 @@ class GemmOp(ECGOp, name="gemm"):
         require(k == k2, f"inner dimensions do not match: A' is {m}x{k}, B' is {k2}x{n}")
         if len(operands) == 3:
             c = operands[2]
-            require(
-                c.rank <= 2 and broadcast(c.shape, (m, n)) == (m, n),
-                f"C {c} must broadcast to the result shape ({m}, {n})",
-            )
+            require(_broadcasts_to(c.shape, (m, n)), f"C {c} must broadcast to the result shape ({m}, {n})")
         return [TensorSpec((m, n), dtype)]
 
     @classmethod
@@ -610,9 +635,9 @@ class ReduceOp(ECGOp):
 
     input: Tensor
     output: TensorResult
-    axes: Ints
     keepdims: Int
     noop_with_empty_axes: Int
+    axes: Ints = _may_be_empty()
     MAPPING = MappingType.MANY_TO_MANY
     FLOPS_PER_INPUT = 1
     KINDS = "f"
@@ -622,10 +647,14 @@ class ReduceOp(ECGOp):
 
     @classmethod
     def reduced_axes(cls, rank, attrs):
-        """The normalized reduced axes, or None for the no-op case."""
+        """The normalized reduced axes; none with empty axes and noop_with_empty_axes.
+
+        Reducing no axes still applies the op's elementwise parts (ONNX Runtime:
+        ReduceSumSquare gives x*x, ReduceL1 |x|, ReduceLogSum log(x)).
+        """
         axes = list(attrs["axes"])
         if not axes:
-            return None if attrs["noop_with_empty_axes"] else list(range(rank))
+            return [] if attrs["noop_with_empty_axes"] else list(range(rank))
         return sorted(normalize_axes(axes, rank))
 
     @classmethod
@@ -638,8 +667,6 @@ class ReduceOp(ECGOp):
             f"noop_with_empty_axes must be 0 or 1, got {attrs['noop_with_empty_axes']}",
         )
         axes = cls.reduced_axes(x.rank, attrs)
-        if axes is None:
-            return [x]
         for a in axes:
             require(x.shape[a] > 0 or cls.EMPTY_OK, f"cannot reduce the empty axis {a} of {x}")
         if attrs["keepdims"]:
@@ -657,8 +684,6 @@ class ReduceOp(ECGOp):
         (x,) = inputs
         dtype = results[0].dtype
         axes = cls.reduced_axes(x.ndim, attrs)
-        if axes is None:
-            return [x.copy()]
         if dtype == np.float16:
             x = x.astype(np.float32)
         with np.errstate(all="ignore"):
@@ -823,8 +848,7 @@ class LayerNormalizationOp(ECGOp, name="layer_normalization"):
         for name, spec in zip(("scale", "bias"), operands[1:]):
             require(spec.dtype == x.dtype, f"{name} must have the input's element type, got {spec}")
             require(
-                spec.rank <= len(normalized) and broadcast(spec.shape, normalized) == normalized,
-                f"{name} {spec} must broadcast to the normalized shape {normalized}",
+                _broadcasts_to(spec.shape, normalized), f"{name} {spec} must broadcast to the normalized shape {normalized}"
             )
         require(attrs["stash_type"] in (1, 11), f"stash_type must be 1 (float) or 11 (double), got {attrs['stash_type']}")
         return [x]

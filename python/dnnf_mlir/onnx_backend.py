@@ -1,0 +1,113 @@
+"""An ``onnx.backend`` backend over the importer and the reference interpreter.
+
+It lets ONNX's own backend test suite (``onnx.backend.test.BackendTest``) check
+the importer and the ECG ops' reference semantics::
+
+    rep = DnnfBackend.prepare(model)
+    outputs = rep.run([x, y])
+
+The importer needs static shapes. A model whose inputs all have static shapes is
+imported in ``prepare``; otherwise (symbolic or missing dimensions) it is imported
+at ``run`` with the shapes of the actual inputs, once per distinct set of shapes.
+"""
+
+from typing import Any, Sequence
+
+import numpy as np
+import onnx
+from onnx.backend.base import Backend, BackendRep, namedtupledict
+
+from .frontend.onnx_importer import import_onnx
+from .interpreter import interpret
+
+
+def _graph_inputs(model: onnx.ModelProto) -> list:
+    """The graph inputs the caller feeds: those that are not initializers."""
+    initializers = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in initializers]
+
+
+def _static_shape(value_info: onnx.ValueInfoProto):
+    """The declared shape of a tensor input, or None when it is missing or symbolic."""
+    if not value_info.type.HasField("tensor_type") or not value_info.type.tensor_type.HasField("shape"):
+        return None
+    dims = value_info.type.tensor_type.shape.dim
+    if not all(d.HasField("dim_value") for d in dims):
+        return None
+    return tuple(d.dim_value for d in dims)
+
+
+class DnnfBackendRep(BackendRep):
+    """A prepared model: imported modules keyed by the input shapes they were built for."""
+
+    def __init__(self, model: onnx.ModelProto):
+        self.model = model
+        self.inputs = _graph_inputs(model)
+        self.output_names = [o.name for o in model.graph.output]
+        self.modules = {}
+        declared = [_static_shape(i) for i in self.inputs]
+        if all(shape is not None for shape in declared):
+            self.modules[tuple(declared)] = import_onnx(model)
+
+    def module_for(self, shapes: tuple):
+        if shapes not in self.modules:
+            self.modules[shapes] = import_onnx(
+                self.model, shapes={i.name: shape for i, shape in zip(self.inputs, shapes)}
+            )
+        return self.modules[shapes]
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple:
+        if isinstance(inputs, dict):
+            inputs = [inputs[i.name] for i in self.inputs]
+        elif isinstance(inputs, np.ndarray):
+            inputs = [inputs]
+        inputs = [np.asarray(x) for x in inputs]
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"the model takes {len(self.inputs)} inputs, got {len(inputs)}")
+        module = self.module_for(tuple(x.shape for x in inputs))
+        outputs = interpret(module, inputs)
+        return namedtupledict("Outputs", self.output_names)(*outputs)
+
+
+class DnnfBackend(Backend):
+    """ONNX backend running models with the ECG reference interpreter (CPU only)."""
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> DnnfBackendRep:
+        super().prepare(model, device, **kwargs)  # onnx.checker
+        if not cls.supports_device(device):
+            raise ValueError(f"device '{device}' is not supported")
+        return DnnfBackendRep(model)
+
+    @classmethod
+    def run_node(
+        cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info=None, **kwargs: Any
+    ) -> tuple:
+        """Run one node on ``inputs`` (a sequence in the node's input order, or a name -> array dict)."""
+        names = [name for name in node.input if name]
+        if isinstance(inputs, dict):
+            inputs = [inputs[name] for name in names]
+        inputs = [np.asarray(x) for x in inputs]
+        graph = onnx.helper.make_graph(
+            [node],
+            node.name or node.op_type,
+            [
+                onnx.helper.make_tensor_value_info(name, onnx.helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
+                for name, x in zip(names, inputs)
+            ],
+            [onnx.helper.make_empty_tensor_value_info(name) for name in node.output if name],
+        )
+        opset = kwargs.get("opset_version")
+        opsets = [onnx.helper.make_opsetid(node.domain, opset)] if opset else None
+        model = onnx.helper.make_model(graph, opset_imports=opsets) if opsets else onnx.helper.make_model(graph)
+        return DnnfBackendRep(model).run(inputs)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device.split(":")[0] == "CPU"
+
+
+prepare = DnnfBackend.prepare
+run_node = DnnfBackend.run_node
+run_model = DnnfBackend.run_model
+supports_device = DnnfBackend.supports_device

@@ -1,0 +1,21 @@
+"""lit configuration for the dnnf-mlir regression suite (run: lit test/)."""
+
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "dnnf-mlir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".onnxtxt", ".py", ".test"]
+# test/python is the pytest suite; lit runs everything else.
+config.excludes = ["Inputs", "lit.cfg.py", "python"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.test_source_root, "..", "build", "lit")
+
+bin_dir = os.path.dirname(sys.executable)
+config.environment["PATH"] = os.pathsep.join([bin_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%PYTHON", sys.executable))
+filecheck = shutil.which("FileCheck-22") or shutil.which("filecheck", path=bin_dir) or "filecheck"
+config.substitutions.append(("FileCheck", filecheck))

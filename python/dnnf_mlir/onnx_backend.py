@@ -9,9 +9,15 @@ the importer and the ECG ops' reference semantics::
 The importer needs static shapes. A model whose inputs all have static shapes is
 imported in ``prepare``; otherwise (symbolic or missing dimensions) it is imported
 at ``run`` with the shapes of the actual inputs, once per distinct set of shapes.
+
+The importer also needs shape-like operands (Reshape's shape, Slice's starts,
+reduction axes, ...) at compile time. ``prepare(model, constant_inputs=names)``
+binds the named graph inputs to the values given at ``run`` (as initializers,
+so the model is imported once per distinct value); without it a graph input in
+such a position is an ``OnnxImportError``.
 """
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -40,21 +46,37 @@ def _static_shape(value_info: onnx.ValueInfoProto):
 class DnnfBackendRep(BackendRep):
     """A prepared model: imported modules keyed by the input shapes they were built for."""
 
-    def __init__(self, model: onnx.ModelProto):
+    def __init__(self, model: onnx.ModelProto, constant_inputs=()):
         self.model = model
         self.inputs = _graph_inputs(model)
         self.output_names = [o.name for o in model.graph.output]
+        unknown = set(constant_inputs) - {i.name for i in self.inputs}
+        if unknown:
+            raise ValueError(f"constant_inputs names no graph input: {', '.join(sorted(unknown))}")
+        self.constant = [i.name in constant_inputs for i in self.inputs]
         self.modules = {}
         declared = [_static_shape(i) for i in self.inputs]
-        if all(shape is not None for shape in declared):
+        if not any(self.constant) and all(shape is not None for shape in declared):
             self.modules[tuple(declared)] = import_onnx(model)
 
-    def module_for(self, shapes: tuple):
-        if shapes not in self.modules:
-            self.modules[shapes] = import_onnx(
-                self.model, shapes={i.name: shape for i, shape in zip(self.inputs, shapes)}
-            )
-        return self.modules[shapes]
+    def module_for(self, inputs: list):
+        """The module for these inputs' shapes (and values of the constant ones)."""
+        key = tuple(
+            (x.shape, x.dtype.str, x.tobytes()) if constant else x.shape for x, constant in zip(inputs, self.constant)
+        )
+        if key not in self.modules:
+            model = self.model
+            if any(self.constant):
+                model = onnx.ModelProto()
+                model.CopyFrom(self.model)
+                model.graph.initializer.extend(
+                    onnx.numpy_helper.from_array(x, i.name)
+                    for i, x, constant in zip(self.inputs, inputs, self.constant)
+                    if constant
+                )
+            shapes = {i.name: x.shape for i, x, constant in zip(self.inputs, inputs, self.constant) if not constant}
+            self.modules[key] = import_onnx(model, shapes=shapes)
+        return self.modules[key]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple:
         if isinstance(inputs, dict):
@@ -64,8 +86,8 @@ class DnnfBackendRep(BackendRep):
         inputs = [np.asarray(x) for x in inputs]
         if len(inputs) != len(self.inputs):
             raise ValueError(f"the model takes {len(self.inputs)} inputs, got {len(inputs)}")
-        module = self.module_for(tuple(x.shape for x in inputs))
-        outputs = interpret(module, inputs)
+        module = self.module_for(inputs)
+        outputs = interpret(module, [x for x, constant in zip(inputs, self.constant) if not constant])
         return namedtupledict("Outputs", self.output_names)(*outputs)
 
 
@@ -73,11 +95,18 @@ class DnnfBackend(Backend):
     """ONNX backend running models with the ECG reference interpreter (CPU only)."""
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> DnnfBackendRep:
-        super().prepare(model, device, **kwargs)  # onnx.checker
+    def prepare(
+        cls, model: onnx.ModelProto, device: str = "CPU", constant_inputs=(), **kwargs: Any
+    ) -> DnnfBackendRep:
+        """Check and (with static input shapes) import ``model``.
+
+        ``constant_inputs`` names graph inputs to bind to their values at ``run``.
+        Other keyword arguments (such as the test runner's rtol/atol) are ignored.
+        """
+        super().prepare(model, device)  # onnx.checker
         if not cls.supports_device(device):
             raise ValueError(f"device '{device}' is not supported")
-        return DnnfBackendRep(model)
+        return DnnfBackendRep(model, constant_inputs)
 
     @classmethod
     def run_node(

@@ -31,8 +31,10 @@ def _pad(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], value) -> np
     """Pad the spatial dimensions (all but the first two) with ``value``."""
     if not any(begins) and not any(ends):
         return x
-    widths = [(0, 0), (0, 0)] + [(int(b), int(e)) for b, e in zip(begins, ends)]
-    return np.pad(x, widths, mode="constant", constant_values=value)
+    shape = x.shape[:2] + tuple(n + b + e for n, b, e in zip(x.shape[2:], begins, ends))
+    padded = np.full(shape, value, dtype=x.dtype)
+    padded[(_ALL, _ALL) + tuple(slice(b, b + n) for b, n in zip(begins, x.shape[2:]))] = x
+    return padded
 
 
 def _extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes) -> list:
@@ -64,7 +66,10 @@ def conv(x, w, bias, begins, ends, strides, dilations, group, out_sizes) -> np.n
             window = tuple(_window(o, d, s, size) for o, d, s, size in zip(offset, dilations, strides, out_sizes))
             cols[(_ALL, _ALL, _ALL) + offset] = xp[(_ALL, _ALL) + window].reshape(source_shape)
         cols = cols.reshape(n, group, cg * taps, positions)
-    y = np.matmul(w.reshape(group, mg, cg * taps), cols)  # (n, group, mg, positions)
+    if group == 1:
+        y = np.matmul(w.reshape(m, cg * taps), cols.reshape(n, cg * taps, positions))
+    else:
+        y = np.matmul(w.reshape(group, mg, cg * taps), cols)  # (n, group, mg, positions)
     y = y.reshape(n, m, *out_sizes)
     if bias is not None:
         y += bias.astype(ctype, copy=False).reshape((1, m) + (1,) * len(out_sizes))

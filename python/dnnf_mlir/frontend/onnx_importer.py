@@ -25,7 +25,9 @@ from ..ecg.tensor_spec import UnsupportedTypeError, dtype_name, to_mlir
 # Results of all-constant nodes up to this many elements are folded at import;
 # larger ones (weight math) stay in the graph for the constant-folding pass.
 FOLD_LIMIT = 1 << 16
-MIN_OPSET, MAX_OPSET = 7, 21
+# Up to 28: the converted ops' versions after opset 21 only add element types the
+# importer rejects anyway, or attributes their converters read or reject.
+MIN_OPSET, MAX_OPSET = 7, 28
 ONNX_DOMAINS = ("", "ai.onnx")
 
 
@@ -88,8 +90,10 @@ def _default_context():
 
 def _onnx_dtype(elem_type: int) -> np.dtype:
     try:
-        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
-    except KeyError:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+        dtype_name(dtype)  # raises for types numpy has but ECG does not model (bfloat16, float8, strings)
+        return dtype
+    except (KeyError, UnsupportedTypeError):
         raise OnnxImportError(f"ONNX element type {onnx.TensorProto.DataType.Name(elem_type)} is not supported") from None
 
 
@@ -398,24 +402,38 @@ def _slice(node: NodeBuilder):
         attrs = dict(node.attributes)
     else:
         attrs = _inputs_as_attrs(node, {1: "starts", 2: "ends", 3: "axes", 4: "steps"})
+    attrs = data_movement.SliceOp.normalize(node.spec(node.operand(0)).shape, **attrs)
     return node.emit("slice", [node.operand(0)], attrs)
+
+
+@converter("Concat")
+def _concat(node: NodeBuilder):
+    (result, *rest) = node.operands()
+    for operand in rest:
+        (result,) = node.emit("concat", [result, operand], {"axis": node.attr("axis")})
+    return [result]
 
 
 @converter("Split")
 def _split(node: NodeBuilder):
-    attrs = {"axis": node.attr("axis", 0)}
+    """One slice per output: IRDL would force every result of a variadic split to one type."""
+    axis = node.attr("axis", 0)
     if node.opset < 13:
         sizes = node.attr("split")
     else:
         sizes = node.known(1, "split")
         sizes = None if sizes is None else sizes.tolist()
     if sizes is None:
-        extent = node.spec(node.operand(0)).shape[attrs["axis"]]
+        extent = node.spec(node.operand(0)).shape[axis]
         count = len(node.node.output)
         chunk = -(-extent // count)
         sizes = [min(chunk, extent - i * chunk) for i in range(count)]
-    attrs["split"] = sizes
-    return node.emit("split", [node.operand(0)], attrs)
+    outputs, start = [], 0
+    for size in sizes:
+        slice_attrs = {"starts": [start], "ends": [start + size], "axes": [axis], "steps": [1]}
+        outputs += node.emit("slice", [node.operand(0)], slice_attrs)
+        start += size
+    return outputs
 
 
 @converter("Tile")
@@ -475,6 +493,42 @@ def _variadic(node: NodeBuilder):
     return [result]
 
 
+@converter("Pow")
+def _pow(node: NodeBuilder):
+    base, exponent = node.operand(0), node.operand(1)
+    base_type, exponent_type = node.spec(base).dtype, node.spec(exponent).dtype
+    if base_type == exponent_type:
+        return node.emit("pow", [base, exponent])
+    # The exponent may have another type (Pow-12+); the result has the base's.
+    if base_type.kind == "f" or exponent_type.kind != "f":
+        (exponent,) = node.emit("cast", [exponent], {"to": dtype_name(base_type)})
+        return node.emit("pow", [base, exponent])
+    (base,) = node.emit("cast", [base], {"to": dtype_name(exponent_type)})
+    (result,) = node.emit("pow", [base, exponent])
+    return node.emit("cast", [result], {"to": dtype_name(base_type)})
+
+
+@converter("LayerNormalization")
+def _layer_norm(node: NodeBuilder):
+    outputs = _generic("layer_normalization", _IGNORED["LayerNormalization"])(node)
+    if not any(node.node.output[1:]):
+        return outputs
+    # Mean and InvStdDev (outputs 1 and 2), in the stash type with the normalized axes kept.
+    x = node.operand(0)
+    spec = node.spec(x)
+    stash = np.dtype(np.float64 if node.attr("stash_type", 1) == 11 else np.float32)
+    if spec.dtype != stash:
+        (x,) = node.emit("cast", [x], {"to": dtype_name(stash)})
+    reduce = {"axes": list(range(node.attr("axis", -1) % spec.rank, spec.rank)), "keepdims": 1}
+    (mean,) = node.emit("reduce_mean", [x], reduce)
+    (centered,) = node.emit("sub", [x, mean])
+    (square,) = node.emit("mul", [centered, centered])
+    (var,) = node.emit("reduce_mean", [square], reduce)
+    (var,) = node.emit("add", [var, np.array(node.attr("epsilon", 1e-5), dtype=stash)])
+    (std,) = node.emit("sqrt", [var])
+    return outputs + [mean, *node.emit("reciprocal", [std])]
+
+
 def _reduction(mnemonic: str, axes_input_since: int):
     def convert(node: NodeBuilder):
         attrs = {k: v for k, v in node.attributes.items() if k != "axes"}
@@ -491,7 +545,7 @@ def _reduction(mnemonic: str, axes_input_since: int):
 for _op_type, _mnemonic in {
     "ReduceSum": "reduce_sum", "ReduceMean": "reduce_mean", "ReduceMax": "reduce_max", "ReduceMin": "reduce_min",
     "ReduceProd": "reduce_prod", "ReduceL2": "reduce_l2", "ReduceSumSquare": "reduce_sum_square",
-    "ReduceLogSumExp": "reduce_log_sum_exp",
+    "ReduceLogSumExp": "reduce_log_sum_exp", "ReduceL1": "reduce_l1", "ReduceLogSum": "reduce_log_sum",
 }.items():
     CONVERTERS[_op_type] = _reduction(_mnemonic, 13 if _op_type == "ReduceSum" else 18)
 

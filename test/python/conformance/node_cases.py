@@ -16,6 +16,36 @@ EXCLUDED = {
 }
 
 
+# Operands the importer needs at compile time (``NodeBuilder.known``): ONNX op type ->
+# input indices. ONNX's node tests often feed them as graph inputs; the test binds
+# such inputs to their test values (``constant_inputs``), as onnx-mlir's backend
+# tests do. Computing them from runtime values stays unsupported.
+CONSTANT_OPERANDS = {
+    "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Slice": (1, 2, 3, 4),
+    "Split": (1,), "Tile": (1,), "Pad": (1, 2, 3), "Clip": (1, 2), "ConstantOfShape": (0,),
+    "Range": (0, 1, 2), "Resize": (1, 2, 3), "Upsample": (1,),
+    **{op: (1,) for op in (
+        "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
+    )},
+}
+# Ops whose result depends only on their input's shape, not its values.
+_SHAPE_ONLY = ("Shape", "Size")
+
+
+def constant_inputs(model) -> list:
+    """Graph inputs whose values the importer needs: they reach a ``CONSTANT_OPERANDS`` slot."""
+    needed = set()
+    for node in reversed(model.graph.node):
+        if node.op_type not in _SHAPE_ONLY and needed.intersection(node.output):
+            needed.update(node.input)
+        for index in CONSTANT_OPERANDS.get(node.op_type, ()) if node.domain in ONNX_DOMAINS else ():
+            if index < len(node.input):
+                needed.add(node.input[index])
+    initializers = {i.name for i in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name in needed and i.name not in initializers]
+
+
 def load_cases() -> list:
     """ONNX's node test cases (generated in memory from ``onnx.backend.test.case.node``)."""
     from onnx.backend.test.loader import load_model_tests

@@ -289,6 +289,132 @@ def test_pool_flops():
     assert nn.MaxPoolOp.count_flops(specs, results, attrs) == 64 * 56 * 56 * 9
 
 
+def _random_window_attrs(rng, spatial, pool):
+    kernel = [int(rng.integers(1, 5)) for _ in range(spatial)]
+    attrs = {"kernel_shape": kernel, "strides": [int(rng.integers(1, 4)) for _ in range(spatial)]}
+    auto_pad = str(rng.choice(["NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
+    if auto_pad == "NOTSET":
+        if rng.random() < 0.5:
+            attrs["dilations"] = [int(rng.integers(1, 3)) for _ in range(spatial)]
+        attrs["pads"] = [int(rng.integers(0, k)) for k in kernel] + [int(rng.integers(0, k)) for k in kernel]
+    else:
+        attrs["auto_pad"] = auto_pad
+        # Strides above the kernel make ONNX Runtime's SAME pads negative (MaxPool fails,
+        # AveragePool shifts its windows); ONNX leaves that undefined and ECG pads 0.
+        attrs["strides"] = [min(s, k) for s, k in zip(attrs["strides"], kernel)]
+    if pool and rng.random() < 0.5:
+        attrs["ceil_mode"] = 1
+    return attrs
+
+
+def onnx_inferred_shape(op_type, inputs, attrs, opset=21):
+    """The output shape ONNX shape inference gives a one-node model."""
+    names = [f"in{i}" for i in range(len(inputs))]
+    graph = helper.make_graph(
+        [helper.make_node(op_type, names, ["out"], **attrs)], "g",
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for n, a in zip(names, inputs)],
+        [onnx.ValueInfoProto(name="out")],
+    )
+    model = onnx.shape_inference.infer_shapes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), strict_mode=True
+    )
+    return tuple(d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim)
+
+
+@pytest.mark.parametrize(
+    "op_type, x_shape, attrs, pads",
+    [
+        ("MaxPool", (1, 2, 7, 6), {"kernel_shape": [4, 4], "strides": [3, 3], "dilations": [1, 2], "auto_pad": "SAME_UPPER"}, [1, 2, 2, 2]),
+        ("MaxPool", (1, 2, 5), {"kernel_shape": [4], "dilations": [2], "auto_pad": "SAME_LOWER"}, [3, 3]),
+        ("AveragePool", (1, 2, 8), {"kernel_shape": [3], "strides": [3], "dilations": [2], "auto_pad": "SAME_LOWER"}, [2, 1]),
+        ("AveragePool", (1, 2, 8, 9), {"kernel_shape": [3, 3], "strides": [2, 1], "dilations": [2, 2], "auto_pad": "SAME_UPPER"}, [1, 2, 2, 2]),
+    ],
+)
+def test_pool_same_with_dilations(op_type, x_shape, attrs, pads):
+    """ONNX Runtime pads SAME pools for the undilated kernel, contradicting ONNX shape
+    inference; ECG follows the spec: (out-1)*stride + (kernel-1)*dilation + 1 - in, the
+    odd one at the end for UPPER. Compare shapes with ONNX shape inference and values
+    with onnxruntime for those explicit pads."""
+    x = randn(*x_shape)
+    begins, ends, _ = nn.window_geometry(
+        x_shape[2:], attrs["kernel_shape"], attrs["strides"] if "strides" in attrs else [1] * (len(x_shape) - 2),
+        attrs["dilations"], [], attrs["auto_pad"],
+    )
+    assert begins + ends == pads
+    cls = nn.MaxPoolOp if op_type == "MaxPool" else nn.AveragePoolOp
+    y, spec = run_ecg(cls, [x], attrs)
+    assert spec.shape == onnx_inferred_shape(op_type, [x], attrs)
+    explicit = {k: v for k, v in attrs.items() if k != "auto_pad"}
+    expected = run_onnxruntime(op_type, [x], {**explicit, "pads": pads})
+    np.testing.assert_allclose(y, expected, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, attrs",
+    [
+        ((1, 2, 4), (2, 3, 1), {"strides": [3], "auto_pad": "SAME_UPPER"}),
+        ((1, 2, 3, 5), (2, 3, 2, 2), {"strides": [3, 2], "auto_pad": "SAME_LOWER"}),
+    ],
+)
+def test_conv_transpose_same_beyond_full_size(x_shape, w_shape, attrs):
+    """SAME where in*stride exceeds the full size: no padding, the full size (ONNX shape
+    inference and onnxruntime agree)."""
+    x, w = randn(*x_shape), randn(*w_shape)
+    assert run_ecg(nn.ConvTransposeOp, [x, w], attrs)[1].shape == onnx_inferred_shape("ConvTranspose", [x, w], attrs)
+    check(nn.ConvTransposeOp, "ConvTranspose", [x, w], attrs)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_windowed_ops_random(seed):
+    """Random kernels, strides, dilations and paddings against onnxruntime."""
+    rng = np.random.default_rng(seed)
+    checked = 0
+    while checked < 12:
+        spatial = int(rng.integers(1, 4))
+        op_type = str(rng.choice(["Conv", "MaxPool", "AveragePool"]))
+        attrs = _random_window_attrs(rng, spatial, op_type != "Conv")
+        x = rng.standard_normal([2, 4] + [int(rng.integers(4, 10)) for _ in range(spatial)]).astype(np.float32)
+        inputs = [x]
+        if op_type == "Conv":
+            group = int(rng.choice([1, 2, 4]))
+            attrs["group"] = group
+            inputs.append(rng.standard_normal([4, 4 // group] + attrs["kernel_shape"]).astype(np.float32))
+        elif op_type == "AveragePool":
+            attrs["count_include_pad"] = int(rng.integers(0, 2))
+        cls = {"Conv": nn.ConvOp, "MaxPool": nn.MaxPoolOp, "AveragePool": nn.AveragePoolOp}[op_type]
+        try:
+            full = cls.complete_attrs([TensorSpec.of(a) for a in inputs], attrs)
+            cls.infer([TensorSpec.of(a) for a in inputs], full)
+        except VerificationError:
+            continue  # e.g. a window larger than the padded input
+        check(cls, op_type, inputs, attrs)
+        checked += 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_conv_transpose_random(seed):
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(12):
+        spatial = int(rng.integers(1, 4))
+        kernel = [int(rng.integers(1, 5)) for _ in range(spatial)]
+        strides = [int(rng.integers(1, 4)) for _ in range(spatial)]
+        attrs = {"strides": strides, "group": int(rng.choice([1, 2]))}
+        if rng.random() < 0.5:
+            attrs["dilations"] = [int(rng.integers(1, 3)) for _ in range(spatial)]
+        if rng.random() < 0.5:
+            attrs["output_padding"] = [int(rng.integers(0, s)) for s in strides]
+        attrs["pads"] = [int(rng.integers(0, k)) for k in kernel] + [int(rng.integers(0, k)) for k in kernel]
+        x = rng.standard_normal([1, 4] + [int(rng.integers(2, 7)) for _ in range(spatial)]).astype(np.float32)
+        w = rng.standard_normal([4, 3] + kernel).astype(np.float32)
+        inputs = [x, w, rng.standard_normal(3 * attrs["group"]).astype(np.float32)]
+        try:
+            specs = [TensorSpec.of(a) for a in inputs]
+            nn.ConvTransposeOp.infer(specs, nn.ConvTransposeOp.complete_attrs(specs, attrs))
+        except VerificationError:
+            continue
+        check(nn.ConvTransposeOp, "ConvTranspose", inputs, attrs, atol=1e-4)
+
+
 @pytest.mark.parametrize(
     "attrs", [{"size": 3}, {"size": 5, "alpha": 0.001, "beta": 0.5, "bias": 2.0}, {"size": 1}, {"size": 9, "alpha": 0.1}]
 )
@@ -459,6 +585,7 @@ ERROR_CASES = [
     (nn.MaxPoolOp, [spec(1, 3, 2, 8)], {"kernel_shape": [3, 3]}, "smaller than the window extent 3"),
     (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "storage_order": 2}, "storage_order must be 0 or 1"),
     (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "ceil_mode": 3}, "ceil_mode must be 0 or 1"),
+    (nn.AveragePoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [2, 2], "pads": [0, 0, 2, 0]}, "must be smaller than kernel_shape"),
     (nn.AveragePoolOp, [spec(1, 3, 8, 8, dtype=np.int32)], {"kernel_shape": [3, 3]}, "must not have element type i32"),
     (nn.AveragePoolOp, [spec(8, 8)], {"kernel_shape": [3, 3]}, "input must have rank >= 3"),
     (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "foo": 1}, "has no attribute foo"),

@@ -275,9 +275,15 @@ class SliceOp(ECGOp, name="slice"):
 
 
 class ConcatOp(ECGOp, name="concat"):
-    """Join the inputs along ``axis``; the other dimensions must agree."""
+    """Join two inputs along ``axis``; the other dimensions must agree.
 
-    inputs: Tensors
+    Binary because IRDL binds all values of one variadic field to one type, so a
+    variadic concat could not join tensors of different shapes; the importer folds
+    an N-input ONNX Concat into a left-to-right chain.
+    """
+
+    lhs: Tensor
+    rhs: Tensor
     output: TensorResult
     axis: Int
     MAPPING = MappingType.REORGANIZE
@@ -286,7 +292,6 @@ class ConcatOp(ECGOp, name="concat"):
 
     @classmethod
     def infer(cls, operands, attrs):
-        require(len(operands) >= 1, "concat needs at least one input")
         dtype = same_dtype(operands, "inputs")
         first = operands[0]
         require(first.rank >= 1, f"inputs must have rank >= 1, got {first}")

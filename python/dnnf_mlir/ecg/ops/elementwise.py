@@ -226,7 +226,8 @@ def _divide(x, y):
 
 
 def _modulo(x, y, fmod):
-    if fmod or x.dtype.kind == "f":
+    """fmod=1: truncated (C fmod); fmod=0: floored, also for floats (Mod-28)."""
+    if fmod:
         return np.fmod(x, y)
     return np.mod(x, y)
 

@@ -3,8 +3,8 @@ softmax and reductions.
 
 Windowed ops (convolution, pooling) share ``window_geometry``, which resolves
 ``auto_pad``/``pads``/``ceil_mode`` into explicit begin/end pads and output
-sizes exactly as ONNX Runtime does; ``infer`` and ``reference`` both use it, and
-the numpy kernels live in ``ecg/kernels.py``.
+sizes as ONNX (spec and shape inference) and ONNX Runtime do; ``infer`` and
+``reference`` both use it, and the numpy kernels live in ``ecg/kernels.py``.
 """
 
 from math import prod
@@ -19,6 +19,7 @@ from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import broadcast, normalize_axes, normalize_axis, require, require_float, same_dtype
 from ..tensor_spec import TensorSpec, dtype_name
+
 
 def _may_be_empty():
     """Field specifier of an ``Ints`` attribute that may be empty.
@@ -66,6 +67,11 @@ def window_geometry(in_sizes, kernel, strides, dilations, pads, auto_pad, ceil_m
     (at least 0), its odd element at the end (UPPER) or the beginning (LOWER).
     In ceil mode a last window that would start in the end padding is dropped
     (the ONNX and ONNX Runtime rule).
+
+    Where ONNX Runtime departs from this it contradicts ONNX shape inference:
+    SAME pooling with dilations (it pads for the undilated kernel) and SAME with
+    a stride above the kernel extent (negative pads: MaxPool fails, AveragePool
+    with SAME_UPPER shifts its windows; Conv clamps to 0 as here).
     """
     spatial = len(in_sizes)
     begins, ends, outs = [], [], []
@@ -89,13 +95,16 @@ def window_geometry(in_sizes, kernel, strides, dilations, pads, auto_pad, ceil_m
     return begins, ends, outs
 
 
-def _require_outputs(in_sizes, extents, out_sizes):
-    for i, (size, extent, out) in enumerate(zip(in_sizes, extents, out_sizes)):
+def _require_outputs(in_sizes, kernel, dilations, geometry):
+    """Every spatial output size must be positive: the window must fit the padded input."""
+    begins, ends, outs = geometry
+    for i, (size, k, d, b, e, out) in enumerate(zip(in_sizes, kernel, dilations, begins, ends, outs)):
         require(
             out >= 1,
-            f"spatial dimension {i} of size {size} (with padding) is smaller than the window extent {extent}; "
-            f"the output size would be {out}",
+            f"spatial dimension {i} of size {size} (padded {size + b + e}) is smaller than the window extent "
+            f"{(k - 1) * d + 1}; the output size would be {out}",
         )
+    return outs
 
 
 # ----- convolutions -----
@@ -156,9 +165,7 @@ class ConvOp(ECGOp, name="conv"):
         require(features % group == 0, f"output channels {features} must be divisible by group {group}")
         if len(operands) == 3:
             require(operands[2].shape == (features,), f"bias must have shape ({features},), got {operands[2]}")
-        _, _, outs = cls.geometry(operands, attrs)
-        extents = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], attrs["dilations"])]
-        _require_outputs(x.shape[2:], extents, outs)
+        outs = _require_outputs(x.shape[2:], w.shape[2:], attrs["dilations"], cls.geometry(operands, attrs))
         return [TensorSpec((x.shape[0], features, *outs), x.dtype)]
 
     @classmethod
@@ -182,11 +189,11 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
 
     The full result has ``(in-1)*stride + output_padding + (kernel-1)*dilation + 1``
     elements per spatial dimension; ``pads`` crop it. With ``output_shape``
-    (spatial dimensions, at most the full size) or SAME_* (output ``in * stride``)
-    the crop is derived instead: the odd element goes to the end for SAME_UPPER
-    and to the beginning otherwise (ONNX spec and ONNX Runtime agree). SAME_* with
-    a full size below ``in * stride`` zero-extends the end, as ONNX shape
-    inference implies (ONNX Runtime returns the full size instead).
+    (spatial dimensions; zero-extended if above the full size, by less than a
+    stride) or SAME_* (output ``in * stride``, or the full size if that is
+    smaller) the crop is derived instead: the odd element goes to the end for
+    SAME_UPPER and to the beginning otherwise (the ONNX spec, ONNX shape inference
+    and ONNX Runtime agree).
     """
 
     input: Tensor
@@ -231,8 +238,8 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
             s, d, adj = attrs["strides"][i], attrs["dilations"][i], attrs["output_padding"][i]
             full = (in_sizes[i] - 1) * s + adj + (kernel[i] - 1) * d + 1
             if requested or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-                out = requested[i] if requested else in_sizes[i] * s
-                total = max(0, full - out)
+                total = max(0, full - (requested[i] if requested else in_sizes[i] * s))
+                out = requested[i] if requested else full - total
                 begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
             else:
                 begin, end = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + spatial])
@@ -274,13 +281,15 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
         _, outs = cls.geometry(operands, attrs)
         require(all(o >= 1 for o in outs), f"output spatial shape {outs} must be positive")
         if requested:
-            full = [
-                (i - 1) * s + a + (k - 1) * d + 1
+            # Past the full size the result is zero-extended, by less than a stride (the
+            # outputs a Conv with this stride maps back to the input size; ONNX Runtime's rule).
+            largest = [
+                max((i - 1) * s + a, i * s - 1) + (k - 1) * d + 1
                 for i, s, a, k, d in zip(x.shape[2:], attrs["strides"], adj, w.shape[2:], attrs["dilations"])
             ]
             require(
-                all(r <= f for r, f in zip(requested, full)),
-                f"output_shape {requested} exceeds the full transposed-convolution size {full}",
+                all(r <= f for r, f in zip(requested, largest)),
+                f"output_shape {requested} exceeds the largest output size {largest} for this input, stride and kernel",
             )
         return [TensorSpec((x.shape[0], features, *outs), x.dtype)]
 
@@ -425,7 +434,8 @@ class _WindowPool(ECGOp):
 
     @classmethod
     def default_attrs(cls, operands):
-        return {"auto_pad": "NOTSET", "ceil_mode": 0, **_spatial_defaults(operands, "strides", "dilations", "pads"), **cls.DEFAULTS}
+        spatial = _spatial_defaults(operands, "strides", "dilations", "pads")
+        return {"auto_pad": "NOTSET", "ceil_mode": 0, **spatial, **cls.DEFAULTS}
 
     @classmethod
     def geometry(cls, x: TensorSpec, attrs):
@@ -437,16 +447,17 @@ class _WindowPool(ECGOp):
     @classmethod
     def infer(cls, operands, attrs):
         (x,) = operands
-        require(
-            x.dtype.kind in cls.KINDS,
-            f"input must not have element type {dtype_name(x.dtype)}",
-        )
+        require(x.dtype.kind in cls.KINDS, f"input must not have element type {dtype_name(x.dtype)}")
         require(x.rank >= 3, f"input must have rank >= 3 (N, C, spatial...), got {x}")
         _check_window_attrs(x.rank - 2, attrs, attrs["kernel_shape"])
         require(attrs["ceil_mode"] in (0, 1), f"ceil_mode must be 0 or 1, got {attrs['ceil_mode']}")
-        _, _, outs = cls.geometry(x, attrs)
-        extents = [(k - 1) * d + 1 for k, d in zip(attrs["kernel_shape"], attrs["dilations"])]
-        _require_outputs(x.shape[2:], extents, outs)
+        if attrs["auto_pad"] == "NOTSET":
+            kernel, pads = list(attrs["kernel_shape"]), list(attrs["pads"])
+            require(
+                all(p < k for p, k in zip(pads, kernel + kernel)),
+                f"pads {pads} must be smaller than kernel_shape {kernel} (a window would lie in the padding only)",
+            )
+        outs = _require_outputs(x.shape[2:], attrs["kernel_shape"], attrs["dilations"], cls.geometry(x, attrs))
         return [TensorSpec(x.shape[:2] + tuple(outs), x.dtype)]
 
     @classmethod
@@ -756,7 +767,8 @@ def _log_sum_exp(x, axes, keepdims):
 
 
 ReduceLogSumExpOp = _reduce(
-    "reduce_log_sum_exp", "ReduceLogSumExp", _log_sum_exp, "log(sum(exp(x))) over the axes (computed stably).", flops=3
+    "reduce_log_sum_exp", "ReduceLogSumExp", _log_sum_exp, "log(sum(exp(x))) over the axes (computed stably).",
+    flops=3, empty_ok=False,
 )
 
 

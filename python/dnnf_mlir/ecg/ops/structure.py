@@ -2,6 +2,8 @@
 
 from typing import Sequence
 
+import numpy as np
+
 from ..._mlir import ext, ir
 from ..attributes import Elements, Str
 from ..base import ECGOp, TensorResult, VerificationError
@@ -24,6 +26,17 @@ class ConstantOp(ECGOp, name="constant"):
     @classmethod
     def reference(cls, inputs, attrs, results):
         return [attrs["value"]]
+
+    @classmethod
+    def build(cls, operands, attrs=None, result_types=None, *, loc=None, ip=None):
+        value = np.asarray((attrs or {}).get("value"))
+        if value.size:
+            return super().build(operands, attrs, result_types, loc=loc, ip=ip)
+        # ``ext`` builders drop falsy attributes, and an empty dense attribute is
+        # falsy: build with a one-element placeholder, then set the empty value.
+        op = super().build(operands, {"value": np.zeros(1, value.dtype)}, [TensorSpec.of(value)], loc=loc, ip=ip)
+        op.operation.attributes["value"] = Elements.to_attr(value)
+        return op
 
     def check(self):
         value_type = self.operation.attributes["value"].type

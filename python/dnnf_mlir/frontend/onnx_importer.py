@@ -334,9 +334,40 @@ def _inputs_as_attrs(node: NodeBuilder, names: dict) -> dict:
     return attrs
 
 
-@converter("Identity", "Dropout")
+@converter("Identity")
 def _identity(node: NodeBuilder):
     return [node.operand(0)]
+
+
+@converter("Dropout")
+def _dropout(node: NodeBuilder):
+    training = node.known(2, "training_mode") if node.opset >= 12 else None
+    if training is not None and training.any():
+        node.unsupported("training mode")
+    # Inference: the output is the input, the mask (if used) all ones.
+    data = node.operand(0)
+    if len(node.node.output) < 2 or not node.node.output[1]:
+        return [data]
+    spec = node.spec(data)
+    ones = np.ones((), np.bool_ if node.opset >= 10 else spec.dtype)
+    return [data, *node.emit("expand", [ones], {"shape": list(spec.shape)})]
+
+
+@converter("SpaceToDepth")
+def _space_to_depth(node: NodeBuilder):
+    data = node.operand(0)
+    attrs = {"blocksize": node.attr("blocksize")}
+    mode = node.attr("mode", "DCR")
+    if mode == "DCR":
+        return node.emit("space_to_depth", [data], attrs)
+    if mode != "CRD":
+        node.unsupported(f"mode '{mode}'")
+    # CRD (SpaceToDepth-28): blocks of each spatial axis go after the channels.
+    (spec,) = OPS["space_to_depth"].infer([node.spec(data)], attrs)  # checks rank and divisibility
+    (n, c, h, w), b = node.spec(data).shape, attrs["blocksize"]
+    (x,) = node.emit("reshape", [data], {"shape": [n, c, h // b, b, w // b, b]})
+    (x,) = node.emit("transpose", [x], {"perm": [0, 1, 3, 5, 2, 4]})
+    return node.emit("reshape", [x], {"shape": list(spec.shape)})
 
 
 @converter("Constant")

@@ -730,11 +730,11 @@ ReduceMeanOp = _reduce(
 )
 ReduceMaxOp = _reduce(
     "reduce_max", "ReduceMax", lambda x, axes, keepdims: np.max(x, axis=axes, keepdims=keepdims),
-    "Maximum over the axes.", kinds="fiu", algebra=Algebra(commutes_with=_MONOTONE), empty_ok=False,
+    "Maximum over the axes.", kinds="fiub", algebra=Algebra(commutes_with=_MONOTONE), empty_ok=False,
 )
 ReduceMinOp = _reduce(
     "reduce_min", "ReduceMin", lambda x, axes, keepdims: np.min(x, axis=axes, keepdims=keepdims),
-    "Minimum over the axes.", kinds="fiu", algebra=Algebra(commutes_with=_MONOTONE), empty_ok=False,
+    "Minimum over the axes.", kinds="fiub", algebra=Algebra(commutes_with=_MONOTONE), empty_ok=False,
 )
 ReduceProdOp = _reduce(
     "reduce_prod", "ReduceProd", lambda x, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype),

@@ -60,7 +60,38 @@ module {
       %2 = irdl.any
       irdl.attributes {"axis" = %1, "split" = %2}
       %3 = irdl.base "!builtin.tensor"
-      irdl.results(outputs: variadic %3)
+      %4 = irdl.base "!builtin.tensor"
+      %5 = irdl.base "!builtin.tensor"
+      %6 = irdl.base "!builtin.tensor"
+      %7 = irdl.base "!builtin.tensor"
+      %8 = irdl.base "!builtin.tensor"
+      %9 = irdl.base "!builtin.tensor"
+      %10 = irdl.base "!builtin.tensor"
+      %11 = irdl.base "!builtin.tensor"
+      %12 = irdl.base "!builtin.tensor"
+      %13 = irdl.base "!builtin.tensor"
+      %14 = irdl.base "!builtin.tensor"
+      %15 = irdl.base "!builtin.tensor"
+      %16 = irdl.base "!builtin.tensor"
+      %17 = irdl.base "!builtin.tensor"
+      %18 = irdl.base "!builtin.tensor"
+      %19 = irdl.base "!builtin.tensor"
+      %20 = irdl.base "!builtin.tensor"
+      %21 = irdl.base "!builtin.tensor"
+      %22 = irdl.base "!builtin.tensor"
+      %23 = irdl.base "!builtin.tensor"
+      %24 = irdl.base "!builtin.tensor"
+      %25 = irdl.base "!builtin.tensor"
+      %26 = irdl.base "!builtin.tensor"
+      %27 = irdl.base "!builtin.tensor"
+      %28 = irdl.base "!builtin.tensor"
+      %29 = irdl.base "!builtin.tensor"
+      %30 = irdl.base "!builtin.tensor"
+      %31 = irdl.base "!builtin.tensor"
+      %32 = irdl.base "!builtin.tensor"
+      %33 = irdl.base "!builtin.tensor"
+      %34 = irdl.base "!builtin.tensor"
+      irdl.results(output0: optional %3, output1: optional %4, output2: optional %5, output3: optional %6, output4: optional %7, output5: optional %8, output6: optional %9, output7: optional %10, output8: optional %11, output9: optional %12, output10: optional %13, output11: optional %14, output12: optional %15, output13: optional %16, output14: optional %17, output15: optional %18, output16: optional %19, output17: optional %20, output18: optional %21, output19: optional %22, output20: optional %23, output21: optional %24, output22: optional %25, output23: optional %26, output24: optional %27, output25: optional %28, output26: optional %29, output27: optional %30, output28: optional %31, output29: optional %32, output30: optional %33, output31: optional %34)
     }
     irdl.operation @pad {
       %0 = irdl.base "!builtin.tensor"
@@ -734,17 +765,62 @@ module {
     }
     irdl.operation @yield {
       %0 = irdl.base "!builtin.tensor"
-      irdl.operands(values: variadic %0)
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      %3 = irdl.base "!builtin.tensor"
+      %4 = irdl.base "!builtin.tensor"
+      %5 = irdl.base "!builtin.tensor"
+      %6 = irdl.base "!builtin.tensor"
+      %7 = irdl.base "!builtin.tensor"
+      irdl.operands(value0: optional %0, value1: optional %1, value2: optional %2, value3: optional %3, value4: optional %4, value5: optional %5, value6: optional %6, value7: optional %7)
     }
     irdl.operation @fused {
       %0 = irdl.base "!builtin.tensor"
-      irdl.operands(inputs: variadic %0)
-      %1 = irdl.base "#builtin.string"
-      irdl.attributes {"mapping" = %1}
+      %1 = irdl.base "!builtin.tensor"
       %2 = irdl.base "!builtin.tensor"
-      irdl.results(outputs: variadic %2)
-      %3 = irdl.region
-      irdl.regions(body: %3)
+      %3 = irdl.base "!builtin.tensor"
+      %4 = irdl.base "!builtin.tensor"
+      %5 = irdl.base "!builtin.tensor"
+      %6 = irdl.base "!builtin.tensor"
+      %7 = irdl.base "!builtin.tensor"
+      %8 = irdl.base "!builtin.tensor"
+      %9 = irdl.base "!builtin.tensor"
+      %10 = irdl.base "!builtin.tensor"
+      %11 = irdl.base "!builtin.tensor"
+      %12 = irdl.base "!builtin.tensor"
+      %13 = irdl.base "!builtin.tensor"
+      %14 = irdl.base "!builtin.tensor"
+      %15 = irdl.base "!builtin.tensor"
+      %16 = irdl.base "!builtin.tensor"
+      %17 = irdl.base "!builtin.tensor"
+      %18 = irdl.base "!builtin.tensor"
+      %19 = irdl.base "!builtin.tensor"
+      %20 = irdl.base "!builtin.tensor"
+      %21 = irdl.base "!builtin.tensor"
+      %22 = irdl.base "!builtin.tensor"
+      %23 = irdl.base "!builtin.tensor"
+      %24 = irdl.base "!builtin.tensor"
+      %25 = irdl.base "!builtin.tensor"
+      %26 = irdl.base "!builtin.tensor"
+      %27 = irdl.base "!builtin.tensor"
+      %28 = irdl.base "!builtin.tensor"
+      %29 = irdl.base "!builtin.tensor"
+      %30 = irdl.base "!builtin.tensor"
+      %31 = irdl.base "!builtin.tensor"
+      irdl.operands(input0: optional %0, input1: optional %1, input2: optional %2, input3: optional %3, input4: optional %4, input5: optional %5, input6: optional %6, input7: optional %7, input8: optional %8, input9: optional %9, input10: optional %10, input11: optional %11, input12: optional %12, input13: optional %13, input14: optional %14, input15: optional %15, input16: optional %16, input17: optional %17, input18: optional %18, input19: optional %19, input20: optional %20, input21: optional %21, input22: optional %22, input23: optional %23, input24: optional %24, input25: optional %25, input26: optional %26, input27: optional %27, input28: optional %28, input29: optional %29, input30: optional %30, input31: optional %31)
+      %32 = irdl.base "#builtin.string"
+      irdl.attributes {"mapping" = %32}
+      %33 = irdl.base "!builtin.tensor"
+      %34 = irdl.base "!builtin.tensor"
+      %35 = irdl.base "!builtin.tensor"
+      %36 = irdl.base "!builtin.tensor"
+      %37 = irdl.base "!builtin.tensor"
+      %38 = irdl.base "!builtin.tensor"
+      %39 = irdl.base "!builtin.tensor"
+      %40 = irdl.base "!builtin.tensor"
+      irdl.results(output0: optional %33, output1: optional %34, output2: optional %35, output3: optional %36, output4: optional %37, output5: optional %38, output6: optional %39, output7: optional %40)
+      %41 = irdl.region
+      irdl.regions(body: %41)
     }
   }
 }

@@ -12,7 +12,7 @@ verifies it) plus class-level semantics written in plain Python over
 - ``reference``: numpy semantics, which the reference interpreter runs.
 """
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -32,6 +32,30 @@ class VerificationError(ValueError):
 
 Tensor = ext.Operand[ir.RankedTensorType]
 TensorResult = ext.Result[ir.RankedTensorType]
+
+
+
+def value_slots(prefix: str, count: int, kind) -> dict:
+    """Class-body entries for ``count`` optional operand (kind=ext.Operand) or result fields.
+
+    Stands in for a variadic field wherever the values may differ in type: IRDL binds
+    every value of one variadic field to a single type. Merge into a class namespace
+    with ``with_slots``.
+    """
+    annotations = {f"{prefix}{i}": Optional[kind[ir.RankedTensorType]] for i in range(count)}
+    return {"__annotations__": annotations, **{name: None for name in annotations}}
+
+
+def define_with_slots(base: type, mnemonic: str, *slots: dict, traits=None) -> type:
+    """Define op ``mnemonic`` as ``base`` plus the given ``value_slots`` fields."""
+    namespace = {"__doc__": base.__doc__, "__annotations__": {}}
+    for entries in slots:
+        namespace["__annotations__"].update(entries["__annotations__"])
+        namespace.update({k: v for k, v in entries.items() if k != "__annotations__"})
+    name = base.__name__.lstrip("_").replace("Base", "") + "Op"
+    kwargs = {"traits": traits} if traits is not None else {}
+    return type(name, (base,), namespace, name=mnemonic, **kwargs)
+
 
 # mnemonic -> op class, for every op with a name.
 OPS: dict[str, type] = {}
@@ -90,17 +114,27 @@ class ECGOp(ECG.Operation):
         """Create the op from operand values and Python attribute values.
 
         Missing attributes take ``default_attrs``; result types are inferred unless
-        given (as ``TensorSpec``s or MLIR types).
+        given (as ``TensorSpec``s or MLIR types). The op is created directly rather
+        than through the ``ext`` builder, which drops falsy (empty) attributes.
         """
         specs = [from_mlir(v.type) for v in operands]
         attrs = cls.complete_attrs(specs, attrs or {})
         if result_types is None:
             result_types = cls.infer(specs, attrs)
         result_types = [to_mlir(t) if isinstance(t, TensorSpec) else t for t in result_types]
-        kwargs = {name: kind.to_attr(attrs[name]) for name, kind in cls.ATTRIBUTES.items()}
-        kwargs.update(cls._bind(ext.OperandDef, list(operands)))
-        kwargs.update(cls._bind(ext.ResultDef, result_types))
-        return cls(**kwargs, loc=loc, ip=ip)
+        attributes = {name: kind.to_attr(attrs[name]) for name, kind in cls.ATTRIBUTES.items()}
+        operand_segments = cls._segments(ext.OperandDef, len(operands))
+        result_segments = cls._segments(ext.ResultDef, len(result_types))
+        if cls._ODS_OPERAND_SEGMENTS is not None:
+            attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(operand_segments)
+        if cls._ODS_RESULT_SEGMENTS is not None:
+            attributes["resultSegmentSizes"] = ir.DenseI32ArrayAttr.get(result_segments)
+        regions = sum(isinstance(f, ext.RegionDef) for f in cls._fields)
+        operation = ir.Operation.create(
+            cls.OPERATION_NAME, results=result_types, operands=list(operands), attributes=attributes,
+            regions=regions, loc=loc, ip=ip,
+        )
+        return operation.opview
 
     @classmethod
     def complete_attrs(cls, operands: Sequence[TensorSpec], attrs: dict) -> dict:
@@ -117,23 +151,28 @@ class ECGOp(ECG.Operation):
         return attrs
 
     @classmethod
-    def _bind(cls, kind, values: list) -> dict:
-        """Distribute a flat list of values over the op's operand or result fields."""
+    def _segments(cls, kind, count: int) -> list:
+        """How ``count`` values distribute over the op's operand or result fields."""
         fields = [f for f in cls._fields if isinstance(f, kind)]
-        bound = {}
-        for i, field in enumerate(fields):
-            if field.variadicity == ext.Variadicity.variadic:
-                count = len(values) - (len(fields) - i - 1)
-                bound[field.name], values = values[:count], values[count:]
+        what = "operands" if kind is ext.OperandDef else "results"
+        singles = sum(f.variadicity == ext.Variadicity.single for f in fields)
+        optionals = sum(f.variadicity == ext.Variadicity.optional for f in fields)
+        variadic = any(f.variadicity == ext.Variadicity.variadic for f in fields)
+        if count < singles or (not variadic and count > singles + optionals):
+            expected = f"{singles}" if singles == singles + optionals else f"{singles} to {singles + optionals}"
+            raise VerificationError(f"'ecg.{cls._op_name}' takes {expected}{'+' if variadic else ''} {what}, got {count}")
+        spare = count - singles
+        segments = []
+        for field in fields:
+            if field.variadicity == ext.Variadicity.single:
+                segments.append(1)
             elif field.variadicity == ext.Variadicity.optional:
-                bound[field.name] = values.pop(0) if values else None
+                segments.append(min(spare, 1))
+                spare -= segments[-1]
             else:
-                if not values:
-                    raise VerificationError(f"'ecg.{cls._op_name}' expects a value for '{field.name}'")
-                bound[field.name] = values.pop(0)
-        if values:
-            raise VerificationError(f"'ecg.{cls._op_name}' got {len(values)} values too many")
-        return bound
+                segments.append(spare)
+                spare = 0
+        return segments
 
     # ----- queries on an op in the IR -----
 

@@ -19,7 +19,7 @@ from .._mlir import func, ir
 from .. import ecg
 from ..ecg import OPS, TensorSpec, VerificationError
 from ..ecg.ops import data_movement
-from ..ecg.shapes import broadcast
+from ..ecg.shapes import broadcast, normalize_axis
 from ..ecg.tensor_spec import UnsupportedTypeError, dtype_name, to_mlir
 
 # Results of all-constant nodes up to this many elements are folded at import;
@@ -127,6 +127,11 @@ class _Importer:
 
     def run(self) -> ir.Module:
         initializers = {init.name: numpy_helper.to_array(init) for init in self.graph.initializer}
+        for init in self.graph.initializer:
+            try:
+                _onnx_dtype(init.data_type)
+            except OnnxImportError as error:
+                raise OnnxImportError(f"initializer '{init.name}': {error}") from None
         for init in self.graph.sparse_initializer:
             raise OnnxImportError(f"sparse initializer '{init.values.name}' is not supported")
         inputs = [i for i in self.graph.input if i.name not in initializers]
@@ -164,7 +169,10 @@ class _Importer:
         tensor = value_info.type.tensor_type
         if not value_info.type.HasField("tensor_type"):
             raise OnnxImportError(f"graph input '{value_info.name}' is not a tensor")
-        dtype = _onnx_dtype(tensor.elem_type)
+        try:
+            dtype = _onnx_dtype(tensor.elem_type)
+        except OnnxImportError as error:
+            raise OnnxImportError(f"graph input '{value_info.name}': {error}") from None
         if value_info.name in self.shapes:
             return TensorSpec(self.shapes[value_info.name], dtype)
         if not tensor.HasField("shape"):
@@ -447,8 +455,7 @@ def _concat(node: NodeBuilder):
 
 @converter("Split")
 def _split(node: NodeBuilder):
-    """One slice per output: IRDL would force every result of a variadic split to one type."""
-    axis = node.attr("axis", 0)
+    axis = normalize_axis(node.attr("axis", 0), node.spec(node.operand(0)).rank)
     if node.opset < 13:
         sizes = node.attr("split")
     else:
@@ -456,15 +463,39 @@ def _split(node: NodeBuilder):
         sizes = None if sizes is None else sizes.tolist()
     if sizes is None:
         extent = node.spec(node.operand(0)).shape[axis]
-        count = len(node.node.output)
-        chunk = -(-extent // count)
-        sizes = [min(chunk, extent - i * chunk) for i in range(count)]
-    outputs, start = [], 0
-    for size in sizes:
-        slice_attrs = {"starts": [start], "ends": [start + size], "axes": [axis], "steps": [1]}
-        outputs += node.emit("slice", [node.operand(0)], slice_attrs)
-        start += size
-    return outputs
+        sizes = data_movement.SplitOp.resolve_split(extent, len(node.node.output))
+    return node.emit("split", [node.operand(0)], {"axis": axis, "split": sizes})
+
+
+@converter("Resize", "Upsample")
+def _resize(node: NodeBuilder):
+    data = node.operand(0)
+    shape = node.spec(data).shape
+    attrs = {"mode": node.attr("mode", "nearest")}
+    if node.node.op_type == "Upsample" or node.opset < 11:
+        # Resize-10 and Upsample: scales only, asymmetric coordinates, "simple" rounding.
+        scales = node.attr("scales") if node.opset < 9 else node.known(1, "scales")
+        attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="simple")
+        attrs.update(data_movement.ResizeOp.resolve(shape, scales=np.asarray(scales, np.float32)))
+        return node.emit("resize", [data], attrs)
+    if node.attr("antialias", 0):
+        node.unsupported("antialias")
+    if node.attr("coordinate_transformation_mode") == "tf_crop_and_resize":
+        node.unsupported("coordinate_transformation_mode 'tf_crop_and_resize'")
+    for name in ("coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside"):
+        if name in node.attributes:
+            attrs[name] = node.attributes[name]
+    scales, sizes = node.known(2, "scales"), node.known(3, "sizes")
+    attrs.update(
+        data_movement.ResizeOp.resolve(
+            shape,
+            scales=scales if scales is not None and scales.size else None,
+            sizes=sizes if sizes is not None and sizes.size else None,
+            axes=node.attr("axes"),
+            keep_aspect_ratio_policy=node.attr("keep_aspect_ratio_policy", "stretch"),
+        )
+    )
+    return node.emit("resize", [data], attrs)
 
 
 @converter("Tile")

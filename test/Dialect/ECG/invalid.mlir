@@ -68,8 +68,8 @@ func.func @fused_yield_types(%a: tensor<4xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{yielded types must match the result types}}
   %0 = "ecg.fused"(%a) ({
   ^bb0(%x: tensor<4xf32>):
-    "ecg.yield"(%x) {operandSegmentSizes = array<i32: 1>} : (tensor<4xf32>) -> ()
-  }) {mapping = "One-to-One", operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (tensor<4xf32>) -> tensor<2xf32>
+    "ecg.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  }) {mapping = "One-to-One", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 
@@ -79,8 +79,8 @@ func.func @fused_mapping(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{mapping 'Diagonal' is not one of One-to-One, One-to-Many, Many-to-Many, Reorganize, Shuffle}}
   %0 = "ecg.fused"(%a) ({
   ^bb0(%x: tensor<4xf32>):
-    "ecg.yield"(%x) {operandSegmentSizes = array<i32: 1>} : (tensor<4xf32>) -> ()
-  }) {mapping = "Diagonal", operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+    "ecg.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  }) {mapping = "Diagonal", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -88,6 +88,6 @@ func.func @fused_mapping(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func @yield_outside_fused(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'ecg.yield' op must be the last operation in the parent block}}
-  "ecg.yield"(%a) {operandSegmentSizes = array<i32: 1>} : (tensor<4xf32>) -> ()
+  "ecg.yield"(%a) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
   return %a : tensor<4xf32>
 }

@@ -54,7 +54,23 @@ func.func @fused_block(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
     %s = "ecg.add"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     %r = "ecg.relu"(%s) : (tensor<4xf32>) -> tensor<4xf32>
-    "ecg.yield"(%r) {operandSegmentSizes = array<i32: 1>} : (tensor<4xf32>) -> ()
-  }) {mapping = "One-to-One", operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ecg.yield"(%r) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  }) {mapping = "One-to-One", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Inputs and outputs of a fusion block may have different types.
+// CHECK-LABEL: func.func @fused_mixed_types
+func.func @fused_mixed_types(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3x2xf32>) {
+  // CHECK: "ecg.fused"(%{{.*}}, %{{.*}}) ({
+  // CHECK: }) {{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3x2xf32>)
+  %0:2 = "ecg.fused"(%a, %b) ({
+  ^bb0(%x: tensor<2x3xf32>, %y: tensor<3xf32>):
+    %s = "ecg.add"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %t = "ecg.transpose"(%s) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    "ecg.yield"(%s, %t) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> ()
+  }) {mapping = "Shuffle", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>} : (tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3x2xf32>)
+  return %0#0, %0#1 : tensor<2x3xf32>, tensor<3x2xf32>
 }

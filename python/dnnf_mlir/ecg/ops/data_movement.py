@@ -12,18 +12,17 @@ the helpers ``ReshapeOp.resolve_shape``, ``SliceOp.normalize``,
 count from the end.
 
 Note: IRDL gives all values of one variadic operand or result a single type, so
-``ecg.concat`` inputs and ``ecg.split`` results of different types do not pass
-the IRDL part of the MLIR verifier yet (the Python semantics handle them).
+``ecg.concat`` is binary and ``ecg.split`` results of different types do not pass
+the IRDL part of the MLIR verifier (the importer emits one slice per output then).
 """
 
 import math
-from typing import Sequence
 
 import numpy as np
 
-from ..._mlir import ext, ir
+from ..._mlir import ext
 from ..attributes import Elements, Float, Int, Ints, Str
-from ..base import ECGOp, Tensor, TensorResult
+from ..base import ECGOp, Tensor, TensorResult, define_with_slots, value_slots
 from ..properties import Algebra, MappingType
 from ..shapes import broadcast, normalize_axes, normalize_axis, require, same_dtype
 from ..tensor_spec import TensorSpec
@@ -33,8 +32,6 @@ from ..tensor_spec import TensorSpec
 _UNARY = "unary elementwise"
 _COMMUTES = Algebra(commutes_with=(_UNARY,))
 
-Tensors = Sequence[ext.Operand[ir.RankedTensorType]]
-TensorResults = Sequence[ext.Result[ir.RankedTensorType]]
 
 
 def _ints(values) -> list:
@@ -310,17 +307,23 @@ class ConcatOp(ECGOp, name="concat"):
         return [np.concatenate(inputs, axis=attrs["axis"])]
 
 
-class SplitOp(ECGOp, name="split"):
-    """Cut the input along ``axis`` into pieces of sizes ``split`` (one result each)."""
+MAX_SPLIT_OUTPUTS = 32
+
+
+class _SplitBase(ECGOp):
+    """Cut the input along ``axis`` into pieces of sizes ``split`` (one result each, at most 32)."""
 
     input: Tensor
-    outputs: TensorResults
     axis: Int
     split: Ints
     MAPPING = MappingType.REORGANIZE
     ALGEBRA = _COMMUTES
     ONNX = ("Split",)
     DEFAULTS = {"axis": 0}
+
+    @property
+    def outputs(self) -> list:
+        return list(self.operation.results)
 
     @classmethod
     def resolve_split(cls, dim: int, num_outputs: int) -> list:
@@ -354,6 +357,9 @@ class SplitOp(ECGOp, name="split"):
         axis = normalize_axis(attrs["axis"], x.ndim)
         cuts = np.cumsum(_ints(attrs["split"]))[:-1]
         return list(np.split(x, cuts, axis=axis))
+
+
+SplitOp = define_with_slots(_SplitBase, "split", value_slots("output", MAX_SPLIT_OUTPUTS, ext.Result))
 
 
 class PadOp(ECGOp, name="pad"):

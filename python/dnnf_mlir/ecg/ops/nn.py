@@ -21,15 +21,6 @@ from ..shapes import broadcast, normalize_axes, normalize_axis, require, require
 from ..tensor_spec import TensorSpec, dtype_name
 
 
-def _may_be_empty():
-    """Field specifier of an ``Ints`` attribute that may be empty.
-
-    ``ext`` builders drop falsy attribute values, and an empty array attribute is
-    falsy; a default factory puts the empty array back.
-    """
-    return ext.attribute(default_factory=lambda: ir.DenseI64ArrayAttr.get([]))
-
-
 _AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 # Non-decreasing elementwise ops g: max(g(x)) == g(max(x)), and likewise for min.
 _MONOTONE = ("relu", "exp", "sigmoid", "tanh", "erf", "floor", "ceil", "round", "softplus", "clip")
@@ -206,7 +197,7 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
     output_padding: Ints
     pads: Ints
     strides: Ints
-    output_shape: Ints = _may_be_empty()
+    output_shape: Ints
     bias: Optional[Tensor] = None
     MAPPING = MappingType.MANY_TO_MANY
     ALGEBRA = Algebra(distributes_over=("add",))
@@ -648,7 +639,7 @@ class ReduceOp(ECGOp):
     output: TensorResult
     keepdims: Int
     noop_with_empty_axes: Int
-    axes: Ints = _may_be_empty()
+    axes: Ints
     MAPPING = MappingType.MANY_TO_MANY
     FLOPS_PER_INPUT = 1
     KINDS = "f"

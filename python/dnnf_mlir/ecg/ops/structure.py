@@ -1,12 +1,8 @@
 """Ops that give the graph its structure: constants and fusion blocks."""
 
-from typing import Sequence
-
-import numpy as np
-
 from ..._mlir import ext, ir
 from ..attributes import Elements, Str
-from ..base import ECGOp, TensorResult, VerificationError
+from ..base import ECGOp, TensorResult, VerificationError, define_with_slots, value_slots
 from ..properties import MappingType
 from ..tensor_spec import TensorSpec, from_mlir
 
@@ -27,27 +23,21 @@ class ConstantOp(ECGOp, name="constant"):
     def reference(cls, inputs, attrs, results):
         return [attrs["value"]]
 
-    @classmethod
-    def build(cls, operands, attrs=None, result_types=None, *, loc=None, ip=None):
-        value = np.asarray((attrs or {}).get("value"))
-        if value.size:
-            return super().build(operands, attrs, result_types, loc=loc, ip=ip)
-        # ``ext`` builders drop falsy attributes, and an empty dense attribute is
-        # falsy: build with a one-element placeholder, then set the empty value.
-        op = super().build(operands, {"value": np.zeros(1, value.dtype)}, [TensorSpec.of(value)], loc=loc, ip=ip)
-        op.operation.attributes["value"] = Elements.to_attr(value)
-        return op
-
     def check(self):
         value_type = self.operation.attributes["value"].type
         if value_type != self.operation.results[0].type:
             raise VerificationError(f"value type {value_type} does not match result type {self.operation.results[0].type}")
 
 
-class YieldOp(ECGOp, name="yield", traits=[ir.IsTerminatorTrait, ext.Pure]):
+# The values of a fusion block have all kinds of types, so each gets a field of its
+# own (see base.value_slots).
+MAX_FUSED_INPUTS = 32
+MAX_FUSED_OUTPUTS = 8
+
+
+class _YieldBase(ECGOp):
     """Terminates an ``ecg.fused`` body, yielding the block's results."""
 
-    values: Sequence[ext.Operand[ir.RankedTensorType]]
     MAPPING = MappingType.ONE_TO_ONE
 
     def check(self):
@@ -56,15 +46,19 @@ class YieldOp(ECGOp, name="yield", traits=[ir.IsTerminatorTrait, ext.Pure]):
             raise VerificationError("must terminate an 'ecg.fused' body")
 
 
-class FusedOp(ECGOp, name="fused", traits=[ir.IsIsolatedFromAboveTrait, ext.Pure]):
+YieldOp = define_with_slots(
+    _YieldBase, "yield", value_slots("value", MAX_FUSED_OUTPUTS, ext.Operand), traits=[ir.IsTerminatorTrait, ext.Pure]
+)
+
+
+class _FusedBase(ECGOp):
     """One fusion block: a single-block region over its inputs, yielding its outputs.
 
     ``mapping`` is the block's resulting mapping type. Fused ops with structurally
-    identical bodies are one kernel.
+    identical bodies are one kernel. At most MAX_FUSED_INPUTS inputs and
+    MAX_FUSED_OUTPUTS outputs (the fusion planner's operand limit).
     """
 
-    inputs: Sequence[ext.Operand[ir.RankedTensorType]]
-    outputs: Sequence[ext.Result[ir.RankedTensorType]]
     body: ext.Region
     mapping: Str
     MAPPING = MappingType.MANY_TO_MANY
@@ -72,6 +66,14 @@ class FusedOp(ECGOp, name="fused", traits=[ir.IsIsolatedFromAboveTrait, ext.Pure
     @property
     def mapping_type(self) -> MappingType:
         return MappingType(self.attrs["mapping"])
+
+    @property
+    def inputs(self) -> list:
+        return list(self.operation.operands)
+
+    @property
+    def outputs(self) -> list:
+        return list(self.operation.results)
 
     @property
     def body_ops(self) -> list:
@@ -106,3 +108,12 @@ class FusedOp(ECGOp, name="fused", traits=[ir.IsIsolatedFromAboveTrait, ext.Pure
             raise VerificationError("yielded types must match the result types")
         for type_ in operand_types + yielded:
             from_mlir(type_)  # raises for anything but a static tensor
+
+
+FusedOp = define_with_slots(
+    _FusedBase,
+    "fused",
+    value_slots("input", MAX_FUSED_INPUTS, ext.Operand),
+    value_slots("output", MAX_FUSED_OUTPUTS, ext.Result),
+    traits=[ir.IsIsolatedFromAboveTrait, ext.Pure],
+)

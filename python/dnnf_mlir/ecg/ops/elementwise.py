@@ -6,13 +6,25 @@ reference semantics.
 """
 
 import numpy as np
-from scipy import special
 
 from ..attributes import Float, Int, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import broadcast, require, require_float, same_dtype
 from ..tensor_spec import TensorSpec, dtype_name
+
+def _special(name):
+    """scipy.special's function ``name``, imported on first use (a quarter of start-up)."""
+
+    def compute(*args):
+        from scipy import special
+
+        return getattr(special, name)(*args)
+
+    return compute
+
+
+_erf = _special("erf")
 
 # Unary elementwise ops commute with every pure data-movement op.
 _MOVES = ("Reorganize", "Shuffle")
@@ -78,9 +90,9 @@ LogOp = _unary("log", "Log", np.log, "Natural logarithm.")
 SqrtOp = _unary("sqrt", "Sqrt", np.sqrt, "Square root.")
 ReciprocalOp = _unary("reciprocal", "Reciprocal", np.reciprocal, "1/x.")
 ReluOp = _unary("relu", "Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)), "max(x, 0).", float_only=False)
-SigmoidOp = _unary("sigmoid", "Sigmoid", special.expit, "1/(1+e**-x).", flops=4)
+SigmoidOp = _unary("sigmoid", "Sigmoid", _special("expit"), "1/(1+e**-x).", flops=4)
 TanhOp = _unary("tanh", "Tanh", np.tanh, "Hyperbolic tangent.", flops=4)
-ErfOp = _unary("erf", "Erf", special.erf, "Gauss error function.", flops=4)
+ErfOp = _unary("erf", "Erf", _erf, "Gauss error function.", flops=4)
 FloorOp = _unary("floor", "Floor", np.floor, "Round down.")
 CeilOp = _unary("ceil", "Ceil", np.ceil, "Round up.")
 RoundOp = _unary("round", "Round", np.round, "Round half to even.")
@@ -123,7 +135,7 @@ GeluOp = _unary(
     lambda x, approximate: (
         0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
         if approximate == "tanh"
-        else 0.5 * x * (1 + special.erf(x / np.sqrt(2)))
+        else 0.5 * x * (1 + _erf(x / np.sqrt(2)))
     ),
     "x*Phi(x), exact (erf) or with the tanh approximation.",
     flops=8,

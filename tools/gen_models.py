@@ -25,8 +25,9 @@ dropped, so the only graph input is the image, and IR becomes 4 (the first to
 allow initializers that are not graph inputs); nodes and opset 9 are kept.
 
 Transformers are Hugging Face ``transformers`` models built from their default
-configs with seeded random init and eager attention, in eval mode, exported by
-the TorchScript exporter (``torch.onnx.export(dynamo=False)``, opset 17) with
+configs (albert: base sizes, see TRANSFORMERS) with seeded random init and
+eager attention, in eval mode, exported by the TorchScript exporter
+(``torch.onnx.export(dynamo=False)``, opset 17; traced with a padded mask) with
 static shapes: inputs ``input_ids`` and ``attention_mask`` (int64 [1, 128]),
 one output ``last_hidden_state``, weights stored in the file.
 
@@ -61,12 +62,15 @@ CNN_SOURCES = {
     "vgg19": "vgg19",
     "zfnet512": "zfnet512",
 }
-TRANSFORMERS = {  # name -> (transformers model class, config class)
-    "bert_base": ("BertModel", "BertConfig"),
-    "distilbert": ("DistilBertModel", "DistilBertConfig"),
-    "albert_base": ("AlbertModel", "AlbertConfig"),
-    "mobilebert": ("MobileBertModel", "MobileBertConfig"),
-    "gpt2": ("GPT2Model", "GPT2Config"),
+# name -> (transformers model class, config class, overrides of the default config);
+# AlbertConfig() is albert-xxlarge (hidden 4096), so albert_base sets albert-base-v2 sizes.
+TRANSFORMERS = {
+    "bert_base": ("BertModel", "BertConfig", {}),
+    "distilbert": ("DistilBertModel", "DistilBertConfig", {}),
+    "albert_base": ("AlbertModel", "AlbertConfig",
+                    {"hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 3072}),
+    "mobilebert": ("MobileBertModel", "MobileBertConfig", {}),
+    "gpt2": ("GPT2Model", "GPT2Config", {}),
 }
 MODEL_NAMES = tuple(CNN_SOURCES) + tuple(TRANSFORMERS)
 
@@ -187,7 +191,8 @@ def derive_cnn(name):
 
 def check_cnn(name, model, path):
     """Run ``path`` (holding ``model``) in onnxruntime on a seeded random image: the
-    output must be finite, not constant and, if a softmax, not saturated."""
+    output must be finite, not constant and, if a softmax, not saturated; return a
+    summary."""
     rng = np.random.default_rng(seed_of(name))
     feeds = {n: rng.standard_normal(s).astype(t) for n, s, t in input_specs(model)}
     (out,) = _session(path).run(None, feeds)
@@ -196,6 +201,7 @@ def check_cnn(name, model, path):
     if not (np.isfinite(out).all() and out.std() > 1e-3 * np.abs(out).mean()
             and not (softmax and out.max() > 0.99)):
         raise RuntimeError(f"{name}: degenerate output (std {out.std():.3g}, max {out.max():.3g})")
+    return f"ort ok: max {out.max():.3g}, std {out.std():.3g}"
 
 
 # -------------------------------------------------------------------- transformers
@@ -203,13 +209,14 @@ def check_cnn(name, model, path):
 
 def export_transformer(name, path):
     """Export a randomly initialised HF model to ``path``, check it against torch in
-    onnxruntime; return its parameter count."""
+    onnxruntime; return (parameter count, summary)."""
     import torch
     import transformers
 
-    model_cls, config_cls = TRANSFORMERS[name]
+    model_cls, config_cls, overrides = TRANSFORMERS[name]
     torch.manual_seed(seed_of(name))
-    config = getattr(transformers, config_cls)(use_cache=False, attn_implementation="eager")
+    config = getattr(transformers, config_cls)(use_cache=False, attn_implementation="eager",
+                                               **overrides)
     model = getattr(transformers, model_cls)(config).eval()
 
     class LastHiddenState(torch.nn.Module):
@@ -236,12 +243,12 @@ def export_transformer(name, path):
                           output_names=["last_hidden_state"])
         expected = [wrapper(*s).numpy() for s in samples]
     session = _session(str(path))
-    for (ids, mask), want in zip(samples, expected):
-        (got,) = session.run(None, {"input_ids": ids.numpy(), "attention_mask": mask.numpy()})
-        err = float(np.abs(got - want).max())
-        if not err <= TRANSFORMER_ATOL:
-            raise RuntimeError(f"{name}: onnxruntime differs from torch by {err:.3g}")
-    return sum(p.numel() for p in model.parameters())
+    err = max(float(np.abs(want - session.run(None, {"input_ids": ids.numpy(),
+                                                     "attention_mask": mask.numpy()})[0]).max())
+              for (ids, mask), want in zip(samples, expected))
+    if not err <= TRANSFORMER_ATOL:
+        raise RuntimeError(f"{name}: onnxruntime differs from torch by {err:.3g}")
+    return sum(p.numel() for p in model.parameters()), f"ort ok: max |ort - torch| {err:.2g}"
 
 
 # ------------------------------------------------------------------------- driver
@@ -257,7 +264,7 @@ def _describe(specs):
 
 def generate(name, path):
     """Create and check model ``name``, then atomically write it to ``path``;
-    return (parameter count, input_specs)."""
+    return (parameter count, input_specs, check summary)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".onnx.tmp", dir=path.parent)
     os.close(fd)
@@ -266,12 +273,12 @@ def generate(name, path):
             model = derive_cnn(name)
             onnx.save(model, tmp)
             onnx.checker.check_model(tmp, full_check=True)
-            check_cnn(name, model, tmp)
+            summary = check_cnn(name, model, tmp)
             params = sum(int(np.prod(t.dims)) for t in model.graph.initializer
                          if t.data_type == onnx.TensorProto.FLOAT)
             inputs = input_specs(model)
         else:
-            params = export_transformer(name, tmp)
+            params, summary = export_transformer(name, tmp)
             onnx.checker.check_model(tmp, full_check=True)
             inputs = input_specs(tmp)
         os.chmod(tmp, 0o644)
@@ -279,7 +286,7 @@ def generate(name, path):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return params, inputs
+    return params, inputs, summary
 
 
 def ensure_models(out_dir, names=None):
@@ -297,9 +304,9 @@ def ensure_models(out_dir, names=None):
             print(f"{name:<13} exists: {path}", flush=True)
             continue
         start = time.perf_counter()
-        params, inputs = generate(name, path)
+        params, inputs, summary = generate(name, path)
         print(f"{name:<13} {params:>12,} params {time.perf_counter() - start:6.1f} s  "
-              f"{_describe(inputs)}", flush=True)
+              f"{_describe(inputs)}  ({summary})", flush=True)
     return paths
 
 

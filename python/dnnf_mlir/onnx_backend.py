@@ -23,7 +23,7 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
-from .frontend.onnx_importer import import_onnx
+from .frontend.onnx_importer import MAX_OPSET, import_onnx
 from .interpreter import interpret
 
 
@@ -46,8 +46,9 @@ def _static_shape(value_info: onnx.ValueInfoProto):
 class DnnfBackendRep(BackendRep):
     """A prepared model: imported modules keyed by the input shapes they were built for."""
 
-    def __init__(self, model: onnx.ModelProto, constant_inputs=()):
+    def __init__(self, model: onnx.ModelProto, constant_inputs=(), context=None):
         self.model = model
+        self.context = context
         self.inputs = _graph_inputs(model)
         self.output_names = [o.name for o in model.graph.output]
         unknown = set(constant_inputs) - {i.name for i in self.inputs}
@@ -57,7 +58,7 @@ class DnnfBackendRep(BackendRep):
         self.modules = {}
         declared = [_static_shape(i) for i in self.inputs]
         if not any(self.constant) and all(shape is not None for shape in declared):
-            self.modules[tuple(declared)] = import_onnx(model)
+            self.modules[tuple(declared)] = import_onnx(model, context=context)
 
     def module_for(self, inputs: list):
         """The module for these inputs' shapes (and values of the constant ones)."""
@@ -75,7 +76,7 @@ class DnnfBackendRep(BackendRep):
                     if constant
                 )
             shapes = {i.name: x.shape for i, x, constant in zip(self.inputs, inputs, self.constant) if not constant}
-            self.modules[key] = import_onnx(model, shapes=shapes)
+            self.modules[key] = import_onnx(model, shapes=shapes, context=self.context)
         return self.modules[key]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple:
@@ -96,23 +97,32 @@ class DnnfBackend(Backend):
 
     @classmethod
     def prepare(
-        cls, model: onnx.ModelProto, device: str = "CPU", constant_inputs=(), **kwargs: Any
+        cls, model: onnx.ModelProto, device: str = "CPU", constant_inputs=(), context=None, **kwargs: Any
     ) -> DnnfBackendRep:
         """Check and (with static input shapes) import ``model``.
 
-        ``constant_inputs`` names graph inputs to bind to their values at ``run``.
-        Other keyword arguments (such as the test runner's rtol/atol) are ignored.
+        ``constant_inputs`` names graph inputs to bind to their values at ``run``;
+        ``context`` is the MLIR context to import into (default: a new one per
+        import; sharing one saves the dialect loading when preparing many small
+        models). Other keyword arguments (such as the test runner's rtol/atol)
+        are ignored.
         """
         super().prepare(model, device)  # onnx.checker
         if not cls.supports_device(device):
             raise ValueError(f"device '{device}' is not supported")
-        return DnnfBackendRep(model, constant_inputs)
+        return DnnfBackendRep(model, constant_inputs, context)
 
     @classmethod
     def run_node(
-        cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info=None, **kwargs: Any
+        cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info=None, constant_inputs=(), **kwargs: Any
     ) -> tuple:
-        """Run one node on ``inputs`` (a sequence in the node's input order, or a name -> array dict)."""
+        """Run one node on ``inputs`` (a sequence in the node's input order, or a name -> array dict).
+
+        The model has opset ``opset_version`` (default: the newest the importer supports);
+        ``constant_inputs`` names the node inputs to bind as constants (see ``prepare``).
+        """
+        if not cls.supports_device(device):
+            raise ValueError(f"device '{device}' is not supported")
         names = [name for name in node.input if name]
         if isinstance(inputs, dict):
             inputs = [inputs[name] for name in names]
@@ -126,10 +136,9 @@ class DnnfBackend(Backend):
             ],
             [onnx.helper.make_empty_tensor_value_info(name) for name in node.output if name],
         )
-        opset = kwargs.get("opset_version")
-        opsets = [onnx.helper.make_opsetid(node.domain, opset)] if opset else None
-        model = onnx.helper.make_model(graph, opset_imports=opsets) if opsets else onnx.helper.make_model(graph)
-        return DnnfBackendRep(model).run(inputs)
+        opset = onnx.helper.make_opsetid(node.domain, kwargs.get("opset_version", MAX_OPSET))
+        model = onnx.helper.make_model(graph, opset_imports=[opset])
+        return DnnfBackendRep(model, constant_inputs).run(inputs)
 
     @classmethod
     def supports_device(cls, device: str) -> bool:

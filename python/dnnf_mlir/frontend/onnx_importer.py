@@ -25,8 +25,10 @@ from ..ecg.tensor_spec import UnsupportedTypeError, dtype_name, to_mlir
 # Results of all-constant nodes up to this many elements are folded at import;
 # larger ones (weight math) stay in the graph for the constant-folding pass.
 FOLD_LIMIT = 1 << 16
-# Up to 28: the converted ops' versions after opset 21 only add element types the
-# importer rejects anyway, or attributes their converters read or reject.
+# Up to 28: the converted ops' versions after opset 21 add element types the importer
+# rejects (bfloat16, float8, int4, ...), attributes for those types only (Cast's
+# round_mode), or attributes their converters handle (SpaceToDepth's mode, Range's
+# stash_type); Mod-28 defines fmod=0 for floats, which ecg.mod implements.
 MIN_OPSET, MAX_OPSET = 7, 28
 ONNX_DOMAINS = ("", "ai.onnx")
 
@@ -410,7 +412,10 @@ def _constant_of_shape(node: NodeBuilder):
 @converter("Range")
 def _range(node: NodeBuilder):
     start, limit, delta = (node.known(i, name) for i, name in enumerate(("start", "limit", "delta")))
-    return [np.arange(start, limit, delta, dtype=start.dtype)]
+    # float16 is computed in float32 (Range-27's default stash_type), then rounded.
+    stash = np.float64 if node.attr("stash_type", 1) == 11 else np.float32
+    dtype = stash if start.dtype == np.float16 else start.dtype
+    return [np.arange(start, limit, delta, dtype=dtype).astype(start.dtype)]
 
 
 @converter("Reshape")
@@ -561,13 +566,15 @@ def _pow(node: NodeBuilder):
     base_type, exponent_type = node.spec(base).dtype, node.spec(exponent).dtype
     if base_type == exponent_type:
         return node.emit("pow", [base, exponent])
-    # The exponent may have another type (Pow-12+); the result has the base's.
-    if base_type.kind == "f" or exponent_type.kind != "f":
-        (exponent,) = node.emit("cast", [exponent], {"to": dtype_name(base_type)})
-        return node.emit("pow", [base, exponent])
-    (base,) = node.emit("cast", [base], {"to": dtype_name(exponent_type)})
+    # The exponent may have another type (Pow-12+): compute in the common type (as
+    # numpy does), the result has the base's type.
+    common = np.result_type(base_type, exponent_type)
+    if base_type != common:
+        (base,) = node.emit("cast", [base], {"to": dtype_name(common)})
+    if exponent_type != common:
+        (exponent,) = node.emit("cast", [exponent], {"to": dtype_name(common)})
     (result,) = node.emit("pow", [base, exponent])
-    return node.emit("cast", [result], {"to": dtype_name(base_type)})
+    return [result] if base_type == common else node.emit("cast", [result], {"to": dtype_name(base_type)})
 
 
 @converter("LayerNormalization")

@@ -74,6 +74,12 @@ TRANSFORMERS = {
 }
 MODEL_NAMES = tuple(CNN_SOURCES) + tuple(TRANSFORMERS)
 
+# The derivation is deterministic, so one cache serves every checkout; it is keyed by
+# this script's content, so a changed derivation never reuses stale models.
+_SCRIPT_KEY = zlib.crc32(Path(__file__).read_bytes()) & 0xFFFFFFFF
+DEFAULT_DIR = Path(
+    os.environ.get("DNNF_MODELS", Path.home() / ".cache" / "dnnf-mlir" / f"models-{_SCRIPT_KEY:08x}")
+)
 LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 RESIDUAL_BN_GAIN = 0.5
 SEQ_LEN = 128
@@ -312,7 +318,8 @@ def ensure_models(out_dir, names=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, help="output directory")
+    parser.add_argument("--out", type=Path, default=DEFAULT_DIR,
+                        help="output directory (default: $DNNF_MODELS or ~/.cache/dnnf-mlir/models-KEY)")
     parser.add_argument("--only", nargs="+", choices=MODEL_NAMES, metavar="NAME",
                         help="models to generate (default: all)")
     parser.add_argument("--list", action="store_true",
@@ -321,10 +328,8 @@ def main(argv=None):
     names = args.only or MODEL_NAMES
     if args.list:
         for name in names:
-            path = args.out / f"{name}.onnx" if args.out else None
-            print(f"{name:<13} {_describe(input_specs(path)) if path and path.exists() else ''}".rstrip())
-    elif args.out is None:
-        parser.error("--out is required unless --list is given")
+            path = args.out / f"{name}.onnx"
+            print(f"{name:<13} {_describe(input_specs(path)) if path.exists() else ''}".rstrip())
     else:
         start = time.perf_counter()
         ensure_models(args.out, names)

@@ -1,6 +1,6 @@
 """The 14 judged models end to end: import, dnnf-opt verification, interpreter vs onnxruntime.
 
-Models are derived by tools/gen_models.py into build/models (random weights, nothing
+Models are derived by tools/gen_models.py into its cache directory (random weights, nothing
 downloaded); the shipped splat-weight light models must still import and run, and
 match their expected output files. Tolerance: relative error (max|got - want| /
 max|want|) at most 1e-4, as dnnf-run checks by default.
@@ -15,10 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tools"))
-from gen_models import CNN_SOURCES, LIGHT_DIR, MODEL_NAMES, ensure_models  # noqa: E402
-
-MODELS_DIR = ROOT / "build" / "models"
-
+from gen_models import CNN_SOURCES, DEFAULT_DIR, LIGHT_DIR, MODEL_NAMES, ensure_models  # noqa: E402
 
 def run(*command) -> str:
     result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
@@ -28,7 +25,7 @@ def run(*command) -> str:
 
 @pytest.fixture(scope="session")
 def models():
-    return ensure_models(MODELS_DIR)
+    return ensure_models(DEFAULT_DIR)
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
@@ -39,7 +36,7 @@ def test_judged_model(name, models, tmp_path):
     run("dnnf-opt", bytecode, "--emit-bytecode", "-o", tmp_path / "verified.mlirbc")
     report = run("dnnf-run", bytecode, "--reference", onnx_path, "--interpret", "--check")
     assert "FAIL" not in report
-    assert f"ok output 0 vs onnxruntime" in report
+    assert "ok output 0 vs onnxruntime" in report
 
 
 @pytest.mark.parametrize("source", sorted(set(CNN_SOURCES.values())))

@@ -6,6 +6,7 @@ its op, so the writer moves it into the file's ``dialect_resources`` section as 
 ``dense_resource`` blob (standard MLIR) and the reader moves it back.
 """
 
+import io
 import re
 import sys
 from pathlib import Path
@@ -81,15 +82,14 @@ def read_source(path: str) -> str | bytes:
 
 def write_module(module, path: str, *, bytecode: bool = False, **print_options):
     """Write to ``path`` ('-' is stdout) atomically: no half-written file on failure."""
-    if bytecode:
-        import io
-
-        buffer = io.BytesIO()
-        module.operation.write_bytecode(buffer)
-        data = buffer.getvalue()
-    else:
-        data = module_to_text(module, **print_options).encode()
+    data = module_to_bytecode(module) if bytecode else module_to_text(module, **print_options).encode()
     write_bytes(data, path)
+
+
+def module_to_bytecode(module) -> bytes:
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()
 
 
 def write_bytes(data: bytes, path: str):

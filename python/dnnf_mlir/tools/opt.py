@@ -11,8 +11,8 @@ import re
 import sys
 
 from .. import make_context
-from .._mlir import MLIRError, ir
-from ..asm import module_to_text, parse, read_source, write_bytes
+from .._mlir import MLIRError
+from ..asm import module_to_bytecode, module_to_text, parse, read_source, write_bytes
 from ..transforms import PASSES
 from ..transforms.pipeline import PipelineError, build_pass_manager
 from .common import ToolError, run_tool
@@ -106,11 +106,9 @@ def _process(chunk, line_offset: int, filename: str, pipeline: str, args) -> tup
         return True
 
     handler = context.attach_diagnostic_handler(on_diagnostic) if args.verify_diagnostics else None
-    errors = []
-    text = ""
-    source = "\n" * line_offset + chunk if isinstance(chunk, str) else chunk
+    output = ""
     try:
-        module = parse(source, context)
+        module = parse("\n" * line_offset + chunk if isinstance(chunk, str) else chunk, context)
         if pipeline:
             pm = build_pass_manager(pipeline, context)
             if args.mlir_print_ir_after_all:
@@ -119,33 +117,30 @@ def _process(chunk, line_offset: int, filename: str, pipeline: str, args) -> tup
         else:
             module.operation.verify()
         if args.emit_bytecode:
-            import io
-
-            buffer = io.BytesIO()
-            module.operation.write_bytecode(buffer)
-            text = buffer.getvalue()
+            output = module_to_bytecode(module)
         else:
-            text = module_to_text(
+            output = module_to_text(
                 module, debug_info=args.mlir_print_debuginfo, elide_larger=args.mlir_elide_elementsattrs_if_larger
             )
     except MLIRError as error:
-        errors = list(error.error_diagnostics) or [error.message]
+        diagnostics += error.error_diagnostics
+        if not error.error_diagnostics:
+            print(f"{filename}: error: {error.message}", file=sys.stderr)
+            return "", False
     except PipelineError as error:
+        raise ToolError(str(error)) from None
+    finally:
         if handler:
             handler.detach()
-        raise ToolError(str(error)) from None
-    if handler:
-        handler.detach()
     if args.verify_diagnostics:
-        reported = [_diagnostic_record(d, filename) for d in diagnostics + [e for e in errors if not isinstance(e, str)]]
-        ok = _verify_expected(chunk if isinstance(chunk, str) else "", line_offset, reported, filename)
-        return "", ok
-    for error in errors:
-        _print_diagnostic(error, filename)
-    return text, not errors
+        reported = [_diagnostic_record(d) for d in diagnostics]
+        return "", _verify_expected(chunk if isinstance(chunk, str) else "", line_offset, reported, filename)
+    for diagnostic in diagnostics:
+        _print_diagnostic(diagnostic, filename)
+    return output, not diagnostics
 
 
-def _diagnostic_record(diagnostic, filename: str) -> tuple:
+def _diagnostic_record(diagnostic) -> tuple:
     match = _LOCATION.search(str(diagnostic.location))
     line = int(match.group("line")) if match else 0
     severity = str(diagnostic.severity).rsplit(".", 1)[-1].lower()
@@ -153,9 +148,6 @@ def _diagnostic_record(diagnostic, filename: str) -> tuple:
 
 
 def _print_diagnostic(diagnostic, filename: str):
-    if isinstance(diagnostic, str):
-        print(f"{filename}: error: {diagnostic}", file=sys.stderr)
-        return
     match = _LOCATION.search(str(diagnostic.location))
     where = f"{filename}:{match.group('line')}:{match.group('col')}" if match else f"{filename}: {diagnostic.location}"
     severity = str(diagnostic.severity).rsplit(".", 1)[-1].lower()

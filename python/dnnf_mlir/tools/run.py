@@ -8,7 +8,6 @@ tolerance. Relative error is max|got - want| / max|want| per output.
 """
 
 import argparse
-import sys
 import time
 from pathlib import Path
 

@@ -3,7 +3,7 @@
 ONNX's node tests (``onnx.backend.test``, generated in memory from
 ``onnx/backend/test/case/node``) are one small model each. A case is *covered*
 when every node of its graph (subgraphs included) is in the default ONNX domain
-and has a converter in ``onnx_importer.CONVERTERS``. Covered cases run in
+and has a converter in ``onnx_converters.CONVERTERS``. Covered cases run in
 ``test_onnx_backend.py``, except the ``EXCLUDED`` ones: features the project
 deliberately does not support, which the importer must reject with an
 ``OnnxImportError`` (the test checks that it still does), and the ``DEVIATIONS``,
@@ -23,7 +23,8 @@ import numpy as np
 from onnx.backend.test.runner import Runner
 
 from dnnf_mlir import make_context
-from dnnf_mlir.frontend.onnx_importer import CONVERTERS, ONNX_DOMAINS
+from dnnf_mlir.frontend.onnx_converters import CONVERTERS
+from dnnf_mlir.frontend.onnx_importer import ONNX_DOMAINS
 from dnnf_mlir.onnx_backend import DnnfBackend
 
 # Pattern (matching a whole case name, without the _cpu suffix) -> why it does not run.

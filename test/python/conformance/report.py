@@ -17,7 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import node_cases  # noqa: E402
-from dnnf_mlir.frontend.onnx_importer import CONVERTERS, OnnxImportError  # noqa: E402
+from dnnf_mlir.frontend.onnx_converters import CONVERTERS  # noqa: E402
+from dnnf_mlir.frontend.onnx_importer import OnnxImportError  # noqa: E402
 
 
 def _first_line(error: Exception) -> str:

@@ -3,7 +3,7 @@
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 import dnnf_mlir
 from dnnf_mlir._mlir import MLIRError, func, ir

@@ -12,7 +12,6 @@ from typing import Optional
 
 import numpy as np
 
-from ..._mlir import ext, ir
 from .. import kernels
 from ..attributes import Float, Int, Ints, Str
 from ..base import ECGOp, Tensor, TensorResult

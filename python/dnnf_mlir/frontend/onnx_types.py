@@ -1,0 +1,20 @@
+"""ONNX element types and the importer's error type, shared by importer and converters."""
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from ..ecg.tensor_spec import UnsupportedTypeError, dtype_name
+
+
+class OnnxImportError(Exception):
+    """A model the importer cannot translate; the message is one line for the user."""
+
+
+def onnx_dtype(elem_type: int) -> np.dtype:
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+        dtype_name(dtype)  # raises for types numpy has but ECG does not model (bfloat16, float8, strings)
+        return dtype
+    except (KeyError, UnsupportedTypeError):
+        raise OnnxImportError(f"ONNX element type {onnx.TensorProto.DataType.Name(elem_type)} is not supported") from None

@@ -18,7 +18,7 @@ from onnx import numpy_helper
 from .. import make_context
 from ..asm import parse, read_source
 from ..ecg import from_mlir
-from ..frontend.onnx_importer import import_onnx
+from ..frontend.onnx_importer import import_onnx, load_model
 from ..interpreter import find_function, interpret
 from ..statistics import function_statistics
 from .common import ToolError, parse_shape_overrides, run_tool
@@ -26,7 +26,7 @@ from .common import ToolError, parse_shape_overrides, run_tool
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dnnf-run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="MODEL.onnx, MODEL.mlir or MODEL.mlirbc")
+    parser.add_argument("model", help="MODEL.onnx (or .onnxtxt), MODEL.mlir or MODEL.mlirbc")
     parser.add_argument("--interpret", action="store_true", required=True, help="run the reference interpreter")
     parser.add_argument("--check", action="store_true", help="compare with onnxruntime / expected outputs")
     parser.add_argument("--reference", help="the ONNX model an .mlir input came from")
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     shapes = parse_shape_overrides(args.shape)
     context = make_context()
     start = time.perf_counter()
-    if path.suffix == ".onnx":
+    if path.suffix in (".onnx", ".onnxtxt"):
         onnx_path = path
         module = import_onnx(path, shapes=shapes, context=context)
     else:
@@ -86,8 +86,7 @@ def _input_names(function) -> list:
 def _expected_output_files(onnx_path) -> list:
     if onnx_path is None:
         return []
-    files = sorted(onnx_path.parent.glob(f"{onnx_path.stem}_output_*.pb"))
-    return files
+    return sorted(onnx_path.parent.glob(f"{onnx_path.stem}_output_*.pb"))
 
 
 def _make_inputs(names, specs, args, dummy: bool) -> list:
@@ -124,7 +123,8 @@ def _run_onnxruntime(onnx_path, names, inputs) -> list:
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    model = load_model(onnx_path).SerializeToString()  # also reads ONNX's text syntax
+    session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     feed_names = [i.name for i in session.get_inputs()]
     return session.run(None, {name: value for name, value in zip(names, inputs) if name in feed_names})
 

@@ -1,6 +1,8 @@
 // RUN: dnnf-opt %s --split-input-file | FileCheck %s
 // Round trip: the printed form parses back to the same text.
 // RUN: dnnf-opt %s --split-input-file | dnnf-opt --split-input-file | FileCheck %s
+// Printing is a fixed point: print -> parse -> print is byte-identical.
+// RUN: dnnf-opt %s --split-input-file -o %t && dnnf-opt %t --split-input-file | diff %t -
 
 // CHECK-LABEL: func.func @elementwise
 func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {

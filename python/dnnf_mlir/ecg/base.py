@@ -34,13 +34,12 @@ Tensor = ext.Operand[ir.RankedTensorType]
 TensorResult = ext.Result[ir.RankedTensorType]
 
 
-
 def value_slots(prefix: str, count: int, kind) -> dict:
     """Class-body entries for ``count`` optional operand (kind=ext.Operand) or result fields.
 
     Stands in for a variadic field wherever the values may differ in type: IRDL binds
-    every value of one variadic field to a single type. Merge into a class namespace
-    with ``with_slots``.
+    every value of one variadic field to a single type. ``define_with_slots`` adds
+    them to an op class.
     """
     annotations = {f"{prefix}{i}": Optional[kind[ir.RankedTensorType]] for i in range(count)}
     return {"__annotations__": annotations, **{name: None for name in annotations}}
@@ -62,6 +61,8 @@ OPS: dict[str, type] = {}
 
 
 class ECGOp(ECG.Operation):
+    """Base of every ECG op: the IR definition plus the semantics listed above."""
+
     MAPPING = None  # a MappingType; class constants must stay unannotated (annotations are fields)
     ALGEBRA = NO_ALGEBRA
     # FLOPs per result element for the default estimate (elementwise ops).

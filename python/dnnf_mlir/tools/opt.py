@@ -15,10 +15,9 @@ from .._mlir import MLIRError
 from ..asm import module_to_bytecode, module_to_text, parse, read_source, write_bytes
 from ..transforms import PASSES
 from ..transforms.pipeline import PipelineError, build_pass_manager
-from .common import ToolError, run_tool
+from .common import LOCATION, ToolError, print_diagnostic, run_tool
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
-_LOCATION = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 
 def _pass_help() -> str:
@@ -136,24 +135,15 @@ def _process(chunk, line_offset: int, filename: str, pipeline: str, args) -> tup
         reported = [_diagnostic_record(d) for d in diagnostics]
         return "", _verify_expected(chunk if isinstance(chunk, str) else "", line_offset, reported, filename)
     for diagnostic in diagnostics:
-        _print_diagnostic(diagnostic, filename)
+        print_diagnostic(diagnostic, filename)
     return output, not diagnostics
 
 
 def _diagnostic_record(diagnostic) -> tuple:
-    match = _LOCATION.search(str(diagnostic.location))
+    match = LOCATION.search(str(diagnostic.location))
     line = int(match.group("line")) if match else 0
     severity = str(diagnostic.severity).rsplit(".", 1)[-1].lower()
     return (line, severity, diagnostic.message)
-
-
-def _print_diagnostic(diagnostic, filename: str):
-    match = _LOCATION.search(str(diagnostic.location))
-    where = f"{filename}:{match.group('line')}:{match.group('col')}" if match else f"{filename}: {diagnostic.location}"
-    severity = str(diagnostic.severity).rsplit(".", 1)[-1].lower()
-    print(f"{where}: {severity}: {diagnostic.message}", file=sys.stderr)
-    for note in diagnostic.notes:
-        _print_diagnostic(note, filename)
 
 
 _EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(@(?:[+-]\d+|above|below))?\s*\{\{(.*?)\}\}")

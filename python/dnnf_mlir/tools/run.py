@@ -16,12 +16,13 @@ import onnx
 from onnx import numpy_helper
 
 from .. import make_context
+from .._mlir import MLIRError
 from ..asm import parse, read_source
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx, load_model
 from ..interpreter import find_function, interpret
 from ..statistics import function_statistics
-from .common import ToolError, parse_shape_overrides, run_tool
+from .common import ToolError, parse_shape_overrides, print_diagnostic, run_tool
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -49,7 +50,12 @@ def main(argv=None) -> int:
         module = import_onnx(path, shapes=shapes, context=context)
     else:
         onnx_path = Path(args.reference) if args.reference else None
-        module = parse(read_source(str(path)), context)
+        try:
+            module = parse(read_source(str(path)), context)
+        except MLIRError as error:
+            for diagnostic in error.error_diagnostics:
+                print_diagnostic(diagnostic, str(path))
+            return 1
     load_time = time.perf_counter() - start
     function = find_function(module)
     names = _input_names(function)

@@ -586,8 +586,23 @@ class TileOp(ECGOp, name="tile"):
         return [np.tile(inputs[0], _ints(attrs["repeats"])).reshape(results[0].shape)]
 
 
-def _check_indices(indices: TensorSpec):
-    require(indices.dtype in (np.dtype(np.int32), np.dtype(np.int64)), f"indices must be i32 or i64, got {indices}")
+class _IndexedBase(ECGOp):
+    """Ops that pick elements of ``data`` at ``indices`` along ``axis``."""
+
+    data: Tensor
+    indices: Tensor
+    output: TensorResult
+    axis: Int
+    MAPPING = MappingType.ONE_TO_MANY
+    ALGEBRA = _COMMUTES
+    DEFAULTS = {"axis": 0}
+
+    @staticmethod
+    def checked_axis(data: TensorSpec, indices: TensorSpec, attrs) -> int:
+        """The normalized axis, after checking what every indexed op requires."""
+        require(indices.dtype in (np.dtype(np.int32), np.dtype(np.int64)), f"indices must be i32 or i64, got {indices}")
+        require(data.rank >= 1, f"data must have rank >= 1, got {data}")
+        return normalize_axis(attrs["axis"], data.rank)
 
 
 def _normalized_indices(indices: np.ndarray, dim: int, op: str) -> np.ndarray:
@@ -599,24 +614,15 @@ def _normalized_indices(indices: np.ndarray, dim: int, op: str) -> np.ndarray:
     return np.where(indices < 0, indices + dim, indices)
 
 
-class GatherOp(ECGOp, name="gather"):
+class GatherOp(_IndexedBase, name="gather"):
     """Take the slices ``indices`` (negative ones count from the end) along ``axis``."""
 
-    data: Tensor
-    indices: Tensor
-    output: TensorResult
-    axis: Int
-    MAPPING = MappingType.ONE_TO_MANY
-    ALGEBRA = _COMMUTES
     ONNX = ("Gather",)
-    DEFAULTS = {"axis": 0}
 
     @classmethod
     def infer(cls, operands, attrs):
         data, indices = operands
-        _check_indices(indices)
-        require(data.rank >= 1, f"data must have rank >= 1, got {data}")
-        axis = normalize_axis(attrs["axis"], data.rank)
+        axis = cls.checked_axis(data, indices, attrs)
         return [data.with_shape(data.shape[:axis] + indices.shape + data.shape[axis + 1:])]
 
     @classmethod
@@ -626,25 +632,16 @@ class GatherOp(ECGOp, name="gather"):
         return [np.take(data, _normalized_indices(indices, data.shape[axis], "gather"), axis=axis)]
 
 
-class GatherElementsOp(ECGOp, name="gather_elements"):
+class GatherElementsOp(_IndexedBase, name="gather_elements"):
     """out[i][j][k] = data[i][indices[i][j][k]][k] for axis 1 (and likewise for others)."""
 
-    data: Tensor
-    indices: Tensor
-    output: TensorResult
-    axis: Int
-    MAPPING = MappingType.ONE_TO_MANY
-    ALGEBRA = _COMMUTES
     ONNX = ("GatherElements",)
-    DEFAULTS = {"axis": 0}
 
     @classmethod
     def infer(cls, operands, attrs):
         data, indices = operands
-        _check_indices(indices)
-        require(data.rank >= 1, f"data must have rank >= 1, got {data}")
+        axis = cls.checked_axis(data, indices, attrs)
         require(indices.rank == data.rank, f"indices {indices} must have the rank of data {data}")
-        axis = normalize_axis(attrs["axis"], data.rank)
         for i, (d, n) in enumerate(zip(data.shape, indices.shape)):
             require(i == axis or n <= d, f"indices {indices} exceed data {data} in dimension {i}")
         return [data.with_shape(indices.shape)]
@@ -656,7 +653,6 @@ class GatherElementsOp(ECGOp, name="gather_elements"):
         index = list(np.indices(indices.shape, sparse=True))
         index[axis] = _normalized_indices(indices, data.shape[axis], "gather_elements")
         return [data[tuple(index)]]
-
 
 
 _TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric")

@@ -10,3 +10,30 @@ from torch_mlir.dialects import arith, ext, func, irdl  # noqa: F401
 
 PassManager = passmanager.PassManager
 MLIRError = ir.MLIRError
+
+# Code generation dialects and the JIT, imported on first use (``from dnnf_mlir._mlir
+# import linalg``): loading linalg's op DSL costs about 0.3 s, which tools that never
+# lower should not pay at start-up.
+_LAZY = {
+    "linalg": "torch_mlir.dialects.linalg",
+    "tensor": "torch_mlir.dialects.tensor",
+    "math": "torch_mlir.dialects.math",
+    "memref": "torch_mlir.dialects.memref",
+    "bufferization": "torch_mlir.dialects.bufferization",
+    "execution_engine": "torch_mlir.execution_engine",
+    "runtime": "torch_mlir.runtime",
+    # CPU code generation (dnnf_mlir.codegen): the transform-dialect interpreter and
+    # the LLVM dialect's translation to LLVM IR.
+    "transform_interpreter": "torch_mlir.dialects.transform.interpreter",
+    "llvm": "torch_mlir.dialects.llvm",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(_LAZY[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,625 @@
+"""From linalg on tensors to machine code: ``lower_to_llvm``, ``jit``, ``emit_llvm_ir``,
+``compile_object``.
+
+``lower_to_llvm(module, target, threads)`` runs, in order (``PIPELINE_STAGES`` names
+the stages; ``dump(stage, module)`` sees the module after each):
+
+1. ``prepare``: ``canonicalize, cse, linalg-fuse-elementwise-ops, canonicalize, cse``;
+   then three rewrites on linalg: matmuls reading an operand transposed get a
+   ``linalg.transpose`` + the plain op, single-image 1x1 convolutions become
+   ``linalg.matmul`` on collapsed shapes, other NCHW convolutions are widened to
+   whole vectors along the output width.
+2. ``schedule``: the transform-dialect script of ``schedule.plan`` (tiling, packing,
+   vectorization of every linalg op; see ``schedule.py``), then ``canonicalize, cse``.
+3. ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries
+   function-boundary-type-conversion=identity-layout-map}``,
+   ``buffer-results-to-out-params{modify-public-functions}``; results are written in
+   place into the out-parameters; remaining ``memref.copy`` become ``linalg.copy``.
+4. ``lower-vectors``: transform script vectorizing those copies (split among the
+   threads when big), ``hoist_redundant_vector_transfers``, masked transfers lowered;
+   ``buffer-loop-hoisting`` + ``buffer-deallocation-pipeline``; then the vector
+   lowering patterns: ``lower_contraction`` (outer products), ``lower_outerproduct``
+   (FMAs), transfer permutations, multi-reductions, ``lower_transfer`` (rank 1),
+   broadcasts, transposes, shape casts.
+5. ``parallel`` (threads > 1): ``scf-forall-to-parallel``,
+   ``convert-scf-to-openmp{num-threads=N}``: OpenMP, run by the LLVM OpenMP runtime
+   (libomp). With one thread, ``scf.forall`` (from big copies) becomes ``scf.for``.
+6. ``llvm``: ``convert-linalg-to-loops, convert-vector-to-scf{full-unroll}, lower-affine,
+   expand-strided-metadata, lower-affine, finalize-memref-to-llvm, convert-scf-to-cf,
+   convert-vector-to-llvm, convert-math-to-funcs, convert-math-to-llvm,
+   convert-math-to-libm, convert-openmp-to-llvm, convert-to-llvm,
+   reconcile-unrealized-casts, canonicalize, cse``; the module gets the target triple,
+   every ``llvm.func`` the ``target_cpu`` / ``target_features`` of a non-host target.
+
+``jit(module)`` compiles the LLVM-dialect module with MLIR's ExecutionEngine at -O3
+(it targets the host CPU and all its features; libomp is loaded first when the
+module uses OpenMP) and returns callables over numpy arrays. ``emit_llvm_ir``
+translates to LLVM IR text; ``compile_object`` runs ``opt-22 -O3`` and ``llc-22`` on it
+for any triple, e.g. AArch64 with NEON.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from .. import _mlir
+from .._mlir import PassManager, ir
+from . import schedule as _schedule
+from .target import Target, get_target
+
+SIGNATURES = "dnnf.codegen.signatures"
+USES_OPENMP = "dnnf.codegen.openmp"
+TARGET_ATTR = "dnnf.codegen.target"
+
+PIPELINE_STAGES = ("prepare", "schedule", "bufferize", "lower-vectors", "parallel", "llvm")
+
+PREPARE = "canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse"
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{modify-public-functions},cse,canonicalize"
+)
+# Packing buffers allocated in a tile loop move out of it (not out of scf.forall: each
+# thread keeps its own); every allocation gets its deallocation. Before OpenMP, whose
+# loop wrappers must contain nothing but the loop.
+DEALLOCATE = "func.func(buffer-loop-hoisting),buffer-deallocation-pipeline"
+# memref (and OpenMP's memref.alloca_scope, single-block only) before scf -> cf.
+TO_LLVM = (
+    "func.func(convert-linalg-to-loops),convert-vector-to-scf{full-unroll},"
+    "lower-affine,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-scf-to-cf,"
+    "convert-vector-to-llvm{vector-contract-lowering=outerproduct vector-transpose-lowering=eltwise},"
+    "convert-math-to-funcs{convert-ctlz=false},convert-math-to-llvm,convert-math-to-libm,"
+    "finalize-memref-to-llvm,convert-openmp-to-llvm,convert-to-llvm,reconcile-unrealized-casts,"
+    "canonicalize,cse"
+)
+
+
+class CodegenError(Exception):
+    pass
+
+
+def _run(pipeline: str, module: ir.Module):
+    PassManager.parse(f"builtin.module({pipeline})", module.context).run(module.operation)
+
+
+def _walk(module_op, names) -> list:
+    found = []
+
+    def visit(op):
+        if op.name in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit)
+    return found
+
+
+def _functions(module: ir.Module):
+    return [op for op in module.body.operations if op.operation.name == "func.func"]
+
+
+def _sym_name(func) -> str:
+    return ir.StringAttr(func.attributes["sym_name"]).value
+
+
+def _is_public(func) -> bool:
+    return "sym_visibility" not in func.attributes or ir.StringAttr(func.attributes["sym_visibility"]).value == "public"
+
+
+# ------------------------------------------------------------------------ signatures
+
+_DTYPES = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "f16": np.float16,
+    "i64": np.int64,
+    "i32": np.int32,
+    "i16": np.int16,
+    "i8": np.int8,
+    "i1": np.bool_,
+}
+
+
+def _type_spec(t: ir.Type) -> str:
+    try:
+        shaped = ir.ShapedType(t)
+    except ValueError:
+        return str(t)
+    dims = ",".join("?" if d == ir.ShapedType.get_dynamic_size() else str(d) for d in shaped.shape)
+    return f"{shaped.element_type}[{dims}]"
+
+
+def _parse_spec(spec: str):
+    m = re.fullmatch(r"(\w+)\[([^\]]*)\]", spec)
+    if not m or m.group(1) not in _DTYPES:
+        raise CodegenError(f"unsupported argument type {spec}")
+    dims = tuple(int(d) if d != "?" else -1 for d in m.group(2).split(",") if d != "")
+    return _DTYPES[m.group(1)], dims
+
+
+def _record_signatures(module: ir.Module):
+    entries = {}
+    for func in _functions(module):
+        if not _is_public(func) or len(func.regions[0].blocks) == 0:
+            continue
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        text = ";".join(_type_spec(t) for t in ftype.inputs) + "->" + ";".join(_type_spec(t) for t in ftype.results)
+        entries[_sym_name(func)] = ir.StringAttr.get(text)
+        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    module.operation.attributes[SIGNATURES] = ir.DictAttr.get(entries)
+
+
+def signatures(module: ir.Module) -> dict:
+    """{function: ([(dtype, shape)] inputs, [(dtype, shape)] outputs)} recorded by lower_to_llvm."""
+    if SIGNATURES not in module.operation.attributes:
+        raise CodegenError("the module was not lowered by dnnf_mlir.codegen.lower_to_llvm")
+    result = {}
+    for named in ir.DictAttr(module.operation.attributes[SIGNATURES]):
+        text = ir.StringAttr(named.attr).value
+        ins, outs = text.split("->")
+        result[named.name] = (
+            [_parse_spec(s) for s in ins.split(";") if s],
+            [_parse_spec(s) for s in outs.split(";") if s],
+        )
+    return result
+
+
+# ------------------------------------------------------------------------ bufferization fix-ups
+
+
+def _erase_with_deallocs(value):
+    for use in list(value.uses):
+        if use.owner.name == "memref.dealloc":
+            use.owner.erase()
+
+
+def _results_in_place(module: ir.Module):
+    """Write results straight into the out-parameters.
+
+    ``buffer-results-to-out-params`` copies each returned buffer into its new
+    out-parameter; when that buffer is a static allocation of the function, the
+    allocation is replaced by the out-parameter and the copy disappears (what the
+    pass's ``hoist-static-allocs`` option does, which needs an interface this build
+    does not register for memref.alloc).
+    """
+    for func in _functions(module):
+        if len(func.regions[0].blocks) == 0:
+            continue
+        block = func.regions[0].blocks[0]
+        for op in list(block.operations):
+            if op.name != "memref.copy":
+                continue
+            source, target = op.operands
+            if not isinstance(target, ir.BlockArgument) or target.owner != block:
+                continue
+            alloc = source.owner if isinstance(source, ir.OpResult) else None
+            if alloc is None or alloc.name != "memref.alloc" or alloc.parent != op.parent:
+                continue
+            if source.type != target.type or len(list(target.uses)) != 1 or len(alloc.operands) != 0:
+                continue
+            _erase_with_deallocs(source)
+            op.erase()
+            source.replace_all_uses_with(target)
+            alloc.erase()
+
+
+def _copies_to_linalg(module: ir.Module) -> list:
+    """memref.copy -> linalg.copy (vectorized later; the wheel ships no ``memrefCopy``).
+
+    A fill of a fresh buffer right before a copy that overwrites all of it (what a
+    ``tensor.pad`` used for packing bufferizes to) is erased. Returns ``(tag, shape)``
+    of the static copies for the vectorization script.
+    """
+    linalg = _mlir.linalg
+    copies = []
+    for op in _walk(module.operation, {"memref.copy"}):
+        source, target = op.operands
+        ops = list(op.operation.block.operations)
+        position = ops.index(op.operation)
+        previous = ops[position - 1] if position > 0 else None
+        fresh = isinstance(target, ir.OpResult) and target.owner.name == "memref.alloc"
+        if (
+            fresh
+            and previous is not None
+            and previous.name in ("linalg.fill", "linalg.map")
+            and len(previous.results) == 0
+            and list(previous.operands)[-1] == target
+        ):
+            previous.erase()
+        shape = ir.MemRefType(target.type).shape
+        with ir.InsertionPoint(op), op.location:
+            linalg.copy(source, outs=[target])
+        ops = list(op.operation.block.operations)
+        new_op = ops[ops.index(op.operation) - 1]
+        if shape and all(d != ir.ShapedType.get_dynamic_size() for d in shape):
+            tag = f"c{len(copies)}"
+            new_op.attributes[_schedule.TAG] = ir.StringAttr.get(tag)
+            copies.append((tag, tuple(shape)))
+        op.erase()
+    return copies
+
+
+# ------------------------------------------------------------------------ the pipeline
+
+
+def _apply_script(module: ir.Module, text: str, name: str):
+    interpreter = _mlir.transform_interpreter
+    script = ir.Module.parse(text, module.context)
+    entry = None
+    for op in script.body.operations:
+        if op.operation.name == "transform.named_sequence" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            entry = op
+    interpreter.apply_named_sequence(module.operation, entry, script)
+
+
+@dataclass
+class LoweringReport:
+    """What ``lower_to_llvm`` did: the kernels it planned and the transform scripts."""
+
+    target: Target
+    threads: int
+    kernels: list
+    schedule_script: str
+    vector_script: str
+
+
+def lower_to_llvm(
+    module: ir.Module,
+    target: "str | Target" = "host",
+    threads: int = 1,
+    dump: Optional[Callable[[str, ir.Module], None]] = None,
+) -> LoweringReport:
+    """Lower a linalg-on-tensors ``module`` in place to the LLVM dialect.
+
+    ``threads`` > 1 distributes the contractions (and large element-wise ops) over
+    that many OpenMP threads. ``dump(stage, module)`` is called after each stage of
+    ``PIPELINE_STAGES``. Returns a ``LoweringReport``.
+    """
+    target = get_target(target)
+    threads = max(1, int(threads))
+    with module.context, ir.Location.unknown(module.context):
+        _record_signatures(module)
+        _run(PREPARE, module)
+        if dump:
+            dump("prepare", module)
+
+        rewritten = _schedule.normalize_matmuls(module)
+        rewritten += _schedule.conv1x1_to_matmul(module)
+        rewritten += _schedule.pad_convolutions(module, target)
+        rewritten += _schedule.split_strided_convolutions(module)
+        if rewritten:
+            _run("canonicalize,cse", module)
+        script, kernels = _schedule.plan(module, target, threads)
+        try:
+            _apply_script(module, script, "__dnnf_codegen")
+        except (ValueError, ir.MLIRError) as e:
+            raise CodegenError(f"transform schedule failed: {e}") from None
+        _run("canonicalize,cse", module)
+        if dump:
+            dump("schedule", module)
+
+        _run(BUFFERIZE, module)
+        _results_in_place(module)
+        copies = _copies_to_linalg(module)
+        _run("canonicalize,cse", module)
+        if dump:
+            dump("bufferize", module)
+
+        vector_script = _schedule.post_bufferization_script(target, copies, threads)
+        try:
+            _apply_script(module, vector_script, "__dnnf_vectorize_buffers")
+        except (ValueError, ir.MLIRError) as e:
+            raise CodegenError(f"vectorizing copies failed: {e}") from None
+        _run("canonicalize,cse", module)
+        _run(DEALLOCATE, module)
+        lowering = _schedule.vector_lowering_script()
+        try:
+            _apply_script(module, lowering, "__dnnf_lower_vectors")
+        except (ValueError, ir.MLIRError) as e:
+            raise CodegenError(f"vector lowering failed: {e}") from None
+        _run("cse", module)
+        if dump:
+            dump("lower-vectors", module)
+
+        uses_openmp = False
+        if _walk(module.operation, {"scf.forall"}):
+            if threads > 1:
+                _run(f"scf-forall-to-parallel,convert-scf-to-openmp{{num-threads={threads}}}", module)
+                uses_openmp = bool(_walk(module.operation, {"omp.parallel"}))
+            else:
+                _run("scf-forall-to-for" if _has_pass("scf-forall-to-for") else "scf-forall-to-parallel", module)
+        if dump:
+            dump("parallel", module)
+
+        _run(TO_LLVM, module)
+        _set_llvm_target(module, target)
+        if uses_openmp:
+            module.operation.attributes[USES_OPENMP] = ir.UnitAttr.get()
+        module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target.name)
+        if dump:
+            dump("llvm", module)
+    return LoweringReport(target, threads, kernels, script, vector_script + lowering)
+
+
+_PASS_CACHE: dict = {}
+
+
+def _has_pass(name: str) -> bool:
+    if name not in _PASS_CACHE:
+        try:
+            PassManager.parse(f"builtin.module({name})")
+            _PASS_CACHE[name] = True
+        except Exception:  # noqa: BLE001 - any parse failure means "not registered"
+            _PASS_CACHE[name] = False
+    return _PASS_CACHE[name]
+
+
+def _set_llvm_target(module: ir.Module, target: Target):
+    module.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(target.triple)
+    if target.is_host:
+        return  # the JIT and `llc -mcpu=native` pick the host CPU and its features
+    features = ir.Attribute.parse(f'#llvm.target_features<[{", ".join(repr(f) for f in target.features.split(",") if f)}]>'.replace("'", '"'))
+    for op in _walk(module.operation, {"llvm.func"}):
+        if len(op.regions[0].blocks) == 0:
+            continue
+        if target.cpu:
+            op.attributes["target_cpu"] = ir.StringAttr.get(target.cpu)
+        if target.features:
+            op.attributes["target_features"] = features
+
+
+# ------------------------------------------------------------------------ JIT
+
+_LIBOMP_CANDIDATES = (
+    "/usr/lib/llvm-22/lib/libomp.so",
+    "/usr/lib/x86_64-linux-gnu/libomp.so.5",
+    "/usr/lib/aarch64-linux-gnu/libomp.so.5",
+)
+_libomp_lock = threading.Lock()
+_libomp_loaded: Optional[str] = None
+
+
+def find_libomp() -> Optional[str]:
+    """Path of the LLVM OpenMP runtime (``$DNNF_LIBOMP``, Debian's libomp5-NN, ...)."""
+    env = os.environ.get("DNNF_LIBOMP")
+    if env:
+        return env if os.path.exists(env) else None
+    for path in _LIBOMP_CANDIDATES + tuple(sorted(glob.glob("/usr/lib/llvm-*/lib/libomp.so"), reverse=True)):
+        if os.path.exists(path):
+            return path
+    found = ctypes.util.find_library("omp")
+    return found
+
+
+def _load_libomp() -> str:
+    global _libomp_loaded
+    with _libomp_lock:
+        if _libomp_loaded:
+            return _libomp_loaded
+        path = find_libomp()
+        if path is None:
+            raise CodegenError(
+                "the module runs on several threads with OpenMP but no LLVM OpenMP runtime was found "
+                "(install libomp5-22 / libomp-22-dev, or set DNNF_LIBOMP=/path/to/libomp.so)"
+            )
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        _libomp_loaded = path
+        return path
+
+
+class JitFunction:
+    """One compiled function: call it with numpy arrays, get the results back."""
+
+    def __init__(self, engine, name: str, inputs, outputs, owner=None):
+        self._engine = engine
+        self._owner = owner
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self._fn = engine.lookup(name)
+
+    def _check(self, arrays):
+        if len(arrays) != len(self.inputs):
+            raise CodegenError(f"@{self.name} takes {len(self.inputs)} inputs, got {len(arrays)}")
+        checked = []
+        for i, (a, (dtype, shape)) in enumerate(zip(arrays, self.inputs)):
+            a = np.ascontiguousarray(a)
+            if a.dtype != dtype or (shape and any(s != -1 and s != d for s, d in zip(shape, a.shape))) or a.ndim != len(shape):
+                raise CodegenError(f"input {i} of @{self.name} must be {np.dtype(dtype)}{list(shape)}, got {a.dtype}{list(a.shape)}")
+            checked.append(a)
+        return checked
+
+    def bind(self, *arrays, outputs: Optional[Sequence[np.ndarray]] = None) -> Callable[[], None]:
+        """A zero-argument callable running the function on these arrays (for timing).
+
+        The results are written to ``outputs`` (allocated when not given; the bound
+        callable's ``outputs`` attribute holds them).
+        """
+        runtime = _mlir.runtime
+        arrays = self._check(arrays)
+        if outputs is None:
+            if any(-1 in shape for _, shape in self.outputs):
+                raise CodegenError("dynamic result shapes are not supported")
+            outputs = [np.empty(shape, dtype) for dtype, shape in self.outputs]
+        descriptors = [runtime.get_ranked_memref_descriptor(a) for a in list(arrays) + list(outputs)]
+        pointers = [ctypes.pointer(ctypes.pointer(d)) for d in descriptors]
+        packed = (ctypes.c_void_p * len(pointers))(*[ctypes.cast(p, ctypes.c_void_p) for p in pointers])
+        fn = self._fn
+
+        def call():
+            fn(packed)
+
+        call.outputs = list(outputs)
+        # The function must outlive its engine and the buffers its descriptors point to.
+        call._keep = (self, arrays, descriptors, pointers, packed)
+        return call
+
+    def __call__(self, *arrays) -> list:
+        call = self.bind(*arrays)
+        call()
+        return call.outputs
+
+
+class JitModule:
+    """The public functions of a lowered module, compiled by MLIR's ExecutionEngine."""
+
+    def __init__(self, module: ir.Module, opt_level: int = 3, shared_libs: Sequence[str] = ()):
+        libs = list(shared_libs)
+        if USES_OPENMP in module.operation.attributes:
+            _load_libomp()
+        self.signatures = signatures(module)
+        self.module = module  # keeps the module (and its context) alive with the engine
+        engine_cls = _mlir.execution_engine.ExecutionEngine
+        try:
+            self.engine = engine_cls(module, opt_level=opt_level, shared_libs=libs)
+        except RuntimeError as e:
+            raise CodegenError(f"ExecutionEngine: {e}") from None
+        self.functions = {}
+        for name, (inputs, outputs) in self.signatures.items():
+            try:
+                self.functions[name] = JitFunction(self.engine, name, inputs, outputs, owner=self)
+            except RuntimeError as e:
+                raise CodegenError(f"could not compile @{name}: {e}") from None
+
+    def __getitem__(self, name: str) -> JitFunction:
+        return self.functions[name]
+
+    def __getattr__(self, name: str) -> JitFunction:
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(name)
+
+
+def jit(module: ir.Module, *, threads: int = 1, opt_level: int = 3, shared_libs: Sequence[str] = ()) -> JitModule:
+    """Compile ``module`` for this machine. A module still on linalg is lowered first
+    (in place, for the host, with ``threads``)."""
+    attributes = module.operation.attributes
+    if SIGNATURES not in attributes:
+        lower_to_llvm(module, "host", threads=threads)
+    elif TARGET_ATTR in attributes and ir.StringAttr(attributes[TARGET_ATTR]).value != "host":
+        name = ir.StringAttr(attributes[TARGET_ATTR]).value
+        raise CodegenError(f"the module was lowered for {name}; only host modules can be run by the JIT")
+    return JitModule(module, opt_level=opt_level, shared_libs=shared_libs)
+
+
+# ------------------------------------------------------------------------ LLVM IR and objects
+
+
+def emit_llvm_ir(module: ir.Module) -> str:
+    """LLVM IR text of an LLVM-dialect module (``lower_to_llvm`` output)."""
+    llvm = _mlir.llvm
+    with module.context:
+        return str(llvm.translate_module_to_llvmir(module.operation))
+
+
+def _find_tool(env: str, names) -> Optional[str]:
+    value = os.environ.get(env)
+    if value:
+        return value if shutil.which(value) or os.path.exists(value) else None
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def find_llc() -> Optional[str]:
+    """``$DNNF_LLC``, else ``llc-22``, else ``llc`` on the PATH."""
+    return _find_tool("DNNF_LLC", ("llc-22", "llc"))
+
+
+def find_opt() -> Optional[str]:
+    """``$DNNF_OPT``, else ``opt-22``, else ``opt`` on the PATH (LLVM's optimizer)."""
+    return _find_tool("DNNF_OPT", ("opt-22", "opt"))
+
+
+# The bindings carry a newer LLVM (24git) than the installed llc. Constructs its
+# printer emits that an older parser rejects are rewritten here; each entry is
+# (pattern, replacement, what it is).
+LLC_COMPAT_REWRITES: list = []
+
+
+def make_llc_compatible(llvm_ir: str) -> str:
+    for pattern, replacement, _why in LLC_COMPAT_REWRITES:
+        llvm_ir = re.sub(pattern, replacement, llvm_ir)
+    return llvm_ir
+
+
+def compile_object(
+    llvm_ir: str,
+    triple: Optional[str] = None,
+    *,
+    target: "str | Target | None" = None,
+    cpu: Optional[str] = None,
+    features: Optional[str] = None,
+    output: Optional[str] = None,
+    opt_level: int = 3,
+    assembly: bool = False,
+) -> str:
+    """Compile LLVM IR text to an object file (or assembly); returns its path.
+
+    ``opt -O<opt_level>`` (LLVM's middle end: the same optimization the JIT runs --
+    ``llc`` alone would keep, e.g., the one-iteration loops of strided transfers)
+    then ``llc -O<opt_level>``. The triple, CPU and features default to those of
+    ``target``.
+    """
+    llc = find_llc()
+    if llc is None:
+        raise CodegenError("llc not found (install llvm-22, or set DNNF_LLC)")
+    t = get_target(target) if target is not None else None
+    triple = triple or (t.triple if t else None)
+    cpu = cpu if cpu is not None else (t.cpu if t else None)
+    features = features if features is not None else (t.features if t else None)
+    if output is None:
+        fd, output = tempfile.mkstemp(suffix=".s" if assembly else ".o", prefix="dnnf-")
+        os.close(fd)
+    flags = []
+    if triple:
+        flags.append(f"-mtriple={triple}")
+    if cpu:
+        flags.append(f"-mcpu={cpu}")
+    if features:
+        flags.append(f"-mattr={features}")
+    text = make_llc_compatible(llvm_ir)
+    opt = find_opt()
+    if opt is not None and opt_level > 0:
+        proc = subprocess.run([opt, f"-O{opt_level}", "-S", "-o", "-", "-"] + flags, input=text, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CodegenError(f"{os.path.basename(opt)} failed:\n{proc.stderr.strip()}")
+        text = proc.stdout
+    cmd = [llc, f"-O{opt_level}", "-filetype=" + ("asm" if assembly else "obj"), "-o", output, "-"] + flags
+    proc = subprocess.run(cmd, input=text, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CodegenError(f"{os.path.basename(llc)} failed:\n{proc.stderr.strip()}")
+    return output
+
+
+__all__ = [
+    "CodegenError",
+    "JitFunction",
+    "JitModule",
+    "LLC_COMPAT_REWRITES",
+    "LoweringReport",
+    "PIPELINE_STAGES",
+    "compile_object",
+    "emit_llvm_ir",
+    "find_libomp",
+    "find_llc",
+    "find_opt",
+    "jit",
+    "lower_to_llvm",
+    "make_llc_compatible",
+    "signatures",
+]

@@ -1,0 +1,171 @@
+"""Run linalg-on-tensors modules on the CPU with MLIR's ExecutionEngine.
+
+A correctness harness for ``convert-ecg-to-linalg``: bufferize (function boundaries
+included, results turned into caller-allocated out-parameters), lower linalg to
+loops and everything to LLVM, JIT-compile, call with numpy arrays. No tiling or
+vectorization. The module is lowered in place (pass a copy to keep it).
+
+    module = import_onnx("squeezenet.onnx")
+    convert_ecg_to_linalg(module)
+    outputs = JitFunction(module)(x)          # numpy arrays, one per result
+"""
+
+import ctypes
+import time
+from typing import Sequence
+
+import numpy as np
+
+from .. import _mlir
+from .._mlir import PassManager, ir
+from ..ecg import TensorSpec, from_mlir
+
+# Tensors -> memrefs: identity layouts at the function boundary so that numpy's
+# contiguous arrays can be passed; results become out-parameters the caller allocates.
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{modify-public-functions},"
+    "buffer-deallocation-pipeline"
+)
+# Memrefs -> LLVM. math ops without an LLVM intrinsic (erf, tanh, ...) become libm calls,
+# which the ExecutionEngine resolves in the running process.
+TO_LLVM = (
+    "func.func(convert-linalg-to-loops),convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "convert-math-to-funcs{convert-ctlz=false},convert-math-to-llvm,convert-math-to-libm,"
+    "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts"
+)
+
+
+class JitError(Exception):
+    pass
+
+
+def _is_identity(memref_type) -> bool:
+    layout = memref_type.layout
+    return isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(memref_type.rank)
+
+
+def copies_to_linalg(module_op):
+    """Rewrite memref.copy between non-identity layouts into linalg.copy.
+
+    The LLVM lowering of such a copy calls ``memrefCopy`` from MLIR's C runner
+    utilities, which the wheel does not ship; a linalg.copy becomes loops instead.
+    """
+    copies = []
+
+    def visit(op):
+        if op.name == "memref.copy":
+            copies.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit)
+    linalg = _mlir.linalg
+    for op in copies:
+        source, target = op.operands
+        if _is_identity(ir.MemRefType(source.type)) and _is_identity(ir.MemRefType(target.type)):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            linalg.copy(source, outs=[target])
+        op.erase()
+
+
+def flatten_constants(module_op):
+    """Make every non-splat multi-dimensional constant 1-d plus a tensor.expand_shape.
+
+    Bufferized, a constant becomes a memref.global whose LLVM type nests one array per
+    dimension; translating a (64, 256, 1, 1) weight builds 16384 one-element LLVM
+    constants, which dominates compile time (ResNet-50: minutes). A flat global is
+    one array and the expand_shape only a view.
+    """
+    constants = []
+
+    def visit(op):
+        if op.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
+            constants.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit)
+    tensor = _mlir.tensor
+    for op in constants:
+        value = op.attributes["value"]
+        result_type = ir.RankedTensorType(op.results[0].type)
+        element = result_type.element_type
+        if (
+            result_type.rank < 2 or not isinstance(value, ir.DenseElementsAttr) or value.is_splat
+            or (isinstance(element, ir.IntegerType) and element.width == 1)
+        ):
+            continue
+        flat = np.ascontiguousarray(np.asarray(value)).reshape(-1)
+        attr = ir.DenseElementsAttr.get(flat, type=ir.RankedTensorType.get([flat.size], element))
+        i64 = ir.IntegerType.get_signless(64)
+        group = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in range(result_type.rank)])])
+        with ir.InsertionPoint(op), op.location:
+            flat_value = _mlir.arith.ConstantOp(attr.type, attr).result
+            shaped = tensor.expand_shape(result_type, flat_value, group, [], list(result_type.shape))
+        op.results[0].replace_all_uses_with(shaped)
+        op.erase()
+
+
+def _find_function(module: ir.Module, name: str):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op
+    raise JitError(f"no function @{name} in the module")
+
+
+def _run(pipeline: str, module: ir.Module):
+    pm = PassManager.parse(f"builtin.module({pipeline})", module.context)
+    pm.run(module.operation)
+
+
+class JitFunction:
+    """``@entry`` of a linalg-on-tensors module, compiled; call it with numpy arrays.
+
+    ``timings`` records the seconds spent bufferizing, lowering to LLVM and in the
+    ExecutionEngine's LLVM compilation.
+    """
+
+    def __init__(self, module: ir.Module, entry: str = "main", opt_level: int = 2):
+        function = _find_function(module, entry)
+        function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        self.entry = entry
+        self.input_specs = [from_mlir(t) for t in function_type.inputs]
+        self.output_specs = [from_mlir(t) for t in function_type.results]
+        function.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get(module.context)
+        self.timings = {}
+        with module.context, ir.Location.unknown():
+            start = time.perf_counter()
+            flatten_constants(module.operation)
+            _run(BUFFERIZE, module)
+            copies_to_linalg(module.operation)
+            self.timings["bufferize"] = time.perf_counter() - start
+            start = time.perf_counter()
+            _run(TO_LLVM, module)
+            self.timings["to_llvm"] = time.perf_counter() - start
+            start = time.perf_counter()
+            self.engine = _mlir.execution_engine.ExecutionEngine(module, opt_level=opt_level)
+            self.engine.lookup(entry)  # compiles (and fails here on unresolved symbols)
+            self.timings["llvm"] = time.perf_counter() - start
+
+    def __call__(self, *inputs: np.ndarray) -> list:
+        runtime = _mlir.runtime
+        if len(inputs) != len(self.input_specs):
+            raise JitError(f"@{self.entry} takes {len(self.input_specs)} inputs, got {len(inputs)}")
+        arrays = []
+        for index, (value, spec) in enumerate(zip(inputs, self.input_specs)):
+            array = np.ascontiguousarray(value)
+            if TensorSpec.of(array) != spec:
+                raise JitError(f"input {index} must be {spec}, got {TensorSpec.of(array)}")
+            arrays.append(array)
+        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.output_specs]
+        descriptors = [runtime.get_ranked_memref_descriptor(a) for a in arrays + outputs]
+        self.engine.invoke(self.entry, *[ctypes.pointer(ctypes.pointer(d)) for d in descriptors])
+        return outputs
+
+
+def jit_run(module: ir.Module, inputs: Sequence[np.ndarray], entry: str = "main") -> list:
+    """Compile ``module`` (linalg on tensors; lowered in place) and run ``@entry`` once."""
+    return JitFunction(module, entry)(*inputs)
+
+
+__all__ = ["BUFFERIZE", "TO_LLVM", "JitError", "JitFunction", "copies_to_linalg", "flatten_constants", "jit_run"]

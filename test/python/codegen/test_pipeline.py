@@ -1,0 +1,334 @@
+"""CPU code generation: numerics of the compiled kernels against numpy, the LLVM IR /
+llc path, and the AArch64 cross build run under qemu (when the tools are installed)."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+from dnnf_mlir._mlir import ir
+from dnnf_mlir.codegen import (
+    CodegenError,
+    compile_object,
+    emit_llvm_ir,
+    find_libomp,
+    find_llc,
+    jit,
+    kernels,
+    lower_to_llvm,
+    signatures,
+)
+from dnnf_mlir.codegen.cross import build_executable, disassemble, missing_tools, run_executable
+from dnnf_mlir.codegen.target import AARCH64, X86_AVX2, get_target, host_target
+
+RNG = np.random.default_rng(1234)
+
+needs_libomp = pytest.mark.skipif(
+    find_libomp() is None, reason="no LLVM OpenMP runtime (package libomp5-22 / libomp-22-dev) for 2 threads"
+)
+needs_llc = pytest.mark.skipif(find_llc() is None, reason="llc-22 not installed (package llvm-22)")
+
+
+def compile_text(text: str, threads: int = 1, target="host"):
+    context = ir.Context()
+    with context:
+        module = ir.Module.parse(text)
+        report = lower_to_llvm(module, target, threads=threads)
+        compiled = jit(module) if get_target(target).is_host else None
+    return compiled, report, module, context
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def conv_reference(x, w, pad, stride):
+    n, c, h, wd = x.shape
+    f, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - kh) // stride + 1
+    ow = (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, f, oh, ow), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
+            out += np.einsum("nchw,fc->nfhw", patch.astype(np.float64), w[:, :, i, j].astype(np.float64))
+    return out
+
+
+def assert_close(got, want, rtol=2e-5):
+    want = np.asarray(want)
+    scale = max(1.0, float(np.abs(want).max()))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, atol=rtol * scale, rtol=rtol)
+
+
+THREADS = [1, pytest.param(2, marks=needs_libomp)]
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize(
+    "m,n,k",
+    [
+        (64, 64, 64),  # packed B, full tiles
+        (128, 96, 48),  # several panels per thread
+        (13, 17, 19),  # padded to whole register tiles
+        (1, 40, 33),  # a single row
+        (30, 100, 16),
+        (9, 48, 16),  # 3 column tiles: no even split, stays on one thread
+    ],
+)
+def test_matmul(m, n, k, threads):
+    compiled, report, _, _ = compile_text(kernels.matmul(m, n, k), threads)
+    a, b = rand(m, k), rand(k, n)
+    (c,) = compiled["main"](a, b)
+    assert_close(c, a.astype(np.float64) @ b.astype(np.float64))
+    (kernel,) = report.kernels
+    assert kernel.strategy == "matmul"
+    if threads > 1 and m * n >= 64 * 64:
+        assert "forall" in kernel.details
+    if threads > 1 and (m, n) == (9, 48):
+        assert kernel.details["threads"] == 1
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_batch_matmul(threads):
+    compiled, report, _, _ = compile_text(kernels.batch_matmul(3, 20, 48, 24), threads)
+    a, b = rand(3, 20, 24), rand(3, 24, 48)
+    (c,) = compiled["main"](a, b)
+    assert_close(c, np.matmul(a.astype(np.float64), b.astype(np.float64)))
+    assert report.kernels[0].strategy == "matmul"
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize(
+    "n,c,h,w,f,kh,kw,pad,stride",
+    [
+        (1, 16, 14, 14, 32, 3, 3, 1, 1),  # ResNet-like, width padded to whole vectors
+        (1, 8, 12, 56, 16, 3, 3, 1, 1),
+        (2, 5, 9, 11, 7, 3, 2, 1, 1),  # odd everything, batch 2
+        (1, 3, 20, 20, 8, 3, 3, 0, 2),  # stride 2, no padding: two column phases
+        (1, 3, 23, 23, 16, 7, 7, 3, 2),  # ResNet stem shape (7x7 / 2), smaller image
+        (1, 12, 7, 7, 24, 1, 1, 0, 1),  # 1x1: a matmul
+        (1, 16, 9, 9, 32, 1, 1, 0, 2),  # 1x1 stride 2: strided slice + matmul
+        (2, 8, 5, 5, 16, 1, 1, 0, 1),  # 1x1, two images: stays a convolution
+        (1, 8, 3, 10, 48, 3, 3, 1, 1),  # 3 rows, 3 channel tiles: no even split
+    ],
+)
+def test_conv2d_nchw(n, c, h, w, f, kh, kw, pad, stride, threads):
+    text = kernels.conv2d_nchw(n, c, h, w, f, kh, kw, pad, stride)
+    compiled, report, _, _ = compile_text(text, threads)
+    x, wt = rand(n, c, h, w), rand(f, c, kh, kw)
+    (y,) = compiled["main"](x, wt)
+    assert_close(y, conv_reference(x, wt, pad, stride))
+    compute = [k for k in report.kernels if k.strategy in ("conv2d", "matmul")]
+    if (n, kh, kw) == (1, 1, 1):
+        # 1x1 convolutions of one image become matmuls (W[F, C] @ X[C, H*W])
+        assert [k.strategy for k in compute] == ["matmul"]
+    elif stride > 1:
+        # one stride-1 convolution per phase of the input columns, each phase copied
+        assert [k.strategy for k in compute] == ["conv2d"] * min(stride, kw)
+        assert sum(k.op == "linalg.copy" for k in report.kernels) == min(stride, kw)
+    else:
+        assert [k.strategy for k in compute] == ["conv2d"]
+
+
+ELEMENTWISE = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %bias: tensor<80xf32>) -> (tensor<64x80xf32>, tensor<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x80xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%init : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %biased = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<64x80xf32>, tensor<80xf32>) outs(%empty : tensor<64x80xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<64x80xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%biased : tensor<64x80xf32>) outs(%empty : tensor<64x80xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    %t = math.tanh %m : f32
+    linalg.yield %t : f32
+  } -> tensor<64x80xf32>
+  %e1 = tensor.empty() : tensor<64xf32>
+  %rinit = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%act : tensor<64x80xf32>) outs(%rinit : tensor<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %act, %sum : tensor<64x80xf32>, tensor<64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_elementwise_and_reduction(threads):
+    compiled, report, _, _ = compile_text(ELEMENTWISE, threads)
+    a, b, bias = rand(64, 96), rand(96, 80), rand(80)
+    act, total = compiled["main"](a, b, bias)
+    want = np.tanh(np.maximum(a.astype(np.float64) @ b + bias, 0))
+    assert_close(act, want)
+    assert_close(total, want.sum(1), rtol=1e-4)
+    (matmul,) = [k for k in report.kernels if k.op == "linalg.matmul"]
+    # bias + activation: fused into one generic (linalg-fuse-elementwise-ops), then into
+    # the matmul's register tiles as its epilogue
+    assert matmul.strategy == "matmul" and "epilogue" in matmul.details
+    # the row sum: vectorized on its own
+    assert [k.strategy for k in report.kernels if k.op == "linalg.generic"] == ["vectorized"]
+
+
+CHAIN = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @main(%x: tensor<64x128xf32>, %w1: tensor<128x256xf32>, %b1: tensor<256xf32>, %w2: tensor<256x128xf32>,
+                %k: tensor<48x128xf32>) -> (tensor<64x128xf32>, tensor<64x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %ex = tensor.empty() : tensor<64x128xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<64x128xf32>) outs(%ex : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %half : f32
+    linalg.yield %m : f32
+  } -> tensor<64x128xf32>
+  %e1 = tensor.empty() : tensor<64x256xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %mm1 = linalg.matmul ins(%scaled, %w1 : tensor<64x128xf32>, tensor<128x256xf32>) outs(%i1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %h = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm1, %b1 : tensor<64x256xf32>, tensor<256xf32>) outs(%e1 : tensor<64x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  } -> tensor<64x256xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%ex : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %mm2 = linalg.matmul ins(%h, %w2 : tensor<64x256xf32>, tensor<256x128xf32>) outs(%i2 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %e3 = tensor.empty() : tensor<64x48xf32>
+  %i3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %qk = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%mm2, %k : tensor<64x128xf32>, tensor<48x128xf32>) outs(%i3 : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %mm2, %qk : tensor<64x128xf32>, tensor<64x48xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_matmul_chain(threads):
+    """An element-wise producer stays outside the matmul tiles (not recomputed per
+    tile), bias + tanh become the first matmul's epilogue, a matmul reading B
+    transposed gets a linalg.transpose + the packed kernel."""
+    compiled, report, _, _ = compile_text(CHAIN, threads)
+    x, w1, b1, w2, k = rand(64, 128), rand(128, 256), rand(256), rand(256, 128), rand(48, 128)
+    y, qk = compiled["main"](x, w1, b1, w2, k)
+    h = np.tanh((0.5 * x.astype(np.float64)) @ w1 + b1)
+    want = h @ w2
+    assert_close(y, want)
+    assert_close(qk, want @ k.T.astype(np.float64), rtol=1e-4)
+    kinds = [(k.op, k.strategy) for k in report.kernels]
+    assert kinds == [
+        ("linalg.generic", "vectorized"),
+        ("linalg.matmul", "matmul"),
+        ("linalg.matmul", "matmul"),
+        ("linalg.transpose", "vectorized"),
+        ("linalg.matmul", "matmul"),
+    ]
+    assert "epilogue" in report.kernels[1].details
+    assert report.schedule_script.count("bufferize_to_allocation") == 0
+
+
+def test_signature_and_input_checks():
+    compiled, _, module, context = compile_text(kernels.matmul(8, 16, 4))
+    with context:
+        assert signatures(module) == {"main": ([(np.float32, (8, 4)), (np.float32, (4, 16))], [(np.float32, (8, 16))])}
+    with pytest.raises(CodegenError, match="input 0"):
+        compiled["main"](np.zeros((4, 8), np.float32), np.zeros((4, 16), np.float32))
+    with pytest.raises(CodegenError, match="takes 2 inputs"):
+        compiled["main"](np.zeros((8, 4), np.float32))
+    # bind(): a zero-argument callable for timing, writing into given outputs
+    a, b = rand(8, 4), rand(4, 16)
+    out = np.empty((8, 16), np.float32)
+    call = compiled["main"].bind(a, b, outputs=[out])
+    call()
+    assert_close(out, a @ b)
+
+
+def test_targets():
+    host = host_target()
+    assert host.is_host and host.vector_bits in (128, 256, 512)
+    assert get_target("aarch64") is AARCH64 and AARCH64.lanes() == 4
+    assert X86_AVX2.lanes() == 8
+    with pytest.raises(ValueError, match="unknown target"):
+        get_target("sparc")
+
+
+def test_jit_refuses_foreign_modules():
+    context = ir.Context()
+    with context:
+        module = ir.Module.parse(kernels.matmul(8, 8, 8))
+        lower_to_llvm(module, "aarch64")
+        with pytest.raises(CodegenError, match="lowered for aarch64"):
+            jit(module)
+
+
+@needs_llc
+@pytest.mark.parametrize("target", ["host", "aarch64"])
+def test_llvm_ir_accepted_by_llc(target, tmp_path):
+    """The 24git-printed LLVM IR (conv + elementwise + OpenMP) is accepted by llc-22."""
+    for text, threads in ((kernels.conv2d_nchw(1, 8, 10, 10, 16, 3, 3, 1), 2), (ELEMENTWISE, 1)):
+        context = ir.Context()
+        with context:
+            module = ir.Module.parse(text)
+            lower_to_llvm(module, target, threads=threads)
+            llvm_ir = emit_llvm_ir(module)
+        assert "define void @_mlir_ciface_main" in llvm_ir
+        obj = compile_object(llvm_ir, target=target, output=str(tmp_path / f"k{threads}.o"))
+        with open(obj, "rb") as f:
+            assert f.read(4) == b"\x7fELF"
+
+
+AARCH64_MISSING = missing_tools("aarch64")
+
+
+@pytest.mark.skipif(bool(AARCH64_MISSING), reason="missing: " + ", ".join(AARCH64_MISSING))
+def test_aarch64_matmul_under_qemu(tmp_path):
+    m, n, k = 48, 40, 36
+    context = ir.Context()
+    with context:
+        module = ir.Module.parse(kernels.matmul(m, n, k))
+        report = lower_to_llvm(module, "aarch64")
+        exe = build_executable(module, "main", "aarch64", directory=str(tmp_path))
+    assert report.kernels[0].details["register_tile"] == (8, 8)
+    a, b = rand(m, k), rand(k, n)
+    (c,), _ = run_executable(exe, [a, b])
+    assert_close(c, a.astype(np.float64) @ b.astype(np.float64))
+    # The micro-kernel is NEON: fused multiply-adds on 4 x f32 vectors.
+    asm = disassemble(exe.object_path, "__dnnf_kernel_main")
+    assert asm.count("fmla\tv") >= 16, asm
+
+
+@pytest.mark.skipif(bool(AARCH64_MISSING), reason="missing: " + ", ".join(AARCH64_MISSING))
+def test_aarch64_conv_under_qemu(tmp_path):
+    context = ir.Context()
+    with context:
+        module = ir.Module.parse(kernels.conv2d_nchw(1, 4, 9, 9, 8, 3, 3, 1))
+        lower_to_llvm(module, "aarch64")
+        exe = build_executable(module, "main", "aarch64", directory=str(tmp_path))
+    x, w = rand(1, 4, 9, 9), rand(8, 4, 3, 3)
+    (y,), _ = run_executable(exe, [x, w])
+    assert_close(y, conv_reference(x, w, 1, 1))
+
+
+def test_missing_tools_names_packages(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("DNNF_LLC", "/nonexistent/llc")
+    missing = missing_tools("aarch64")
+    assert any("llvm-22" in m for m in missing)
+    assert any("qemu-user" in m for m in missing)
+    assert any("gcc-aarch64-linux-gnu" in m for m in missing)

@@ -2,12 +2,14 @@
 # Create .venv (if needed) and install dnnf-mlir with its test and model-export extras.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Native toolchain for the code generation targets: llc-22 (LLVM IR -> objects),
-# qemu-user and the AArch64 cross toolchain (running AArch64 code on this machine).
-packages="llvm-22 clang-22 qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+# Native toolchain for the code generation targets: llc-22 (LLVM IR -> objects), the
+# OpenMP runtime (multi-threaded JIT code), qemu-user and the AArch64 cross toolchain
+# (running AArch64 code on this machine). apt's unprivileged sandbox user cannot
+# write /dev/null in some containers, hence APT::Sandbox::User=root.
+packages="llvm-22 clang-22 libomp-22-dev qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 if ! dpkg -s $packages >/dev/null 2>&1; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
+  apt-get -o APT::Sandbox::User=root update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o APT::Sandbox::User=root install -y -qq $packages >/dev/null
 fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

@@ -699,7 +699,7 @@ _CONVS = {1: "conv_1d_ncw_fcw", 2: "conv_2d_nchw_fchw", 3: "conv_3d_ncdhw_fcdhw"
 _DEPTHWISE = {1: "depthwise_conv_1d_ncw_cw", 2: "depthwise_conv_2d_nchw_chw", 3: "depthwise_conv_3d_ncdhw_cdhw"}
 
 
-def _attr_i64(values):
+def _int_list(values):
     """strides/dilations for the op-DSL builders: plain ints."""
     return [int(v) for v in values]
 
@@ -727,7 +727,7 @@ def lower_conv(op, args):
         raise Unsupported(f"grouped {spatial}-d convolution (group {group}) other than depthwise")
     begins, ends, outs = type(op).geometry(specs, attrs)
     x = pad(x, [0, 0] + list(begins), [0, 0] + list(ends), 0.0)
-    options = {"strides": _attr_i64(attrs["strides"]), "dilations": _attr_i64(attrs["dilations"])}
+    options = {"strides": _int_list(attrs["strides"]), "dilations": _int_list(attrs["dilations"])}
     if group == 1 or depthwise:
         spatial_dims = range(2, 2 + spatial)
         init = _zeros(spec.shape, element) if bias is None else broadcast_along(bias, spec.shape, [0, *spatial_dims])
@@ -773,7 +773,7 @@ def _pool(kind, x, attrs, begins, ends, outs, pad_value, init_value):
     out_shape = list(shape[:2]) + list(outs)
     init = filled(out_shape, element, init_value)
     window = empty(kernel, element)
-    options = {"strides": _attr_i64(attrs["strides"]), "dilations": _attr_i64(attrs["dilations"])}
+    options = {"strides": _int_list(attrs["strides"]), "dilations": _int_list(attrs["dilations"])}
     return getattr(linalg, name)(x, window, outs=[init], **options), extra
 
 

@@ -3,9 +3,9 @@
 Each case builds a small ECG function, lowers it to linalg on tensors, JIT-compiles
 it with the ExecutionEngine (dnnf_mlir.conversion.jit) and compares the outputs with
 the interpreter's: relative error max|got - want| / max|want| at most 1e-5 for
-floats, equality otherwise. The end-to-end tests do the same for whole judged models
-(skipped unless the generated model cache exists; DistilBERT only with
-DNNF_JIT_LARGE=1, it takes minutes to compile).
+floats, equality otherwise. The end-to-end tests do the same for SqueezeNet and the
+first two layers of DistilBERT (skipped unless tools/gen_models.py has generated them);
+the whole DistilBERT only with DNNF_JIT_LARGE=1 (its naive loops run for a minute).
 """
 
 import os
@@ -87,18 +87,18 @@ def relative_error(got, want) -> float:
     return float(np.abs(got - want).max() / (scale if scale > 0 else 1.0))
 
 
-def lower_and_run(module, inputs):
+def lower_and_run(module, inputs, **jit_options):
     convert_ecg_to_linalg(module)
     module.operation.verify()
     text = str(module)
     assert '"ecg.' not in text, text
-    return JitFunction(module)(*inputs)
+    return JitFunction(module, **jit_options)(*inputs)
 
 
-def check(inputs, body, rtol=RTOL):
+def check(inputs, body, rtol=RTOL, **jit_options):
     module = build(inputs, body)
     want = interpret(module, inputs)
-    got = lower_and_run(module, inputs)
+    got = lower_and_run(module, inputs, **jit_options)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
@@ -442,6 +442,18 @@ def test_fused_block_is_inlined():
     want = interpret(module, inputs)
     got = lower_and_run(module, inputs)
     assert relative_error(got[0], want[0]) <= RTOL
+
+
+def test_jit_splits_long_functions():
+    """The JIT outlines the bufferized body into functions of a few ops: values cross calls."""
+
+    def body(b, x, y):
+        h = b.op("relu", b.op("add", x, y))
+        g = b.op("mat_mul", h, b.op("transpose", y))
+        s = b.op("softmax", b.op("mul", g, b.const(np.array(0.5, np.float32))))
+        return [s, b.op("concat", h, x, axis=0), b.op("reduce_sum", g, axes=[1])]
+
+    check([randn(3, 4), randn(3, 4)], body, ops_per_function=3)
 
 
 # ----- errors -----

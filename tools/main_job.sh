@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Set up, then import a real model (ResNet-50 with random weights unless another judged
-# model is named), verify it with dnnf-opt, run it with the reference interpreter against
-# onnxruntime and summarise it: ops by mapping type, FLOPs, intermediate bytes, max error.
+# Set up, then compile a real model (ResNet-50 with random weights unless another judged
+# model is named) and show what happened to it:
+#  1. import it into ECG, verify it with dnnf-opt and summarise it (ops by mapping type,
+#     FLOPs, intermediate bytes); run the reference interpreter against onnxruntime;
+#  2. compile it for this machine and for AArch64 (dnnf-compile), run both -- the AArch64
+#     library under qemu-aarch64 through its C runner -- and check them against onnxruntime;
+#  3. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -10,7 +14,19 @@ model=${1:-resnet50}
 models=$(python -c "import sys; sys.path.insert(0, 'tools'); import gen_models; print(gen_models.DEFAULT_DIR)")
 mkdir -p build
 python tools/gen_models.py --out "$models" --only "$model"
-dnnf-translate --import-onnx "$models/$model.onnx" --emit-bytecode -o "build/$model.mlirbc" --time
+onnx="$models/$model.onnx"
+
+echo "== 1. import, verify, interpret"
+dnnf-translate --import-onnx "$onnx" --emit-bytecode -o "build/$model.mlirbc" --time
 dnnf-opt "build/$model.mlirbc" --ecg-op-stats=output="build/$model.stats.json" --emit-bytecode -o /dev/null
 echo "dnnf-opt: build/$model.mlirbc verifies; statistics in build/$model.stats.json"
-dnnf-run "build/$model.mlirbc" --reference "$models/$model.onnx" --interpret --check --summary
+dnnf-run "build/$model.mlirbc" --reference "$onnx" --interpret --check --summary
+
+echo "== 2. compile for the host and for AArch64, run, check"
+dnnf-compile "$onnx" --target host -o "build/$model-host"
+dnnf-run "build/$model-host" --check --repeat 10
+dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"
+dnnf-run "build/$model-aarch64" --check
+
+echo "== 3. benchmark against onnxruntime"
+dnnf-bench "$onnx" --threads 1,2 --json "build/$model.bench.json"

@@ -14,7 +14,8 @@
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK: scf.forall.in_parallel
 
-// OMP: omp.parallel num_threads
+// The thread count is left to the OpenMP runtime (no num_threads clause).
+// OMP: omp.parallel {
 // OMP: omp.wsloop
 // OMP: vector.fma %{{.*}} : vector<32xf32>
 

@@ -22,7 +22,7 @@ the stages; ``dump(stage, module)`` sees the module after each):
    (FMAs), transfer permutations, multi-reductions, ``lower_transfer`` (rank 1),
    broadcasts, transposes, shape casts.
 5. ``parallel`` (threads > 1): ``scf-forall-to-parallel``,
-   ``convert-scf-to-openmp{num-threads=N}``: OpenMP, run by the LLVM OpenMP runtime
+   ``convert-scf-to-openmp``: OpenMP, run by the LLVM OpenMP runtime
    (libomp). With one thread, ``scf.forall`` (from big copies) becomes ``scf.for``.
 6. ``llvm``: ``convert-linalg-to-loops, convert-vector-to-scf{full-unroll}, lower-affine,
    expand-strided-metadata, lower-affine, finalize-memref-to-llvm, convert-scf-to-cf,
@@ -56,7 +56,12 @@ import numpy as np
 
 from .. import _mlir
 from .._mlir import PassManager, ir
+from . import approximations as _approximations
+from . import convolutions as _convolutions
+from . import matvec as _matvec
+from . import openmp as _openmp
 from . import schedule as _schedule
+from . import windows as _windows
 from .target import Target, get_target
 
 SIGNATURES = "dnnf.codegen.signatures"
@@ -242,7 +247,8 @@ def _copies_to_linalg(module: ir.Module) -> list:
             linalg.copy(source, outs=[target])
         ops = list(op.operation.block.operations)
         new_op = ops[ops.index(op.operation) - 1]
-        if shape and all(d != ir.ShapedType.get_dynamic_size() for d in shape):
+        # i1 copies stay scalar: vectors of i1 are loaded / stored as packed bits.
+        if shape and all(d != ir.ShapedType.get_dynamic_size() for d in shape) and not _schedule._is_i1(target):
             tag = f"c{len(copies)}"
             new_op.attributes[_schedule.TAG] = ir.StringAttr.get(tag)
             copies.append((tag, tuple(shape)))
@@ -294,7 +300,12 @@ def lower_to_llvm(
         if dump:
             dump("prepare", module)
 
-        rewritten = _schedule.normalize_matmuls(module)
+        rewritten = _approximations.approximate_math(module)
+        rewritten += _schedule.generic_contractions_to_matmul(module)
+        rewritten += _matvec.rewrite_matvecs(module, target.lanes(32))
+        rewritten += _schedule.normalize_matmuls(module)
+        rewritten += _convolutions.split_grouped_convolutions(module)
+        rewritten += _windows.windows_to_taps(module, target.lanes(32))
         rewritten += _schedule.conv1x1_to_matmul(module)
         rewritten += _schedule.pad_convolutions(module, target)
         rewritten += _schedule.split_strided_convolutions(module)
@@ -335,8 +346,12 @@ def lower_to_llvm(
         uses_openmp = False
         if _walk(module.operation, {"scf.forall"}):
             if threads > 1:
-                _run(f"scf-forall-to-parallel,convert-scf-to-openmp{{num-threads={threads}}}", module)
+                # No num_threads clause: the thread count stays a run-time choice
+                # (omp_set_num_threads / OMP_NUM_THREADS), e.g. one thread for a benchmark.
+                _run("scf-forall-to-parallel,convert-scf-to-openmp", module)
                 uses_openmp = bool(_walk(module.operation, {"omp.parallel"}))
+                if uses_openmp:
+                    _openmp.sleep_when_idle(module)
             else:
                 _run("scf-forall-to-for" if _has_pass("scf-forall-to-for") else "scf-forall-to-parallel", module)
         if dump:
@@ -548,7 +563,32 @@ def find_opt() -> Optional[str]:
 # The bindings carry a newer LLVM (24git) than the installed llc. Constructs its
 # printer emits that an older parser rejects are rewritten here; each entry is
 # (pattern, replacement, what it is).
-LLC_COMPAT_REWRITES: list = []
+
+
+def _float_bits_as_double(value: np.float32) -> str:
+    return "0x" + np.float64(value).tobytes()[::-1].hex().upper()
+
+
+def _old_hex_literal(match) -> str:
+    """LLVM 24's ``f0x<bits>`` literal in the older syntax: a float is written as the
+    bits of the same value as a double, a half as ``0xH<bits>``."""
+    bits = match.group(1)
+    if len(bits) == 8:
+        return _float_bits_as_double(np.frombuffer(bytes.fromhex(bits)[::-1], np.float32)[0])
+    return ("0xH" if len(bits) == 4 else "0x") + bits
+
+
+def _old_float_decimal(match) -> str:
+    """A float printed as its shortest decimal (or ``inf`` / ``nan``), which the older
+    parser rejects unless exact: the same value in hexadecimal."""
+    return f"{match.group(1)} " + _float_bits_as_double(np.float32(match.group(2)))
+
+
+LLC_COMPAT_REWRITES: list = [
+    (r"\bf0x([0-9A-Fa-f]+)\b", _old_hex_literal, "hexadecimal float literals"),
+    (r"\b(float) (-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_float_decimal, "shortest-decimal float literals"),
+    (r"\b(float|double) ([-+]?(?:inf|nan))\b", _old_float_decimal, "infinity and NaN literals"),
+]
 
 
 def make_llc_compatible(llvm_ir: str) -> str:
@@ -567,6 +607,7 @@ def compile_object(
     output: Optional[str] = None,
     opt_level: int = 3,
     assembly: bool = False,
+    pic: bool = False,
 ) -> str:
     """Compile LLVM IR text to an object file (or assembly); returns its path.
 
@@ -592,6 +633,8 @@ def compile_object(
         flags.append(f"-mcpu={cpu}")
     if features:
         flags.append(f"-mattr={features}")
+    if pic:  # the object goes into a shared library
+        flags.append("-relocation-model=pic")
     text = make_llc_compatible(llvm_ir)
     opt = find_opt()
     if opt is not None and opt_level > 0:

@@ -3,6 +3,8 @@
 import re
 import sys
 
+import numpy as np
+
 LOCATION = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 
@@ -55,3 +57,48 @@ def print_diagnostic(diagnostic, filename: str):
     print(f"{where}: {severity}: {diagnostic.message}", file=sys.stderr)
     for note in diagnostic.notes:
         print_diagnostic(note, filename)
+
+
+def make_inputs(names, specs, seed: int = 0, given: dict | None = None, dummy: bool = False) -> list:
+    """Model inputs: ``given[name]`` where present; else the ONNX test runner's dummy
+    input (``dummy``, for models shipped with expected outputs); else seeded random
+    values: normal floats, token ids in [0, 100), all-ones attention masks."""
+    given = given or {}
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for name, spec in zip(names, specs):
+        if name in given:
+            value = given[name]
+        elif dummy and spec.is_float:
+            value = (np.arange(spec.numel).reshape(spec.shape) / spec.numel).astype(spec.dtype)
+        elif spec.is_float:
+            value = rng.standard_normal(spec.shape).astype(spec.dtype)
+        elif spec.dtype == np.bool_:
+            value = rng.integers(0, 2, spec.shape).astype(np.bool_)
+        elif "mask" in name:
+            value = np.ones(spec.shape, spec.dtype)
+        else:
+            value = rng.integers(0, 100, spec.shape).astype(spec.dtype)
+        inputs.append(np.asarray(value))
+    return inputs
+
+
+def onnxruntime_session(onnx_path, optimize: bool = False, threads: int | None = None):
+    """An onnxruntime CPU session: graph optimizations off (ORT_DISABLE_ALL, the
+    reference semantics) or all on (ORT_ENABLE_ALL); ``threads`` intra-op threads."""
+    import onnxruntime
+
+    from ..frontend.onnx_importer import load_model
+
+    options = onnxruntime.SessionOptions()
+    level = onnxruntime.GraphOptimizationLevel
+    options.graph_optimization_level = level.ORT_ENABLE_ALL if optimize else level.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    model = load_model(onnx_path).SerializeToString()  # also reads ONNX's text syntax
+    try:
+        return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
+        raise ToolError(f"onnxruntime cannot load {onnx_path}: {str(error).splitlines()[0]}") from None

@@ -1,6 +1,9 @@
-"""dnnf-run: run a model (ONNX or ECG MLIR) and check it against onnxruntime.
+"""dnnf-run: run a model (ONNX or ECG MLIR, or compiled) and check it against onnxruntime.
 
-``--interpret`` runs the reference interpreter. ``--check`` compares every output
+``--interpret`` runs the reference interpreter on an ONNX or MLIR model. A
+directory made by dnnf-compile runs its compiled code: a host library in this
+process, an AArch64 one under qemu-aarch64 through its C runner; ``--repeat N``
+times N more runs. ``--check`` compares every output
 with onnxruntime on the ONNX model (``--reference`` names it for an .mlir input)
 and with the expected-output files shipped next to a model (``NAME_output_0.pb``),
 printing max absolute and relative error; the exit status is non-zero outside the
@@ -18,17 +21,19 @@ from onnx import numpy_helper
 from .. import make_context
 from .._mlir import MLIRError
 from ..asm import parse, read_source
-from ..ecg import from_mlir
-from ..frontend.onnx_importer import import_onnx, load_model
+from ..compiler import Artifact, ArtifactError
+from ..compiler.artifact import EMULATORS
+from ..ecg import TensorSpec, from_mlir
+from ..frontend.onnx_importer import import_onnx
 from ..interpreter import find_function, interpret
 from ..statistics import function_statistics
-from .common import ToolError, parse_shape_overrides, print_diagnostic, run_tool
+from .common import ToolError, make_inputs, onnxruntime_session, parse_shape_overrides, print_diagnostic, run_tool
 
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dnnf-run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="MODEL.onnx (or .onnxtxt), MODEL.mlir or MODEL.mlirbc")
-    parser.add_argument("--interpret", action="store_true", required=True, help="run the reference interpreter")
+    parser.add_argument("model", help="MODEL.onnx (or .onnxtxt), MODEL.mlir, MODEL.mlirbc or a dnnf-compile OUTDIR")
+    parser.add_argument("--interpret", action="store_true", help="run the reference interpreter (ONNX / MLIR input)")
     parser.add_argument("--check", action="store_true", help="compare with onnxruntime / expected outputs")
     parser.add_argument("--reference", help="the ONNX model an .mlir input came from")
     parser.add_argument("--input", action="append", metavar="NAME=FILE", help="input from .npy or .pb (default: random)")
@@ -36,12 +41,18 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--rtol", type=float, default=1e-4, help="tolerance on the relative error")
     parser.add_argument("--summary", action="store_true", help="print ops by mapping type, FLOPs, result bytes")
+    parser.add_argument("--repeat", type=int, default=0, help="compiled model: timed runs after the first")
+    parser.add_argument("--threads", type=int, help="compiled model: threads to run on (OpenMP builds)")
     return parser
 
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     path = Path(args.model)
+    if path.is_dir():
+        return _run_compiled(path, args)
+    if not args.interpret:
+        raise ToolError(f"{path}: an ONNX or MLIR model runs with --interpret (compile it with dnnf-compile first)")
     shapes = parse_shape_overrides(args.shape)
     context = make_context()
     start = time.perf_counter()
@@ -75,10 +86,35 @@ def main(argv=None) -> int:
         return 0
     if onnx_path is None:
         raise ToolError("--check on an .mlir input needs --reference MODEL.onnx")
+    return _check(outputs, onnx_path, names, inputs, expected_files, args.rtol)
+
+
+def _run_compiled(path: Path, args) -> int:
+    try:
+        artifact = Artifact(path)
+        onnx_path = Path(args.reference or artifact.manifest["model"])
+        names = [name for name, _, _ in artifact.inputs]
+        expected_files = _expected_output_files(onnx_path)
+        specs = [TensorSpec(shape, dtype) for _, dtype, shape in artifact.inputs]
+        inputs = _make_inputs(names, specs, args, dummy=bool(expected_files))
+        outputs, times = artifact.run(inputs, repeat=args.repeat, threads=args.threads)
+    except ArtifactError as error:
+        raise ToolError(str(error)) from None
+    how = "in this process" if artifact.is_host else "under " + " ".join(EMULATORS[artifact.target][:1])
+    timing = f": median {np.median(times):.2f} ms over {len(times)} runs" if times else ""
+    print(f"ran {artifact.manifest['name']} for {artifact.target} {how}{timing}")
+    if not args.check:
+        for index, value in enumerate(outputs):
+            print(f"output {index}: {value.dtype}{list(value.shape)} mean {np.mean(value):.6g}")
+        return 0
+    return _check(outputs, onnx_path, names, inputs, expected_files, args.rtol)
+
+
+def _check(outputs, onnx_path, names, inputs, expected_files, rtol) -> int:
     references = {"onnxruntime": _run_onnxruntime(onnx_path, names, inputs)}
     if expected_files:
         references["expected output files"] = [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in expected_files]
-    return 0 if _compare(outputs, references, args.rtol) else 1
+    return 0 if _compare(outputs, references, rtol) else 1
 
 
 def _input_names(function) -> list:
@@ -96,7 +132,7 @@ def _expected_output_files(onnx_path) -> list:
 
 
 def _make_inputs(names, specs, args, dummy: bool) -> list:
-    """Given inputs, else the ONNX test runner's dummy input where expected outputs exist, else random."""
+    """Given inputs (--input), else ``common.make_inputs``."""
     given = {}
     for item in args.input or ():
         name, _, file = item.partition("=")
@@ -104,33 +140,11 @@ def _make_inputs(names, specs, args, dummy: bool) -> list:
     unknown = set(given) - set(names)
     if unknown:
         raise ToolError(f"--input names no model input: {', '.join(sorted(unknown))}")
-    rng = np.random.default_rng(args.seed)
-    inputs = []
-    for name, spec in zip(names, specs):
-        if name in given:
-            value = given[name]
-        elif dummy and spec.is_float:
-            value = (np.arange(spec.numel).reshape(spec.shape) / spec.numel).astype(spec.dtype)
-        elif spec.is_float:
-            value = rng.standard_normal(spec.shape).astype(spec.dtype)
-        elif spec.dtype == np.bool_:
-            value = rng.integers(0, 2, spec.shape).astype(np.bool_)
-        elif "mask" in name:
-            value = np.ones(spec.shape, spec.dtype)
-        else:
-            value = rng.integers(0, 100, spec.shape).astype(spec.dtype)
-        inputs.append(np.asarray(value))
-    return inputs
+    return make_inputs(names, specs, args.seed, given, dummy)
 
 
 def _run_onnxruntime(onnx_path, names, inputs) -> list:
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 3
-    model = load_model(onnx_path).SerializeToString()  # also reads ONNX's text syntax
-    session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    session = onnxruntime_session(onnx_path)
     feed_names = [i.name for i in session.get_inputs()]
     return session.run(None, {name: value for name, value in zip(names, inputs) if name in feed_names})
 

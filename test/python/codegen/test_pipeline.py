@@ -332,3 +332,54 @@ def test_missing_tools_names_packages(monkeypatch):
     assert any("llvm-22" in m for m in missing)
     assert any("qemu-user" in m for m in missing)
     assert any("gcc-aarch64-linux-gnu" in m for m in missing)
+
+
+CONTRACTION = """
+#x = affine_map<(d0, d1, d2, d3, d4) -> ({x})>
+#y = affine_map<(d0, d1, d2, d3, d4) -> ({y})>
+#s = affine_map<(d0, d1, d2, d3, d4) -> ({s})>
+#c = affine_map<(d0, d1, d2, d3, d4) -> ({c})>
+func.func @main(%x: tensor<{xt}xf32>, %y: tensor<{yt}xf32>, %s: tensor<{st}xf32>) -> tensor<{ct}xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{ct}xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<{ct}xf32>) -> tensor<{ct}xf32>
+  %r = linalg.generic {{indexing_maps = [#x, #y, #s, #c], iterator_types = [{iterators}]}}
+      ins(%x, %y, %s : tensor<{xt}xf32>, tensor<{yt}xf32>, tensor<{st}xf32>) outs(%init : tensor<{ct}xf32>) {{
+  ^bb0(%a: f32, %b: f32, %d: f32, %acc: f32):
+    %q = arith.divf %a, %d : f32
+    %p = arith.mulf %q, %b : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }} -> tensor<{ct}xf32>
+  return %r : tensor<{ct}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "x,y,s,c,sizes,einsum",
+    [
+        # Q = X @ W with W reshaped to heads (unit batch dim: a matmul)
+        ("d0, d1, d4", "d4, d2, d3", "d0", "d0, d1, d2, d3", (1, 24, 3, 8, 40), "abe,ecd->abcd"),
+        # softmax(S) @ V per head, the division by the row sums fused in (a batch_matmul)
+        ("d0, d1, d2, d4", "d0, d1, d4, d3", "d0, d1, d2", "d0, d1, d2, d3", (2, 3, 20, 16, 24), "abce,abed->abcd"),
+        # heads merged back: two reduction dims, result transposed
+        ("d0, d1, d3, d4", "d3, d4, d2", "d0", "d0, d2, d1", (1, 16, 40, 3, 8), "abde,dec->acb"),
+    ],
+)
+def test_generic_contraction(x, y, s, c, sizes, einsum):
+    def shape(m):
+        return [sizes[int(d.strip()[1])] for d in m.split(",")]
+
+    xs, ys, ss, cs = shape(x), shape(y), shape(s), shape(c)
+    reduced = {int(d.strip()[1]) for d in (x + "," + y).split(",")} - {int(d.strip()[1]) for d in c.split(",")}
+    iterators = ", ".join('"reduction"' if i in reduced else '"parallel"' for i in range(5))
+    text = CONTRACTION.format(
+        x=x, y=y, s=s, c=c, iterators=iterators, **{k + "t": "x".join(map(str, v)) for k, v in zip("xysc", (xs, ys, ss, cs))}
+    )
+    compiled, report, _, _ = compile_text(text)
+    a, b, d = rand(*xs), rand(*ys), np.abs(rand(*ss)) + 1
+    scaled = a.astype(np.float64) / d.astype(np.float64).reshape(ss + [1] * (len(xs) - len(ss)))
+    (got,) = compiled["main"](a, b, d)
+    assert_close(got, np.einsum(einsum, scaled, b.astype(np.float64)))
+    assert "matmul" in [k.strategy for k in report.kernels]

@@ -192,7 +192,16 @@ class ClipOp(ECGOp, name="clip"):
     @classmethod
     def reference(cls, inputs, attrs, results):
         x = inputs[0]
-        return [np.minimum(np.maximum(x, np.array(attrs["min"]).astype(x.dtype)), np.array(attrs["max"]).astype(x.dtype))]
+        return [np.minimum(np.maximum(x, _bound(attrs["min"], x.dtype)), _bound(attrs["max"], x.dtype))]
+
+
+def _bound(value: float, dtype) -> np.ndarray:
+    """A float attribute as a ``dtype`` scalar; integer bounds saturate (the default max
+    of int64, 2**63 - 1, is not a float: as one it rounds up past the type)."""
+    if np.issubdtype(dtype, np.integer):
+        limits = np.iinfo(dtype)
+        return np.array(max(limits.min, min(limits.max, int(value))), dtype)
+    return np.array(value).astype(dtype)
 
 
 class BinaryElementwise(ECGOp):

@@ -1,0 +1,11 @@
+"""Whole-model compilation: ONNX -> a shared library with a C entry point, and running it.
+
+    from dnnf_mlir.compiler import compile_model, Artifact
+    compile_model("resnet50.onnx", "out/resnet50", target="aarch64")
+    outputs, times_ms = Artifact("out/resnet50").run([x], repeat=3)
+"""
+
+from .artifact import Artifact, ArtifactError, HostSession
+from .driver import CompileError, CompileReport, compile_model
+
+__all__ = ["Artifact", "ArtifactError", "CompileError", "CompileReport", "HostSession", "compile_model"]

@@ -1,0 +1,152 @@
+"""Running a directory made by ``compile_model``.
+
+``Artifact(outdir)`` reads its manifest. ``run(inputs)`` executes the model:
+
+* a host library is loaded into this process with ctypes (``HostSession``: load
+  once, call many times, as the benchmark does);
+* any other target runs ``dnnf_runner`` -- the C driver linked against the target's
+  ``libdnnf_model.so`` -- under its emulator (``qemu-aarch64``), passing the tensors
+  through raw files; this is the real AArch64 code behind its C entry point.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .driver import MANIFEST
+
+EMULATORS = {"aarch64": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]}
+
+
+class ArtifactError(Exception):
+    """A directory that is not a usable compiled model, or a failed run."""
+
+
+class Artifact:
+    def __init__(self, outdir: "str | os.PathLike"):
+        self.path = Path(outdir)
+        try:
+            self.manifest = json.loads((self.path / MANIFEST).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise ArtifactError(f"{self.path} is not a directory made by dnnf-compile ({e})") from None
+        m = self.manifest
+        self.inputs = [(t["name"], np.dtype(t["dtype"]), tuple(t["shape"])) for t in m["inputs"]]
+        self.outputs = [(t["name"], np.dtype(t["dtype"]), tuple(t["shape"])) for t in m["outputs"]]
+
+    @property
+    def target(self) -> str:
+        return self.manifest["target"]
+
+    @property
+    def is_host(self) -> bool:
+        return self.target not in EMULATORS
+
+    def check_inputs(self, arrays: Sequence[np.ndarray]) -> list:
+        if len(arrays) != len(self.inputs):
+            raise ArtifactError(f"the model takes {len(self.inputs)} inputs, got {len(arrays)}")
+        checked = []
+        for (name, dtype, shape), array in zip(self.inputs, arrays):
+            array = np.ascontiguousarray(array)
+            if array.dtype != dtype or array.shape != shape:
+                raise ArtifactError(f"input {name} must be {dtype}{list(shape)}, got {array.dtype}{list(array.shape)}")
+            checked.append(array)
+        return checked
+
+    def session(self, threads: int | None = None) -> "HostSession":
+        if not self.is_host:
+            raise ArtifactError(f"a library for {self.target} cannot be loaded into this process; use run()")
+        return HostSession(self, threads)
+
+    def run(self, arrays: Sequence[np.ndarray], repeat: int = 0, threads: int | None = None):
+        """Outputs of one run, and the milliseconds of each of ``repeat`` further runs."""
+        if self.is_host:
+            call = self.session(threads).bind(arrays)
+            call()
+            return call.outputs, [_milliseconds(call) for _ in range(repeat)]
+        return self._run_emulated(arrays, repeat, threads)
+
+    def _run_emulated(self, arrays, repeat: int, threads: int | None):
+        emulator = EMULATORS[self.target]
+        if shutil.which(emulator[0]) is None:
+            raise ArtifactError(f"{emulator[0]} not found (package qemu-user)")
+        arrays = self.check_inputs(arrays)
+        with tempfile.TemporaryDirectory(prefix="dnnf-run-") as scratch:
+            in_files = [os.path.join(scratch, f"in{i}.bin") for i in range(len(arrays))]
+            out_files = [os.path.join(scratch, f"out{j}.bin") for j in range(len(self.outputs))]
+            for path, array in zip(in_files, arrays):
+                array.tofile(path)
+            command = emulator + [str(self.path / self.manifest["runner"]), str(self.path / "weights.bin")]
+            command += in_files + out_files + [str(repeat), str(threads or 1)]
+            proc = subprocess.run(command, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise ArtifactError(f"{' '.join(emulator[:1])} {self.manifest['runner']} failed: {proc.stderr.strip()}")
+            outputs = [np.fromfile(p, dtype).reshape(shape) for p, (_, dtype, shape) in zip(out_files, self.outputs)]
+        times = [float(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("run-ms ")]
+        return outputs, times
+
+
+def _milliseconds(call) -> float:
+    start = time.perf_counter()
+    call()
+    return 1e3 * (time.perf_counter() - start)
+
+
+class HostSession:
+    """The host library loaded into this process, its weights mapped once."""
+
+    def __init__(self, artifact: Artifact, threads: int | None = None):
+        self.artifact = artifact
+        lib = ctypes.CDLL(str(artifact.path / artifact.manifest["library"]))
+        lib.dnnf_load.restype = ctypes.c_void_p
+        lib.dnnf_load.argtypes = [ctypes.c_char_p]
+        lib.dnnf_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        lib.dnnf_free.argtypes = [ctypes.c_void_p]
+        lib.dnnf_error.restype = ctypes.c_char_p
+        self._lib = lib
+        self._model = lib.dnnf_load(str(artifact.path / "weights.bin").encode())
+        if not self._model:
+            raise ArtifactError(lib.dnnf_error().decode())
+        if threads:
+            self.set_threads(threads)
+
+    def set_threads(self, threads: int) -> int:
+        return self._lib.dnnf_set_num_threads(threads)
+
+    def bind(self, arrays: Sequence[np.ndarray]):
+        """A zero-argument callable running the model; its ``outputs`` hold the results."""
+        arrays = self.artifact.check_inputs(arrays)
+        outputs = [np.empty(shape, dtype) for _, dtype, shape in self.artifact.outputs]
+        ins = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+        outs = (ctypes.c_void_p * max(1, len(outputs)))(*[o.ctypes.data for o in outputs])
+        run, model, error = self._lib.dnnf_run, self._model, self._lib.dnnf_error
+
+        def call():
+            if run(model, ins, outs) != 0:
+                raise ArtifactError(error().decode())
+
+        call.outputs = outputs
+        call._keep = (self, arrays, ins, outs)  # the buffers must outlive the callable
+        return call
+
+    def run(self, arrays: Sequence[np.ndarray]) -> list:
+        call = self.bind(arrays)
+        call()
+        return call.outputs
+
+    def __del__(self):
+        if getattr(self, "_model", None):
+            self._lib.dnnf_free(self._model)
+            self._model = None
+
+
+__all__ = ["Artifact", "ArtifactError", "EMULATORS", "HostSession"]

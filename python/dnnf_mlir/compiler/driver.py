@@ -1,0 +1,215 @@
+"""``compile_model``: an ONNX model to a deployable directory for the host or AArch64.
+
+The stages, each timed in the manifest:
+
+1. ``import``: ONNX -> ECG (``frontend.onnx_importer``);
+2. ``lower``: ``convert-ecg-to-linalg``, the weights moved out of the code
+   (``weights.externalize_weights``), then ``codegen.lower_to_llvm`` for the target:
+   tiled, packed and vectorized kernels, one per linalg op, in the LLVM dialect;
+3. ``llvm``: LLVM IR, ``opt-22 -O3`` and ``llc-22`` into ``model.o``;
+4. ``build``: CMake (with the AArch64 toolchain file when cross-compiling) links
+   ``model.o`` and the generated C glue into ``libdnnf_model.so`` and builds
+   ``dnnf_runner``.
+
+The output directory holds everything needed to rebuild and run the model on the
+target (see ``artifact.py`` for running it)::
+
+    manifest.json   what was compiled, how, the tensors, the times
+    model.h         the C entry points and the tensors they take
+    model.c         the glue (generated)     model.o   the generated code
+    weights.bin     the weights, mapped at load time
+    CMakeLists.txt  aarch64-linux-gnu.cmake  dnnf_runner.c
+    libdnnf_model.so  dnnf_runner            built for the target
+
+The directory is built under a temporary name next to ``outdir`` and renamed at
+the end: a failed compilation leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .. import make_context
+from .._mlir import ir
+from ..codegen import compile_object, emit_llvm_ir, lower_to_llvm
+from ..codegen.pipeline import USES_OPENMP
+from ..codegen.target import get_target
+from ..conversion import convert_ecg_to_linalg
+from ..ecg import from_mlir
+from ..frontend.onnx_importer import import_onnx
+from . import c_abi
+from .weights import externalize_weights, write_weights
+
+IMPORTED_ENTRY = "main"  # the function import_onnx makes
+# The compiled entry point; not `main`, which a program linking the library defines.
+ENTRY = "dnnf_entry"
+MANIFEST = "manifest.json"
+LIBRARY = "libdnnf_model.so"
+RUNNER = "dnnf_runner"
+WEIGHTS = "weights.bin"
+RUNTIME_FILES = ("CMakeLists.txt", "dnnf_runner.c", "aarch64-linux-gnu.cmake")
+TOOLCHAIN_FILES = {"aarch64": "aarch64-linux-gnu.cmake"}
+
+
+class CompileError(Exception):
+    """A model that cannot be compiled, or a missing tool; the message says which."""
+
+
+@dataclass
+class CompileReport:
+    outdir: Path
+    manifest: dict  # what manifest.json holds
+
+    def summary(self) -> str:
+        m = self.manifest
+        stages = ", ".join(f"{k} {v:.1f} s" for k, v in m["compile_seconds"].items() if k != "total")
+        weight_mb = sum(w["nbytes"] for w in m["weights"]) / 2**20
+        return (
+            f"{m['name']}: {m['kernels']} kernels for {m['target']} ({m['threads']} thread"
+            f"{'s' if m['threads'] > 1 else ''}), {len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
+            f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}"
+        )
+
+
+def _tensor_names(function, attribute_name: str, count: int, prefix: str) -> list:
+    if attribute_name not in function.attributes:
+        return [f"{prefix}{i}" for i in range(count)]
+    names = []
+    for i, attrs in enumerate(ir.ArrayAttr(function.attributes[attribute_name])):
+        entries = ir.DictAttr(attrs)
+        names.append(ir.StringAttr(entries["onnx.name"]).value if "onnx.name" in entries else f"{prefix}{i}")
+    return names
+
+
+def _entry_signature(module: ir.Module):
+    """Rename the imported function to ``ENTRY``; (name, dtype, shape) of its inputs and outputs."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == IMPORTED_ENTRY:
+            op.attributes["sym_name"] = ir.StringAttr.get(ENTRY)
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            specs_in = [from_mlir(t) for t in ftype.inputs]
+            specs_out = [from_mlir(t) for t in ftype.results]
+            names_in = _tensor_names(op, "arg_attrs", len(specs_in), "input")
+            names_out = _tensor_names(op, "res_attrs", len(specs_out), "output")
+            inputs = [(n, s.dtype, tuple(s.shape)) for n, s in zip(names_in, specs_in)]
+            outputs = [(n, s.dtype, tuple(s.shape)) for n, s in zip(names_out, specs_out)]
+            return inputs, outputs
+    raise CompileError(f"the model has no @{IMPORTED_ENTRY} function")
+
+
+def _tensor_json(tensors) -> list:
+    return [{"name": n, "dtype": np.dtype(d).name, "shape": list(s)} for n, d, s in tensors]
+
+
+def _build(directory: Path, target, openmp: bool):
+    """CMake configure + build in ``directory/build``; the products move up to ``directory``."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        raise CompileError("cmake not found (package cmake)")
+    command = [cmake, "-S", str(directory), "-B", str(directory / "build"), f"-DDNNF_OPENMP={'ON' if openmp else 'OFF'}"]
+    if not target.is_host:
+        if target.name not in TOOLCHAIN_FILES:
+            raise CompileError(f"no CMake toolchain file for target {target.name}")
+        command.append(f"-DCMAKE_TOOLCHAIN_FILE={directory / TOOLCHAIN_FILES[target.name]}")
+    for step in (command, [cmake, "--build", str(directory / "build"), "-j", "2"]):
+        proc = subprocess.run(step, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(f"{' '.join(step[:2])} failed:\n{(proc.stdout + proc.stderr).strip()[-3000:]}")
+    for product in (LIBRARY, RUNNER):
+        shutil.move(str(directory / "build" / product), str(directory / product))
+    shutil.rmtree(directory / "build")
+
+
+def compile_model(
+    model: "str | os.PathLike",
+    outdir: "str | os.PathLike",
+    target: str = "host",
+    threads: int = 1,
+    shapes: dict | None = None,
+) -> CompileReport:
+    """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
+
+    ``threads`` > 1 splits the parallel loops among that many OpenMP threads (host
+    only: no OpenMP runtime for other targets is installed); how many run is
+    OpenMP's choice at run time (``dnnf_set_num_threads``, ``OMP_NUM_THREADS``).
+    """
+    t = get_target(target)
+    if threads > 1 and not t.is_host:
+        raise CompileError(f"--threads {threads}: only host libraries run on several threads")
+    model, outdir = Path(model), Path(outdir)
+    times = {}
+    start = time.perf_counter()
+    module = import_onnx(model, shapes=shapes, context=make_context())
+    times["import"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    with module.context, ir.Location.unknown():
+        inputs, outputs = _entry_signature(module)
+        convert_ecg_to_linalg(module)
+        weights = externalize_weights(module, ENTRY)
+        report = lower_to_llvm(module, t, threads=threads)
+        openmp = USES_OPENMP in module.operation.attributes
+        times["lower"] = time.perf_counter() - start
+        start = time.perf_counter()
+        llvm_ir = emit_llvm_ir(module)
+
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
+    try:
+        compile_object(llvm_ir, target=t, output=str(staging / "model.o"), pic=True)
+        times["llvm"] = time.perf_counter() - start
+        start = time.perf_counter()
+        layout = write_weights(str(staging / WEIGHTS), weights)
+        _write_sources(staging, model.stem, t, inputs, outputs, layout, openmp)
+        _build(staging, t, openmp)
+        times["build"] = time.perf_counter() - start
+        times["total"] = sum(times.values())
+        manifest = {
+            "format": 1,
+            "name": model.stem,
+            "model": str(model.resolve()),
+            "shapes": {k: list(v) for k, v in (shapes or {}).items()},
+            "target": t.name,
+            "triple": t.triple,
+            "threads": threads,
+            "openmp": openmp,
+            "entry": ENTRY,
+            "inputs": _tensor_json(inputs),
+            "outputs": _tensor_json(outputs),
+            "weights": [dict(w.to_json(), nbytes=w.nbytes) for w in layout],
+            "library": LIBRARY,
+            "runner": RUNNER,
+            "kernels": len(report.kernels),
+            "compile_seconds": {k: round(v, 3) for k, v in times.items()},
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+        if outdir.exists():
+            shutil.rmtree(outdir)
+        staging.rename(outdir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return CompileReport(outdir, manifest)
+
+
+def _write_sources(directory: Path, name: str, target, inputs, outputs, layout, openmp: bool):
+    """``model.h``, ``model.c`` and the runtime files the CMake build needs."""
+    total = layout[-1].offset + layout[-1].nbytes if layout else 0
+    (directory / "model.h").write_text(c_abi.header(name, target.name, inputs, outputs, total))
+    (directory / "model.c").write_text(c_abi.glue(ENTRY, inputs, layout, outputs, openmp))
+    runtime = resources.files("dnnf_mlir") / "runtime"
+    for file in RUNTIME_FILES:
+        (directory / file).write_text((runtime / file).read_text())
+
+
+__all__ = ["CompileError", "CompileReport", "ENTRY", "MANIFEST", "compile_model"]

@@ -1,0 +1,120 @@
+"""Model weights as entry-function arguments, stored next to the code in one file.
+
+Compiled code does not embed the weights: a 500 MB constant would be printed into
+LLVM IR (4 characters a byte), compiled by llc and linked into the library, which
+takes minutes and doubles the memory. Instead ``externalize_weights`` turns every
+large constant tensor of the entry function into a trailing argument, and
+``write_weights`` stores the values in one file, each array at an ``ALIGNMENT``-byte
+offset, which the C runtime maps and passes to the entry point (what TVM's params
+file and IREE's parameter archives do). Small constants (shapes, scalars, splats)
+stay in the code, where the compiler can fold them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._mlir import ir
+
+ALIGNMENT = 64  # bytes: a cache line, and whole AVX-512 vectors
+MIN_ELEMENTS = 64  # smaller non-splat constants stay in the code
+
+
+@dataclass(frozen=True)
+class Weight:
+    """One array of the weights file."""
+
+    offset: int  # bytes from the start of the file
+    dtype: np.dtype
+    shape: tuple
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def to_json(self) -> dict:
+        return {"offset": self.offset, "dtype": self.dtype.name, "shape": list(self.shape)}
+
+
+def _is_weight(op) -> bool:
+    if op.name != "arith.constant" or not isinstance(op.results[0].type, ir.RankedTensorType):
+        return False
+    value = op.attributes["value"]
+    if not isinstance(value, ir.DenseElementsAttr) or value.is_splat:
+        return False
+    tensor_type = ir.RankedTensorType(op.results[0].type)
+    if isinstance(tensor_type.element_type, ir.IntegerType) and tensor_type.element_type.width == 1:
+        return False  # numpy has no packed i1
+    return np.prod(tensor_type.shape, dtype=np.int64) >= MIN_ELEMENTS
+
+
+def externalize_weights(module: ir.Module, entry: str = "main") -> list:
+    """Replace the large constants of ``@entry`` by new trailing arguments.
+
+    Returns their values (numpy arrays) in argument order. Every argument of the
+    entry function is marked ``bufferization.writable = false``: the compiled code
+    must never write into the caller's inputs or into the shared weights.
+    """
+    function = _entry_function(module, entry)
+    block = function.regions[0].blocks[0]
+    constants = [op for op in block.operations if _is_weight(op.operation)]
+    values = []
+    with module.context:
+        for op in constants:
+            argument = block.add_argument(op.results[0].type, op.location)
+            op.results[0].replace_all_uses_with(argument)
+            values.append(np.ascontiguousarray(np.asarray(op.attributes["value"])))
+            op.operation.erase()
+        function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        inputs = [argument.type for argument in block.arguments]
+        function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, function_type.results))
+        read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
+        old = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
+        merged = []
+        for index in range(len(inputs)):
+            entries = {n.name: n.attr for n in ir.DictAttr(old[index])} if index < len(old) else {}
+            entries.update({n.name: n.attr for n in read_only})
+            merged.append(ir.DictAttr.get(entries))
+        function.attributes["arg_attrs"] = ir.ArrayAttr.get(merged)
+    return values
+
+
+def _entry_function(module: ir.Module, name: str):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op.operation
+    raise ValueError(f"no function @{name} in the module")
+
+
+def layout(values) -> list:
+    """The ``Weight`` entries of ``values`` packed at ``ALIGNMENT``-byte offsets."""
+    entries, offset = [], 0
+    for value in values:
+        entries.append(Weight(offset, value.dtype, tuple(value.shape)))
+        offset += -(-value.nbytes // ALIGNMENT) * ALIGNMENT
+    return entries
+
+
+def write_weights(path: str, values) -> list:
+    """Write ``values`` into the file ``path`` as ``layout`` places them; returns the layout."""
+    entries = layout(values)
+    with open(path, "wb") as f:
+        for entry, value in zip(entries, values):
+            f.write(b"\0" * (entry.offset - f.tell()))
+            f.write(value.tobytes())
+    return entries
+
+
+def read_weights(path: str, entries) -> list:
+    """The arrays of a weights file (memory-mapped, read-only)."""
+    if not entries:
+        return []
+    data = np.memmap(path, dtype=np.uint8, mode="r")
+    return [
+        data[e.offset : e.offset + e.nbytes].view(e.dtype).reshape(e.shape) for e in entries
+    ]
+
+
+__all__ = ["ALIGNMENT", "MIN_ELEMENTS", "Weight", "externalize_weights", "layout", "read_weights", "write_weights"]

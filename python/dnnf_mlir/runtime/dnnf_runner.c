@@ -1,0 +1,72 @@
+/* dnnf_runner: run a model compiled by dnnf-compile on raw binary files.
+ *
+ *   dnnf_runner WEIGHTS IN_0 ... IN_n OUT_0 ... OUT_m [REPEAT [THREADS]]
+ *
+ * Each IN_i holds input i as raw little-endian elements in row-major order (the
+ * shapes are in model.h), each OUT_j receives output j the same way. The model runs
+ * once, then REPEAT more times (default 0); each timed run is printed on stderr as
+ * "run-ms <milliseconds>". Exit status: 0, or 1 with a message on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model.h"
+
+static void *read_file(const char *path, size_t bytes) {
+  void *data = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  FILE *f = fopen(path, "rb");
+  if (!data || !f || fread(data, 1, bytes, f) != bytes) {
+    fprintf(stderr, "dnnf_runner: cannot read %zu bytes from %s\n", bytes, path);
+    exit(1);
+  }
+  fclose(f);
+  return data;
+}
+
+static void write_file(const char *path, const void *data, size_t bytes) {
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(data, 1, bytes, f) != bytes || fclose(f) != 0) {
+    fprintf(stderr, "dnnf_runner: cannot write %s\n", path);
+    exit(1);
+  }
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return 1e3 * t.tv_sec + 1e-6 * t.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+  int files = 1 + DNNF_NUM_INPUTS + DNNF_NUM_OUTPUTS;
+  if (argc < 1 + files || argc > 3 + files) {
+    fprintf(stderr, "usage: %s WEIGHTS IN x%d OUT x%d [REPEAT [THREADS]]\n", argv[0], DNNF_NUM_INPUTS,
+            DNNF_NUM_OUTPUTS);
+    return 1;
+  }
+  int repeat = argc > 1 + files ? atoi(argv[1 + files]) : 0;
+  if (argc > 2 + files) dnnf_set_num_threads(atoi(argv[2 + files]));
+  dnnf_model *model = dnnf_load(argv[1]);
+  if (!model) {
+    fprintf(stderr, "dnnf_runner: %s\n", dnnf_error());
+    return 1;
+  }
+  const void *inputs[DNNF_NUM_INPUTS];
+  void *outputs[DNNF_NUM_OUTPUTS];
+  for (int i = 0; i < DNNF_NUM_INPUTS; ++i) inputs[i] = read_file(argv[2 + i], dnnf_inputs[i].bytes);
+  for (int j = 0; j < DNNF_NUM_OUTPUTS; ++j) outputs[j] = aligned_alloc(64, (dnnf_outputs[j].bytes + 63) / 64 * 64);
+  for (int r = 0; r <= repeat; ++r) {
+    double start = now_ms();
+    if (dnnf_run(model, inputs, outputs) != 0) {
+      fprintf(stderr, "dnnf_runner: %s\n", dnnf_error());
+      return 1;
+    }
+    if (r > 0) fprintf(stderr, "run-ms %.4f\n", now_ms() - start);
+  }
+  for (int j = 0; j < DNNF_NUM_OUTPUTS; ++j)
+    write_file(argv[2 + DNNF_NUM_INPUTS + j], outputs[j], dnnf_outputs[j].bytes);
+  dnnf_free(model);
+  return 0;
+}

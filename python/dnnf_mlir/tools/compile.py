@@ -1,0 +1,50 @@
+"""dnnf-compile: compile an ONNX model into a shared library for the host or AArch64.
+
+    dnnf-compile model.onnx --target host -o out/model          # libdnnf_model.so, dnnf_runner
+    dnnf-compile model.onnx --target aarch64 -o out/model-arm   # built with the AArch64 toolchain
+    dnnf-run out/model --check                                  # run it, compare with onnxruntime
+
+OUTDIR receives the library, its C header (model.h), the weights file, the CMake
+project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
+replaced only when the compilation succeeds.
+"""
+
+import argparse
+
+from ..codegen import CodegenError
+from ..compiler import CompileError, compile_model
+from ..conversion import ConversionError
+from .common import ToolError, parse_shape_overrides, run_tool
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dnnf-compile", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
+    parser.add_argument("model", help="MODEL.onnx (or .onnxtxt)")
+    parser.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory to write")
+    parser.add_argument("--target", default="host", help="host (default) or aarch64")
+    parser.add_argument("--threads", type=int, default=1, help="OpenMP threads of the parallel loops (host only)")
+    parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        report = compile_model(
+            args.model, args.output, target=args.target, threads=args.threads, shapes=parse_shape_overrides(args.shape)
+        )
+    except (CompileError, CodegenError, ConversionError, ValueError) as error:
+        raise ToolError(str(error)) from None
+    print(report.summary())
+    return 0
+
+
+def entry():
+    run_tool("dnnf-compile", main)
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,103 @@
+"""Kernels that get a rewrite of their own before scheduling: matrix-vector products
+with a transposed weight, grouped convolutions, math functions as arithmetic."""
+
+import numpy as np
+import pytest
+from scipy.special import erf
+
+from dnnf_mlir._mlir import ir
+from dnnf_mlir.codegen import jit, lower_to_llvm
+
+RNG = np.random.default_rng(7)
+
+
+def compile_text(text: str, threads: int = 1):
+    context = ir.Context()
+    with context:
+        module = ir.Module.parse(text)
+        report = lower_to_llvm(module, "host", threads=threads)
+        return jit(module), report, context
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+MATVEC = """
+func.func @main(%x: tensor<1x{k}xf32>, %w: tensor<{n}x{k}xf32>, %b: tensor<{n}xf32>) -> tensor<1x{n}xf32> {{
+  %e = tensor.empty() : tensor<1x{n}xf32>
+  %bb = linalg.broadcast ins(%b : tensor<{n}xf32>) outs(%e : tensor<1x{n}xf32>) dimensions = [0]
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<1x{k}xf32>, tensor<{n}x{k}xf32>) outs(%bb : tensor<1x{n}xf32>) -> tensor<1x{n}xf32>
+  return %y : tensor<1x{n}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("n,k,threads", [(1000, 256, 1), (64, 512, 2)])
+def test_matvec_transposed_weight(n, k, threads):
+    compiled, report, _ = compile_text(MATVEC.format(n=n, k=k), threads)
+    assert [kernel.strategy for kernel in report.kernels if kernel.strategy == "matvec"] == ["matvec"]
+    x, w, b = rand(1, k), rand(n, k), rand(n)
+    (y,) = compiled.main(x, w, b)
+    np.testing.assert_allclose(y, x @ w.T + b, rtol=1e-4, atol=1e-4)
+
+
+GROUPED = """
+func.func @main(%x: tensor<1x{g}x{c}x{h}x{h}xf32>, %w: tensor<{g}x{f}x{c}x{k}x{k}xf32>) -> tensor<1x{g}x{f}x{o}x{o}xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x{g}x{f}x{o}x{o}xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x{g}x{f}x{o}x{o}xf32>) -> tensor<1x{g}x{f}x{o}x{o}xf32>
+  %y = linalg.conv_2d_ngchw_gfchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<{s}> : tensor<2xi64>}}
+       ins(%x, %w : tensor<1x{g}x{c}x{h}x{h}xf32>, tensor<{g}x{f}x{c}x{k}x{k}xf32>)
+       outs(%init : tensor<1x{g}x{f}x{o}x{o}xf32>) -> tensor<1x{g}x{f}x{o}x{o}xf32>
+  return %y : tensor<1x{g}x{f}x{o}x{o}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("g,c,f,h,k,s,strategy", [(2, 8, 16, 12, 3, 1, "conv2d"), (4, 6, 10, 9, 1, 2, "matmul")])
+def test_grouped_convolution(g, c, f, h, k, s, strategy):
+    o = (h - k) // s + 1
+    compiled, report, _ = compile_text(GROUPED.format(g=g, c=c, f=f, h=h, k=k, s=s, o=o))
+    assert {kernel.strategy for kernel in report.kernels} >= {strategy}
+    x, w = rand(1, g, c, h, h), rand(g, f, c, k, k)
+    (y,) = compiled.main(x, w)
+    want = np.zeros((1, g, f, o, o), np.float32)
+    for i in range(k):
+        for j in range(k):
+            patch = x[:, :, :, i : i + s * (o - 1) + 1 : s, j : j + s * (o - 1) + 1 : s]
+            want += np.einsum("ngchw,gfc->ngfhw", patch, w[:, :, :, i, j])
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+
+
+MATH = """
+func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {{
+  %e = tensor.empty() : tensor<4096xf32>
+  %y = linalg.generic {{indexing_maps = [affine_map<(d) -> (d)>, affine_map<(d) -> (d)>], iterator_types = ["parallel"]}}
+       ins(%x : tensor<4096xf32>) outs(%e : tensor<4096xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    {body}
+    linalg.yield %r : f32
+  }} -> tensor<4096xf32>
+  return %y : tensor<4096xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "body,reference",
+    [
+        ("%r = math.erf %in : f32", erf),
+        ("%r = math.exp %in : f32", np.exp),
+        ("%r = math.tanh %in : f32", np.tanh),
+        ("%c = arith.constant 3.0 : f32\n    %r = math.powf %in, %c : f32", lambda v: v**3),
+    ],
+)
+def test_math_approximations(body, reference):
+    compiled, _, _ = compile_text(MATH.format(body=body))
+    x = np.concatenate([np.linspace(-0.2, 0.2, 1024), np.linspace(-12, 12, 3072)]).astype(np.float32)
+    (y,) = compiled.main(x)
+    want = reference(x.astype(np.float64))
+    np.testing.assert_allclose(y, want, rtol=2e-6, atol=2e-7)

@@ -1,0 +1,112 @@
+"""compile_model and the artifacts it writes: weights file, C glue, host and AArch64 runs.
+
+Outputs are compared with onnxruntime (ORT_DISABLE_ALL) at relative error
+max|got - want| / max|want| <= 1e-4, the tolerance of dnnf-run --check.
+"""
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dnnf_mlir.codegen import CodegenError
+from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, driver
+from dnnf_mlir.compiler.artifact import EMULATORS
+from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
+from dnnf_mlir.tools.common import onnxruntime_session
+
+ROOT = Path(__file__).resolve().parents[3]
+GELU_MLP = ROOT / "test" / "tools" / "dnnf-run" / "Inputs" / "gelu_mlp.onnxtxt"
+RTOL = 1e-4
+
+
+def relative_error(got, want) -> float:
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def reference(model, x):
+    return onnxruntime_session(model).run(None, {"x": x})[0]
+
+
+@pytest.fixture(scope="module")
+def gelu_host(tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("compiled") / "gelu"
+    compile_model(GELU_MLP, outdir)
+    return Artifact(outdir)
+
+
+def test_weights_file_is_aligned_and_reads_back(tmp_path):
+    values = [np.arange(7, dtype=np.float32), np.ones((3, 5), np.int64), np.full((2, 2), 0.5, np.float64)]
+    layout = write_weights(str(tmp_path / "w.bin"), values)
+    assert [w.offset % ALIGNMENT for w in layout] == [0, 0, 0]
+    assert layout[1].offset >= values[0].nbytes
+    for got, want in zip(read_weights(str(tmp_path / "w.bin"), layout), values):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+
+
+def test_host_library_matches_onnxruntime(gelu_host):
+    """MatMul + Erf GELU: the library, loaded with ctypes, calls libm's erff."""
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    outputs, times = gelu_host.run([x], repeat=3)
+    assert relative_error(outputs[0], reference(GELU_MLP, x)) <= RTOL
+    assert len(times) == 3 and all(t > 0 for t in times)
+    assert gelu_host.manifest["inputs"] == [{"name": "x", "dtype": "float32", "shape": [2, 4]}]
+
+
+def test_host_runner_executable_agrees_with_library(gelu_host, tmp_path):
+    """dnnf_runner (C) reads and writes raw tensors; same numbers as the in-process run."""
+    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    x.tofile(tmp_path / "x.bin")
+    runner = gelu_host.path / "dnnf_runner"
+    subprocess.run([runner, gelu_host.path / "weights.bin", tmp_path / "x.bin", tmp_path / "y.bin"], check=True)
+    from_runner = np.fromfile(tmp_path / "y.bin", np.float32).reshape(2, 3)
+    outputs, _ = gelu_host.run([x])
+    np.testing.assert_array_equal(from_runner, outputs[0])
+
+
+def test_wrong_input_is_an_error(gelu_host):
+    with pytest.raises(ArtifactError, match=r"input x must be float32\[2, 4\], got float64\[2, 4\]"):
+        gelu_host.run([np.zeros((2, 4))])
+
+
+def test_truncated_weights_file_is_reported(tmp_path):
+    model = tmp_path / "mlp.onnx"
+    subprocess.run(
+        ["python", ROOT / "test/tools/dnnf-compile/Inputs/make_model.py", "matmul", model], check=True
+    )
+    compile_model(model, tmp_path / "out")
+    weights = tmp_path / "out" / "weights.bin"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ArtifactError, match="weights file .* has 100 bytes, the model needs 12288"):
+        Artifact(tmp_path / "out").run([np.zeros((24, 64), np.float32)])
+
+
+def test_failed_compilation_leaves_nothing_behind(tmp_path, monkeypatch):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    (outdir / "keep.txt").write_text("an earlier result")
+
+    def fail(*args, **kwargs):
+        raise CodegenError("llc failed")
+
+    monkeypatch.setattr(driver, "compile_object", fail)
+    with pytest.raises(CodegenError):
+        compile_model(GELU_MLP, outdir)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (outdir / "keep.txt").read_text() == "an earlier result"
+
+
+@pytest.mark.skipif(not all(map(__import__("shutil").which, ["aarch64-linux-gnu-gcc", EMULATORS["aarch64"][0]])),
+                    reason="needs gcc-aarch64-linux-gnu and qemu-user (tools/setup.sh installs them)")
+def test_aarch64_library_runs_under_qemu(tmp_path):
+    compile_model(GELU_MLP, tmp_path / "arm", target="aarch64")
+    artifact = Artifact(tmp_path / "arm")
+    assert not artifact.is_host
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    outputs, times = artifact.run([x], repeat=1)
+    assert relative_error(outputs[0], reference(GELU_MLP, x)) <= RTOL
+    assert len(times) == 1
+    with pytest.raises(ArtifactError, match="cannot be loaded into this process"):
+        artifact.session()

@@ -1,0 +1,59 @@
+"""The 14 judged models compiled with dnnf-compile, run through their C entry point and
+checked against onnxruntime by dnnf-run --check (relative error <= 1e-4).
+
+Host libraries run in every test run. The AArch64 libraries run under qemu-aarch64,
+which executes about 0.1 GFLOP/s here: all 14 take about half an hour, so the suite
+runs SqueezeNet and DistilBERT (one CNN, one transformer) and the rest when
+DNNF_AARCH64_MODELS=all is set.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "tools"))
+from gen_models import DEFAULT_DIR, MODEL_NAMES, ensure_models  # noqa: E402
+
+AARCH64_ALWAYS = ("squeezenet", "distilbert")
+
+
+@pytest.fixture(scope="session")
+def models():
+    return ensure_models(DEFAULT_DIR)
+
+
+def compile_and_check(onnx_path, outdir, target):
+    for command in (
+        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir],
+        ["dnnf-run", outdir, "--check"],
+    ):
+        result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
+        assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}{result.stderr}"
+    assert "FAIL" not in result.stdout
+    assert "ok output 0 vs onnxruntime" in result.stdout
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_host(name, models, tmp_path):
+    compile_and_check(models[name], tmp_path / name, "host")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.skipif(
+                name not in AARCH64_ALWAYS and os.environ.get("DNNF_AARCH64_MODELS") != "all",
+                reason="slow under qemu: set DNNF_AARCH64_MODELS=all",
+            ),
+        )
+        for name in MODEL_NAMES
+    ],
+)
+def test_aarch64(name, models, tmp_path):
+    compile_and_check(models[name], tmp_path / name, "aarch64")

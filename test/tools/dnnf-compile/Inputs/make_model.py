@@ -1,0 +1,31 @@
+"""Write a one-kernel ONNX model with seeded random weights: python make_model.py conv|matmul OUT.onnx
+
+conv: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) + bias -> Relu.
+matmul: x[24,64] -> MatMul(64x48) -> Add bias.
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+kind, path = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(0)
+
+
+def weight(name, *shape):
+    return numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+
+
+if kind == "conv":
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 12, 12])
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])]
+    weights = [weight("w", 32, 16, 3, 3), weight("b", 32)]
+else:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [24, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 48])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+    weights = [weight("w", 64, 48), weight("b", 48)]
+graph = helper.make_graph(nodes, kind, [x], [y], weights)
+onnx.save(helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)]), path)

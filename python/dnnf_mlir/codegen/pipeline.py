@@ -8,7 +8,8 @@ the stages; ``dump(stage, module)`` sees the module after each):
    then three rewrites on linalg: matmuls reading an operand transposed get a
    ``linalg.transpose`` + the plain op, single-image 1x1 convolutions become
    ``linalg.matmul`` on collapsed shapes, other NCHW convolutions are widened to
-   whole vectors along the output width.
+   whole vectors along the output width; pooling and depthwise convolutions become
+   element-wise ops over the taps of their window (``windows.py``).
 2. ``schedule``: the transform-dialect script of ``schedule.plan`` (tiling, packing,
    vectorization of every linalg op; see ``schedule.py``), then ``canonicalize, cse``.
 3. ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries
@@ -23,7 +24,9 @@ the stages; ``dump(stage, module)`` sees the module after each):
    broadcasts, transposes, shape casts.
 5. ``parallel`` (threads > 1): ``scf-forall-to-parallel``,
    ``convert-scf-to-openmp``: OpenMP, run by the LLVM OpenMP runtime
-   (libomp). With one thread, ``scf.forall`` (from big copies) becomes ``scf.for``.
+   (libomp), whose workers the entry points make sleep right after each region
+   (``openmp.sleep_when_idle``). With one thread, ``scf.forall`` (from big copies)
+   becomes ``scf.for``.
 6. ``llvm``: ``convert-linalg-to-loops, convert-vector-to-scf{full-unroll}, lower-affine,
    expand-strided-metadata, lower-affine, finalize-memref-to-llvm, convert-scf-to-cf,
    convert-vector-to-llvm, convert-math-to-funcs, convert-math-to-llvm,

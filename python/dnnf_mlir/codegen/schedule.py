@@ -1127,17 +1127,18 @@ class Planner:
         h = s.match([op.name], tag=tag)
         details = {}
         if self.threads > 1 and math.prod(loop_ranges) >= 1 << 15:
-            dims = [i for i, p in enumerate(parallel) if p]
+            # The outermost parallel dim with a chunk for every thread (not the unit
+            # batch dim of a single image, which would leave the op on one thread).
+            dims = [i for i, p in enumerate(parallel) if p and loop_ranges[i] >= self.threads]
             if dims:
                 outer = dims[0]
                 fs = [0] * rank
                 fs[outer] = math.ceil(loop_ranges[outer] / self.threads)
-                if loop_ranges[outer] >= self.threads:
-                    arg = s.begin_suppressed(h)
-                    s.tile_forall(arg, fs)
-                    s.end_suppressed()
-                    h = s.match([op.name], tag=tag)
-                    details["forall"] = fs
+                arg = s.begin_suppressed(h)
+                s.tile_forall(arg, fs)
+                s.end_suppressed()
+                h = s.match([op.name], tag=tag)
+                details["forall"] = fs
         if any(sizes) and vector_elems <= 4096 and reduction_elems <= 4096:
             arg = s.begin_suppressed(h)
             t, _ = s.tile_for(arg, sizes)

@@ -1,9 +1,8 @@
 """Pooling and depthwise convolutions as element-wise ops over the window's taps.
 
 ``linalg.pooling_nchw_max`` / ``pooling_nchw_sum`` and
-``depthwise_conv_2d_nchw_chw`` have no vectorizer of their own (MLIR vectorizes only
-the 1-d NWC depthwise form and 1-d pooling, after a ``decompose`` the depthwise NCHW
-op has none) and ran as scalar loops. ``windows_to_taps`` rewrites each (f32, static)
+``depthwise_conv_2d_nchw_chw`` ran as scalar loops: MLIR's vectorizer takes 1-d
+convolutions only, and ``decompose`` has no rule for the NCHW depthwise op. ``windows_to_taps`` rewrites each (f32, static)
 as one element-wise ``linalg.generic`` over the output ``[N, C, OH, OW]`` that reads
 the KH x KW taps of the window, each a (strided) ``extract_slice`` of the input::
 

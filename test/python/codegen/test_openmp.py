@@ -1,0 +1,39 @@
+"""OpenMP code: the entry point makes libomp's workers sleep right after each parallel
+region (``kmp_set_blocktime(0)``, see ``codegen/openmp.py``) and still computes the
+same result on one and on two threads."""
+
+import ctypes
+
+import numpy as np
+
+from dnnf_mlir._mlir import ir
+from dnnf_mlir.codegen import jit, lower_to_llvm
+from dnnf_mlir.codegen.pipeline import find_libomp
+
+MATMUL = """
+func.func @main(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%f : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %y : tensor<64x256xf32>
+}
+"""
+
+
+def test_parallel_entry_sets_blocktime():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 256)).astype(np.float32)
+    with ir.Context():
+        module = ir.Module.parse(MATMUL)
+        lower_to_llvm(module, "host", threads=2)
+        text = str(module)
+        assert "omp.parallel" in text and "llvm.call @kmp_set_blocktime" in text
+        compiled = jit(module)
+        omp = ctypes.CDLL(find_libomp())
+        for threads in (1, 2):
+            omp.omp_set_num_threads(threads)
+            (y,) = compiled.main(a, b)
+            np.testing.assert_allclose(y, a @ b, rtol=1e-4, atol=1e-4)
+        assert omp.kmp_get_blocktime() == 0

@@ -223,6 +223,8 @@ class ECGOp(ECG.Operation):
         """Raise VerificationError when the op is malformed; the verifier reports it."""
         attributes = self.operation.attributes
         for name, kind in self.ATTRIBUTES.items():
+            if name not in attributes:
+                raise VerificationError(f"requires attribute '{name}' ({kind.description})")
             if not kind.accepts(attributes[name]):
                 raise VerificationError(f"attribute '{name}' must be a {kind.description}, got {attributes[name]}")
         expected = self.infer(self.operand_specs, self.attrs)

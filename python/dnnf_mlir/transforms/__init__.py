@@ -7,5 +7,6 @@ A pass is usable from Python (``OpStatsPass(output="-")(module)``) and from
 from .pass_base import ModulePass, Option, PassError, PASSES
 from . import op_stats  # noqa: F401  (registers the pass)
 from ..conversion import ecg_to_linalg  # noqa: F401,E402  (registers convert-ecg-to-linalg)
+from ..codegen import lower_pass  # noqa: F401,E402  (registers dnnf-lower-to-llvm)
 
 __all__ = ["ModulePass", "Option", "PassError", "PASSES"]

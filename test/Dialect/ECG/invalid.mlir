@@ -91,3 +91,11 @@ func.func @yield_outside_fused(%a: tensor<4xf32>) -> tensor<4xf32> {
   "ecg.yield"(%a) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
   return %a : tensor<4xf32>
 }
+
+// -----
+
+func.func @missing_attribute(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'ecg.gelu' op requires attribute 'approximate'}}
+  %0 = "ecg.gelu"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -132,7 +132,6 @@ def schedule_matvec(planner, op):
     rows = next(r for r in (ROWS, 4, 2, 1) if n % r == 0)
     details = dict(register_tile=(rows, lanes))
     h = s.match([op.name], tag=tag)
-    func = s.match_func()
     fill = s.producer_of(h, 2)
     if planner.threads > 1 and n % (rows * planner.threads) == 0:
         h, forall = s.tile_forall(h, [n // planner.threads, 0, 0])
@@ -147,9 +146,7 @@ def schedule_matvec(planner, op):
         details["k_unroll"] = unroll
     s.vectorize(h)
     planner._vectorize_fills(s.match(["linalg.fill"], within=loops[0]))
-    s.canonicalize(func)
-    s.hoist_accumulators(func)
-    s.canonicalize(func)
+    planner.cleanup()
     planner.add_kernel(Kernel(tag, "matvec", (n, kk * lanes), "matvec", details))
 
 

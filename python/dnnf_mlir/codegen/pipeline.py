@@ -26,7 +26,9 @@ the stages; ``dump(stage, module)`` sees the module after each):
    ``convert-scf-to-openmp``: OpenMP, run by the LLVM OpenMP runtime
    (libomp), whose workers the entry points make sleep right after each region
    (``openmp.sleep_when_idle``). With one thread, ``scf.forall`` (from big copies)
-   becomes ``scf.for``.
+   becomes ``scf.for``. Then a big function (more than ``2 * SPLIT_OPS`` nested
+   ops) is split into private noinline pieces called in order (``_split_functions``):
+   LLVM's optimizer and code generator are superlinear in the size of a function.
 6. ``llvm``: ``convert-linalg-to-loops, convert-vector-to-scf{full-unroll}, lower-affine,
    expand-strided-metadata, lower-affine, finalize-memref-to-llvm, convert-scf-to-cf,
    convert-vector-to-llvm, convert-math-to-funcs, convert-math-to-llvm,
@@ -38,7 +40,9 @@ the stages; ``dump(stage, module)`` sees the module after each):
 (it targets the host CPU and all its features; libomp is loaded first when the
 module uses OpenMP) and returns callables over numpy arrays. ``emit_llvm_ir``
 translates to LLVM IR text; ``compile_object`` runs ``opt-22 -O3`` and ``llc-22`` on it
-for any triple, e.g. AArch64 with NEON.
+for any triple, e.g. AArch64 with NEON (bitcode between the two); a big host module
+(``SPLIT_IR_CHARS``) is split by ``llvm-split`` and its pieces compiled in parallel,
+joined by ``ld -r``.
 """
 
 from __future__ import annotations
@@ -259,6 +263,130 @@ def _copies_to_linalg(module: ir.Module) -> list:
     return copies
 
 
+# ------------------------------------------------------------------------ splitting
+
+# Ops (nested ones included) per piece of a big function: LLVM's optimizer and code
+# generator are superlinear in the size of a function.
+SPLIT_OPS = 6000
+_CLONED = {"arith.constant", "ub.poison", "memref.get_global", "llvm.mlir.constant"}
+
+
+def _top_level(op, function):
+    while op is not None:
+        parent = op.parent
+        if parent is None:
+            return None
+        if parent == function:
+            return op
+        op = parent
+    return None
+
+
+def _split_functions(module: ir.Module, max_ops: int = SPLIT_OPS) -> int:
+    """Split the body of each big function (straight-line, on buffers) into private
+    noinline functions of about ``max_ops`` nested ops, called in order.
+
+    Constants (and ``memref.get_global``) used by a piece are cloned into it (as
+    arguments they would hide loop bounds); other values crossing pieces become
+    arguments / results. Returns the number of pieces made.
+    """
+    made = 0
+    for func in _functions(module):
+        if len(func.regions[0].blocks) == 0:
+            continue
+        function = func.operation
+        block = func.regions[0].blocks[0]
+        operations = list(block.operations)
+        body, terminator = operations[:-1], operations[-1]
+        sizes = []
+        for op in body:
+            count = [0]
+
+            def visit(_op, count=count):
+                count[0] += 1
+                return ir.WalkResult.ADVANCE
+
+            op.walk(visit)
+            sizes.append(count[0])
+        if sum(sizes) <= 2 * max_ops:
+            continue
+        if any(op.name == "memref.alloca" for op in body):
+            continue  # a stack buffer must not outlive its piece
+        chunks, current, total = [], [], 0
+        for op, size in zip(body, sizes):
+            if op.name in _CLONED and not op.regions:
+                continue  # stays in the function; cloned where used
+            current.append(op)
+            total += size
+            if total >= max_ops:
+                chunks.append(current)
+                current, total = [], 0
+        if current:
+            chunks.append(current)
+        if len(chunks) < 2:
+            continue
+        name = _sym_name(func)
+        for index, chunk in enumerate(chunks):
+            members = set(chunk)
+            live_in, cloned, seen = [], [], set()
+
+            def visit(op, members=members, live_in=live_in, cloned=cloned, seen=seen):
+                for value in op.operands:
+                    if value in seen:
+                        continue
+                    if isinstance(value, ir.OpResult):
+                        owner = value.owner
+                        if owner.parent != function or owner in members:
+                            continue
+                        seen.add(value)
+                        if owner.name in _CLONED and len(owner.operands) == 0 and not owner.regions:
+                            cloned.append(value)
+                        else:
+                            live_in.append(value)
+                    else:
+                        if ir.BlockArgument(value).owner == block:
+                            seen.add(value)
+                            live_in.append(value)
+                return ir.WalkResult.ADVANCE
+
+            for op in chunk:
+                op.walk(visit)
+            live_out = [
+                result
+                for op in chunk
+                for result in op.results
+                if any(_top_level(use.owner, function) not in members for use in result.uses)
+            ]
+            with ir.InsertionPoint(function), function.location:
+                part = _mlir.func.FuncOp(
+                    f"{name}_part{index}", ([v.type for v in live_in], [v.type for v in live_out]), visibility="private"
+                )
+                # func-to-llvm turns an "llvm."-prefixed attribute into the llvm.func one
+                part.attributes["llvm.no_inline"] = ir.UnitAttr.get()
+                part_block = part.add_entry_block()
+            with ir.InsertionPoint(part_block), function.location:
+                ret = _mlir.func.ReturnOp(live_out)
+            for op in chunk:
+                op.move_before(ret)
+            part_op = part.operation
+            replacements = list(zip(live_in, part_block.arguments))
+            with ir.InsertionPoint.at_block_begin(part_block):
+                for value in cloned:
+                    replacements.append((value, value.owner.clone().results[0]))
+            for value, new in replacements:
+                for use in list(value.uses):
+                    if _top_level(use.owner, part_op) is not None:
+                        use.owner.operands[use.operand_number] = new
+            with ir.InsertionPoint(terminator), function.location:
+                call = _mlir.func.CallOp(part, live_in)
+            for value, result in zip(live_out, call.results):
+                for use in list(value.uses):
+                    if _top_level(use.owner, part_op) is None:
+                        use.owner.operands[use.operand_number] = result
+            made += 1
+    return made
+
+
 # ------------------------------------------------------------------------ the pipeline
 
 
@@ -357,6 +485,7 @@ def lower_to_llvm(
                     _openmp.sleep_when_idle(module)
             else:
                 _run("scf-forall-to-for" if _has_pass("scf-forall-to-for") else "scf-forall-to-parallel", module)
+        _split_functions(module)
         if dump:
             dump("parallel", module)
 
@@ -600,6 +729,51 @@ def make_llc_compatible(llvm_ir: str) -> str:
     return llvm_ir
 
 
+# Modules of LLVM IR text at least this big are compiled in pieces, in parallel
+# (``llvm-split``, then ``opt`` + ``llc`` per piece, ``ld -r`` joins the objects).
+SPLIT_IR_CHARS = 4_000_000
+
+
+def find_llvm_split() -> Optional[str]:
+    """``$DNNF_LLVM_SPLIT``, else ``llvm-split-22``, else ``llvm-split`` on the PATH."""
+    return _find_tool("DNNF_LLVM_SPLIT", ("llvm-split-22", "llvm-split"))
+
+
+def _compile_pieces(text: str, pieces: int, opt: str, llc: str, split: str, opt_level: int, flags, output: str):
+    """Split the module's functions among ``pieces`` modules (the module-local symbols
+    become hidden globals), compile them in parallel and join the objects."""
+    with tempfile.TemporaryDirectory(prefix="dnnf-split-") as tmp:
+        source = os.path.join(tmp, "module.ll")
+        with open(source, "w") as f:
+            f.write(text)
+        proc = subprocess.run([split, f"-j{pieces}", "-o", os.path.join(tmp, "piece"), source], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CodegenError(f"{os.path.basename(split)} failed:\n{proc.stderr.strip()}")
+        names = [os.path.join(tmp, f"piece{i}") for i in range(pieces)]
+        errors = []
+
+        def build(name):
+            for cmd in (
+                [opt, f"-O{opt_level}", "-o", name + ".bc", name] + flags,
+                [llc, f"-O{opt_level}", "-filetype=obj", "-o", name + ".o", name + ".bc"] + flags,
+            ):
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    errors.append(f"{os.path.basename(cmd[0])} failed:\n{proc.stderr.strip()}")
+                    return
+
+        threads = [threading.Thread(target=build, args=(name,)) for name in names]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise CodegenError(errors[0])
+        proc = subprocess.run(["ld", "-r", "-o", output] + [name + ".o" for name in names], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CodegenError(f"ld -r failed:\n{proc.stderr.strip()}")
+
+
 def compile_object(
     llvm_ir: str,
     triple: Optional[str] = None,
@@ -640,15 +814,30 @@ def compile_object(
         flags.append("-relocation-model=pic")
     text = make_llc_compatible(llvm_ir)
     opt = find_opt()
+    split = find_llvm_split()
+    pieces = 2 if len(text) >= SPLIT_IR_CHARS and (os.cpu_count() or 1) > 1 else 1
+    if (
+        pieces > 1
+        and opt is not None
+        and opt_level > 0
+        and split is not None
+        and not assembly
+        and shutil.which("ld")
+        and (triple is None or triple == get_target("host").triple)
+    ):
+        _compile_pieces(text, pieces, opt, llc, split, opt_level, flags, output)
+        return output
+    data = text.encode()
     if opt is not None and opt_level > 0:
-        proc = subprocess.run([opt, f"-O{opt_level}", "-S", "-o", "-", "-"] + flags, input=text, capture_output=True, text=True)
+        # bitcode between opt and llc: printing and parsing big modules as text is slow
+        proc = subprocess.run([opt, f"-O{opt_level}", "-o", "-", "-"] + flags, input=data, capture_output=True)
         if proc.returncode != 0:
-            raise CodegenError(f"{os.path.basename(opt)} failed:\n{proc.stderr.strip()}")
-        text = proc.stdout
+            raise CodegenError(f"{os.path.basename(opt)} failed:\n{proc.stderr.decode(errors='replace').strip()}")
+        data = proc.stdout
     cmd = [llc, f"-O{opt_level}", "-filetype=" + ("asm" if assembly else "obj"), "-o", output, "-"] + flags
-    proc = subprocess.run(cmd, input=text, capture_output=True, text=True)
+    proc = subprocess.run(cmd, input=data, capture_output=True)
     if proc.returncode != 0:
-        raise CodegenError(f"{os.path.basename(llc)} failed:\n{proc.stderr.strip()}")
+        raise CodegenError(f"{os.path.basename(llc)} failed:\n{proc.stderr.decode(errors='replace').strip()}")
     return output
 
 

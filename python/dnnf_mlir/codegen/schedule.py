@@ -12,7 +12,8 @@ linalg on tensors:
   ``structured.fuse`` (n outer, m inner; fill fused), the K x NR panel of B packed
   (``pad`` nofold + ``hoist_pad``), k steps of one unrolled by 4, ``vectorize`` to
   ``vector.contract`` and the accumulator kept in registers across k
-  (``hoist_loop_invariant_subsets``). An element-wise consumer (bias, activation)
+  (``hoist_loop_invariant_subsets``, with the canonicalization around it done once
+  for the whole function at the end of the script: ``Planner.finish``). An element-wise consumer (bias, activation)
   becomes the root of the tiling and is applied to the accumulators before the
   single store (epilogue fusion).
 * ``linalg.conv_2d_nchw_fchw`` (f32): ``pad_convolutions`` first widens the output
@@ -861,6 +862,25 @@ class Planner:
         self.kernels: list[Kernel] = []
         self.strategies: dict = {}
         self._next = 0
+        self._cleanup = False
+
+    def cleanup(self):
+        """Canonicalize and hoist the accumulators of the micro-kernels emitted so far.
+
+        Deferred to ``finish``: done once over the whole function after every kernel is
+        tiled and vectorized (per kernel, the greedy rewrites over the whole function
+        made the schedule quadratic in the size of the model).
+        """
+        self._cleanup = True
+
+    def finish(self):
+        if not self._cleanup:
+            return
+        s = self.script
+        func = s.match_func()
+        s.canonicalize(func)
+        s.hoist_accumulators(func)
+        s.canonicalize(func)
 
     def add_kernel(self, kernel: Kernel):
         self.kernels.append(kernel)
@@ -897,7 +917,6 @@ class Planner:
         if (pm, pn) != (m, n):
             epilogue = None
         h = s.match([op.name], tag=tag)
-        func = s.match_func()
         h, isolated = self._isolate_operands(op, h, [0, 1, 2])
         if isolated:
             details["materialized_operands"] = True
@@ -907,7 +926,7 @@ class Planner:
             # full and static (the fill folds into a fill of the padded shape).
             mult = [1] * nb + [mr, nr, 1]
             h = s.pad(h, dims=list(range(nb + 3)), nofold=[0, 0, 0], multiple_of=mult)
-            s.canonicalize(func)
+            s.canonicalize(s.match_func())
             h = s.match([op.name], tag=tag)
             # Materialize the padded operands now, so that tiling does not fuse the pads
             # (the pad of a zero-filled accumulator folded into a bigger fill).
@@ -986,9 +1005,7 @@ class Planner:
         self._vectorize_fills(fills)
         if epilogue is not None:
             s.vectorize(s.match([epilogue.name], within=loops[0], tag=etag))
-        s.canonicalize(func)
-        s.hoist_accumulators(func)
-        s.canonicalize(func)
+        self.cleanup()
         self.add_kernel(Kernel(tag, op.name, (bsz, m, n, k) if batch else (m, n, k), "matmul", details))
         return epilogue is not None
 
@@ -1035,7 +1052,6 @@ class Planner:
             return self.generic(op)
         details = dict(register_tile=(fr, wv))
         h = s.match([op.name], tag=tag)
-        func = s.match_func()
         # Materialize the zero-padded input once: tiling would otherwise fuse the pad
         # into every tile as a (dynamic, scalar) pad of a slice.
         h, isolated = self._isolate_operands(op, h, [0, 1, 2])
@@ -1079,10 +1095,10 @@ class Planner:
         s.vectorize(h)
         fills = s.match(["linalg.fill"], within=loops[0])
         self._vectorize_fills(fills)
-        s.patterns(func, ["vector.reduction_to_contract", "vector.transfer_permutation_patterns"])
-        s.canonicalize(func)
-        s.hoist_accumulators(func)
-        s.canonicalize(func)
+        # On this kernel's loops only (before the hoisting of ``finish``; the matmuls'
+        # contractions must not see them).
+        s.patterns(loops[0], ["vector.reduction_to_contract", "vector.transfer_permutation_patterns"])
+        self.cleanup()
         self.add_kernel(Kernel(tag, op.name, tuple(out.shape) + (c, kh, kw), "conv2d", details))
 
     # -- everything else --------------------------------------------------------------
@@ -1279,6 +1295,7 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
                 planner.conv(op)
         elif op not in fused_fills and op not in consumed:
             planner.generic(op)
+    planner.finish()
     return planner.script.text(), planner.kernels
 
 

@@ -27,7 +27,7 @@ the stages; ``dump(stage, module)`` sees the module after each):
    (libomp), whose workers the entry points make sleep right after each region
    (``openmp.sleep_when_idle``). With one thread, ``scf.forall`` (from big copies)
    becomes ``scf.for``. Then a big function (more than ``2 * SPLIT_OPS`` nested
-   ops) is split into private noinline pieces called in order (``_split_functions``):
+   ops) is split into private noinline pieces called in order (``split_functions``):
    LLVM's optimizer and code generator are superlinear in the size of a function.
 6. ``llvm``: ``convert-linalg-to-loops, convert-vector-to-scf{full-unroll}, lower-affine,
    expand-strided-metadata, lower-affine, finalize-memref-to-llvm, convert-scf-to-cf,
@@ -282,7 +282,7 @@ def _top_level(op, function):
     return None
 
 
-def _split_functions(module: ir.Module, max_ops: int = SPLIT_OPS) -> int:
+def split_functions(module: ir.Module, max_ops: int = SPLIT_OPS) -> int:
     """Split the body of each big function (straight-line, on buffers) into private
     noinline functions of about ``max_ops`` nested ops, called in order.
 
@@ -485,7 +485,7 @@ def lower_to_llvm(
                     _openmp.sleep_when_idle(module)
             else:
                 _run("scf-forall-to-for" if _has_pass("scf-forall-to-for") else "scf-forall-to-parallel", module)
-        _split_functions(module)
+        split_functions(module)
         if dump:
             dump("parallel", module)
 
@@ -857,4 +857,5 @@ __all__ = [
     "lower_to_llvm",
     "make_llc_compatible",
     "signatures",
+    "split_functions",
 ]

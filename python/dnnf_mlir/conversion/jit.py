@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _mlir
 from .._mlir import PassManager, ir
+from ..codegen.pipeline import split_functions
 from ..ecg import TensorSpec, from_mlir
 
 # Tensors -> memrefs: identity layouts at the function boundary so that numpy's
@@ -106,82 +107,6 @@ def flatten_constants(module_op):
         op.erase()
 
 
-def _top_level(op, function):
-    """The ancestor of ``op`` in ``function``'s body (``op`` itself if it is there), or None."""
-    while op is not None:
-        parent = op.parent
-        if parent is None:
-            return None
-        if parent == function:
-            return op
-        op = parent
-    return None
-
-
-def _defining_top(value, function):
-    """The top-level op of ``function`` that defines ``value`` (None for a function argument)."""
-    if isinstance(value, ir.OpResult):
-        return _top_level(value.owner, function)
-    owner = ir.BlockArgument(value).owner.owner  # the op whose region holds the block
-    return None if owner == function else _top_level(owner, function)
-
-
-def outline(module: ir.Module, entry: str, ops_per_function: int = 32):
-    """Split ``@entry``'s body (straight-line, bufferized) into private noinline functions of
-    ``ops_per_function`` ops called in order.
-
-    LLVM's optimizer is superlinear in function size: one function holding every loop
-    nest of MobileBERT takes minutes at -O2, the same code in pieces seconds.
-    """
-    func = _mlir.func
-    function = _find_function(module, entry).operation
-    block = function.regions[0].blocks[0]
-    operations = list(block.operations)
-    body, terminator = operations[:-1], operations[-1]
-    if len(body) <= ops_per_function:
-        return
-    for index, start in enumerate(range(0, len(body), ops_per_function)):
-        chunk = body[start : start + ops_per_function]
-        members = set(chunk)
-        live_in, seen = [], set()
-
-        def visit(op):
-            for value in op.operands:
-                if value not in seen and _defining_top(value, function) not in members:
-                    seen.add(value)
-                    live_in.append(value)
-            return ir.WalkResult.ADVANCE
-
-        for op in chunk:
-            op.walk(visit)
-        live_out = [
-            result for op in chunk for result in op.results
-            if any(_top_level(use.owner, function) not in members for use in result.uses)
-        ]
-        with ir.InsertionPoint(function), function.location:
-            part = func.FuncOp(
-                f"{entry}_part{index}", ([v.type for v in live_in], [v.type for v in live_out]), visibility="private"
-            )
-            # func-to-llvm turns an "llvm."-prefixed attribute into the llvm.func one
-            part.attributes["llvm.no_inline"] = ir.UnitAttr.get()
-            part_block = part.add_entry_block()
-        with ir.InsertionPoint(part_block), function.location:
-            ret = func.ReturnOp(live_out)
-        for op in chunk:
-            op.move_before(ret)
-        part_op = part.operation
-        for value, argument in zip(live_in, part_block.arguments):
-            for use in list(value.uses):
-                if _top_level(use.owner, part_op) is not None:
-                    use.owner.operands[use.operand_number] = argument
-        with ir.InsertionPoint(terminator), function.location:
-            call = func.CallOp(part, live_in)
-        for value, result in zip(live_out, call.results):
-            for use in list(value.uses):
-                if _top_level(use.owner, part_op) is None:
-                    use.owner.operands[use.operand_number] = result
-
-
 def _find_function(module: ir.Module, name: str):
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
@@ -198,11 +123,13 @@ class JitFunction:
     """``@entry`` of a linalg-on-tensors module, compiled; call it with numpy arrays.
 
     ``timings`` records the seconds spent bufferizing, lowering to LLVM and in the
-    ExecutionEngine's LLVM compilation. ``ops_per_function`` (0: off) splits the
-    bufferized body into functions of that many ops (see ``outline``).
+    ExecutionEngine's LLVM compilation. ``max_ops_per_function`` (0: off) splits the
+    bufferized body into functions of about that many nested ops
+    (``codegen.pipeline.split_functions``): LLVM's optimizer is superlinear in function
+    size, one function holding every loop nest of MobileBERT takes minutes.
     """
 
-    def __init__(self, module: ir.Module, entry: str = "main", opt_level: int = 2, ops_per_function: int = 32):
+    def __init__(self, module: ir.Module, entry: str = "main", opt_level: int = 2, max_ops_per_function: int = 256):
         function = _find_function(module, entry)
         function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
         self.entry = entry
@@ -215,8 +142,8 @@ class JitFunction:
             flatten_constants(module.operation)
             _run(BUFFERIZE, module)
             copies_to_linalg(module.operation)
-            if ops_per_function:
-                outline(module, entry, ops_per_function)
+            if max_ops_per_function:
+                split_functions(module, max_ops_per_function)
             self.timings["bufferize"] = time.perf_counter() - start
             start = time.perf_counter()
             _run(TO_LLVM, module)
@@ -252,5 +179,5 @@ def jit_run(module: ir.Module, inputs: Sequence[np.ndarray], entry: str = "main"
 
 
 __all__ = [
-    "BUFFERIZE", "TO_LLVM", "JitError", "JitFunction", "copies_to_linalg", "flatten_constants", "jit_run", "outline",
+    "BUFFERIZE", "TO_LLVM", "JitError", "JitFunction", "copies_to_linalg", "flatten_constants", "jit_run",
 ]

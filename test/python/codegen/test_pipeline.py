@@ -21,6 +21,8 @@ from dnnf_mlir.codegen import (
 from dnnf_mlir.codegen.cross import build_executable, disassemble, missing_tools, run_executable
 from dnnf_mlir.codegen.target import AARCH64, X86_AVX2, get_target, host_target
 
+from compile_helpers import compile_text
+
 RNG = np.random.default_rng(1234)
 
 needs_libomp = pytest.mark.skipif(
@@ -29,13 +31,6 @@ needs_libomp = pytest.mark.skipif(
 needs_llc = pytest.mark.skipif(find_llc() is None, reason="llc-22 not installed (package llvm-22)")
 
 
-def compile_text(text: str, threads: int = 1, target="host"):
-    context = ir.Context()
-    with context:
-        module = ir.Module.parse(text)
-        report = lower_to_llvm(module, target, threads=threads)
-        compiled = jit(module) if get_target(target).is_host else None
-    return compiled, report, module, context
 
 
 def rand(*shape):

@@ -5,18 +5,11 @@ import numpy as np
 import pytest
 from scipy.special import erf
 
-from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import jit, lower_to_llvm
+from compile_helpers import compile_text
 
 RNG = np.random.default_rng(7)
 
 
-def compile_text(text: str, threads: int = 1):
-    context = ir.Context()
-    with context:
-        module = ir.Module.parse(text)
-        report = lower_to_llvm(module, "host", threads=threads)
-        return jit(module), report, context
 
 
 def rand(*shape):
@@ -37,7 +30,7 @@ func.func @main(%x: tensor<1x{k}xf32>, %w: tensor<{n}x{k}xf32>, %b: tensor<{n}xf
 
 @pytest.mark.parametrize("n,k,threads", [(1000, 256, 1), (64, 512, 2)])
 def test_matvec_transposed_weight(n, k, threads):
-    compiled, report, _ = compile_text(MATVEC.format(n=n, k=k), threads)
+    compiled, report, _, _ = compile_text(MATVEC.format(n=n, k=k), threads)
     assert [kernel.strategy for kernel in report.kernels if kernel.strategy == "matvec"] == ["matvec"]
     x, w, b = rand(1, k), rand(n, k), rand(n)
     (y,) = compiled.main(x, w, b)
@@ -60,7 +53,7 @@ func.func @main(%x: tensor<1x{g}x{c}x{h}x{h}xf32>, %w: tensor<{g}x{f}x{c}x{k}x{k
 @pytest.mark.parametrize("g,c,f,h,k,s,strategy", [(2, 8, 16, 12, 3, 1, "conv2d"), (4, 6, 10, 9, 1, 2, "matmul")])
 def test_grouped_convolution(g, c, f, h, k, s, strategy):
     o = (h - k) // s + 1
-    compiled, report, _ = compile_text(GROUPED.format(g=g, c=c, f=f, h=h, k=k, s=s, o=o))
+    compiled, report, _, _ = compile_text(GROUPED.format(g=g, c=c, f=f, h=h, k=k, s=s, o=o))
     assert {kernel.strategy for kernel in report.kernels} >= {strategy}
     x, w = rand(1, g, c, h, h), rand(g, f, c, k, k)
     (y,) = compiled.main(x, w)
@@ -96,7 +89,7 @@ func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {{
     ],
 )
 def test_math_approximations(body, reference):
-    compiled, _, _ = compile_text(MATH.format(body=body))
+    compiled, _, _, _ = compile_text(MATH.format(body=body))
     x = np.concatenate([np.linspace(-0.2, 0.2, 1024), np.linspace(-12, 12, 3072)]).astype(np.float32)
     (y,) = compiled.main(x)
     want = reference(x.astype(np.float64))

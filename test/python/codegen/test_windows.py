@@ -6,8 +6,7 @@ numpy's, added in another order)."""
 import numpy as np
 import pytest
 
-from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import jit, lower_to_llvm
+from compile_helpers import compile_text
 
 RNG = np.random.default_rng(11)
 
@@ -36,12 +35,6 @@ func.func @main(%x: tensor<1x{c}x{h}x{w}xf32>, %k: tensor<{c}x3x3xf32>, %b: tens
 """
 
 
-def compile_text(text: str, threads: int = 1):
-    context = ir.Context()
-    with context:
-        module = ir.Module.parse(text)
-        report = lower_to_llvm(module, "host", threads=threads)
-        return jit(module), report, context
 
 
 def windows(x, k, s, d=1):
@@ -70,7 +63,7 @@ def window_kernels(report):
 def test_pooling_vectorized(kind, c, h, k, s, threads):
     o = (h - k) // s + 1
     init = "0xFF800000" if kind == "max" else "0.0"
-    compiled, report, _ = compile_text(POOL.format(kind=kind, c=c, h=h, w=h, oh=o, ow=o, k=k, s=s, init=init), threads)
+    compiled, report, _, _ = compile_text(POOL.format(kind=kind, c=c, h=h, w=h, oh=o, ow=o, k=k, s=s, init=init), threads)
     assert [kernel.strategy for kernel in window_kernels(report)] == ["vectorized"]
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
     (y,) = compiled.main(x)
@@ -83,7 +76,7 @@ def test_pooling_vectorized(kind, c, h, k, s, threads):
 
 def test_wide_strided_pooling_stays_loops():
     """A strided 55-wide row would be read by one scalar load per lane: left to the loops."""
-    compiled, report, _ = compile_text(POOL.format(kind="max", c=2, h=111, w=111, oh=55, ow=55, k=3, s=2, init="0xFF800000"))
+    compiled, report, _, _ = compile_text(POOL.format(kind="max", c=2, h=111, w=111, oh=55, ow=55, k=3, s=2, init="0xFF800000"))
     assert window_kernels(report) == []
     x = RNG.standard_normal((1, 2, 111, 111)).astype(np.float32)
     (y,) = compiled.main(x)
@@ -93,7 +86,7 @@ def test_wide_strided_pooling_stays_loops():
 @pytest.mark.parametrize("c,h,s,d,threads", [(24, 16, 1, 1, 1), (16, 30, 2, 1, 1), (12, 18, 1, 2, 2)])
 def test_depthwise_vectorized(c, h, s, d, threads):
     o = (h - d * 2 - 1) // s + 1
-    compiled, report, _ = compile_text(DEPTHWISE.format(c=c, h=h, w=h, oh=o, ow=o, s=s, d=d), threads)
+    compiled, report, _, _ = compile_text(DEPTHWISE.format(c=c, h=h, w=h, oh=o, ow=o, s=s, d=d), threads)
     assert "vectorized" in [kernel.strategy for kernel in window_kernels(report)]
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
     w = RNG.standard_normal((c, 3, 3)).astype(np.float32)

@@ -457,7 +457,7 @@ def test_fused_block_is_inlined():
 
 
 def test_jit_splits_long_functions():
-    """The JIT outlines the bufferized body into functions of a few ops: values cross calls."""
+    """The JIT splits the bufferized body into functions of a few ops: values cross calls."""
 
     def body(b, x, y):
         h = b.op("relu", b.op("add", x, y))
@@ -465,7 +465,7 @@ def test_jit_splits_long_functions():
         s = b.op("softmax", b.op("mul", g, b.const(np.array(0.5, np.float32))))
         return [s, b.op("concat", h, x, axis=0), b.op("reduce_sum", g, axes=[1])]
 
-    check([randn(3, 4), randn(3, 4)], body, ops_per_function=3)
+    check([randn(3, 4), randn(3, 4)], body, max_ops_per_function=3)
 
 
 # ----- errors -----

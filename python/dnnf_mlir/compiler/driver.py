@@ -113,6 +113,7 @@ def _tensor_json(tensors) -> list:
 
 def _build(directory: Path, target, openmp: bool):
     """CMake configure + build in ``directory/build``; the products move up to ``directory``."""
+    directory = directory.resolve()  # CMake resolves a relative toolchain path against the build dir
     cmake = shutil.which("cmake")
     if cmake is None:
         raise CompileError("cmake not found (package cmake)")

@@ -5,11 +5,16 @@
 the stages; ``dump(stage, module)`` sees the module after each):
 
 1. ``prepare``: ``canonicalize, cse, linalg-fuse-elementwise-ops, canonicalize, cse``;
-   then three rewrites on linalg: matmuls reading an operand transposed get a
-   ``linalg.transpose`` + the plain op, single-image 1x1 convolutions become
-   ``linalg.matmul`` on collapsed shapes, other NCHW convolutions are widened to
-   whole vectors along the output width; pooling and depthwise convolutions become
-   element-wise ops over the taps of their window (``windows.py``).
+   then rewrites on linalg, in order: exp/erf/tanh/powf as vectorizable arithmetic
+   (``approximations.py``); contractions written as ``linalg.generic`` rebuilt as
+   ``linalg.matmul`` / ``batch_matmul``; batch-1 Gemms with a transposed weight
+   marked as matrix-vector products (``matvec.py``); matmuls reading an operand
+   transposed get a ``linalg.transpose`` + the plain op; grouped convolutions split
+   per group (``convolutions.py``); pooling and depthwise convolutions become
+   element-wise ops over the taps of their window (``windows.py``); single-image 1x1
+   convolutions become ``linalg.matmul`` on collapsed shapes; other NCHW
+   convolutions are widened to whole vectors along the output width, strided ones
+   split by phase.
 2. ``schedule``: the transform-dialect script of ``schedule.plan`` (tiling, packing,
    vectorization of every linalg op; see ``schedule.py``), then ``canonicalize, cse``.
 3. ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries

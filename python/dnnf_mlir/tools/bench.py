@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codegen import CodegenError
-from ..compiler import Artifact, CompileError, compile_model
+from ..compiler import Artifact, ArtifactError, CompileError, compile_model
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
 from .common import ToolError, make_inputs, onnxruntime_session, run_tool
@@ -156,7 +156,7 @@ def main(argv=None) -> int:
             for t in threads:
                 try:
                     r = bench_model(path, t, root / f"{path.stem}-t{t}", args)
-                except (CompileError, CodegenError, ConversionError) as error:
+                except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
                     raise ToolError(f"{path.name}: {error}") from None
                 results[path.stem][str(t)] = r
                 print(

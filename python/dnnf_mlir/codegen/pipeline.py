@@ -395,14 +395,19 @@ def split_functions(module: ir.Module, max_ops: int = SPLIT_OPS) -> int:
 # ------------------------------------------------------------------------ the pipeline
 
 
-def _apply_script(module: ir.Module, text: str, name: str):
+def _apply_script(module: ir.Module, text: str, name: str, what: str):
+    """Run the transform named sequence ``@name`` of ``text``; a failure is a
+    CodegenError saying ``what`` failed."""
     interpreter = _mlir.transform_interpreter
-    script = ir.Module.parse(text, module.context)
-    entry = None
-    for op in script.body.operations:
-        if op.operation.name == "transform.named_sequence" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            entry = op
-    interpreter.apply_named_sequence(module.operation, entry, script)
+    try:
+        script = ir.Module.parse(text, module.context)
+        entry = None
+        for op in script.body.operations:
+            if op.operation.name == "transform.named_sequence" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+                entry = op
+        interpreter.apply_named_sequence(module.operation, entry, script)
+    except (ValueError, ir.MLIRError) as e:
+        raise CodegenError(f"{what} failed: {e}") from None
 
 
 @dataclass
@@ -448,10 +453,7 @@ def lower_to_llvm(
         if rewritten:
             _run("canonicalize,cse", module)
         script, kernels = _schedule.plan(module, target, threads)
-        try:
-            _apply_script(module, script, "__dnnf_codegen")
-        except (ValueError, ir.MLIRError) as e:
-            raise CodegenError(f"transform schedule failed: {e}") from None
+        _apply_script(module, script, "__dnnf_codegen", "transform schedule")
         _run("canonicalize,cse", module)
         if dump:
             dump("schedule", module)
@@ -464,17 +466,11 @@ def lower_to_llvm(
             dump("bufferize", module)
 
         vector_script = _schedule.post_bufferization_script(target, copies, threads)
-        try:
-            _apply_script(module, vector_script, "__dnnf_vectorize_buffers")
-        except (ValueError, ir.MLIRError) as e:
-            raise CodegenError(f"vectorizing copies failed: {e}") from None
+        _apply_script(module, vector_script, "__dnnf_vectorize_buffers", "vectorizing copies")
         _run("canonicalize,cse", module)
         _run(DEALLOCATE, module)
         lowering = _schedule.vector_lowering_script()
-        try:
-            _apply_script(module, lowering, "__dnnf_lower_vectors")
-        except (ValueError, ir.MLIRError) as e:
-            raise CodegenError(f"vector lowering failed: {e}") from None
+        _apply_script(module, lowering, "__dnnf_lower_vectors", "vector lowering")
         _run("cse", module)
         if dump:
             dump("lower-vectors", module)

@@ -84,16 +84,8 @@ class Script:
 
     # -- tiling
     def tile_for(self, handle: str, sizes, interchange=None, hint: str = "t"):
-        loops = sum(1 for s in sizes if s)
-        tiled, loop = self.fresh(hint), self.fresh("loop")
-        inter = f" interchange = {list(interchange)}" if interchange else ""
-        results = ", ".join(["!transform.any_op"] * (loops + 1))
-        names = f"{tiled}, {loop}:{loops}" if loops > 1 else f"{tiled}, {loop}"
-        self.emit(
-            f"{names} = transform.structured.tile_using_for {handle} tile_sizes {list(sizes)}{inter}"
-            f" : (!transform.any_op) -> ({results})"
-        )
-        return tiled, [f"{loop}#{i}" for i in range(loops)] if loops > 1 else [loop]
+        """Tile ``handle`` with scf.for loops (the two ops spell ``interchange`` differently)."""
+        return self._loops("tile_using_for", handle, sizes, f" interchange = {list(interchange)}" if interchange else "", hint)
 
     def tile_forall(self, handle: str, sizes, hint: str = "t"):
         tiled, forall = self.fresh(hint), self.fresh("forall")
@@ -105,13 +97,17 @@ class Script:
 
     def fuse(self, handle: str, sizes, interchange=None, hint: str = "t"):
         """Tile ``handle`` with scf.for loops and fuse its producers (the fill) into them."""
+        return self._loops("fuse", handle, sizes, f" interchange {list(interchange)}" if interchange else "", hint)
+
+    def _loops(self, transform: str, handle: str, sizes, interchange: str, hint: str):
+        """``transform.structured.<transform>`` making one scf.for per non-zero tile size:
+        (tiled op handle, loop handles, outermost first)."""
         loops = sum(1 for s in sizes if s)
         tiled, loop = self.fresh(hint), self.fresh("loop")
-        inter = f" interchange {list(interchange)}" if interchange else ""
         results = ", ".join(["!transform.any_op"] * (loops + 1))
         names = f"{tiled}, {loop}:{loops}" if loops > 1 else f"{tiled}, {loop}"
         self.emit(
-            f"{names} = transform.structured.fuse {handle} tile_sizes {list(sizes)}{inter}"
+            f"{names} = transform.structured.{transform} {handle} tile_sizes {list(sizes)}{interchange}"
             f" : (!transform.any_op) -> ({results})"
         )
         return tiled, [f"{loop}#{i}" for i in range(loops)] if loops > 1 else [loop]

@@ -103,7 +103,7 @@ def write_weights(path: str, values) -> list:
     with open(path, "wb") as f:
         for entry, value in zip(entries, values):
             f.write(b"\0" * (entry.offset - f.tell()))
-            f.write(value.tobytes())
+            value.tofile(f)  # no in-memory copy of a 500 MB array
     return entries
 
 

@@ -80,13 +80,9 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     outputs = interpret(module, inputs)
     print(f"interpreted in {time.perf_counter() - start:.2f} s")
-    if not args.check:
-        for index, value in enumerate(outputs):
-            print(f"output {index}: {value.dtype}{list(value.shape)} mean {np.mean(value):.6g}")
-        return 0
-    if onnx_path is None:
+    if args.check and onnx_path is None:
         raise ToolError("--check on an .mlir input needs --reference MODEL.onnx")
-    return _check(outputs, onnx_path, names, inputs, expected_files, args.rtol)
+    return _report(outputs, args, onnx_path, names, inputs, expected_files)
 
 
 def _run_compiled(path: Path, args) -> int:
@@ -103,18 +99,19 @@ def _run_compiled(path: Path, args) -> int:
     how = "in this process" if artifact.is_host else "under " + " ".join(EMULATORS[artifact.target][:1])
     timing = f": median {np.median(times):.2f} ms over {len(times)} runs" if times else ""
     print(f"ran {artifact.manifest['name']} for {artifact.target} {how}{timing}")
+    return _report(outputs, args, onnx_path, names, inputs, expected_files)
+
+
+def _report(outputs, args, onnx_path, names, inputs, expected_files) -> int:
+    """With --check, compare with the references (exit status); else summarise the outputs."""
     if not args.check:
         for index, value in enumerate(outputs):
             print(f"output {index}: {value.dtype}{list(value.shape)} mean {np.mean(value):.6g}")
         return 0
-    return _check(outputs, onnx_path, names, inputs, expected_files, args.rtol)
-
-
-def _check(outputs, onnx_path, names, inputs, expected_files, rtol) -> int:
     references = {"onnxruntime": _run_onnxruntime(onnx_path, names, inputs)}
     if expected_files:
         references["expected output files"] = [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in expected_files]
-    return 0 if _compare(outputs, references, rtol) else 1
+    return 0 if _compare(outputs, references, args.rtol) else 1
 
 
 def _input_names(function) -> list:

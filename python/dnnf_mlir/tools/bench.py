@@ -27,7 +27,7 @@ from ..codegen import CodegenError
 from ..compiler import Artifact, ArtifactError, CompileError, compile_model
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
-from .common import ToolError, make_inputs, onnxruntime_session, run_tool
+from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool
 
 PEERS = ("ort_disable_all", "ort_enable_all")
 
@@ -61,16 +61,6 @@ def _median_rounds(runners: dict, args) -> dict:
     return {name: float(np.median(values)) for name, values in times.items()} | {"runs": rounds}
 
 
-def _relative_error(got: list, want: list) -> float:
-    worst = 0.0
-    for g, w in zip(got, want):
-        w = np.asarray(w, np.float64)
-        scale = float(np.abs(w).max()) if w.size else 0.0
-        error = float(np.abs(np.asarray(g, np.float64) - w).max()) if w.size else 0.0
-        worst = max(worst, error / scale if scale else error)
-    return worst
-
-
 def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
     report = compile_model(path, outdir, target="host", threads=threads)
     artifact = Artifact(outdir)
@@ -94,7 +84,7 @@ def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
         "compile_seconds": report.manifest["compile_seconds"]["total"],
         "compile_stages": report.manifest["compile_seconds"],
         "kernels": report.manifest["kernels"],
-        "rel_error": _relative_error(dnnf.outputs, reference),
+        "rel_error": max(errors(g, w)[1] for g, w in zip(dnnf.outputs, reference)),
     }
     for peer in PEERS:
         result[f"{peer}_ms"] = medians[peer]

@@ -59,6 +59,17 @@ def print_diagnostic(diagnostic, filename: str):
         print_diagnostic(note, filename)
 
 
+def errors(got, want) -> tuple:
+    """(max absolute error, relative error = max|got - want| / max|want|; the absolute
+    error where ``want`` is all zeros), in float64."""
+    want = np.asarray(want, np.float64)
+    if not want.size:
+        return 0.0, 0.0
+    max_abs = float(np.abs(np.asarray(got, np.float64) - want).max())
+    scale = float(np.abs(want).max())
+    return max_abs, max_abs / scale if scale else max_abs
+
+
 def make_inputs(names, specs, seed: int = 0, given: dict | None = None, dummy: bool = False) -> list:
     """Model inputs: ``given[name]`` where present; else the ONNX test runner's dummy
     input (``dummy``, for models shipped with expected outputs); else seeded random

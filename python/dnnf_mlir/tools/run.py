@@ -27,7 +27,7 @@ from ..ecg import TensorSpec, from_mlir
 from ..frontend.onnx_importer import import_onnx
 from ..interpreter import find_function, interpret
 from ..statistics import function_statistics
-from .common import ToolError, make_inputs, onnxruntime_session, parse_shape_overrides, print_diagnostic, run_tool
+from .common import ToolError, errors, make_inputs, onnxruntime_session, parse_shape_overrides, print_diagnostic, run_tool
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -160,10 +160,7 @@ def _compare(outputs, references: dict, rtol: float) -> bool:
                 ok = False
                 continue
             if want.dtype.kind in "fc":
-                error = np.abs(got.astype(np.float64) - want.astype(np.float64))
-                max_abs = float(error.max()) if error.size else 0.0
-                scale = float(np.abs(want).max()) if want.size else 0.0
-                relative = max_abs / scale if scale else max_abs
+                max_abs, relative = errors(got, want)
                 good = relative <= rtol and np.isfinite(got).all() == np.isfinite(want).all()
             else:
                 max_abs = relative = float(np.count_nonzero(got != want))

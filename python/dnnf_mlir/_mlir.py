@@ -8,8 +8,13 @@ here, so moving to another carrier of the same bindings is a one-file change.
 from torch_mlir import ir, passmanager, rewrite  # noqa: F401
 from torch_mlir.dialects import arith, ext, func, irdl  # noqa: F401
 
+from torch_mlir._mlir_libs._mlir import globals as _globals  # noqa: E402
+
 PassManager = passmanager.PassManager
 MLIRError = ir.MLIRError
+
+# Where the bindings find the Python module of the ecg dialect (dnnf_mlir.dialects.ecg).
+_globals.append_dialect_search_prefix("dnnf_mlir.dialects")
 
 # Code generation dialects and the JIT, imported on first use (``from dnnf_mlir._mlir
 # import linalg``): loading linalg's op DSL costs about 0.3 s, which tools that never

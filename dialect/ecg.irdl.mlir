@@ -284,6 +284,12 @@ module {
       %1 = irdl.base "!builtin.tensor"
       irdl.results(output: %1)
     }
+    irdl.operation @square {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
     irdl.operation @not {
       %0 = irdl.base "!builtin.tensor"
       irdl.operands(input: %0)
@@ -475,6 +481,15 @@ module {
       irdl.operands(lhs: %0, rhs: %1)
       %2 = irdl.base "!builtin.tensor"
       irdl.results(output: %2)
+    }
+    irdl.operation @bit_shift {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      irdl.operands(lhs: %0, rhs: %1)
+      %2 = irdl.base "#builtin.string"
+      irdl.attributes {"direction" = %2}
+      %3 = irdl.base "!builtin.tensor"
+      irdl.results(output: %3)
     }
     irdl.operation @where {
       %0 = irdl.base "!builtin.tensor"

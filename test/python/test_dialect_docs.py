@@ -20,8 +20,8 @@ DIALECT = REPO / "dialect"
 GENERATOR = REPO / "tools" / "gen_dialect_docs.py"
 STALE = "is stale: regenerate the dialect files with `python tools/gen_dialect_docs.py`"
 
-# Ops without an ONNX counterpart (constant has one, but need not).
-NO_ONNX = {"constant", "fused", "yield"}
+# Ops without an ONNX counterpart (constant has one, but need not; the graph rewrites create square).
+NO_ONNX = {"constant", "fused", "yield", "square"}
 # Pure data movement: the default FLOPs model (0 per element) is right for them.
 DATA_MOVEMENT = {MappingType.REORGANIZE, MappingType.SHUFFLE, MappingType.ONE_TO_MANY}
 # Ops that compute nothing themselves.
@@ -131,6 +131,7 @@ EXAMPLES = {
     "cast": ([X], {"to": "f16"}),
     "clip": ([X], {}),
     "where": ([t(3, 4, dtype=np.bool_), X, t(4)], {}),
+    "bit_shift": ([t(2, 3, 4, dtype=np.uint8), t(3, 4, dtype=np.uint8)], {"direction": "LEFT"}),
     "batch_normalization": ([IMAGE] + [t(4)] * 4, {}),
     "conv": ([IMAGE, t(8, 4, 3, 3), t(8)], {}),
     "conv_transpose": ([IMAGE, t(4, 2, 3, 3), t(2)], {"strides": [2, 2]}),

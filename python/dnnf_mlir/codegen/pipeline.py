@@ -145,6 +145,10 @@ _DTYPES = {
     "i16": np.int16,
     "i8": np.int8,
     "i1": np.bool_,
+    "ui64": np.uint64,
+    "ui32": np.uint32,
+    "ui16": np.uint16,
+    "ui8": np.uint8,
 }
 
 

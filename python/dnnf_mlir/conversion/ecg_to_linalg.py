@@ -498,6 +498,7 @@ UNARY = {
     "sqrt": lambda x, a: _math().sqrt(x),
     "reciprocal": lambda x, a: arith.divf(_like(x, 1.0), x),
     "relu": lambda x, a: maximum(x, _like(x, 0)),
+    "square": lambda x, a: mul(x, x),
     "sigmoid": _sigmoid,
     "tanh": lambda x, a: _math().tanh(x),
     "erf": lambda x, a: _math().erf(x),
@@ -589,6 +590,32 @@ def lower_binary(op, args):
     (spec,) = op.result_specs
     element = ir.RankedTensorType(op.operation.results[0].type).element_type
     return [elementwise(args, spec.shape, element, lambda x, y: body(x, y, attrs))]
+
+
+@lowers("bit_shift")
+def lower_bit_shift(op, args):
+    """Unsigned elements are shifted as signless ones (unrealized casts, which vanish
+    in the LLVM lowering). Amounts out of [0, width) are poison in LLVM: a select gives
+    numpy's 0 instead, and a signed right shift clamps the amount (as unsigned) to
+    width - 1, which leaves the sign fill."""
+    (spec,) = op.result_specs
+    direction, signed, width = op.attrs["direction"], spec.dtype.kind == "i", spec.dtype.itemsize * 8
+    element, signless = element_of(args[0]), ir.IntegerType.get_signless(width)
+
+    def as_type(value, to):
+        if signed:
+            return value
+        return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to], operands=[value]).result
+
+    def body(x, y):
+        x, y = as_type(x, signless), as_type(y, signless)
+        if direction == "RIGHT" and signed:
+            return arith.shrsi(x, arith.minui(y, constant(signless, width - 1)))
+        shifted = arith.shli(x, y) if direction == "LEFT" else arith.shrui(x, y)
+        in_range = arith.cmpi(arith.CmpIPredicate.ult, y, constant(signless, width))
+        return as_type(select(in_range, shifted, constant(signless, 0)), element)
+
+    return [elementwise(args, spec.shape, element, body)]
 
 
 @lowers("where")
@@ -1270,6 +1297,10 @@ def lower_space_to_depth(op, args):
 # ======================================================================
 
 
+# Ops whose lowering handles unsigned element types itself.
+_UNSIGNED_OPS = ("ecg.bit_shift",)
+
+
 def _unsigned_type(op) -> str | None:
     for value in list(op.operands) + list(op.results):
         type_ = value.type
@@ -1314,7 +1345,7 @@ def _problems(operation) -> list:
     if name[len("ecg."):] not in LOWERINGS:
         return [(operation.location, f"failed to legalize operation '{name}': no lowering to linalg in convert-ecg-to-linalg")]
     unsigned = _unsigned_type(operation)
-    if unsigned:
+    if unsigned and name not in _UNSIGNED_OPS:
         message = f"failed to legalize operation '{name}': unsigned element type {unsigned} (arith works on signless integers)"
         return [(operation.location, message)]
     return []

@@ -49,6 +49,9 @@ class Algebra:
     op(x, e) == e; ``distributes_over`` lists ops f with op(a, f(b, c)) ==
     f(op(a, b), op(a, c)); ``commutes_with`` lists ops g with op(g(x)) == g(op(x))
     (the mapping-type names "Reorganize"/"Shuffle" stand for every such op).
+    ``morphisms`` lists pairs (f, g) of binary ops with op(f(a, b)) == g(op(a), op(b))
+    for a unary op (exp: (add, mul)); ``inverse_of`` names the op this one undoes
+    (sub: add), which lets constants move across it.
     """
 
     commutative: bool = False
@@ -57,11 +60,16 @@ class Algebra:
     identity: float | None = None
     absorbing: float | None = None
     commutes_with: tuple = ()
+    morphisms: tuple = ()
+    inverse_of: str | None = None
 
     @property
     def has_rewrite_properties(self) -> bool:
         """True when the rewriting stage may move or combine this op."""
-        return self.commutative or self.associative or bool(self.distributes_over) or bool(self.commutes_with)
+        return (
+            self.commutative or self.associative or bool(self.distributes_over) or bool(self.commutes_with)
+            or bool(self.morphisms) or self.inverse_of is not None
+        )
 
     def describe(self) -> str:
         parts = [name for name in ("commutative", "associative") if getattr(self, name)]
@@ -73,6 +81,10 @@ class Algebra:
             parts.append(f"absorbing {self.absorbing:g}")
         if self.commutes_with:
             parts.append("commutes with " + ", ".join(self.commutes_with))
+        for inner, outer in self.morphisms:
+            parts.append(f"f({inner}(a, b)) = {outer}(f(a), f(b))")
+        if self.inverse_of:
+            parts.append(f"inverse of {self.inverse_of}")
         return "; ".join(parts) or "none"
 
 

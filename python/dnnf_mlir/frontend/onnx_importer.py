@@ -28,7 +28,8 @@ FOLD_LIMIT = 1 << 16
 # Up to 28: the converted ops' versions after opset 21 add element types the importer
 # rejects (bfloat16, float8, int4, ...), attributes for those types only (Cast's
 # round_mode), or attributes their converters handle (SpaceToDepth's mode, Range's
-# stash_type); Mod-28 defines fmod=0 for floats, which ecg.mod implements.
+# stash_type); Mod-28 defines fmod=0 for floats, which ecg.mod implements, and
+# BitShift-28 signed integers, which ecg.bit_shift implements.
 MIN_OPSET, MAX_OPSET = 7, 28
 ONNX_DOMAINS = ("", "ai.onnx")
 

@@ -35,8 +35,8 @@ with context, ir.Location.unknown():
     # CHECK: constant: One-to-One; none; flops=0 bytes=64
     # CHECK: mat_mul: Many-to-Many; {{.*}}; flops=64 bytes=32
     # CHECK: mul: One-to-One; commutative; associative; distributes over add, sub; identity 1; absorbing 0; flops=8 bytes=32
-    # CHECK: exp: One-to-One; commutes with Reorganize, Shuffle; flops=8 bytes=32
-    # CHECK: relu: One-to-One; commutes with Reorganize, Shuffle; flops=8 bytes=32
+    # CHECK: exp: One-to-One; commutes with Reorganize, Shuffle; f(add(a, b)) = mul(f(a), f(b)); {{.*}}; flops=8 bytes=32
+    # CHECK: relu: One-to-One; commutes with Reorganize, Shuffle; f(max(a, b)) = max(f(a), f(b)); {{.*}}; flops=8 bytes=32
 
     build_pass_manager("builtin.module(canonicalize)", context).run(module.operation)
     print([op.operation.name for op in main.func_op.entry_block.operations])

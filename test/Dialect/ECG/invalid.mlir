@@ -40,6 +40,14 @@ func.func @attribute_kind(%a: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
+func.func @bit_shift_direction(%a: tensor<2xui8>) -> tensor<2xui8> {
+  // expected-error @+1 {{'ecg.bit_shift' op direction 'UP' must be LEFT or RIGHT}}
+  %0 = "ecg.bit_shift"(%a, %a) {direction = "UP"} : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  return %0 : tensor<2xui8>
+}
+
+// -----
+
 func.func @dynamic_shape(%a: tensor<?xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{expected a static shape, got tensor<?xf32>}}
   %0 = "ecg.relu"(%a) : (tensor<?xf32>) -> tensor<?xf32>

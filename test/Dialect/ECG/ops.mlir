@@ -19,6 +19,17 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32
 
 // -----
 
+// CHECK-LABEL: func.func @integer_elementwise
+func.func @integer_elementwise(%a: tensor<2x3xi32>, %x: tensor<2x3xui8>, %y: tensor<3xui8>) -> (tensor<2x3xi32>, tensor<2x3xui8>) {
+  // CHECK: "ecg.square"(%{{.*}}) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  %0 = "ecg.square"(%a) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  // CHECK: "ecg.bit_shift"(%{{.*}}, %{{.*}}) {direction = "RIGHT"} : (tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8>
+  %1 = "ecg.bit_shift"(%x, %y) {direction = "RIGHT"} : (tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8>
+  return %0, %1 : tensor<2x3xi32>, tensor<2x3xui8>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @conv_relu_pool
 func.func @conv_relu_pool(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x4x4xf32> {
   // CHECK: "ecg.constant"() {value = dense<2.000000e-02> : tensor<4x3x3x3xf32>}

@@ -153,6 +153,11 @@ def test_unary_int(mnemonic):
     check([ints(3, 4)], lambda b, x: b.op(mnemonic, x))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_square(dtype):
+    check([(randn(3, 4) * 5).astype(dtype)], lambda b, x: b.op("square", x))
+
+
 def test_not():
     check([bools(3, 4)], lambda b, x: b.op("not", x))
 
@@ -203,6 +208,17 @@ def test_pow():
     check([positive(2, 3), randn(3)], lambda b, x, y: b.op("pow", x, y))
     # a constant integer exponent of a negative base (GPT-2's x**3)
     check([randn(2, 3)], lambda b, x: b.op("pow", x, b.const(np.array(3.0, np.float32))))
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.int8, np.int64])
+def test_bit_shift(direction, dtype):
+    """Amounts of the bit width or more, and negative ones for signed types, included."""
+    width = np.dtype(dtype).itemsize * 8
+    low = -3 if np.dtype(dtype).kind == "i" else 0
+    x = RNG.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (3, 6), endpoint=True).astype(dtype)
+    y = np.array([0, 1, width - 1, width, width + 1, low], dtype)
+    check([x, y], lambda b, x, y: b.op("bit_shift", x, y, direction=direction))
 
 
 @pytest.mark.parametrize("mnemonic", ["and", "or", "xor"])

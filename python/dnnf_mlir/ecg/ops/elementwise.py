@@ -28,6 +28,14 @@ _erf = _special("erf")
 
 # Unary elementwise ops commute with every pure data-movement op.
 _MOVES = ("Reorganize", "Shuffle")
+# Non-decreasing functions commute with max and min: f(max(a, b)) == max(f(a), f(b)).
+_MONOTONE = (("max", "max"), ("min", "min"))
+
+
+def _morphic(*morphisms):
+    """The algebra of a unary op with these (inner, outer) morphisms."""
+    return Algebra(commutes_with=_MOVES, morphisms=morphisms)
+
 
 
 class UnaryElementwise(ECGOp):
@@ -60,7 +68,7 @@ def _family_namespace(onnx, compute, doc, attrs, algebra, **constants):
         "__doc__": doc,
         "__annotations__": {name: kind for name, (kind, _) in (attrs or {}).items()},
         "DEFAULTS": {name: default for name, (_, default) in (attrs or {}).items()},
-        "ONNX": (onnx,),
+        "ONNX": (onnx,) if onnx else (),
         "compute": staticmethod(compute),
         **constants,
     }
@@ -83,25 +91,32 @@ def _signed(x):
     return x.dtype.kind != "u"
 
 
-AbsOp = _unary("abs", "Abs", np.abs, "|x|.", float_only=False)
-NegOp = _unary("neg", "Neg", np.negative, "-x.", float_only=False)
-ExpOp = _unary("exp", "Exp", np.exp, "e**x.")
-LogOp = _unary("log", "Log", np.log, "Natural logarithm.")
-SqrtOp = _unary("sqrt", "Sqrt", np.sqrt, "Square root.")
-ReciprocalOp = _unary("reciprocal", "Reciprocal", np.reciprocal, "1/x.")
-ReluOp = _unary("relu", "Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)), "max(x, 0).", float_only=False)
-SigmoidOp = _unary("sigmoid", "Sigmoid", _special("expit"), "1/(1+e**-x).", flops=4)
-TanhOp = _unary("tanh", "Tanh", np.tanh, "Hyperbolic tangent.", flops=4)
-ErfOp = _unary("erf", "Erf", _erf, "Gauss error function.", flops=4)
-FloorOp = _unary("floor", "Floor", np.floor, "Round down.")
-CeilOp = _unary("ceil", "Ceil", np.ceil, "Round up.")
-RoundOp = _unary("round", "Round", np.round, "Round half to even.")
-SignOp = _unary("sign", "Sign", np.sign, "-1, 0 or 1.", float_only=False)
+AbsOp = _unary("abs", "Abs", np.abs, "|x|.", float_only=False, algebra=_morphic(("mul", "mul"), ("div", "div")))
+NegOp = _unary("neg", "Neg", np.negative, "-x.", float_only=False,
+    algebra=_morphic(("add", "add"), ("sub", "sub"), ("max", "min"), ("min", "max")),
+)
+ExpOp = _unary("exp", "Exp", np.exp, "e**x.", algebra=_morphic(("add", "mul"), ("sub", "div"), *_MONOTONE))
+LogOp = _unary("log", "Log", np.log, "Natural logarithm.", algebra=_morphic(("mul", "add"), ("div", "sub"), *_MONOTONE))
+SqrtOp = _unary("sqrt", "Sqrt", np.sqrt, "Square root.", algebra=_morphic(("mul", "mul"), ("div", "div"), *_MONOTONE))
+ReciprocalOp = _unary("reciprocal", "Reciprocal", np.reciprocal, "1/x.", algebra=_morphic(("mul", "mul"), ("div", "div")))
+ReluOp = _unary("relu", "Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)), "max(x, 0).", float_only=False, algebra=_morphic(*_MONOTONE))
+SigmoidOp = _unary("sigmoid", "Sigmoid", _special("expit"), "1/(1+e**-x).", flops=4, algebra=_morphic(*_MONOTONE))
+TanhOp = _unary("tanh", "Tanh", np.tanh, "Hyperbolic tangent.", flops=4, algebra=_morphic(*_MONOTONE))
+ErfOp = _unary("erf", "Erf", _erf, "Gauss error function.", flops=4, algebra=_morphic(*_MONOTONE))
+FloorOp = _unary("floor", "Floor", np.floor, "Round down.", algebra=_morphic(*_MONOTONE))
+CeilOp = _unary("ceil", "Ceil", np.ceil, "Round up.", algebra=_morphic(*_MONOTONE))
+RoundOp = _unary("round", "Round", np.round, "Round half to even.", algebra=_morphic(*_MONOTONE))
+SignOp = _unary("sign", "Sign", np.sign, "-1, 0 or 1.", float_only=False, algebra=_morphic(("mul", "mul"), *_MONOTONE))
 SinOp = _unary("sin", "Sin", np.sin, "Sine.", flops=4)
 CosOp = _unary("cos", "Cos", np.cos, "Cosine.", flops=4)
-SoftplusOp = _unary("softplus", "Softplus", lambda x: np.logaddexp(0, x), "log(1+e**x).", flops=4)
-SoftsignOp = _unary("softsign", "Softsign", lambda x: x / (1 + np.abs(x)), "x/(1+|x|).", flops=3)
-NotOp = _unary("not", "Not", np.logical_not, "Logical negation of a bool tensor.", float_only=False)
+SoftplusOp = _unary("softplus", "Softplus", lambda x: np.logaddexp(0, x), "log(1+e**x).", flops=4, algebra=_morphic(*_MONOTONE))
+SoftsignOp = _unary("softsign", "Softsign", lambda x: x / (1 + np.abs(x)), "x/(1+|x|).", flops=3, algebra=_morphic(*_MONOTONE))
+SquareOp = _unary("square", None, np.square, "x*x; no ONNX op, the math-property rewrites create it.", float_only=False,
+    algebra=_morphic(("mul", "mul"), ("div", "div")),
+)
+NotOp = _unary("not", "Not", np.logical_not, "Logical negation of a bool tensor.", float_only=False,
+    algebra=_morphic(("and", "or"), ("or", "and")),
+)
 HardSwishOp = _unary(
     "hard_swish", "HardSwish", lambda x: x * np.clip(x / 6 + 0.5, 0, 1), "x*max(0, min(1, x/6+1/2)).", flops=4
 )
@@ -257,14 +272,16 @@ AddOp = _binary(
     "add", "Add", np.add, "x + y.",
     algebra=Algebra(commutative=True, associative=True, identity=0.0, distributes_over=("max", "min")),
 )
-SubOp = _binary("sub", "Sub", np.subtract, "x - y.", algebra=Algebra(identity=0.0, distributes_over=("max", "min")))
+SubOp = _binary(
+    "sub", "Sub", np.subtract, "x - y.", algebra=Algebra(identity=0.0, distributes_over=("max", "min"), inverse_of="add"),
+)
 MulOp = _binary(
     "mul", "Mul", np.multiply, "x * y.",
     algebra=Algebra(commutative=True, associative=True, identity=1.0, absorbing=0.0, distributes_over=("add", "sub")),
 )
 DivOp = _binary(
     "div", "Div", _divide, "x / y (truncating for integers); right-distributes over add and sub.",
-    algebra=Algebra(identity=1.0, distributes_over=("add", "sub")),
+    algebra=Algebra(identity=1.0, distributes_over=("add", "sub"), inverse_of="mul"),
 )
 PowOp = _binary("pow", "Pow", np.power, "x ** y.", algebra=Algebra(identity=1.0), flops=4)
 MaxOp = _binary("max", "Max", np.maximum, "max(x, y).", algebra=Algebra(commutative=True, associative=True))
@@ -280,6 +297,26 @@ _LOGICAL = Algebra(commutative=True, associative=True)
 AndOp = _binary("and", "And", np.logical_and, "Logical and.", kinds="b", algebra=_LOGICAL)
 OrOp = _binary("or", "Or", np.logical_or, "Logical or.", kinds="b", algebra=_LOGICAL)
 XorOp = _binary("xor", "Xor", np.logical_xor, "Logical exclusive or.", kinds="b", algebra=_LOGICAL)
+
+
+class BitShiftOp(BinaryElementwise, name="bit_shift"):
+    """x << y or x >> y, arithmetic for signed x (BitShift-28); a shift by a negative
+    amount or the bit width or more leaves only the sign fill: -1 for x >> y with x < 0,
+    else 0 (as numpy and ONNX Runtime give)."""
+
+    direction: Str
+    OPERAND_KINDS = "iu"
+    ONNX = ("BitShift",)
+
+    @staticmethod
+    def compute(x, y, direction):
+        return np.left_shift(x, y) if direction == "LEFT" else np.right_shift(x, y)
+
+    @classmethod
+    def infer(cls, operands, attrs):
+        direction = attrs["direction"]
+        require(direction in ("LEFT", "RIGHT"), f"direction '{direction}' must be LEFT or RIGHT")
+        return super().infer(operands, attrs)
 
 
 class WhereOp(ECGOp, name="where"):

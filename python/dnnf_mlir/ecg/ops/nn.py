@@ -114,7 +114,7 @@ class ConvOp(ECGOp, name="conv"):
     strides: Ints
     bias: Optional[Tensor] = None
     MAPPING = MappingType.MANY_TO_MANY
-    ALGEBRA = Algebra(distributes_over=("add",))
+    ALGEBRA = Algebra(distributes_over=("add", "sub"))
     ONNX = ("Conv",)
 
     @classmethod
@@ -199,7 +199,7 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
     output_shape: Ints
     bias: Optional[Tensor] = None
     MAPPING = MappingType.MANY_TO_MANY
-    ALGEBRA = Algebra(distributes_over=("add",))
+    ALGEBRA = Algebra(distributes_over=("add", "sub"))
     ONNX = ("ConvTranspose",)
 
     @classmethod
@@ -324,7 +324,7 @@ class GemmOp(ECGOp, name="gemm"):
     transB: Int
     c: Optional[Tensor] = None
     MAPPING = MappingType.MANY_TO_MANY
-    ALGEBRA = Algebra(distributes_over=("add",))
+    ALGEBRA = Algebra(distributes_over=("add", "sub"))
     ONNX = ("Gemm",)
     DEFAULTS = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
 
@@ -373,7 +373,7 @@ class MatMulOp(ECGOp, name="mat_mul"):
     rhs: Tensor
     output: TensorResult
     MAPPING = MappingType.MANY_TO_MANY
-    ALGEBRA = Algebra(distributes_over=("add",))
+    ALGEBRA = Algebra(distributes_over=("add", "sub"))
     ONNX = ("MatMul",)
 
     @classmethod

@@ -70,6 +70,18 @@ def apply_match(match, gone=frozenset()) -> Applied:
     return Applied(match, created, redirected, old_value, new_value, dead)
 
 
+def apply_once(block, rule) -> bool:
+    """Apply ``rule`` at its first match in ``block`` whatever it gains (testing, exploring)."""
+    for op in ecg_ops(block):
+        if op.name != "ecg." + rule.root:
+            continue
+        for match in rule.matches(op):
+            if estimate(match) is not None:
+                commit(apply_match(match))
+                return True
+    return False
+
+
 def undo(applied: Applied):
     for user, index in applied.redirected:
         user.operands[index] = applied.old_value

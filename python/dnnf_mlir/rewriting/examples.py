@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mlir import func, ir
-from ..ecg import OPS, TensorSpec, to_mlir
+from ..ecg import OPS, TensorSpec, from_mlir, to_mlir
 from .terms import Lit, N, Var
 
 BASE_SHAPE = (2, 3, 4)
@@ -20,17 +20,22 @@ F32 = np.dtype(np.float32)
 
 # Operand specs and attributes that make an op's instance valid (and, for the
 # selecting ops, smaller than its input, so that moving work across it gains).
+# Attributes given as a function are computed from the first operand's type, so
+# that movement ops nest (Reshape(Squeeze(A))).
 MOVEMENT = {
-    "reshape": ([BASE_SHAPE], {"shape": [6, 4]}),
-    "flatten": ([BASE_SHAPE], {"axis": 1}),
-    "squeeze": ([(2, 1, 4)], {"axes": [1]}),
+    "reshape": ([BASE_SHAPE], lambda s: {"shape": [1, s.numel // s.shape[-1], s.shape[-1]]}),
+    "flatten": ([(1, 3, 4)], {"axis": 1}),
+    "squeeze": ([(1, 1, 4)], lambda s: {"axes": [s.shape.index(1)]}),
     "unsqueeze": ([BASE_SHAPE], {"axes": [0]}),
-    "slice": ([BASE_SHAPE], {"starts": [0], "ends": [2], "axes": [2], "steps": [1]}),
-    "transpose": ([BASE_SHAPE], {"perm": [0, 2, 1]}),
+    "slice": ([BASE_SHAPE], lambda s: {"starts": [0], "ends": [max(1, s.shape[-1] // 2)], "axes": [s.rank - 1],
+                                       "steps": [1]}),
+    "transpose": ([BASE_SHAPE], lambda s: {"perm": list(range(s.rank - 2)) + [s.rank - 1, s.rank - 2]}),
     "depth_to_space": ([(1, 8, 2, 3)], {"blocksize": 2, "mode": "DCR"}),
     "space_to_depth": ([(1, 2, 4, 6)], {"blocksize": 2}),
-    "expand": ([(1, 3, 1)], {"shape": [2, 3, 4]}),
-    "tile": ([BASE_SHAPE], {"repeats": [1, 2, 1]}),
+    "expand": ([(1, 3, 1)], lambda s: {"shape": [2 if d == 1 else d for d in s.shape]}),
+    "tile": ([BASE_SHAPE], lambda s: {"repeats": [1] * (s.rank - 1) + [2]}),
+    "pad": ([BASE_SHAPE], lambda s: {"pads": [0] * (2 * s.rank)}),
+    "resize": ([BASE_SHAPE], lambda s: {"sizes": list(s.shape), "scales": np.ones(s.rank, np.float32)}),
     "gather": ([BASE_SHAPE, TensorSpec((1,), np.int64)], {"axis": 0}),
     "gather_elements": ([BASE_SHAPE, TensorSpec((1, 3, 4), np.int64)], {"axis": 0}),
     "max_pool": ([(1, 2, 4, 4)], {"kernel_shape": [2, 2], "strides": [2, 2]}),
@@ -55,109 +60,105 @@ class Instance:
     inputs: list
 
 
-class _Types:
-    """Specs for the pattern's variables, from what the ops around them need."""
-
-    def __init__(self, overrides):
-        self.specs = dict(overrides)
-
-    def want(self, term, spec: TensorSpec):
-        if isinstance(term, Var):
-            self.specs.setdefault(term.name, spec)
-        elif isinstance(term, N):
-            self.visit(term, spec)
-
-    def visit(self, node: N, spec: TensorSpec):
-        if node.op in MOVEMENT:
-            shapes, _ = MOVEMENT[node.op]
-            for operand, shape in zip(node.operands, shapes):
-                self.want(operand, shape if isinstance(shape, TensorSpec) else TensorSpec(shape, spec.dtype))
-            for operand in node.operands[len(shapes):]:
-                self.want(operand, spec)
-            return
-        dtype = spec.dtype
-        if node.op in _BOOL_OPS:
-            dtype = np.dtype(np.bool_)
-        elif node.op == "bit_shift":
-            dtype = np.dtype(np.uint8)
-        for i, operand in enumerate(node.operands):
-            if node.op == "where" and i == 0:
-                self.want(operand, TensorSpec(spec.shape, np.bool_))
-            else:
-                self.want(operand, TensorSpec(spec.shape, dtype))
-
-
-def variable_specs(rule, overrides=None) -> dict:
-    """name -> TensorSpec for every variable of the rule's pattern."""
-    types = _Types(overrides or {})
-    types.visit(rule.lhs, TensorSpec(BASE_SHAPE, F32))
-    return types.specs
-
-
-def values_for(rule, spec: TensorSpec, rng, kind: str) -> np.ndarray:
-    """Random values in the domain of every op of the rule (positive where a log,
-    square root, reciprocal, division or power appears)."""
-    shape = () if kind == "scalar" else spec.shape[-1:] if kind == "const" else spec.shape
+def values_for(rule, spec: TensorSpec, rng, positive=False) -> np.ndarray:
+    """Random values in the domain of every op of the rule: positive where a log,
+    square root, reciprocal, division, power or normalization appears, and for
+    scalars (so that a scale keeps the order of what it scales)."""
     if spec.dtype == np.bool_:
-        return rng.random(shape) < 0.5
+        return rng.random(spec.shape) < 0.5
     if spec.dtype.kind in "iu":
-        high = 4 if spec.dtype.kind == "u" else 2
-        return rng.integers(0, high, shape).astype(spec.dtype)
-    low = 0.5 if _needs_positive(rule) else -2.0
-    return rng.uniform(low, 2.0, shape).astype(spec.dtype)
+        return rng.integers(0, 2 if spec.dtype.kind == "i" else 4, spec.shape).astype(spec.dtype)
+    low = 0.5 if positive or _needs_positive(rule) else -2.0
+    return rng.uniform(low, 2.0, spec.shape).astype(spec.dtype)
 
 
 def _needs_positive(rule) -> bool:
     text = f"{rule.lhs} {rule.rhs}"
-    return any(name in text for name in ("Log", "Sqrt", "Recip", "Div", "Pow", "ReduceLogSum", "ReduceProd"))
+    return any(name in text for name in ("Log", "Sqrt", "Recip", "Div", "Pow", "Reduce", "Normalization"))
 
 
-def instantiate(rule, context, rng, overrides=None) -> Instance:
-    """Build ``func.func @<rule>`` computing the rule's left-hand side."""
-    specs = variable_specs(rule, overrides)
-    kinds = _variable_kinds(rule.lhs)
-    arguments = [name for name in kinds if kinds[name] == "any"]
-    constants = {name: values_for(rule, specs[name], rng, kinds[name]) for name in kinds if kinds[name] != "any"}
-    inputs = [values_for(rule, specs[name], rng, "any") for name in arguments]
-    for name, value in zip(arguments, inputs):
-        if specs[name].dtype.kind == "i":
-            # Indices into the moved operand: keep them in range.
-            value[...] = rng.integers(0, 2, value.shape)
+def instantiate(rule, context, rng, shapes=None) -> Instance:
+    """Build ``func.func @<rule>`` computing the rule's left-hand side.
+
+    Variables become arguments (constants for the constant kinds) when the build
+    reaches them, typed from their position: ``shapes`` (name -> shape) first, then
+    what the op needs there, then their siblings' types. ``shapes`` (and the rule's
+    ``example``) may also give a named node's attributes.
+    """
     with context, ir.Location.unknown():
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
-            types = [to_mlir(specs[name]) for name in arguments]
-            function = func.FuncOp(rule.name.replace("-", "_"), (types, []))
-            with ir.InsertionPoint(function.add_entry_block()):
-                values = dict(zip(arguments, function.entry_block.arguments))
-                for name, array in constants.items():
-                    values[name] = OPS["constant"].build([], {"value": array}).results[0]
-                result = _build(rule.lhs, values)
+            function = func.FuncOp(rule.name, ([], []))
+            block = function.add_entry_block()
+            builder = _Builder(rule, block, rng, {**(rule.example or {}), **(shapes or {})})
+            with ir.InsertionPoint(block):
+                result = builder.build(rule.lhs, TensorSpec(BASE_SHAPE, F32))
                 func.ReturnOp([result])
+            types = [argument.type for argument in block.arguments]
             function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(types, [result.type]))
-    return Instance(module, function, inputs)
+    return Instance(module, function, builder.inputs)
 
 
-def _variable_kinds(term, kinds=None) -> dict:
-    kinds = {} if kinds is None else kinds
-    if isinstance(term, Var):
-        kinds.setdefault(term.name, term.kind)
-    elif isinstance(term, N):
-        for operand in term.operands:
-            _variable_kinds(operand, kinds)
-    return kinds
+class _Builder:
+    def __init__(self, rule, block, rng, shapes):
+        self.rule, self.block, self.rng, self.shapes = rule, block, rng, shapes
+        self.values, self.inputs = {}, []
 
-
-def _build(term, values) -> ir.Value:
-    if isinstance(term, Var):
-        return values[term.name]
-    operands = [_build(o, values) for o in term.operands if not isinstance(o, Lit)]
-    if any(isinstance(o, Lit) for o in term.operands):
-        dtype = np.dtype(str(ir.RankedTensorType(operands[0].type).element_type).replace("f", "float"))
+    def build(self, term, want: TensorSpec) -> ir.Value:
+        if isinstance(term, Var):
+            if term.name not in self.values:
+                self.values[term.name] = self._variable(term, want)
+            return self.values[term.name]
+        wants = self._operand_wants(term, want)
+        operands = []
+        for operand, wanted in zip(term.operands, wants):
+            if isinstance(operand, Lit):
+                operands.append(None)
+                continue
+            built = [from_mlir(v.type) for v in operands if v is not None]
+            if term.op not in MOVEMENT:
+                wanted = _near(term.op, wanted, built, operand)
+            operands.append(self.build(operand, wanted))
+        dtype = next(from_mlir(v.type).dtype for v in operands if v is not None)
         operands = [
-            OPS["constant"].build([], {"value": np.array(o.value, dtype)}).results[0] if isinstance(o, Lit) else _build(o, values)
-            for o in term.operands
+            OPS["constant"].build([], {"value": np.array(o.value, dtype)}).results[0] if v is None else v
+            for o, v in zip(term.operands, operands)
         ]
-    attrs = dict(MOVEMENT.get(term.op, ((), {}))[1])
-    attrs.update(dict(term.attrs))
-    return OPS[term.op].build(operands, attrs).results[0]
+        attrs = self.shapes.get(term.name) or MOVEMENT.get(term.op, ((), {}))[1]
+        if callable(attrs):
+            attrs = attrs(from_mlir(operands[0].type))
+        return OPS[term.op].build(operands, {**attrs, **dict(term.attrs)}).results[0]
+
+    def _operand_wants(self, node: N, want: TensorSpec) -> list:
+        count = len(node.operands)
+        if node.op in MOVEMENT:
+            shapes = MOVEMENT[node.op][0]
+            specs = [s if isinstance(s, TensorSpec) else TensorSpec(s, want.dtype) for s in shapes]
+            return (specs + [want] * count)[:count]
+        dtype = {"bit_shift": np.dtype(np.uint8)}.get(node.op, np.dtype(np.bool_) if node.op in _BOOL_OPS else want.dtype)
+        wants = [TensorSpec(want.shape, dtype)] * count
+        if node.op == "where":
+            wants[0] = TensorSpec(want.shape, np.bool_)
+        return wants
+
+    def _variable(self, var: Var, want: TensorSpec) -> ir.Value:
+        spec = TensorSpec(self.shapes.get(var.name, want.shape), want.dtype)
+        if var.kind == "scalar":
+            spec = spec.with_shape(())
+        array = values_for(self.rule, spec, self.rng, positive=var.kind == "scalar")
+        if var.kind != "any":
+            return OPS["constant"].build([], {"value": array}).results[0]
+        if spec.dtype.kind == "i":
+            array[...] = self.rng.integers(0, 2, spec.shape)  # indices: in range for every moved operand
+        self.inputs.append(array)
+        return self.block.add_argument(to_mlir(spec), ir.Location.unknown())
+
+
+def _near(op: str, want: TensorSpec, siblings: list, operand) -> TensorSpec:
+    """A constant next to a built operand of an elementwise op varies along its last
+    axis; batch normalization's parameters follow the input's channels."""
+    if siblings and op == "batch_normalization":
+        return want.with_shape(siblings[0].shape[1:2])
+    if isinstance(operand, Var) and operand.kind == "const" and siblings and siblings[0].rank:
+        return want.with_shape(siblings[0].shape[-1:])
+    return want

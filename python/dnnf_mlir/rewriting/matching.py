@@ -15,7 +15,7 @@ import numpy as np
 from .._mlir import ir
 from ..ecg import OPS, TensorSpec, VerificationError, from_mlir
 from ..ecg.attributes import Elements
-from .terms import Lit, N, Var
+from .terms import Lit, N, Ref, Var
 
 # A folded constant may not be larger than this many elements unless it is no larger
 # than the constants it was computed from: folding must not blow up the weights.
@@ -170,7 +170,8 @@ def dead_ops(match: Match, gone=frozenset()) -> list:
 
     Users in ``gone`` (ops an uncommitted rewrite already replaced) do not count.
     """
-    kept = {owner_op(v) for v in match.values.values()} - {None}
+    kept = {owner_op(v) for v in match.values.values()} | {match.ops[name] for name in _refs(match.rule.rhs)}
+    kept.discard(None)
     dead = [match.root]
     candidates = [op for op in dict.fromkeys(match.matched[1:]) if op not in kept]
     changed = True
@@ -185,6 +186,14 @@ def dead_ops(match: Match, gone=frozenset()) -> list:
                 dead.append(op)
                 changed = True
     return dead
+
+
+def _refs(term) -> set:
+    if isinstance(term, Ref):
+        return {term.name}
+    if isinstance(term, N):
+        return set().union(*(_refs(o) for o in term.operands)) if term.operands else set()
+    return set()
 
 
 @dataclass(frozen=True)
@@ -210,8 +219,8 @@ def estimate(match: Match, gone=frozenset()):
 
 
 def _plan(term, match, cost, like_dtype):
-    if isinstance(term, Var):
-        value = match.values[term.name]
+    if isinstance(term, (Var, Ref)):
+        value = _bound(term, match)
         return _Planned(from_mlir(value.type), is_constant(value))
     if isinstance(term, Lit):
         return _Planned(TensorSpec((), like_dtype), True)
@@ -246,6 +255,10 @@ def _foldable(result: TensorSpec, operands) -> bool:
 # ----- building -----
 
 
+def _bound(term, match: Match) -> ir.Value:
+    return match.values[term.name] if isinstance(term, Var) else match.ops[term.name].results[0]
+
+
 def root_dtype(match: Match):
     return from_mlir(match.root.results[0].type).dtype
 
@@ -255,8 +268,8 @@ def build(term, match: Match, created: list, like_dtype=None) -> ir.Value:
     ``created``; return the template's value. A literal takes the element type of its
     neighbours (the root's, when it has none)."""
     like_dtype = root_dtype(match) if like_dtype is None else like_dtype
-    if isinstance(term, Var):
-        return match.values[term.name]
+    if isinstance(term, (Var, Ref)):
+        return _bound(term, match)
     if isinstance(term, Lit):
         return make_constant(np.array(term.number(match), dtype=like_dtype), created)
     values = [None] * len(term.operands)

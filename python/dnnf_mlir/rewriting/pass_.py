@@ -6,9 +6,9 @@ import time
 
 from ..asm import write_bytes
 from ..statistics import function_statistics
-from ..transforms.pass_base import ModulePass, Option
+from ..transforms.pass_base import ModulePass, Option, PassError
 from .catalogue import catalogue
-from .driver import Applications, Search, simplify
+from .driver import Applications, Search, apply_once, simplify
 from .rules import FAMILIES
 
 # Rounds of (simplify, best-first search); a round that changes nothing ends it early.
@@ -87,3 +87,23 @@ class RewritePass(ModulePass):
                 sys.stderr.write(text)
             else:
                 write_bytes(text.encode(), path)
+
+
+class ApplyRulePass(ModulePass):
+    """Applies one rule once per function, gain or not: rules that only enable others
+    can be tried by hand, and the lit tests check every rule's rewrite this way."""
+
+    NAME = "ecg-apply-rule"
+    SUMMARY = "Apply one rewrite rule at its first match in each function, whatever it gains (for testing)"
+    OPTIONS = (Option("rule", str, "", "the rule's name (default: the function's name, e.g. @\"exp-mul-exp\")"),)
+
+    def run(self, module):
+        rules = catalogue().rules
+        for function in module.regions[0].blocks[0].operations:
+            if function.operation.name != "func.func":
+                continue
+            name = self.options["rule"] or function.attributes["sym_name"].value
+            if name not in rules:
+                raise PassError(f"unknown rewrite rule '{name}' (dnnf-opt --list-rewrite-rules lists them)")
+            if not apply_once(function.regions[0].blocks[0], rules[name]):
+                raise PassError(f"rule '{name}' does not match @{function.attributes['sym_name'].value}")

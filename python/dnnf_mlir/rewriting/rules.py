@@ -23,6 +23,9 @@ class Rule:
     rhs: object
     condition: Callable | None = None
     note: str = ""
+    # Shapes for the variables of the rule's example instance (``examples``), where
+    # the ones derived from the pattern would not match (a per-channel constant).
+    example: dict | None = None
 
     def __post_init__(self):
         if self.family not in FAMILIES:
@@ -49,10 +52,10 @@ class Catalogue:
     def __init__(self):
         self.rules: dict[str, Rule] = {}
 
-    def add(self, name, family, lhs, rhs, condition=None, note=""):
+    def add(self, name, family, lhs, rhs, condition=None, note="", example=None):
         if name in self.rules:
             raise ValueError(f"rewrite rule '{name}' is defined twice")
-        self.rules[name] = Rule(name, family, lhs, rhs, condition, note)
+        self.rules[name] = Rule(name, family, lhs, rhs, condition, note, example)
 
     def __iter__(self):
         return iter(self.rules.values())

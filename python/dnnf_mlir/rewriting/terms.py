@@ -23,6 +23,16 @@ class Var:
 
 
 @dataclass(frozen=True)
+class Ref:
+    """In a template: the result of the pattern node bound to ``name``, kept as it is."""
+
+    name: str
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
 class Lit:
     """A literal number, e.g. the 1 in ``A ⊙ (B + 1)``; in a template it may be a
     callable of the match (an epsilon or beta read from a matched op)."""

@@ -11,8 +11,7 @@ the op's own epsilon (templates have no way to compute a literal from attributes
 from math import prod
 
 from ...ecg import OPS
-from ..matching import owner_op
-from ..terms import A, B, K1, Lit, N, Var
+from ..terms import A, B, K1, Lit, N, Ref, Var
 
 _NUMBER_NAMES = {0.0: "zero", 1.0: "one"}
 
@@ -69,11 +68,27 @@ _RESHAPING = ("reshape", "flatten", "squeeze", "unsqueeze")
 # extra condition some need: a same-shaped transpose may swap equal dimensions, a
 # slice may reverse, a pad may crop and pad, a resize may shift its samples.
 _NO_OP_WHEN = {
-    **{op: None for op in (*_RESHAPING, "expand", "tile", "cast", "depth_to_space", "space_to_depth")},
+    **{op: None for op in ("reshape", "flatten", "squeeze", "expand", "tile", "cast", "depth_to_space", "space_to_depth")},
     "transpose": lambda attrs: list(attrs["perm"]) == sorted(attrs["perm"]),
     "slice": lambda attrs: all(step > 0 for step in attrs["steps"]),
     "pad": lambda attrs: not any(attrs["pads"]),
     "resize": lambda attrs: all(scale == 1 for scale in attrs["scales"]),
+}
+
+# The no-op instance of each (``examples``): A's shape and the root's attributes.
+_NO_OP_EXAMPLES = {
+    "reshape": ((2, 3, 4), {"shape": [2, 3, 4]}),
+    "flatten": ((3, 4), {"axis": 1}),
+    "squeeze": ((2, 3, 4), {"axes": []}),
+    "expand": ((2, 3, 4), {"shape": [2, 3, 4]}),
+    "tile": ((2, 3, 4), {"repeats": [1, 1, 1]}),
+    "cast": ((2, 3, 4), {"to": "f32"}),
+    "depth_to_space": ((1, 4, 2, 3), {"blocksize": 1}),
+    "space_to_depth": ((1, 4, 2, 3), {"blocksize": 1}),
+    "transpose": ((2, 3, 4), {"perm": [0, 1, 2]}),
+    "slice": ((2, 3, 4), {"starts": [0], "ends": [4], "axes": [2], "steps": [1]}),
+    "pad": ((2, 3, 4), {"pads": [0] * 6}),
+    "resize": ((2, 3, 4), {}),
 }
 
 # ----- weight folding -----
@@ -83,8 +98,8 @@ SCALE, SHIFT, MEAN, VARIANCE = (Var(name, "const") for name in ("Scale", "Shift"
 
 
 def add_rules(catalogue):
-    def rule(name, lhs, rhs, condition=None, note=""):
-        catalogue.add(name, "strength", lhs, rhs, condition, note)
+    def rule(name, lhs, rhs, condition=None, note="", example=None):
+        catalogue.add(name, "strength", lhs, rhs, condition, note, example)
 
     _elementwise(rule)
     _data_movement(rule)
@@ -102,7 +117,7 @@ def _elementwise(rule):
     for f, g in _CANCELLING:
         rule(_kebab(f, g), N(f, N(g, A)), A)
     for f, g in _ABSORBED:
-        rule(_kebab(f, g), N(f, B), B, condition=_produced_by("B", g), note=f"{g}'s results are fixed points of {f}")
+        rule(_kebab(f, g), N(f, N(g, A, name="g")), Ref("g"), note=f"{g}'s results are fixed points of {f}")
     for f, g, h in _MERGED:
         like = "g" if OPS[g].ATTRIBUTES else "f"
         rule(_kebab(f, g), N(f, N(g, A, name="g"), name="f"), N(h, A, like=like))
@@ -116,14 +131,6 @@ def _kebab(*mnemonics):
     return "-".join(mnemonics).replace("_", "-")
 
 
-def _produced_by(var, mnemonic):
-    def condition(match):
-        op = owner_op(match.values[var])
-        return op is not None and op.name == f"ecg.{mnemonic}"
-
-    return condition
-
-
 def _same_type_as_input(extra):
     """The no-op condition: the root (``x``) has A's type and ``extra`` holds for its attributes."""
     return lambda m: m.spec("A") == m.spec("x") and (extra is None or extra(m.attrs("x")))
@@ -131,7 +138,9 @@ def _same_type_as_input(extra):
 
 def _data_movement(rule):
     for op, extra in _NO_OP_WHEN.items():
-        rule(_kebab(op, "noop"), N(op, A, name="x"), A, condition=_same_type_as_input(extra))
+        shape, attrs = _NO_OP_EXAMPLES[op]
+        rule(_kebab(op, "noop"), N(op, A, name="x"), A, condition=_same_type_as_input(extra),
+             example={"A": shape, "x": attrs})
     rule(
         "transpose-transpose",
         N("transpose", N("transpose", A, name="inner"), name="outer"),
@@ -206,6 +215,7 @@ def _batch_normalization_folding(rule):
             f"conv{suffix}-batch-normalization",
             bn(N("conv", X, W, *bias, name="conv")),
             N("conv", X, _scaled_along(W, lambda m: 0), _normalized_vector(new_bias), like="conv"),
+            example={"Bias": (3,)},
         )
 
     def transposed(m):  # B's output-column axis
@@ -222,6 +232,7 @@ def _batch_normalization_folding(rule):
         bn(N("gemm", X, W, BIAS, name="g")),
         N("gemm", X, _scaled_along(W, transposed), _normalized(c_rows), like="g"),
         condition=_gemm_beta_one,
+        example={"Bias": (5,)},
         note="beta == 1 (no literal can carry beta into the folded C)",
     )
     rule(
@@ -229,6 +240,7 @@ def _batch_normalization_folding(rule):
         bn(N("mat_mul", X, W, name="mm")),
         N("add", N("mat_mul", X, _scaled_along(W, lambda m: 1)), _normalized_vector(_zeros(MEAN))),
         condition=lambda m: m.spec("W").rank == 2 and m.spec("mm").rank == 2,
+        example={"X": (3, 4)},
         note="rank-2 result: normalization axis 1 is W's columns; stays a MatMul + Add (Gemm's C costs more)",
     )
 
@@ -259,14 +271,18 @@ def _constant_folding(rule):
 
     k_conv = N("reshape", K1, shape=k_like_w)
     k_vector = _k_shaped(None)
+    per_channel = {"K1": (3, 1, 1)}
     rule("conv-mul", N("mul", N("conv", X, W, name="c"), K1, name="x"),
-         N("conv", X, N("mul", W, k_conv), like="c"), condition=channel)
+         N("conv", X, N("mul", W, k_conv), like="c"), condition=channel, example=per_channel)
     rule("conv-bias-mul", N("mul", N("conv", X, W, BIAS, name="c"), K1, name="x"),
-         N("conv", X, N("mul", W, k_conv), N("mul", BIAS, k_vector), like="c"), condition=channel)
+         N("conv", X, N("mul", W, k_conv), N("mul", BIAS, k_vector), like="c"), condition=channel,
+         example={**per_channel, "Bias": (3,)})
     rule("conv-add", N("add", N("conv", X, W, name="c"), K1, name="x"),
-         N("conv", X, W, N("expand", k_vector, shape=lambda m: [m.spec("W").shape[0]]), like="c"), condition=channel)
+         N("conv", X, W, N("expand", k_vector, shape=lambda m: [m.spec("W").shape[0]]), like="c"), condition=channel,
+         example=per_channel)
     rule("conv-bias-add", N("add", N("conv", X, W, BIAS, name="c"), K1, name="x"),
-         N("conv", X, W, N("add", BIAS, k_vector), like="c"), condition=channel)
+         N("conv", X, W, N("add", BIAS, k_vector), like="c"), condition=channel,
+         example={**per_channel, "Bias": (3,)})
 
     def k_like_b(m):  # K1 along B's output-column axis
         n = m.spec("K1").numel
@@ -276,9 +292,10 @@ def _constant_folding(rule):
     rule("gemm-mul", N("mul", N("gemm", X, W, name="g"), K1, name="x"),
          N("gemm", X, k_gemm, like="g"), condition=channel)
     rule("gemm-bias-mul", N("mul", N("gemm", X, W, BIAS, name="g"), K1, name="x"),
-         N("gemm", X, k_gemm, N("mul", BIAS, _k_shaped(1, None)), like="g"), condition=channel)
+         N("gemm", X, k_gemm, N("mul", BIAS, _k_shaped(1, None)), like="g"), condition=channel,
+         example={"Bias": (5,)})
     rule("gemm-bias-add", N("add", N("gemm", X, W, BIAS, name="g"), K1, name="x"),
-         N("gemm", X, W, N("add", BIAS, K1), like="g"), condition=_gemm_beta_one,
+         N("gemm", X, W, N("add", BIAS, K1), like="g"), condition=_gemm_beta_one, example={"Bias": (5,)},
          note="beta == 1; Gemm(A, B) + K without C is no gain: Gemm's C costs 2 FLOPs per element")
     rule("mat-mul-mul", N("mul", N("mat_mul", X, W), K1, name="x"),
          N("mat_mul", X, N("mul", W, _k_shaped(1, None))),

@@ -4,6 +4,10 @@ Reads MLIR (a file or stdin), runs a pass pipeline that mixes ECG passes and
 upstream MLIR passes, prints the result. Follows mlir-opt's conventions:
 ``-o``, ``--pass-pipeline``, one flag per pass, ``--split-input-file``,
 ``--verify-diagnostics``, ``--mlir-print-ir-after-all``.
+
+``--list-rewrite-rules[=FAMILY,...]`` prints the ecg-rewrite rule catalogue
+instead: the rule count per family, then each rule with its before and after forms
+and its FLOPs before and after on the rule's example instance.
 """
 
 import argparse
@@ -46,7 +50,39 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
     parser.add_argument("--mlir-elide-elementsattrs-if-larger", type=int, help="elide constants above this size")
     parser.add_argument("--emit-bytecode", action="store_true", help="write MLIR bytecode")
+    parser.add_argument(
+        "--list-rewrite-rules",
+        nargs="?",
+        const="all",
+        metavar="FAMILY",
+        help="list the ecg-rewrite rules (of FAMILY: associative, distributive, commutative, strength; "
+        "',' separates several) with their FLOPs before -> after on an example, then exit",
+    )
     return parser
+
+
+def list_rewrite_rules(selection: str) -> str:
+    """The text ``--list-rewrite-rules[=selection]`` prints: 'family: count' lines and
+    'total: N', then one line per rule."""
+    from ..rewriting.listing import FAMILIES, family_counts, rule_rows
+
+    families = list(FAMILIES) if selection == "all" else [f.strip() for f in selection.split(",") if f.strip()]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown or not families:
+        raise ToolError(
+            f"--list-rewrite-rules: unknown rule family '{','.join(unknown) or selection}' "
+            f"(families: {', '.join(FAMILIES)})"
+        )
+    counts = family_counts()
+    lines = [f"{family}: {counts[family]}" for family in families]
+    lines.append(f"total: {sum(counts[family] for family in families)}")
+    rows = rule_rows(set(families))
+    width = max((len(row.name) for row in rows), default=0)
+    for row in rows:
+        lines.append(
+            f"{row.family:<12} {row.name:<{width}}  {row.before} -> {row.after}  [FLOPs {row.flops_change}]"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def pass_flags_to_pipeline(flags: list) -> str:
@@ -63,6 +99,11 @@ def pass_flags_to_pipeline(flags: list) -> str:
 def main(argv=None) -> int:
     parser = make_parser()
     args, pass_flags = parser.parse_known_args(argv)
+    if args.list_rewrite_rules is not None:
+        if pass_flags or args.pass_pipeline:
+            raise ToolError("--list-rewrite-rules cannot be combined with passes")
+        write_bytes(list_rewrite_rules(args.list_rewrite_rules).encode(), args.output)
+        return 0
     if args.pass_pipeline and pass_flags:
         raise ToolError("--pass-pipeline cannot be combined with individual pass flags")
     pipeline = args.pass_pipeline or pass_flags_to_pipeline(pass_flags)

@@ -3,7 +3,9 @@
 
 - dialect/ecg.irdl.mlir: the dialect's IRDL definition (``dnnf_mlir.ecg.docs.irdl_text``),
   loadable by stock MLIR tools, e.g. ``torch-mlir-opt --irdl-file=dialect/ecg.irdl.mlir``;
-- dialect/ECGOps.md: the Markdown op reference (``dnnf_mlir.ecg.docs.op_reference_markdown``).
+- dialect/ECGOps.md: the Markdown op reference (``dnnf_mlir.ecg.docs.op_reference_markdown``);
+- dialect/RewriteRules.md: the ecg-rewrite rule catalogue with each rule's FLOPs on its
+  example (``dnnf_mlir.rewriting.listing.rules_markdown``; a few seconds).
 
 Usage: python tools/gen_dialect_docs.py [--check] [--out-dir DIR]
 
@@ -21,10 +23,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
 from dnnf_mlir.ecg.docs import irdl_text, op_reference_markdown  # noqa: E402
+from dnnf_mlir.rewriting.listing import rules_markdown  # noqa: E402
 
 FILES = {
     "ecg.irdl.mlir": irdl_text,
     "ECGOps.md": op_reference_markdown,
+    "RewriteRules.md": rules_markdown,
 }
 
 

@@ -14,6 +14,7 @@ from dnnf_mlir.ecg import OPS, Algebra, ECGOp, MappingType, TensorSpec, to_mlir
 from dnnf_mlir.ecg.attributes import AttributeKind
 from dnnf_mlir.ecg.docs import irdl_text, op_reference_markdown
 from dnnf_mlir.ecg.ops import elementwise, nn
+from dnnf_mlir.rewriting.listing import family_counts, rule_rows, rules_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 DIALECT = REPO / "dialect"
@@ -31,7 +32,10 @@ NO_FLOPS = {"constant", "yield"}
 # ----- drift of the generated files -----
 
 
-@pytest.mark.parametrize("name, generate", [("ecg.irdl.mlir", irdl_text), ("ECGOps.md", op_reference_markdown)])
+@pytest.mark.parametrize(
+    "name, generate",
+    [("ecg.irdl.mlir", irdl_text), ("ECGOps.md", op_reference_markdown), ("RewriteRules.md", rules_markdown)],
+)
 def test_dialect_file_is_up_to_date(name, generate):
     path = DIALECT / name
     assert path.is_file(), f"dialect/{name} is missing: create it with `python tools/gen_dialect_docs.py`"
@@ -41,6 +45,7 @@ def test_dialect_file_is_up_to_date(name, generate):
 def test_generation_is_deterministic():
     assert irdl_text() == irdl_text()
     assert op_reference_markdown() == op_reference_markdown()
+    assert rules_markdown() == rules_markdown()
 
 
 def test_irdl_text_is_the_loaded_dialect():
@@ -71,6 +76,7 @@ def test_generator_check_mode(tmp_path, capsys):
     assert generator.main(["--check", "--out-dir", str(tmp_path)]) == 1  # missing files are stale
     assert generator.main(["--out-dir", str(tmp_path)]) == 0
     assert (tmp_path / "ecg.irdl.mlir").read_text() == irdl_text()
+    assert (tmp_path / "RewriteRules.md").read_text() == rules_markdown()
     assert generator.main(["--check", "--out-dir", str(tmp_path)]) == 0
     (tmp_path / "ECGOps.md").write_text("edited\n")
     capsys.readouterr()
@@ -78,6 +84,44 @@ def test_generator_check_mode(tmp_path, capsys):
     error = capsys.readouterr().err
     assert "ECGOps.md is stale" in error and "ecg.irdl.mlir" not in error
     assert "tools/gen_dialect_docs.py" in error
+
+
+# ----- the rewrite rule reference -----
+
+# The DNNFusion paper's rule counts: the catalogue has at least these.
+PAPER_COUNTS = {"associative": 45, "distributive": 38, "commutative": 66}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return rule_rows()
+
+
+def test_rule_counts_cover_the_paper():
+    counts = family_counts()
+    for family, minimum in PAPER_COUNTS.items():
+        assert counts[family] >= minimum, f"{counts[family]} {family} rules, the paper has {minimum}"
+    assert counts["strength"] > 0
+    assert counts["total"] == sum(counts[f] for f in ("associative", "distributive", "commutative", "strength"))
+
+
+def test_every_rule_has_a_measured_example(rows):
+    assert len(rows) == family_counts()["total"]
+    assert len({row.name for row in rows}) == len(rows)
+    unmeasured = [f"{row.name}: {row.error}" for row in rows if row.flops_after is None]
+    assert not unmeasured, unmeasured
+
+
+def test_rule_reference_lists_every_rule(rows):
+    text = rules_markdown(rows)
+    for family, count in family_counts().items():
+        assert f"| {family if family == 'total' else f'[{family}](#{family})'} | {count} |" in text
+    for row in rows:
+        assert f"| `{row.name}` |" in text
+    exp = next(row for row in rows if row.name == "exp-mul-exp")
+    assert (exp.before, exp.after) == ("Mul(Exp(A), Exp(B))", "Exp(Add(A, B))")
+    assert exp.flops_after < exp.flops_before
+    assert "| `exp-mul-exp` | `Mul(Exp(A), Exp(B))` | `Exp(Add(A, B))` |" in text
 
 
 # ----- every op declares its semantics -----

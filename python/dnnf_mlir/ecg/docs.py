@@ -1,5 +1,7 @@
 """Generated documentation of the ECG dialect: its IRDL definition and an op reference.
 
+(The third generated file, the rewrite rule reference, is ``rewriting.listing.rules_markdown``.)
+
 ``tools/gen_dialect_docs.py`` writes both to ``dialect/`` and checks them for
 drift; ``test/python/test_dialect_docs.py`` fails when they are stale. Both
 functions are deterministic: the same op classes give the same text.
@@ -180,7 +182,13 @@ def _attribute_table(cls) -> list:
     return lines
 
 
-def _op_section(mnemonic: str, cls) -> list:
+def _rules(count: int) -> str:
+    if not count:
+        return "none"
+    return f"{count} involve it ([RewriteRules.md](RewriteRules.md), `dnnf-opt --list-rewrite-rules`)"
+
+
+def _op_section(mnemonic: str, cls, rule_counts: dict) -> list:
     lines = [f'<a id="{_anchor(mnemonic)}"></a>', "", f"### `ecg.{mnemonic}`", ""]
     for paragraph in _doc_paragraphs(cls):
         lines += [_escape(paragraph), ""]
@@ -189,6 +197,7 @@ def _op_section(mnemonic: str, cls) -> list:
         f"- Algebra: {_escape(cls.ALGEBRA.describe())}",
         f"- FLOPs: {flops_model(cls)}",
         f"- ONNX: {_onnx(cls)}",
+        f"- Rewrite rules: {_rules(rule_counts.get(mnemonic, 0))}",
         f"- Class: `{cls.__module__}.{cls.__name__}`",
         "",
     ]
@@ -203,7 +212,10 @@ def _op_section(mnemonic: str, cls) -> list:
 
 def op_reference_markdown() -> str:
     """The Markdown op reference of every op in ``OPS``."""
+    from ..rewriting.listing import rules_by_op  # the rewriting package imports this one: import late
+
     ops = sorted_ops()
+    rule_counts = rules_by_op()
     lines = [
         "# ECG dialect op reference",
         "",
@@ -211,7 +223,8 @@ def op_reference_markdown() -> str:
         "",
         f"Generated from the op classes in `{SOURCE}` by `{GENERATOR}`; do not edit by hand.",
         f"Regenerate with `{REGENERATE}` (`{REGENERATE} --check` tells whether this file is stale).",
-        "The dialect's IRDL definition is `ecg.irdl.mlir` next to this file.",
+        "The dialect's IRDL definition is `ecg.irdl.mlir` next to this file, the rewrite rules over these ops",
+        "are listed in `RewriteRules.md`.",
         "",
         f"{len(ops)} ops, ordered by mapping type (One-to-One, Reorganize, Shuffle, One-to-Many, "
         "Many-to-Many), then mnemonic. Every op has ranked-tensor operands and results;",
@@ -234,7 +247,7 @@ def op_reference_markdown() -> str:
         if cls.MAPPING is not current:
             current = cls.MAPPING
             lines += [f"## {current}", ""]
-        lines += _op_section(mnemonic, cls)
+        lines += _op_section(mnemonic, cls, rule_counts)
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines) + "\n"

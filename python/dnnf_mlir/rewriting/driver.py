@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from .._mlir import ir, rewrite
 from ..ecg import OPS
-from .matching import Gain, build, dead_ops, estimate, fold, make_constant, owner_op
+from .matching import Gain, build, dead_ops, estimate, fold, is_constant, make_constant, owner_op
 
 # How many enabling (zero-gain) steps may precede a gaining one.
 ENABLING_DEPTH = 3
@@ -86,21 +86,26 @@ def undo(applied: Applied):
     for user, index in applied.redirected:
         user.operands[index] = applied.old_value
     for op in reversed(applied.created):
-        if not any(True for result in op.results for _ in result.uses):
+        if not _has_uses(op):
             op.erase()
 
 
 def commit(applied: Applied):
-    """Erase what the rewrite left dead (in user-before-producer order)."""
-    pending = list(applied.dead)
+    """Erase what the rewrite left dead (in user-before-producer order), and the
+    constants it no longer reads (weights replaced by their folded versions)."""
+    pending = list(applied.dead) + list({owner_op(v) for v in applied.match.values.values() if is_constant(v)})
     while pending:
-        remaining = [op for op in pending if any(True for r in op.results for _ in r.uses)]
+        remaining = [op for op in pending if _has_uses(op)]
         for op in pending:
             if op not in remaining:
                 op.erase()
         if len(remaining) == len(pending):
             break
         pending = remaining
+
+
+def _has_uses(op) -> bool:
+    return any(True for result in op.results for _ in result.uses)
 
 
 # ----- the best-first search -----

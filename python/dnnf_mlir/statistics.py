@@ -65,3 +65,39 @@ def module_statistics(module) -> dict:
         for f in op.regions[0].blocks[0].operations
         if f.operation.name == "func.func"
     }
+
+
+def _change(before, after, fmt: str = "{}") -> str:
+    """'a' when nothing changed, else 'a -> b'."""
+    a, b = fmt.format(before), fmt.format(after)
+    return a if a == b else f"{a} -> {b}"
+
+
+def compare_summary(before: GraphStatistics, after: GraphStatistics) -> str:
+    """``GraphStatistics.summary`` of a rewritten graph, each figure as before -> after."""
+    mapping = ", ".join(
+        f"{m.value} {_change(before.by_mapping.get(m.value, 0), after.by_mapping.get(m.value, 0))}" for m in MappingType
+    )
+    mib = "{:.1f}"
+    return (
+        f"{_change(before.ops, after.ops)} ops ({mapping}), {_change(before.constants, after.constants)} constants "
+        f"({_change(before.constant_bytes / 2**20, after.constant_bytes / 2**20, mib)} MiB)\n"
+        f"{_change(before.flops / 1e9, after.flops / 1e9, '{:.3f}')} GFLOP, intermediate results "
+        f"{_change(before.intermediate_bytes / 2**20, after.intermediate_bytes / 2**20, mib)} MiB"
+    )
+
+
+def rewrite_summary(entry: dict) -> str:
+    """One line on what ecg-rewrite did to a module, from a report with the keys of its
+    ``total`` entry (ops/flops before/after, rules_applied by family) plus ``seconds``;
+    ``enabled: False`` says it did not run."""
+    before, after = entry["flops_before"], entry["flops_after"]
+    scale, unit = next(((s, u) for s, u in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if before >= s), (1, ""))
+    if not entry.get("enabled", True):
+        return f"ecg-rewrite: off ({entry['ops_after']} ops, {after / scale:.3f} {unit}FLOP)"
+    families = ", ".join(f"{family} {n}" for family, n in entry["rules_applied"].items() if n) or "none"
+    delta = f" ({(after - before) / before:+.3%})" if before else ""
+    return (
+        f"ecg-rewrite: {entry['ops_before']} -> {entry['ops_after']} ops, "
+        f"{before / scale:.3f} -> {after / scale:.3f} {unit}FLOP{delta}; rules applied: {families}; {entry['seconds']:.2f} s"
+    )

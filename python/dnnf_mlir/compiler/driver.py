@@ -3,11 +3,14 @@
 The stages, each timed in the manifest:
 
 1. ``import``: ONNX -> ECG (``frontend.onnx_importer``);
-2. ``lower``: ``convert-ecg-to-linalg``, the weights moved out of the code
+2. ``rewrite``: the ``ecg-rewrite`` pass (``rewriting``: math-property rewriting
+   that lowers the FLOPs; on unless ``rewrite=False``); what it did goes into the
+   manifest's ``rewrite`` entry (ops and FLOPs before and after, rules applied);
+3. ``lower``: ``convert-ecg-to-linalg``, the weights moved out of the code
    (``weights.externalize_weights``), then ``codegen.lower_to_llvm`` for the target:
    tiled, packed and vectorized kernels, one per linalg op, in the LLVM dialect;
-3. ``llvm``: LLVM IR, ``opt-22 -O3`` and ``llc-22`` into ``model.o``;
-4. ``build``: CMake (with the AArch64 toolchain file when cross-compiling) links
+4. ``llvm``: LLVM IR, ``opt-22 -O3`` and ``llc-22`` into ``model.o``;
+5. ``build``: CMake (with the AArch64 toolchain file when cross-compiling) links
    ``model.o`` and the generated C glue into ``libdnnf_model.so`` and builds
    ``dnnf_runner``.
 
@@ -47,6 +50,9 @@ from ..codegen.target import get_target
 from ..conversion import convert_ecg_to_linalg
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
+from ..rewriting.pass_ import rewrite_module
+from ..rewriting.rules import FAMILIES
+from ..statistics import module_statistics, rewrite_summary
 from . import c_abi
 from .weights import externalize_weights, write_weights
 
@@ -77,8 +83,28 @@ class CompileReport:
         return (
             f"{m['name']}: {m['kernels']} kernels for {m['target']} ({m['threads']} thread"
             f"{'s' if m['threads'] > 1 else ''}), {len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
-            f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}"
+            f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}\n"
+            f"{rewrite_summary(m['rewrite'])}"
         )
+
+
+def _rewrite(module, enabled: bool) -> dict:
+    """Run ecg-rewrite on ``module`` (or not): the manifest's ``rewrite`` entry.
+
+    ``ops_*`` and ``flops_*`` count the ECG ops of every function as ``ecg-op-stats``
+    does; without rewriting, before and after are the same graph.
+    """
+    if not enabled:
+        stats = module_statistics(module).values()
+        ops, flops = sum(s.ops for s in stats), sum(s.flops for s in stats)
+        return {"enabled": False, "ops_before": ops, "ops_after": ops, "flops_before": flops, "flops_after": flops,
+                "rules_applied": dict.fromkeys(FAMILIES, 0), "rules": {}, "seconds": 0.0}
+    report = rewrite_module(module)
+    rules = {}
+    for function in report["functions"].values():
+        for name, count in function["rules"].items():
+            rules[name] = rules.get(name, 0) + count
+    return {"enabled": True, **report["total"], "rules": dict(sorted(rules.items())), "seconds": report["seconds"]}
 
 
 def _tensor_names(function, attribute_name: str, count: int, prefix: str) -> list:
@@ -137,12 +163,14 @@ def compile_model(
     target: str = "host",
     threads: int = 1,
     shapes: dict | None = None,
+    rewrite: bool = True,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
     ``threads`` > 1 splits the parallel loops among that many OpenMP threads (host
     only: no OpenMP runtime for other targets is installed); how many run is
     OpenMP's choice at run time (``dnnf_set_num_threads``, ``OMP_NUM_THREADS``).
+    ``rewrite`` runs the ``ecg-rewrite`` pass on the imported graph first.
     """
     t = get_target(target)
     if threads > 1 and not t.is_host:
@@ -155,6 +183,10 @@ def compile_model(
 
     start = time.perf_counter()
     with module.context, ir.Location.unknown():
+        rewritten = _rewrite(module, rewrite)
+        if rewrite:
+            times["rewrite"] = time.perf_counter() - start
+        start = time.perf_counter()
         inputs, outputs = _entry_signature(module)
         convert_ecg_to_linalg(module)
         weights = externalize_weights(module, ENTRY)
@@ -191,6 +223,7 @@ def compile_model(
             "library": LIBRARY,
             "runner": RUNNER,
             "kernels": len(report.kernels),
+            "rewrite": rewritten,
             "compile_seconds": {k: round(v, 3) for k, v in times.items()},
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")

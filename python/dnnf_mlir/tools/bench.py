@@ -10,6 +10,10 @@ warm all three up, then time them in interleaved rounds -- one run of each per
 round, so that a change in machine load hits all three alike -- and report
 medians and the ratios dnnf / onnxruntime (below 1: dnnf is faster). The first
 outputs are compared with ORT_DISABLE_ALL's.
+
+Each model is compiled after the ecg-rewrite pass (--no-rewrite: without it); the
+table shows its ops and GFLOP before>after rewriting, the JSON the pass's report
+("rewrite": ops and FLOPs before and after, rules applied, seconds).
 """
 
 import argparse
@@ -43,6 +47,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-runs", type=int, default=10, help="timed rounds, at least")
     parser.add_argument("--max-runs", type=int, default=100, help="timed rounds, at most")
     parser.add_argument("--seconds", type=float, default=3.0, help="time the rounds for at least this long")
+    parser.add_argument("--no-rewrite", action="store_true", help="compile without the ecg-rewrite pass")
     parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     return parser
@@ -62,7 +67,7 @@ def _median_rounds(runners: dict, args) -> dict:
 
 
 def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
-    report = compile_model(path, outdir, target="host", threads=threads)
+    report = compile_model(path, outdir, target="host", threads=threads, rewrite=not args.no_rewrite)
     artifact = Artifact(outdir)
     names = [name for name, _, _ in artifact.inputs]
     inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in artifact.inputs])
@@ -84,6 +89,7 @@ def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
         "compile_seconds": report.manifest["compile_seconds"]["total"],
         "compile_stages": report.manifest["compile_seconds"],
         "kernels": report.manifest["kernels"],
+        "rewrite": report.manifest["rewrite"],
         "rel_error": max(errors(g, w)[1] for g, w in zip(dnnf.outputs, reference)),
     }
     for peer in PEERS:
@@ -96,19 +102,28 @@ def _geomean(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+def _before_after(rewrite: dict) -> tuple:
+    """The table's ops and GFLOP columns: 'before>after', or one figure when unchanged."""
+    ops = [str(rewrite["ops_before"]), str(rewrite["ops_after"])]
+    gflop = [f"{rewrite['flops_before'] / 1e9:.2f}", f"{rewrite['flops_after'] / 1e9:.2f}"]
+    return tuple(a if a == b else f"{a}>{b}" for a, b in (ops, gflop))
+
+
 def _table(results: dict, threads: list) -> str:
+    """One row per model and thread count; ops and GFLOP are before>after ecg-rewrite."""
     header = (f"{'model':<14} {'thr':>3} {'dnnf ms':>9} {'ort-off ms':>10} {'ort-all ms':>10} "
-              f"{'/off':>6} {'/all':>6} {'compile s':>9} {'kernels':>7} {'rel err':>8}")
+              f"{'/off':>6} {'/all':>6} {'compile s':>9} {'kernels':>7} {'rel err':>8} {'ops':>9} {'GFLOP':>13}")
     lines = [header, "-" * len(header)]
     for t in threads:
         for name, per_thread in results.items():
             r = per_thread.get(str(t))
             if r is None:
                 continue
+            ops, gflop = _before_after(r["rewrite"])
             lines.append(
                 f"{name:<14} {t:>3} {r['dnnf_ms']:>9.2f} {r['ort_disable_all_ms']:>10.2f} {r['ort_enable_all_ms']:>10.2f} "
                 f"{r['ratio_ort_disable_all']:>6.2f} {r['ratio_ort_enable_all']:>6.2f} {r['compile_seconds']:>9.1f} "
-                f"{r['kernels']:>7} {r['rel_error']:>8.1e}"
+                f"{r['kernels']:>7} {r['rel_error']:>8.1e} {ops:>9} {gflop:>13}"
             )
         summary = _summary(results, t)
         lines.append(

@@ -4,6 +4,10 @@
     dnnf-compile model.onnx --target aarch64 -o out/model-arm   # built with the AArch64 toolchain
     dnnf-run out/model --check                                  # run it, compare with onnxruntime
 
+The imported graph is first rewritten by the ecg-rewrite pass (math-property
+rewriting that lowers the FLOPs; --no-rewrite skips it); the second line printed
+says what it did, manifest.json's "rewrite" entry has the details.
+
 OUTDIR receives the library, its C header (model.h), the weights file, the CMake
 project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
 replaced only when the compilation succeeds.
@@ -27,6 +31,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", default="host", help="host (default) or aarch64")
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads of the parallel loops (host only)")
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
+    parser.add_argument("--no-rewrite", action="store_true", help="compile the imported graph as is (no ecg-rewrite)")
     return parser
 
 
@@ -34,7 +39,8 @@ def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     try:
         report = compile_model(
-            args.model, args.output, target=args.target, threads=args.threads, shapes=parse_shape_overrides(args.shape)
+            args.model, args.output, target=args.target, threads=args.threads, shapes=parse_shape_overrides(args.shape),
+            rewrite=not args.no_rewrite,
         )
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None

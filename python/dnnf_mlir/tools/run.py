@@ -1,6 +1,8 @@
 """dnnf-run: run a model (ONNX or ECG MLIR, or compiled) and check it against onnxruntime.
 
-``--interpret`` runs the reference interpreter on an ONNX or MLIR model. A
+``--interpret`` runs the reference interpreter on an ONNX or MLIR model;
+``--rewrite`` runs the ecg-rewrite pass on it first (as dnnf-compile does) and
+``--summary`` then shows the graph statistics before -> after. A
 directory made by dnnf-compile runs its compiled code: a host library in this
 process, an AArch64 one under qemu-aarch64 through its C runner; ``--repeat N``
 times N more runs. ``--check`` compares every output
@@ -19,14 +21,15 @@ import onnx
 from onnx import numpy_helper
 
 from .. import make_context
-from .._mlir import MLIRError
+from .._mlir import MLIRError, ir
 from ..asm import parse, read_source
 from ..compiler import Artifact, ArtifactError
 from ..compiler.artifact import EMULATORS
 from ..ecg import TensorSpec, from_mlir
 from ..frontend.onnx_importer import import_onnx
 from ..interpreter import find_function, interpret
-from ..statistics import function_statistics
+from ..rewriting.pass_ import rewrite_module
+from ..statistics import compare_summary, function_statistics, rewrite_summary
 from .common import ToolError, errors, make_inputs, onnxruntime_session, parse_shape_overrides, print_diagnostic, run_tool
 
 
@@ -41,6 +44,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--rtol", type=float, default=1e-4, help="tolerance on the relative error")
     parser.add_argument("--summary", action="store_true", help="print ops by mapping type, FLOPs, result bytes")
+    parser.add_argument("--rewrite", action="store_true", help="interpret the graph after the ecg-rewrite pass")
     parser.add_argument("--repeat", type=int, default=0, help="compiled model: timed runs after the first")
     parser.add_argument("--threads", type=int, help="compiled model: threads to run on (OpenMP builds)")
     return parser
@@ -50,9 +54,12 @@ def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     path = Path(args.model)
     if path.is_dir():
+        if args.rewrite:
+            raise ToolError(f"{path}: --rewrite is for --interpret; dnnf-compile rewrites the graph (unless --no-rewrite)")
         return _run_compiled(path, args)
     if not args.interpret:
         raise ToolError(f"{path}: an ONNX or MLIR model runs with --interpret (compile it with dnnf-compile first)")
+
     shapes = parse_shape_overrides(args.shape)
     context = make_context()
     start = time.perf_counter()
@@ -74,9 +81,16 @@ def main(argv=None) -> int:
     expected_files = _expected_output_files(onnx_path)
     inputs = _make_inputs(names, specs, args, dummy=bool(expected_files))
 
+    before = function_statistics(function) if args.summary else None
     if args.summary:
         print(f"{path.name}: loaded in {load_time:.2f} s")
-        print(function_statistics(function).summary())
+    if args.rewrite:
+        with context, ir.Location.unknown():
+            report = rewrite_module(module)
+        print(rewrite_summary(report["total"] | {"seconds": report["seconds"]}))
+    if args.summary:
+        after = function_statistics(function)
+        print(compare_summary(before, after) if args.rewrite else after.summary())
     start = time.perf_counter()
     outputs = interpret(module, inputs)
     print(f"interpreted in {time.perf_counter() - start:.2f} s")

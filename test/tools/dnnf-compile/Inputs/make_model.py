@@ -1,6 +1,8 @@
-"""Write a one-kernel ONNX model with seeded random weights: python make_model.py conv|matmul OUT.onnx
+"""Write a small ONNX model with seeded random weights: python make_model.py conv|conv_bn|matmul OUT.onnx
 
 conv: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) + bias -> Relu.
+conv_bn: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) -> BatchNormalization -> Relu
+  (ecg-rewrite folds the normalization into the convolution).
 matmul: x[24,64] -> MatMul(64x48) -> Add bias.
 """
 import sys
@@ -22,6 +24,16 @@ if kind == "conv":
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 12, 12])
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])]
     weights = [weight("w", 32, 16, 3, 3), weight("b", 32)]
+elif kind == "conv_bn":
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 12, 12])
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["n"]),
+        helper.make_node("Relu", ["n"], ["y"]),
+    ]
+    variance = numpy_helper.from_array(rng.uniform(0.5, 2.0, 32).astype(np.float32), "var")
+    weights = [weight("w", 32, 16, 3, 3), weight("scale", 32), weight("bias", 32), weight("mean", 32), variance]
 else:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [24, 64])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 48])

@@ -22,18 +22,20 @@ def rewrite_function(function, only: str = "") -> dict:
         patterns = only.split("|")
         names = {r.name for r in catalogue() if any(fnmatch.fnmatchcase(r.name, p) for p in patterns)}
     rules = catalogue().by_root(names)
-    searched = {root: [r for r in group if r.family != "strength"] for root, group in rules.items()}
-    simplified = {root: [r for r in group if r.family == "strength"] for root, group in rules.items()}
+    strength = {root: [r for r in group if r.family == "strength"] for root, group in rules.items()}
     before = function_statistics(function)
     applications = Applications()
-    search = Search(function.regions[0].blocks[0], searched, applications)
+    # All rules compete in the search (the strength rules too: A ⊙ Recip(B) -> A / B
+    # must not pre-empt the paper's cheaper Recip(Square(A) ⊙ B)); the greedy driver
+    # folds constants first and finishes with the strength rules.
+    search = Search(function.regions[0].blocks[0], rules, applications)
     for _ in range(MAX_ROUNDS):
         count = sum(applications.rules.values())
-        simplify(function, simplified, applications)
+        simplify(function, {}, applications)
         search.run()
         if sum(applications.rules.values()) == count:
             break
-    simplify(function, simplified, applications)
+    simplify(function, strength, applications)
     after = function_statistics(function)
     return _entry(before, after, applications.rules)
 
@@ -104,6 +106,6 @@ class ApplyRulePass(ModulePass):
                 continue
             name = self.options["rule"] or function.attributes["sym_name"].value
             if name not in rules:
-                raise PassError(f"unknown rewrite rule '{name}' (dnnf-opt --list-rewrite-rules lists them)")
+                raise PassError(f"unknown rewrite rule '{name}' (dnnf-opt --list-rewrite-rules lists them)", function)
             if not apply_once(function.regions[0].blocks[0], rules[name]):
-                raise PassError(f"rule '{name}' does not match @{function.attributes['sym_name'].value}")
+                raise PassError(f"rule '{name}' does not match @{function.attributes['sym_name'].value}", function)

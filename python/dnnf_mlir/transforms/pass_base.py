@@ -8,7 +8,12 @@ PASSES: dict[str, type] = {}
 
 
 class PassError(Exception):
-    """Raised inside a pass: reported as an error at the anchor op, failing the pipeline."""
+    """Raised inside a pass: reported as an error at ``op`` (default: the anchor op),
+    failing the pipeline."""
+
+    def __init__(self, message: str, op=None):
+        super().__init__(message)
+        self.op = op
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,7 @@ class ModulePass:
         try:
             self.run(operation)
         except PassError as error:
-            operation.location.emit_error(f"{self.NAME}: {error}")
+            (error.op or operation).location.emit_error(f"{self.NAME}: {error}")
             pass_.signal_pass_failure()
 
     def add_to(self, pm: PassManager):

@@ -2,9 +2,12 @@
 # Set up, then compile a real model (ResNet-50 with random weights unless another judged
 # model is named) and show what happened to it:
 #  1. import it into ECG, verify it with dnnf-opt and summarise it (ops by mapping type,
-#     FLOPs, intermediate bytes); run the reference interpreter against onnxruntime;
-#  2. compile it for this machine and for AArch64 (dnnf-compile), run both -- the AArch64
-#     library under qemu-aarch64 through its C runner -- and check them against onnxruntime;
+#     FLOPs, intermediate bytes); run the reference interpreter against onnxruntime, then
+#     again on the graph rewritten by ecg-rewrite (its statistics before -> after);
+#  2. compile it for this machine and for AArch64 (dnnf-compile, which rewrites the graph
+#     first and says what the rewrite did; the compiled directory's manifest.json has the
+#     details), run both -- the AArch64 library under qemu-aarch64 through its C runner --
+#     and check them against onnxruntime;
 #  3. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +24,8 @@ dnnf-translate --import-onnx "$onnx" --emit-bytecode -o "build/$model.mlirbc" --
 dnnf-opt "build/$model.mlirbc" --ecg-op-stats=output="build/$model.stats.json" --emit-bytecode -o /dev/null
 echo "dnnf-opt: build/$model.mlirbc verifies; statistics in build/$model.stats.json"
 dnnf-run "build/$model.mlirbc" --reference "$onnx" --interpret --check --summary
+echo "-- after ecg-rewrite"
+dnnf-run "build/$model.mlirbc" --reference "$onnx" --interpret --check --summary --rewrite
 
 echo "== 2. compile for the host and for AArch64, run, check"
 dnnf-compile "$onnx" --target host -o "build/$model-host"

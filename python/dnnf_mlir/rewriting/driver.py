@@ -14,12 +14,14 @@ so the search terminates.
 erases the ops left dead.
 """
 
+import heapq
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
 from .._mlir import ir, rewrite
 from ..ecg import OPS
-from .matching import Gain, build, dead_ops, estimate, fold, is_constant, make_constant, owner_op
+from .matching import build, dead_ops, estimate, fold, is_constant, make_constant, op_key, owner_op
 
 # How many enabling (zero-gain) steps may precede a gaining one.
 ENABLING_DEPTH = 3
@@ -111,112 +113,159 @@ def _has_uses(op) -> bool:
 # ----- the best-first search -----
 
 
-def partitions(block) -> dict:
-    """op -> partition representative: connected components of the ops that have a property."""
-    parent = {}
-
-    def find(op):
-        while parent[op] != op:
-            parent[op] = parent[parent[op]]
-            op = parent[op]
-        return op
-
-    ops = ecg_ops(block)
-    for op in ops:
-        parent[op] = op
-    for op in ops:
-        if not op.opview.algebra.has_rewrite_properties:
-            continue
-        for value in op.operands:
-            producer = owner_op(value)
-            if producer in parent and producer.opview.algebra.has_rewrite_properties:
-                parent[find(producer)] = find(op)
-    return {op: find(op) for op in ops}
+def _has_properties(op) -> bool:
+    return op.opview.algebra.has_rewrite_properties
 
 
 class Search:
-    """The best-first search over one function body with one set of rules."""
+    """The best-first search over one function body.
+
+    Matches are cached per root op and kept in a heap by gain; after a rewrite only
+    the ops whose matches it can have changed are matched again (``_affected``), so
+    a step costs what its neighbourhood costs, not the function. The paper's
+    partitions: a rule of the three families never matches through an op that has
+    none of the properties (such an op can only be the root or a leaf of a match),
+    and the global best-first order is best-first inside every partition.
+    """
 
     def __init__(self, block, groups, applications: Applications):
         self.block = block
         self.groups = groups
         self.applications = applications
-        # Ops replaced by a rewrite that is not committed yet: their uses do not count.
+        # Ops replaced by rewrites not committed yet: their uses do not count.
         self.gone = set()
+        self.cache = {}  # op_key(root) -> [(gain, match)] with a positive or neutral gain
+        self.heap = []  # (-flops, -bytes, tie, match) of the cached gaining matches
+        # ids of the cached matches, and of the neutral ones whose lookahead failed
+        # (erased ops cannot be hashed, so the heap refers to matches, not ops).
+        self.live, self.tried = set(), set()
+        self.tie = itertools.count()
 
     def candidates(self, ops):
         """(gain, match) for every match rooted at ``ops`` whose gain is positive or neutral."""
         found = []
         for op in ops:
             rules = self.groups.get(op.name[4:])
-            if not rules or op in self.gone:
+            if not rules or op_key(op) in self.gone:
                 continue
             for rule in rules:
                 for match in rule.matches(op):
+                    if rule.family != "strength" and not all(_has_properties(m) for m in match.matched[1:]):
+                        continue
                     gain = estimate(match, self.gone)
                     if gain is not None and (gain or gain.neutral):
                         found.append((gain, match))
         return found
 
     def run(self, max_steps=100000) -> int:
-        """Apply the best-gaining rule per partition until none gains; return the step count."""
+        """Apply the best-gaining rewrite until none gains (or enables one that does)."""
+        self.cache, self.heap, self.live, self.tried = {}, [], set(), set()
+        self._rescan(ecg_ops(self.block))
         steps = 0
         while steps < max_steps:
-            part = partitions(self.block)
-            found = self.candidates(part)
-            best = {}
-            for gain, match in found:
-                key = part[match.root]
-                if gain and (key not in best or gain > best[key][0]):
-                    best[key] = (gain, match)
-            touched = set()
-            progressed = False
-            for gain, match in sorted(best.values(), key=lambda item: item[0], reverse=True):
-                if _footprint(match) & touched:
-                    continue
-                touched |= _footprint(match)
+            match = self._pop_best()
+            if match is not None:
                 self._commit(apply_match(match))
                 steps += 1
-                progressed = True
-            if progressed:
                 continue
-            enabling = [match for gain, match in found if gain.neutral]
-            if not any(self._try_enabling(match, ENABLING_DEPTH) for match in enabling):
+            chain = self._enabling_chain()
+            if chain is None:
                 break
-            steps += 1
+            for position, applied in enumerate(chain):
+                self.gone = {op_key(op) for later in chain[position + 1:] for op in later.dead}
+                self._commit(applied)
+            steps += len(chain)
         return steps
 
+    def _rescan(self, ops):
+        for op in ops:
+            self._drop(op)
+            self.cache[op_key(op)] = found = self.candidates([op])
+            for gain, match in found:
+                self.live.add(id(match))
+                if gain:
+                    heapq.heappush(self.heap, (-gain.flops, -gain.bytes_read, next(self.tie), match))
+
+    def _drop(self, op):
+        for _, match in self.cache.pop(op_key(op), ()):
+            self.live.discard(id(match))
+            self.tried.discard(id(match))
+
+    def _pop_best(self):
+        while self.heap:
+            match = heapq.heappop(self.heap)[-1]
+            if id(match) in self.live:
+                return match
+        return None
+
     def _commit(self, applied: Applied):
+        """Commit a rewrite and re-match the ops it affected."""
+        dead = set(applied.dead)
+        # Constants are never roots, and the other producers survive the commit.
+        producers = {owner_op(v) for op in applied.dead + applied.created for v in op.operands} - dead - {None}
+        producers = [op for op in producers if op.name != "ecg.constant"]
+        for op in dead:
+            self._drop(op)
         commit(applied)
         self.applications.record(applied.match)
+        self._rescan(_affected(applied, producers))
 
-    def _try_enabling(self, match, depth) -> bool:
-        """Apply a neutral rewrite; keep it only if a gaining one follows within ``depth`` steps."""
+    def _enabling_chain(self):
+        """Neutral rewrites then a gaining one (applied, not committed), or None."""
+        for found in list(self.cache.values()):
+            for gain, match in found:
+                if gain.neutral and id(match) not in self.tried and id(match) in self.live:
+                    chain = self._lookahead(match, ENABLING_DEPTH)
+                    if chain:
+                        return chain
+                    self.tried.add(id(match))
+        return None
+
+    def _lookahead(self, match, depth):
+        """Apply a neutral rewrite and what it enables within ``depth`` steps; undo it if nothing."""
         applied = apply_match(match, self.gone)
-        self.gone.update(applied.dead)
+        self.gone.update(op_key(op) for op in applied.dead)
         found = self.candidates(_neighbourhood(applied))
+        chain = None
         gaining = [(gain, m) for gain, m in found if gain]
-        kept = False
         if gaining:
-            gain, best = max(gaining, key=lambda item: item[0])
-            second = apply_match(best, self.gone)
-            self.gone.difference_update(applied.dead)
-            self._commit(second)
-            kept = True
+            chain = [applied, apply_match(max(gaining, key=lambda item: item[0])[1], self.gone)]
         elif depth > 1:
-            kept = any(
-                m.rule is not match.rule and self._try_enabling(m, depth - 1) for gain, m in found if gain.neutral
-            )
-        self.gone.difference_update(applied.dead)
-        if kept:
-            self._commit(applied)
-        else:
+            for gain, m in found:
+                if gain.neutral and m.rule is not match.rule:
+                    rest = self._lookahead(m, depth - 1)
+                    if rest:
+                        chain = [applied] + rest
+                        break
+        if chain is None:
+            self.gone.difference_update(op_key(op) for op in applied.dead)
             undo(applied)
-        return kept
+        return chain
 
 
-def _footprint(match):
-    return set(match.matched) | {owner_op(v) for v in match.values.values()} - {None}
+def _users_within(values, depth) -> list:
+    """The ECG ops using ``values``, and their users, up to ``depth`` levels up."""
+    ops, seen, frontier = [], set(), list(values)
+    for _ in range(depth):
+        next_frontier = []
+        for value in frontier:
+            for use in value.uses:
+                user = use.owner.operation
+                if user.name.startswith("ecg.") and user not in seen:
+                    seen.add(user)
+                    ops.append(user)
+                    next_frontier.extend(user.results)
+        frontier = next_frontier
+    return ops
+
+
+def _affected(applied: Applied, producers) -> list:
+    """The live ops whose matches a committed rewrite may have changed: what it built,
+    the users of its result, and the users of every op whose use count it changed
+    (their matches may now own, or share, that op)."""
+    created = [op for op in applied.created if op.name != "ecg.constant"]
+    values = [applied.new_value] + [result for op in producers for result in op.results]
+    return list(dict.fromkeys(created + list(producers) + _users_within(values, NEIGHBOURHOOD)))
 
 
 def _neighbourhood(applied: Applied) -> list:

@@ -8,6 +8,7 @@ with the op classes' own ``infer``/``count_flops``, and an op whose operands are
 all constants costs nothing because it is folded into a new constant.
 """
 
+import ctypes
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,20 @@ MAX_GROWN_CONSTANT = 1 << 16
 
 class RewriteFailure(Exception):
     """A template cannot be built for this match (types do not fit)."""
+
+
+# The bindings hash an Operation by its contents: the hash changes when an operand is
+# replaced, so ops that rewrites touch are kept in dicts and sets by their address.
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype, _capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+
+
+def op_key(op) -> int:
+    """The address of the MLIR operation: a key that stays the same while it lives."""
+    capsule = op._CAPIPtr
+    return _capsule_pointer(capsule, _capsule_name(capsule))
 
 
 def owner_op(value):
@@ -168,7 +183,7 @@ def op_cost(op: ir.Operation) -> Cost:
 def dead_ops(match: Match, gone=frozenset()) -> list:
     """The matched ops the rewrite leaves without users (the root and single-use interior ops).
 
-    Users in ``gone`` (ops an uncommitted rewrite already replaced) do not count.
+    Users in ``gone`` (``op_key``s of ops an uncommitted rewrite already replaced) do not count.
     """
     kept = {owner_op(v) for v in match.values.values()} | {match.ops[name] for name in _refs(match.rule.rhs)}
     kept.discard(None)
@@ -181,7 +196,7 @@ def dead_ops(match: Match, gone=frozenset()) -> list:
             if op in dead:
                 continue
             users = [use.owner for result in op.results for use in result.uses]
-            users = [user for user in users if user not in gone]
+            users = [user for user in users if op_key(user) not in gone]
             if users and all(user in dead for user in users):
                 dead.append(op)
                 changed = True

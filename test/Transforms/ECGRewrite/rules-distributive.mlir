@@ -1434,34 +1434,6 @@ func.func @"where-min-left"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %
 
 // -----
 
-// Where(COND, Pow(A, B), Pow(A, C)) -> Pow(A, Where(COND, B, C))
-// CHECK-LABEL: func.func @"where-pow-left"
-// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg2, %arg3) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-// CHECK-NEXT: %[[V1:.*]] = "ecg.pow"(%arg1, %[[V0]]) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
-func.func @"where-pow-left"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>, %arg3: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
-  %0 = "ecg.pow"(%arg1, %arg2) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-  %1 = "ecg.pow"(%arg1, %arg3) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-  return %2 : tensor<2x3x4xf32>
-}
-
-// -----
-
-// Where(COND, Pow(B, A), Pow(C, A)) -> Pow(Where(COND, B, C), A)
-// CHECK-LABEL: func.func @"where-pow-right"
-// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg3) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-// CHECK-NEXT: %[[V1:.*]] = "ecg.pow"(%[[V0]], %arg2) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
-func.func @"where-pow-right"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>, %arg3: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
-  %0 = "ecg.pow"(%arg1, %arg2) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-  %1 = "ecg.pow"(%arg3, %arg2) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
-  return %2 : tensor<2x3x4xf32>
-}
-
-// -----
-
 // Add(ReduceSum(A), ReduceSum(B)) -> ReduceSum(Add(A, B))
 // CHECK-LABEL: func.func @"reduce_sum-add-reduce_sum"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.add"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>

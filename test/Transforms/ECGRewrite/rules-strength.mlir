@@ -867,6 +867,16 @@ func.func @"squeeze-noop"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 
 // -----
 
+// Unsqueeze(A) -> A
+// CHECK-LABEL: func.func @"unsqueeze-noop"
+// CHECK-NEXT: return %arg0 : tensor<2x3x4xf32>
+func.func @"unsqueeze-noop"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
 // Expand(A) -> A
 // CHECK-LABEL: func.func @"expand-noop"
 // CHECK-NEXT: return %arg0 : tensor<2x3x4xf32>

@@ -307,6 +307,8 @@ class BitShiftOp(BinaryElementwise, name="bit_shift"):
     direction: Str
     OPERAND_KINDS = "iu"
     ONNX = ("BitShift",)
+    # A left shift by a fixed amount multiplies: it commutes with sums (wrapping).
+    ALGEBRA = Algebra(commutes_with=("reduce_sum (left shifts)",))
 
     @staticmethod
     def compute(x, y, direction):

@@ -729,6 +729,7 @@ ReduceMinOp = _reduce(
 ReduceProdOp = _reduce(
     "reduce_prod", "ReduceProd", lambda x, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
     "Product over the axes.", kinds="fiu",
+    algebra=Algebra(commutes_with=("abs", "sqrt", "reciprocal", "square", "sign")),
 )
 ReduceL1Op = _reduce(
     "reduce_l1", "ReduceL1", lambda x, axes, keepdims: np.sum(np.abs(x), axis=axes, keepdims=keepdims, dtype=x.dtype),

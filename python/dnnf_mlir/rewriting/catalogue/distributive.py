@@ -14,7 +14,7 @@ from .ops import distributions, is_commutative, morphisms, unary_ops
 _LATTICE = ("max", "min", "and", "or")
 _LINEAR = ("mat_mul", "gemm", "conv", "conv_transpose")
 # Elementwise binary ops a Where can be hoisted out of.
-_SELECT_HOISTED = ("add", "sub", "mul", "div", "max", "min", "pow")
+_SELECT_HOISTED = ("add", "sub", "mul", "div", "max", "min")
 X, COND = Var("X"), Var("COND")
 
 

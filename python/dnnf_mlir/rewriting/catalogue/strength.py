@@ -68,7 +68,7 @@ _RESHAPING = ("reshape", "flatten", "squeeze", "unsqueeze")
 # extra condition some need: a same-shaped transpose may swap equal dimensions, a
 # slice may reverse, a pad may crop and pad, a resize may shift its samples.
 _NO_OP_WHEN = {
-    **{op: None for op in ("reshape", "flatten", "squeeze", "expand", "tile", "cast", "depth_to_space", "space_to_depth")},
+    **{op: None for op in (*_RESHAPING, "expand", "tile", "cast", "depth_to_space", "space_to_depth")},
     "transpose": lambda attrs: list(attrs["perm"]) == sorted(attrs["perm"]),
     "slice": lambda attrs: all(step > 0 for step in attrs["steps"]),
     "pad": lambda attrs: not any(attrs["pads"]),
@@ -80,6 +80,7 @@ _NO_OP_EXAMPLES = {
     "reshape": ((2, 3, 4), {"shape": [2, 3, 4]}),
     "flatten": ((3, 4), {"axis": 1}),
     "squeeze": ((2, 3, 4), {"axes": []}),
+    "unsqueeze": ((2, 3, 4), {"axes": []}),
     "expand": ((2, 3, 4), {"shape": [2, 3, 4]}),
     "tile": ((2, 3, 4), {"repeats": [1, 1, 1]}),
     "cast": ((2, 3, 4), {"to": "f32"}),

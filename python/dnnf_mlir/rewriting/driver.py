@@ -1,15 +1,15 @@
 """The rewriting drivers: the paper's FLOPs-driven best-first search, and the MLIR
-greedy driver for the simplifications that always pay.
+greedy driver for constant folding and the simplifications that always pay.
 
-``Search`` partitions a function at the ops with none of the three properties
-(DNNFusion section 4.2); inside each partition it applies the matching rule with
-the largest gain, and repeats until no rule gains. A rule that gains nothing by
-itself (moving a scale across a Transpose) is applied only when, after it, a rule
-that gains matches next to what it built: the pair is committed together, or the
-enabling step is undone. Every committed step strictly lowers (FLOPs, bytes read),
-so the search terminates.
+``Search`` (DNNFusion section 4.2) applies the matching rule with the largest
+gain and repeats until no rule gains; the ops with none of the three properties
+partition the graph, as no rule of the three families matches through them. A
+rule that gains nothing by itself (moving a scale across a Transpose) is applied
+only when a gaining rule then matches next to what it built (within
+``ENABLING_DEPTH`` steps): the chain is committed together, or undone. Every
+committed chain strictly lowers (FLOPs, bytes read), so the search terminates.
 
-``simplify`` hands the "strength" rules and constant folding to
+``simplify`` hands constant folding and the given rules to
 ``apply_patterns_and_fold_greedily`` as Python patterns; the greedy driver also
 erases the ops left dead.
 """
@@ -121,7 +121,7 @@ class Search:
     """The best-first search over one function body.
 
     Matches are cached per root op and kept in a heap by gain; after a rewrite only
-    the ops whose matches it can have changed are matched again (``_affected``), so
+    the ops whose matches it can have changed are matched again (``_neighbourhood``), so
     a step costs what its neighbourhood costs, not the function. The paper's
     partitions: a rule of the three families never matches through an op that has
     none of the properties (such an op can only be the root or a leaf of a match),
@@ -208,7 +208,7 @@ class Search:
             self._drop(op)
         commit(applied)
         self.applications.record(applied.match)
-        self._rescan(_affected(applied, producers))
+        self._rescan(_neighbourhood(applied, producers))
 
     def _enabling_chain(self):
         """Neutral rewrites then a gaining one (applied, not committed), or None."""
@@ -251,39 +251,22 @@ def _users_within(values, depth) -> list:
         for value in frontier:
             for use in value.uses:
                 user = use.owner.operation
-                if user.name.startswith("ecg.") and user not in seen:
-                    seen.add(user)
+                if user.name.startswith("ecg.") and op_key(user) not in seen:
+                    seen.add(op_key(user))
                     ops.append(user)
                     next_frontier.extend(user.results)
         frontier = next_frontier
     return ops
 
 
-def _affected(applied: Applied, producers) -> list:
-    """The live ops whose matches a committed rewrite may have changed: what it built,
-    the users of its result, and the users of every op whose use count it changed
-    (their matches may now own, or share, that op)."""
+def _neighbourhood(applied: Applied, producers=()) -> list:
+    """The ops whose matches a rewrite may have changed: what it built, the users of
+    its result, and the users of every op whose use count it changed (``producers``:
+    their matches may now own, or share, that op)."""
     created = [op for op in applied.created if op.name != "ecg.constant"]
     values = [applied.new_value] + [result for op in producers for result in op.results]
-    return list(dict.fromkeys(created + list(producers) + _users_within(values, NEIGHBOURHOOD)))
-
-
-def _neighbourhood(applied: Applied) -> list:
-    """The ops whose matches the rewrite may have changed: what it built and their users."""
-    ops = [op for op in applied.created if op.name != "ecg.constant"]
-    frontier = [applied.new_value]
-    seen = set(ops)
-    for _ in range(NEIGHBOURHOOD):
-        next_frontier = []
-        for value in frontier:
-            for use in value.uses:
-                user = use.owner
-                if user.name.startswith("ecg.") and user not in seen:
-                    seen.add(user)
-                    ops.append(user)
-                    next_frontier.extend(user.results)
-        frontier = next_frontier
-    return ops
+    ops = created + list(producers) + _users_within(values, NEIGHBOURHOOD)
+    return list({op_key(op): op for op in ops}.values())
 
 
 # ----- the greedy driver -----

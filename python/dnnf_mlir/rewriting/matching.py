@@ -14,17 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mlir import ir
-from ..ecg import OPS, TensorSpec, VerificationError, from_mlir
+from ..ecg import OPS, TensorSpec, from_mlir
 from ..ecg.attributes import Elements
 from .terms import Lit, N, Ref, Var
 
 # A folded constant may not be larger than this many elements unless it is no larger
 # than the constants it was computed from: folding must not blow up the weights.
 MAX_GROWN_CONSTANT = 1 << 16
-
-
-class RewriteFailure(Exception):
-    """A template cannot be built for this match (types do not fit)."""
 
 
 # The bindings hash an Operation by its contents: the hash changes when an operand is
@@ -60,9 +56,7 @@ def _splat_equals(value, number) -> bool:
     if not is_constant(value):
         return False
     attr = ir.DenseElementsAttr(owner_op(value).attributes["value"])
-    if attr.is_splat:
-        return bool(np.all(Elements.from_attr(attr) == number))
-    return False
+    return attr.is_splat and bool(np.all(Elements.from_attr(attr) == number))
 
 
 _KINDS = {
@@ -222,7 +216,7 @@ def estimate(match: Match, gone=frozenset()):
     cost = [0, 0]
     try:
         planned = _plan(match.rule.rhs, match, cost, root_dtype(match))
-    except (VerificationError, ValueError, KeyError, TypeError):
+    except ValueError:  # VerificationError and UnsupportedTypeError: the types do not fit
         return None
     if planned.spec != from_mlir(match.root.results[0].type):
         return None

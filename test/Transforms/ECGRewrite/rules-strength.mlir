@@ -1449,3 +1449,48 @@ func.func @"mat-mul-mul"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
   %3 = "ecg.mul"(%1, %2) : (tensor<2x3x5xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
   return %3 : tensor<2x3x5xf32>
 }
+
+// -----
+
+// Mul(BatchNormalization(X, Scale, Shift, Mean, Variance), K1) -> BatchNormalization(X, Mul(Scale, Reshape(K1, shape=…)), Mul(Shift, Reshape(K1, shape=…)), Mean, Variance)
+// CHECK-LABEL: func.func @"batch-normalization-mul"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V3:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V4:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V5:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V6:.*]] = "ecg.batch_normalization"(%arg0, %[[V3]], %[[V5]], %[[V0]], %[[V1]]) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+// CHECK-NEXT: return %[[V6]] : tensor<1x3x2x2xf32>
+func.func @"batch-normalization-mul"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> {
+  %0 = "ecg.constant"() {value = dense<[1.58303738, 0.789684772, 1.918860e+00]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %1 = "ecg.constant"() {value = dense<[1.03652394, 1.84306037, 1.11350417]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %2 = "ecg.constant"() {value = dense<[1.97294343, 1.45810091, 1.19163465]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %3 = "ecg.constant"() {value = dense<[1.30739415, 1.0382551, 1.97644699]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %4 = "ecg.batch_normalization"(%arg0, %0, %1, %2, %3) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+  %5 = "ecg.constant"() {value = dense<[[[1.71648514]], [[0.883842527]], [[0.767398774]]]> : tensor<3x1x1xf32>} : () -> tensor<3x1x1xf32>
+  %6 = "ecg.mul"(%4, %5) : (tensor<1x3x2x2xf32>, tensor<3x1x1xf32>) -> tensor<1x3x2x2xf32>
+  return %6 : tensor<1x3x2x2xf32>
+}
+
+// -----
+
+// Add(BatchNormalization(X, Scale, Shift, Mean, Variance), K1) -> BatchNormalization(X, Scale, Add(Shift, Reshape(K1, shape=…)), Mean, Variance)
+// CHECK-LABEL: func.func @"batch-normalization-add"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V3:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V4:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
+// CHECK-NEXT: %[[V5:.*]] = "ecg.batch_normalization"(%arg0, %[[V0]], %[[V4]], %[[V1]], %[[V2]]) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+// CHECK-NEXT: return %[[V5]] : tensor<1x3x2x2xf32>
+func.func @"batch-normalization-add"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> {
+  %0 = "ecg.constant"() {value = dense<[1.07212925, 0.978005528, 1.68049705]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %1 = "ecg.constant"() {value = dense<[0.667322576, 1.95483088, 1.66197228]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %2 = "ecg.constant"() {value = dense<[1.61926949, 0.615265965, 1.68143785]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %3 = "ecg.constant"() {value = dense<[1.40960884, 0.798280298, 1.96485209]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %4 = "ecg.batch_normalization"(%arg0, %0, %1, %2, %3) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+  %5 = "ecg.constant"() {value = dense<[[[1.31594074]], [[1.35359859]], [[0.504488289]]]> : tensor<3x1x1xf32>} : () -> tensor<3x1x1xf32>
+  %6 = "ecg.add"(%4, %5) : (tensor<1x3x2x2xf32>, tensor<3x1x1xf32>) -> tensor<1x3x2x2xf32>
+  return %6 : tensor<1x3x2x2xf32>
+}

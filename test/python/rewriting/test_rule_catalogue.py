@@ -133,3 +133,28 @@ def test_families_match_the_paper_counts():
 
 def test_rule_names_are_unique_and_families_known():
     assert len({rule.name for rule in RULES}) == len(RULES)
+
+
+def test_a_new_op_gets_rules_from_its_declarations(monkeypatch):
+    """An elementwise op that declares a morphism and commutes with data movement
+    gets the matching rules of every family without rule code of its own."""
+    from dnnf_mlir.ecg.ops.elementwise import UnaryElementwise
+    from dnnf_mlir.ecg.properties import Algebra
+    from dnnf_mlir.rewriting.catalogue import associative, commutative, distributive
+    from dnnf_mlir.rewriting.rules import Catalogue
+
+    cube = type("CubeOp", (UnaryElementwise,), {
+        "compute": staticmethod(lambda x: x**3),
+        "ALGEBRA": Algebra(commutes_with=("Reorganize", "Shuffle"), morphisms=(("mul", "mul"), ("max", "max"))),
+    })
+    monkeypatch.setitem(OPS, "cube", cube)
+    rules = Catalogue()
+    for family in (associative, distributive, commutative):
+        family.add_rules(rules)
+    expected = {
+        "cube-mul-cube": "associative", "cube-mul-cube-chain": "associative", "cube-max-cube": "distributive",
+        "where-cube": "distributive", "cube-transpose": "commutative", "cube-slice": "commutative",
+        "reduce_prod-cube": "commutative", "reduce_max-cube": "commutative",
+    }
+    assert {name: rules.rules[name].family for name in expected} == expected
+    assert str(rules.rules["cube-mul-cube"]) == "Mul(Cube(A), Cube(B)) -> Cube(Mul(A, B))"

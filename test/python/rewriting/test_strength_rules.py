@@ -178,6 +178,9 @@ for bias in (False, True):
     for variant, k in {"per-channel": randn(1, 6, 1, 1), "rank-3": randn(6, 1, 1), "scalar": np.float32(-1.5)}.items():
         case(f"conv{suffix}-mul", X4, lambda x, b=bias, k=k: op("mul", const(k), conv(x, b)), ["conv"], variant)
         case(f"conv{suffix}-add", X4, lambda x, b=bias, k=k: op("add", conv(x, b), const(k)), ["conv"], variant)
+for variant, k in {"per-channel": randn(1, 4, 1, 1), "scalar": np.float32(0.75)}.items():
+    case("batch-normalization-mul", X4, lambda x, k=k: op("mul", batch_norm(x, 4), const(k)), ["batch_normalization"], variant)
+    case("batch-normalization-add", X4, lambda x, k=k: op("add", const(k), batch_norm(x, 4)), ["batch_normalization"], variant)
 
 
 def gemm(x, trans_b=0, c=None, **attrs):
@@ -228,6 +231,8 @@ NEGATIVE = [
     pytest.param("pad-noop", [randn(3, 4)], lambda x: op("pad", x, pads=[-1, 0, 1, 0]), id="pad-noop[shifted]"),
     pytest.param("abs-relu", [randn(3, 4)], lambda x: op("relu", op("abs", x)), id="abs-relu[other-order]"),
     pytest.param("conv-mul", X4, lambda x: op("mul", conv(x, False), const(randn(5))), id="conv-mul[last-axis]"),
+    pytest.param("batch-normalization-add", X4, lambda x: op("add", batch_norm(x, 4), const(randn(5))),
+                 id="batch-normalization-add[last-axis]"),
     pytest.param("conv-add", X4, lambda x: op("add", conv(x, False), const(randn(1, 6, 5, 1))), id="conv-add[spatial]"),
     pytest.param("gemm-mul", XG, lambda x: op("mul", gemm(x), const(randn(4, 1))), id="gemm-mul[rows]"),
     pytest.param("gemm-bias-add", XG, lambda x: op("add", gemm(x, 0, randn(5), beta=0.5), const(randn(5))),

@@ -301,3 +301,13 @@ def _constant_folding(rule):
     rule("mat-mul-mul", N("mul", N("mat_mul", X, W), K1, name="x"),
          N("mat_mul", X, N("mul", W, _k_shaped(1, None))),
          condition=lambda m: m.spec("W").rank >= 2 and _along_axis(-1)(m))
+    # A batch normalization followed by a per-channel scale or shift is one with
+    # scaled (or shifted) parameters (DenseNet's BN, Mul, Add before each ReLU).
+    per_channel = {"X": (1, 3, 2, 2), "K1": (3, 1, 1)}
+    normalized = N("batch_normalization", X, SCALE, SHIFT, MEAN, VARIANCE, name="bn")
+    rule("batch-normalization-mul", N("mul", normalized, K1, name="x"),
+         N("batch_normalization", X, N("mul", SCALE, k_vector), N("mul", SHIFT, k_vector), MEAN, VARIANCE, like="bn"),
+         condition=channel, example=per_channel)
+    rule("batch-normalization-add", N("add", normalized, K1, name="x"),
+         N("batch_normalization", X, SCALE, N("add", SHIFT, k_vector), MEAN, VARIANCE, like="bn"),
+         condition=channel, example=per_channel)

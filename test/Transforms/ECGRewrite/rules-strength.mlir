@@ -481,10 +481,10 @@ func.func @"sqrt-square"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // -----
 
 // ReduceSum(Square(A)) -> ReduceSumSquare(A)
-// CHECK-LABEL: func.func @"reduce-sum-square"
+// CHECK-LABEL: func.func @"reduce_sum-square"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_sum_square"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-sum-square"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_sum-square"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.square"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_sum"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -493,10 +493,10 @@ func.func @"reduce-sum-square"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
 // -----
 
 // ReduceSum(Abs(A)) -> ReduceL1(A)
-// CHECK-LABEL: func.func @"reduce-sum-abs"
+// CHECK-LABEL: func.func @"reduce_sum-abs"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_l1"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-sum-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_sum-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.abs"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_sum"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -505,10 +505,10 @@ func.func @"reduce-sum-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
 // -----
 
 // Sqrt(ReduceSumSquare(A)) -> ReduceL2(A)
-// CHECK-LABEL: func.func @"sqrt-reduce-sum-square"
+// CHECK-LABEL: func.func @"sqrt-reduce_sum_square"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_l2"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"sqrt-reduce-sum-square"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"sqrt-reduce_sum_square"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.reduce_sum_square"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   %1 = "ecg.sqrt"(%0) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -517,10 +517,10 @@ func.func @"sqrt-reduce-sum-square"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf3
 // -----
 
 // Log(ReduceSum(A)) -> ReduceLogSum(A)
-// CHECK-LABEL: func.func @"log-reduce-sum"
+// CHECK-LABEL: func.func @"log-reduce_sum"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_log_sum"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"log-reduce-sum"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"log-reduce_sum"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.reduce_sum"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   %1 = "ecg.log"(%0) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -589,10 +589,10 @@ func.func @"cos-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // -----
 
 // ReduceL1(Neg(A)) -> ReduceL1(A)
-// CHECK-LABEL: func.func @"reduce-l1-neg"
+// CHECK-LABEL: func.func @"reduce_l1-neg"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_l1"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-l1-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_l1-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.neg"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_l1"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -601,10 +601,10 @@ func.func @"reduce-l1-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
 // -----
 
 // ReduceL1(Abs(A)) -> ReduceL1(A)
-// CHECK-LABEL: func.func @"reduce-l1-abs"
+// CHECK-LABEL: func.func @"reduce_l1-abs"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_l1"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-l1-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_l1-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.abs"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_l1"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -613,10 +613,10 @@ func.func @"reduce-l1-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
 // -----
 
 // ReduceL2(Neg(A)) -> ReduceL2(A)
-// CHECK-LABEL: func.func @"reduce-l2-neg"
+// CHECK-LABEL: func.func @"reduce_l2-neg"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_l2"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-l2-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_l2-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.neg"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_l2"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -625,10 +625,10 @@ func.func @"reduce-l2-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
 // -----
 
 // ReduceL2(Abs(A)) -> ReduceL2(A)
-// CHECK-LABEL: func.func @"reduce-l2-abs"
+// CHECK-LABEL: func.func @"reduce_l2-abs"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_l2"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-l2-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_l2-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.abs"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_l2"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -637,10 +637,10 @@ func.func @"reduce-l2-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
 // -----
 
 // ReduceSumSquare(Neg(A)) -> ReduceSumSquare(A)
-// CHECK-LABEL: func.func @"reduce-sum-square-neg"
+// CHECK-LABEL: func.func @"reduce_sum_square-neg"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_sum_square"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-sum-square-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_sum_square-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.neg"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_sum_square"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -649,10 +649,10 @@ func.func @"reduce-sum-square-neg"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32
 // -----
 
 // ReduceSumSquare(Abs(A)) -> ReduceSumSquare(A)
-// CHECK-LABEL: func.func @"reduce-sum-square-abs"
+// CHECK-LABEL: func.func @"reduce_sum_square-abs"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_sum_square"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[V0]] : tensor<1x1x1xf32>
-func.func @"reduce-sum-square-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+func.func @"reduce_sum_square-abs"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %0 = "ecg.abs"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.reduce_sum_square"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   return %1 : tensor<1x1x1xf32>
@@ -908,9 +908,9 @@ func.func @"cast-noop"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // -----
 
 // DepthToSpace(A) -> A
-// CHECK-LABEL: func.func @"depth-to-space-noop"
+// CHECK-LABEL: func.func @"depth_to_space-noop"
 // CHECK-NEXT: return %arg0 : tensor<1x4x2x3xf32>
-func.func @"depth-to-space-noop"(%arg0: tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32> {
+func.func @"depth_to_space-noop"(%arg0: tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32> {
   %0 = "ecg.depth_to_space"(%arg0) {blocksize = 1 : i64, mode = "DCR"} : (tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32>
   return %0 : tensor<1x4x2x3xf32>
 }
@@ -918,9 +918,9 @@ func.func @"depth-to-space-noop"(%arg0: tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf
 // -----
 
 // SpaceToDepth(A) -> A
-// CHECK-LABEL: func.func @"space-to-depth-noop"
+// CHECK-LABEL: func.func @"space_to_depth-noop"
 // CHECK-NEXT: return %arg0 : tensor<1x4x2x3xf32>
-func.func @"space-to-depth-noop"(%arg0: tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32> {
+func.func @"space_to_depth-noop"(%arg0: tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32> {
   %0 = "ecg.space_to_depth"(%arg0) {blocksize = 1 : i64} : (tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32>
   return %0 : tensor<1x4x2x3xf32>
 }
@@ -1172,7 +1172,7 @@ func.func @"unsqueeze-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x2x3x4xf
 // -----
 
 // BatchNormalization(Conv(X, W), Scale, Shift, Mean, Variance) -> Conv(X, Reshape(BatchNormalization(Reshape(W, shape=…), Scale, Mul(Mean, 0), Mul(Mean, 0), Variance), shape=…), Reshape(BatchNormalization(Reshape(Mul(Mean, 0), shape=…), Scale, Shift, Mean, Variance), shape=…))
-// CHECK-LABEL: func.func @"conv-batch-normalization"
+// CHECK-LABEL: func.func @"conv-batch_normalization"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<1x3x18xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
@@ -1187,13 +1187,13 @@ func.func @"unsqueeze-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x2x3x4xf
 // CHECK-NEXT: %[[V11:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V12:.*]] = "ecg.conv"(%arg0, %[[V6]], %[[V11]]) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
 // CHECK-NEXT: return %[[V12]] : tensor<1x3x3x3xf32>
-func.func @"conv-batch-normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor<1x3x3x3xf32> {
-  %0 = "ecg.constant"() {value = dense<[[[[1.03192198, 1.81144559, 1.88761544], [0.727960467, 1.58511782, 1.4861567], [0.642071425, 1.18680751, 0.775832533]], [[1.3018744, 1.74603641, 1.96167302], [1.0111655, 1.21014333, 1.57262611], [0.795639395, 1.72340512, 0.887230038]]], [[[0.941536665, 1.58695424, 1.87541592], [1.61109197, 1.24853206, 1.87278652], [1.943660e+00, 1.78147483, 1.81927073]], [[1.2486589, 1.56822598, 1.68580067], [1.64780009, 1.87647367, 0.908707082], [1.13380933, 1.382760e+00, 1.00040543]]], [[[1.85243452, 1.78047431, 0.740511596], [0.710936069, 1.8728478, 1.77581632], [1.73372912, 0.899938225, 1.99338281]], [[1.68963158, 1.55228877, 1.7159909], [1.96544647, 1.08244896, 0.829960644], [0.771496236, 1.3267312, 0.728557765]]]]> : tensor<3x2x3x3xf32>} : () -> tensor<3x2x3x3xf32>
+func.func @"conv-batch_normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = "ecg.constant"() {value = dense<[[[[1.28108931, 1.989025, 1.14586031], [1.54187572, 1.41318548, 1.46160042], [0.989841878, 1.18361056, 1.56303799]], [[1.07145858, 1.7334919, 1.26185131], [1.38129187, 0.863649249, 1.7386899], [1.72724628, 1.31288588, 1.14038491]]], [[[0.515992224, 1.59111178, 1.71333253], [1.53677762, 1.90733671, 1.48379636], [0.579415739, 1.16283679, 0.847503185]], [[1.53925157, 0.805034279, 1.84801328], [1.8439815, 0.995654821, 0.829538404], [1.54346144, 1.58904803, 1.74291492]]], [[[0.913461625, 1.46235061, 1.53770673], [0.691232979, 1.27613688, 1.36644375], [1.36779928, 1.73003876, 0.635876119]], [[1.79309797, 0.652238547, 0.64609009], [0.9320544, 0.580800176, 1.33233106], [0.899381458, 1.54333711, 1.42289519]]]]> : tensor<3x2x3x3xf32>} : () -> tensor<3x2x3x3xf32>
   %1 = "ecg.conv"(%arg0, %0) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
-  %2 = "ecg.constant"() {value = dense<[1.86431897, 1.02485383, 1.59839618]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %3 = "ecg.constant"() {value = dense<[0.666411459, 0.718572795, 0.893151581]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %4 = "ecg.constant"() {value = dense<[1.01554322, 1.28298676, 1.30275631]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %5 = "ecg.constant"() {value = dense<[1.25297201, 1.14233267, 1.49970639]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %2 = "ecg.constant"() {value = dense<[0.523461759, 1.00778532, 0.742804229]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %3 = "ecg.constant"() {value = dense<[0.676416575, 5.255910e-01, 1.827130e+00]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %4 = "ecg.constant"() {value = dense<[0.826560378, 1.85623085, 1.49587715]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %5 = "ecg.constant"() {value = dense<[0.68159306, 1.41335022, 1.97153258]> : tensor<3xf32>} : () -> tensor<3xf32>
   %6 = "ecg.batch_normalization"(%1, %2, %3, %4, %5) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
   return %6 : tensor<1x3x3x3xf32>
 }
@@ -1201,7 +1201,7 @@ func.func @"conv-batch-normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor<1x3x
 // -----
 
 // BatchNormalization(Conv(X, W, Bias), Scale, Shift, Mean, Variance) -> Conv(X, Reshape(BatchNormalization(Reshape(W, shape=…), Scale, Mul(Mean, 0), Mul(Mean, 0), Variance), shape=…), Reshape(BatchNormalization(Reshape(Bias, shape=…), Scale, Shift, Mean, Variance), shape=…))
-// CHECK-LABEL: func.func @"conv-bias-batch-normalization"
+// CHECK-LABEL: func.func @"conv-bias-batch_normalization"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<1x3x18xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
@@ -1214,14 +1214,14 @@ func.func @"conv-batch-normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor<1x3x
 // CHECK-NEXT: %[[V9:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V10:.*]] = "ecg.conv"(%arg0, %[[V6]], %[[V9]]) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
 // CHECK-NEXT: return %[[V10]] : tensor<1x3x3x3xf32>
-func.func @"conv-bias-batch-normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor<1x3x3x3xf32> {
-  %0 = "ecg.constant"() {value = dense<[[[[1.23716688, 1.36458397, 1.02028668], [1.63169408, 0.584233284, 0.86327213], [1.88842213, 1.45567393, 0.616179466]], [[1.85349405, 0.742193281, 1.71826911], [1.392627, 1.29515374, 1.5908097], [1.66983497, 7.108090e-01, 1.08733571]]], [[[1.93937814, 1.25531983, 0.534898758], [1.66935968, 0.700934052, 1.8777982], [1.92005718, 1.18089497, 1.57309532]], [[1.51665056, 1.85004258, 0.872747719], [1.0869664, 1.91879523, 0.925866425], [1.93033636, 0.603129208, 1.20514858]]], [[[1.85481143, 1.03653359, 1.56462896], [0.725490748, 1.22810853, 1.68518138], [1.08366966, 1.3965379, 1.61755598]], [[0.645034552, 1.8852694, 1.22344708], [1.06748664, 0.892695724, 0.726416826], [1.9402324, 0.779996693, 1.26800466]]]]> : tensor<3x2x3x3xf32>} : () -> tensor<3x2x3x3xf32>
-  %1 = "ecg.constant"() {value = dense<[0.885897398, 1.67581201, 1.86572647]> : tensor<3xf32>} : () -> tensor<3xf32>
+func.func @"conv-bias-batch_normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = "ecg.constant"() {value = dense<[[[[1.18682528, 1.83368087, 1.06812871], [1.75647569, 1.85217607, 1.28756988], [1.33878505, 1.87347364, 1.74293268]], [[1.74321198, 1.82477212, 1.22186184], [1.36431217, 0.727361738, 1.34803188], [1.79524112, 1.11604249, 1.45865834]]], [[[1.65768397, 1.02829111, 1.26650488], [0.823482096, 1.69396842, 1.51703715], [0.976474285, 1.87320983, 1.5440762]], [[0.622108936, 0.534796059, 1.86699283], [0.504002213, 1.05048394, 1.06193018], [1.49006665, 1.96704268, 1.89174175]]], [[[0.692717611, 1.06528389, 0.878278553], [1.0648216, 1.22218513, 0.855291426], [1.35330248, 1.96776569, 0.884706139]], [[1.10950959, 1.49769771, 1.348570e+00], [1.16108036, 0.706784307, 1.89972544], [0.847883224, 1.40345788, 1.30998266]]]]> : tensor<3x2x3x3xf32>} : () -> tensor<3x2x3x3xf32>
+  %1 = "ecg.constant"() {value = dense<[1.94734812, 1.61552083, 1.36080015]> : tensor<3xf32>} : () -> tensor<3xf32>
   %2 = "ecg.conv"(%arg0, %0, %1) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
-  %3 = "ecg.constant"() {value = dense<[1.80131161, 0.871870219, 1.14451742]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %4 = "ecg.constant"() {value = dense<[1.54604864, 1.90149152, 0.652721763]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %5 = "ecg.constant"() {value = dense<[1.97114658, 0.905312716, 0.95637685]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %6 = "ecg.constant"() {value = dense<[1.54483676, 1.57594419, 1.12257671]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %3 = "ecg.constant"() {value = dense<[0.556308031, 1.81115472, 0.887207627]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %4 = "ecg.constant"() {value = dense<[1.85345662, 0.75506258, 1.33132029]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %5 = "ecg.constant"() {value = dense<[1.427350e+00, 0.696626425, 0.515539885]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %6 = "ecg.constant"() {value = dense<[0.710843801, 1.27367699, 1.2695086]> : tensor<3xf32>} : () -> tensor<3xf32>
   %7 = "ecg.batch_normalization"(%2, %3, %4, %5, %6) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
   return %7 : tensor<1x3x3x3xf32>
 }
@@ -1229,7 +1229,7 @@ func.func @"conv-bias-batch-normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor
 // -----
 
 // BatchNormalization(Gemm(X, W), Scale, Shift, Mean, Variance) -> Gemm(X, Reshape(BatchNormalization(Reshape(W, shape=…), Scale, Mul(Mean, 0), Mul(Mean, 0), Variance), shape=…), Reshape(BatchNormalization(Reshape(Mul(Mean, 0), shape=…), Scale, Shift, Mean, Variance), shape=…), beta=1.0)
-// CHECK-LABEL: func.func @"gemm-batch-normalization"
+// CHECK-LABEL: func.func @"gemm-batch_normalization"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4x5x1xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<5xf32>
@@ -1244,13 +1244,13 @@ func.func @"conv-bias-batch-normalization"(%arg0: tensor<1x2x5x5xf32>) -> tensor
 // CHECK-NEXT: %[[V11:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<5xf32>
 // CHECK-NEXT: %[[V12:.*]] = "ecg.gemm"(%arg0, %[[V6]], %[[V11]]) {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, transA = 0 : i64, transB = 0 : i64} : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
 // CHECK-NEXT: return %[[V12]] : tensor<3x5xf32>
-func.func @"gemm-batch-normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32> {
-  %0 = "ecg.constant"() {value = dense<[[1.30587089, 6.856400e-01, 1.26320469, 1.1167686, 1.58995211], [1.85908914, 1.47869313, 1.12262917, 1.76208746, 0.917785286], [1.74475563, 1.63146257, 0.912101924, 1.96135962, 1.12765539], [1.56941652, 0.519903541, 1.21822631, 1.07577229, 0.615096867]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
+func.func @"gemm-batch_normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  %0 = "ecg.constant"() {value = dense<[[1.17993343, 1.5967288, 0.747988462, 1.94844818, 0.567813218], [1.37057424, 1.8456403, 1.51080191, 0.626176834, 1.90912879], [1.02224135, 1.62051034, 1.72745895, 1.72378385, 1.17509079], [1.30304718, 1.71602297, 1.63852143, 7.113320e-01, 0.521594822]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
   %1 = "ecg.gemm"(%arg0, %0) {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0>, transA = 0 : i64, transB = 0 : i64} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
-  %2 = "ecg.constant"() {value = dense<[1.58603132, 1.37937582, 1.3042593, 1.49009597, 1.92287982]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %3 = "ecg.constant"() {value = dense<[1.0755316, 0.692976832, 0.982201933, 0.789502799, 1.32905042]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %4 = "ecg.constant"() {value = dense<[1.4928695, 1.07460463, 1.48293304, 0.563968718, 6.616250e-01]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %5 = "ecg.constant"() {value = dense<[1.09219408, 1.04800892, 1.96344888, 0.888687252, 0.574405909]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %2 = "ecg.constant"() {value = dense<[1.16930437, 1.14180624, 0.94943118, 1.45829904, 1.02298832]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %3 = "ecg.constant"() {value = dense<[1.24813485, 0.776553392, 1.6050992, 0.972296357, 1.68703592]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %4 = "ecg.constant"() {value = dense<[0.993796586, 1.76562583, 1.09798419, 1.52800441, 0.79657948]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %5 = "ecg.constant"() {value = dense<[1.44818532, 1.48072839, 1.11577857, 1.30752468, 1.3225832]> : tensor<5xf32>} : () -> tensor<5xf32>
   %6 = "ecg.batch_normalization"(%1, %2, %3, %4, %5) {epsilon = 1.000000e-05 : f64} : (tensor<3x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
   return %6 : tensor<3x5xf32>
 }
@@ -1258,7 +1258,7 @@ func.func @"gemm-batch-normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32>
 // -----
 
 // BatchNormalization(Gemm(X, W, Bias), Scale, Shift, Mean, Variance) -> Gemm(X, Reshape(BatchNormalization(Reshape(W, shape=…), Scale, Mul(Mean, 0), Mul(Mean, 0), Variance), shape=…), BatchNormalization(Expand(Bias, shape=…), Scale, Shift, Mean, Variance))
-// CHECK-LABEL: func.func @"gemm-bias-batch-normalization"
+// CHECK-LABEL: func.func @"gemm-bias-batch_normalization"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4x5x1xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<5xf32>
@@ -1270,14 +1270,14 @@ func.func @"gemm-batch-normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32>
 // CHECK-NEXT: %[[V8:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<1x5xf32>
 // CHECK-NEXT: %[[V9:.*]] = "ecg.gemm"(%arg0, %[[V6]], %[[V8]]) {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, transA = 0 : i64, transB = 0 : i64} : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<1x5xf32>) -> tensor<3x5xf32>
 // CHECK-NEXT: return %[[V9]] : tensor<3x5xf32>
-func.func @"gemm-bias-batch-normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32> {
-  %0 = "ecg.constant"() {value = dense<[[0.834953427, 0.552076638, 1.14754713, 1.48426211, 1.32142508], [0.831273138, 1.2104764, 1.19337738, 1.43541038, 1.78272188], [1.35633016, 1.81693387, 1.32057512, 1.25259578, 1.38063514], [1.14542818, 1.76142454, 1.06313372, 0.87299937, 0.848647534]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
-  %1 = "ecg.constant"() {value = dense<[0.581961334, 0.679288923, 1.81657898, 1.86947417, 1.66781914]> : tensor<5xf32>} : () -> tensor<5xf32>
+func.func @"gemm-bias-batch_normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  %0 = "ecg.constant"() {value = dense<[[1.0287627, 1.70166457, 1.70290458, 0.82406789, 0.71208018], [1.22776687, 1.01507437, 0.703698158, 1.11294627, 0.519471169], [1.21435523, 0.789922833, 1.2736001, 1.68858969, 1.73324072], [0.529964149, 1.3459096, 1.0330348, 1.96618843, 0.52494812]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
+  %1 = "ecg.constant"() {value = dense<[0.857142746, 0.624009788, 1.18014562, 1.20743954, 1.7611407]> : tensor<5xf32>} : () -> tensor<5xf32>
   %2 = "ecg.gemm"(%arg0, %0, %1) {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, transA = 0 : i64, transB = 0 : i64} : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
-  %3 = "ecg.constant"() {value = dense<[1.58594954, 1.96102095, 0.774830877, 1.04222977, 1.75127709]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %4 = "ecg.constant"() {value = dense<[1.89583099, 1.71967125, 1.02780282, 1.07011974, 1.88039184]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %5 = "ecg.constant"() {value = dense<[1.36785173, 0.851335585, 1.54017389, 1.37321413, 1.51556051]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %6 = "ecg.constant"() {value = dense<[1.74033487, 1.38416708, 1.30769587, 0.697740197, 0.599470377]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %3 = "ecg.constant"() {value = dense<[0.786668479, 1.84861529, 1.33359349, 1.71515322, 1.64570975]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %4 = "ecg.constant"() {value = dense<[1.52457225, 1.315860e+00, 1.24835467, 0.58016777, 1.58371377]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %5 = "ecg.constant"() {value = dense<[1.07725441, 0.622267485, 0.543515801, 0.505189955, 1.285712]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %6 = "ecg.constant"() {value = dense<[0.83393985, 0.550559044, 1.88387072, 0.747981488, 1.73744512]> : tensor<5xf32>} : () -> tensor<5xf32>
   %7 = "ecg.batch_normalization"(%2, %3, %4, %5, %6) {epsilon = 1.000000e-05 : f64} : (tensor<3x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
   return %7 : tensor<3x5xf32>
 }
@@ -1285,7 +1285,7 @@ func.func @"gemm-bias-batch-normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5
 // -----
 
 // BatchNormalization(MatMul(X, W), Scale, Shift, Mean, Variance) -> Add(MatMul(X, Reshape(BatchNormalization(Reshape(W, shape=…), Scale, Mul(Mean, 0), Mul(Mean, 0), Variance), shape=…)), Reshape(BatchNormalization(Reshape(Mul(Mean, 0), shape=…), Scale, Shift, Mean, Variance), shape=…))
-// CHECK-LABEL: func.func @"mat-mul-batch-normalization"
+// CHECK-LABEL: func.func @"mat_mul-batch_normalization"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4x5x1xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<5xf32>
@@ -1301,13 +1301,13 @@ func.func @"gemm-bias-batch-normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5
 // CHECK-NEXT: %[[V12:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<5xf32>
 // CHECK-NEXT: %[[V13:.*]] = "ecg.add"(%[[V7]], %[[V12]]) : (tensor<3x5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
 // CHECK-NEXT: return %[[V13]] : tensor<3x5xf32>
-func.func @"mat-mul-batch-normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32> {
-  %0 = "ecg.constant"() {value = dense<[[0.671524882, 0.704869925, 0.73057872, 1.33655584, 0.969158291], [0.580943644, 0.755119323, 1.6345551, 1.30576861, 1.36828864], [0.811932742, 0.73787254, 1.92865384, 1.50137269, 1.42603672], [0.853996098, 1.34959579, 1.68958116, 1.84907842, 8.006780e-01]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
+func.func @"mat_mul-batch_normalization"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  %0 = "ecg.constant"() {value = dense<[[1.72997916, 1.76527381, 0.999450385, 0.861670256, 1.04880106], [0.638438344, 9.725890e-01, 1.85868502, 1.0551734, 1.32604432], [1.96965253, 1.154520e+00, 0.980600893, 1.60101187, 1.75775564], [1.44398916, 1.27945769, 1.0164448, 1.37579453, 1.7601316]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
   %1 = "ecg.mat_mul"(%arg0, %0) : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
-  %2 = "ecg.constant"() {value = dense<[1.10565078, 1.14933503, 1.66741121, 1.94244981, 1.35489166]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %3 = "ecg.constant"() {value = dense<[0.736082613, 1.06622887, 6.453880e-01, 1.35742128, 1.88970125]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %4 = "ecg.constant"() {value = dense<[1.95251763, 1.60151911, 1.83775413, 1.16029513, 1.77224433]> : tensor<5xf32>} : () -> tensor<5xf32>
-  %5 = "ecg.constant"() {value = dense<[0.695830762, 1.02129483, 0.710856318, 1.78119206, 1.5302881]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %2 = "ecg.constant"() {value = dense<[0.885404109, 1.52726102, 1.97974205, 1.58730495, 1.67955661]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %3 = "ecg.constant"() {value = dense<[0.607649147, 1.03373933, 1.45576191, 1.86182261, 1.53644741]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %4 = "ecg.constant"() {value = dense<[1.81451726, 0.767762482, 1.16904283, 0.96737045, 1.71231139]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %5 = "ecg.constant"() {value = dense<[0.609491348, 1.42410278, 5.564370e-01, 1.45682716, 1.04311574]> : tensor<5xf32>} : () -> tensor<5xf32>
   %6 = "ecg.batch_normalization"(%1, %2, %3, %4, %5) {epsilon = 1.000000e-05 : f64} : (tensor<3x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
   return %6 : tensor<3x5xf32>
 }
@@ -1437,15 +1437,15 @@ func.func @"gemm-bias-add"(%arg0: tensor<3x4xf32>) -> tensor<3x5xf32> {
 // -----
 
 // Mul(MatMul(X, W), K1) -> MatMul(X, Mul(W, Reshape(K1, shape=…)))
-// CHECK-LABEL: func.func @"mat-mul-mul"
+// CHECK-LABEL: func.func @"mat_mul-mul"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<1x5xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4x5xf32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.mat_mul"(%arg0, %[[V1]]) : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
 // CHECK-NEXT: return %[[V2]] : tensor<2x3x5xf32>
-func.func @"mat-mul-mul"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
-  %0 = "ecg.constant"() {value = dense<[[-0.997757554, -0.492956161, -1.50267112, 0.217595175, -0.0914062187], [1.37395811, 1.09919906, -0.67231667, 1.75878358, -0.125420585], [1.1210891, -0.870102286, -1.99358964, 1.97292173, 1.03096342], [-0.730324685, 1.61402369, -0.0700152367, -0.830461859, 0.992180287]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
+func.func @"mat_mul-mul"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
+  %0 = "ecg.constant"() {value = dense<[[-0.991306483, 0.163960546, 1.49973667, 1.22889829, -1.09653258], [-1.23493874, -0.995794951, 0.597598612, -0.492349744, 0.648848414], [0.022858344, -0.689624369, -1.9014672, -1.90298665, 0.987124502], [-0.974917471, -0.774217724, -1.39189959, -0.541270733, -0.600596428]]> : tensor<4x5xf32>} : () -> tensor<4x5xf32>
   %1 = "ecg.mat_mul"(%arg0, %0) : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
-  %2 = "ecg.constant"() {value = dense<[1.28412187, -0.269529104, -2.176050e-01, -0.201808155, 0.736851036]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %2 = "ecg.constant"() {value = dense<[-1.77743614, -1.7018069, 0.650881886, -1.52503467, 0.38942486]> : tensor<5xf32>} : () -> tensor<5xf32>
   %3 = "ecg.mul"(%1, %2) : (tensor<2x3x5xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
   return %3 : tensor<2x3x5xf32>
 }
@@ -1453,7 +1453,7 @@ func.func @"mat-mul-mul"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
 // -----
 
 // Mul(BatchNormalization(X, Scale, Shift, Mean, Variance), K1) -> BatchNormalization(X, Mul(Scale, Reshape(K1, shape=…)), Mul(Shift, Reshape(K1, shape=…)), Mean, Variance)
-// CHECK-LABEL: func.func @"batch-normalization-mul"
+// CHECK-LABEL: func.func @"batch_normalization-mul"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
@@ -1462,13 +1462,13 @@ func.func @"mat-mul-mul"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
 // CHECK-NEXT: %[[V5:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V6:.*]] = "ecg.batch_normalization"(%arg0, %[[V3]], %[[V5]], %[[V0]], %[[V1]]) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
 // CHECK-NEXT: return %[[V6]] : tensor<1x3x2x2xf32>
-func.func @"batch-normalization-mul"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> {
-  %0 = "ecg.constant"() {value = dense<[1.58303738, 0.789684772, 1.918860e+00]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %1 = "ecg.constant"() {value = dense<[1.03652394, 1.84306037, 1.11350417]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %2 = "ecg.constant"() {value = dense<[1.97294343, 1.45810091, 1.19163465]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %3 = "ecg.constant"() {value = dense<[1.30739415, 1.0382551, 1.97644699]> : tensor<3xf32>} : () -> tensor<3xf32>
+func.func @"batch_normalization-mul"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> {
+  %0 = "ecg.constant"() {value = dense<[0.594451249, 0.948192059, 1.96733403]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %1 = "ecg.constant"() {value = dense<[1.01994443, 1.07877815, 1.87709451]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %2 = "ecg.constant"() {value = dense<[0.769832134, 1.52660251, 1.47512877]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %3 = "ecg.constant"() {value = dense<[0.73452872, 1.09930182, 1.09791672]> : tensor<3xf32>} : () -> tensor<3xf32>
   %4 = "ecg.batch_normalization"(%arg0, %0, %1, %2, %3) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
-  %5 = "ecg.constant"() {value = dense<[[[1.71648514]], [[0.883842527]], [[0.767398774]]]> : tensor<3x1x1xf32>} : () -> tensor<3x1x1xf32>
+  %5 = "ecg.constant"() {value = dense<[[[0.688903093]], [[1.10355675]], [[1.37149823]]]> : tensor<3x1x1xf32>} : () -> tensor<3x1x1xf32>
   %6 = "ecg.mul"(%4, %5) : (tensor<1x3x2x2xf32>, tensor<3x1x1xf32>) -> tensor<1x3x2x2xf32>
   return %6 : tensor<1x3x2x2xf32>
 }
@@ -1476,7 +1476,7 @@ func.func @"batch-normalization-mul"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2
 // -----
 
 // Add(BatchNormalization(X, Scale, Shift, Mean, Variance), K1) -> BatchNormalization(X, Scale, Add(Shift, Reshape(K1, shape=…)), Mean, Variance)
-// CHECK-LABEL: func.func @"batch-normalization-add"
+// CHECK-LABEL: func.func @"batch_normalization-add"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
@@ -1484,13 +1484,13 @@ func.func @"batch-normalization-mul"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2
 // CHECK-NEXT: %[[V4:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<3xf32>
 // CHECK-NEXT: %[[V5:.*]] = "ecg.batch_normalization"(%arg0, %[[V0]], %[[V4]], %[[V1]], %[[V2]]) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
 // CHECK-NEXT: return %[[V5]] : tensor<1x3x2x2xf32>
-func.func @"batch-normalization-add"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> {
-  %0 = "ecg.constant"() {value = dense<[1.07212925, 0.978005528, 1.68049705]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %1 = "ecg.constant"() {value = dense<[0.667322576, 1.95483088, 1.66197228]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %2 = "ecg.constant"() {value = dense<[1.61926949, 0.615265965, 1.68143785]> : tensor<3xf32>} : () -> tensor<3xf32>
-  %3 = "ecg.constant"() {value = dense<[1.40960884, 0.798280298, 1.96485209]> : tensor<3xf32>} : () -> tensor<3xf32>
+func.func @"batch_normalization-add"(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> {
+  %0 = "ecg.constant"() {value = dense<[1.41230953, 1.6376822, 1.35447121]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %1 = "ecg.constant"() {value = dense<[0.989450156, 0.925230205, 0.534044683]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %2 = "ecg.constant"() {value = dense<[1.68591857, 0.692411661, 0.921245872]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %3 = "ecg.constant"() {value = dense<[1.34871268, 1.17023432, 1.41090035]> : tensor<3xf32>} : () -> tensor<3xf32>
   %4 = "ecg.batch_normalization"(%arg0, %0, %1, %2, %3) {epsilon = 1.000000e-05 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
-  %5 = "ecg.constant"() {value = dense<[[[1.31594074]], [[1.35359859]], [[0.504488289]]]> : tensor<3x1x1xf32>} : () -> tensor<3x1x1xf32>
+  %5 = "ecg.constant"() {value = dense<[[[1.38396215]], [[0.920813918]], [[0.579025567]]]> : tensor<3x1x1xf32>} : () -> tensor<3x1x1xf32>
   %6 = "ecg.add"(%4, %5) : (tensor<1x3x2x2xf32>, tensor<3x1x1xf32>) -> tensor<1x3x2x2xf32>
   return %6 : tensor<1x3x2x2xf32>
 }

@@ -174,13 +174,13 @@ def conv(x, bias, **attrs):
 X4 = [randn(2, 4, 5, 5)]
 for bias in (False, True):
     suffix = "-bias" if bias else ""
-    case(f"conv{suffix}-batch-normalization", X4, lambda x, b=bias: batch_norm(conv(x, b), 6), ["conv"])
+    case(f"conv{suffix}-batch_normalization", X4, lambda x, b=bias: batch_norm(conv(x, b), 6), ["conv"])
     for variant, k in {"per-channel": randn(1, 6, 1, 1), "rank-3": randn(6, 1, 1), "scalar": np.float32(-1.5)}.items():
         case(f"conv{suffix}-mul", X4, lambda x, b=bias, k=k: op("mul", const(k), conv(x, b)), ["conv"], variant)
         case(f"conv{suffix}-add", X4, lambda x, b=bias, k=k: op("add", conv(x, b), const(k)), ["conv"], variant)
 for variant, k in {"per-channel": randn(1, 4, 1, 1), "scalar": np.float32(0.75)}.items():
-    case("batch-normalization-mul", X4, lambda x, k=k: op("mul", batch_norm(x, 4), const(k)), ["batch_normalization"], variant)
-    case("batch-normalization-add", X4, lambda x, k=k: op("add", const(k), batch_norm(x, 4)), ["batch_normalization"], variant)
+    case("batch_normalization-mul", X4, lambda x, k=k: op("mul", batch_norm(x, 4), const(k)), ["batch_normalization"], variant)
+    case("batch_normalization-add", X4, lambda x, k=k: op("add", const(k), batch_norm(x, 4)), ["batch_normalization"], variant)
 
 
 def gemm(x, trans_b=0, c=None, **attrs):
@@ -193,16 +193,16 @@ XG = [randn(4, 3)]
 C_SHAPES = {"row": (5,), "column": (4, 1), "full": (4, 5)}
 for trans_b in (0, 1):
     t = f"transB={trans_b}"
-    case("gemm-batch-normalization", XG, lambda x, t=trans_b: batch_norm(gemm(x, t, alpha=0.5, beta=3.0), 5), ["gemm"], t)
+    case("gemm-batch_normalization", XG, lambda x, t=trans_b: batch_norm(gemm(x, t, alpha=0.5, beta=3.0), 5), ["gemm"], t)
     case("gemm-mul", XG, lambda x, t=trans_b: op("mul", gemm(x, t, alpha=2.0), const(randn(1, 5))), ["gemm"], t)
     for name, shape in C_SHAPES.items():
         c = randn(*shape)
-        case("gemm-bias-batch-normalization", XG, lambda x, t=trans_b, c=c: batch_norm(gemm(x, t, c), 5), ["gemm"], f"{t},{name}")
+        case("gemm-bias-batch_normalization", XG, lambda x, t=trans_b, c=c: batch_norm(gemm(x, t, c), 5), ["gemm"], f"{t},{name}")
         case("gemm-bias-mul", XG, lambda x, t=trans_b, c=c: op("mul", gemm(x, t, c, beta=0.5), const(randn(5))), ["gemm"], f"{t},{name}")
         case("gemm-bias-add", XG, lambda x, t=trans_b, c=c: op("add", gemm(x, t, c), const(randn(4, 1))), ["gemm"], f"{t},{name}")
-case("mat-mul-batch-normalization", XG, lambda x: batch_norm(op("mat_mul", x, const(randn(3, 5))), 5), ["add", "mat_mul"])
-case("mat-mul-mul", [randn(2, 4, 3)], lambda x: op("mul", op("mat_mul", x, const(randn(3, 5))), const(randn(5))), ["mat_mul"])
-case("mat-mul-mul", [randn(3)], lambda x: op("mul", op("mat_mul", x, const(randn(2, 3, 5))), const(randn(1, 5))), ["mat_mul"], "batched-w")
+case("mat_mul-batch_normalization", XG, lambda x: batch_norm(op("mat_mul", x, const(randn(3, 5))), 5), ["add", "mat_mul"])
+case("mat_mul-mul", [randn(2, 4, 3)], lambda x: op("mul", op("mat_mul", x, const(randn(3, 5))), const(randn(5))), ["mat_mul"])
+case("mat_mul-mul", [randn(3)], lambda x: op("mul", op("mat_mul", x, const(randn(2, 3, 5))), const(randn(1, 5))), ["mat_mul"], "batched-w")
 
 
 @pytest.mark.parametrize("rule, inputs, body, left", CASES)
@@ -231,20 +231,20 @@ NEGATIVE = [
     pytest.param("pad-noop", [randn(3, 4)], lambda x: op("pad", x, pads=[-1, 0, 1, 0]), id="pad-noop[shifted]"),
     pytest.param("abs-relu", [randn(3, 4)], lambda x: op("relu", op("abs", x)), id="abs-relu[other-order]"),
     pytest.param("conv-mul", X4, lambda x: op("mul", conv(x, False), const(randn(5))), id="conv-mul[last-axis]"),
-    pytest.param("batch-normalization-add", X4, lambda x: op("add", batch_norm(x, 4), const(randn(5))),
-                 id="batch-normalization-add[last-axis]"),
+    pytest.param("batch_normalization-add", X4, lambda x: op("add", batch_norm(x, 4), const(randn(5))),
+                 id="batch_normalization-add[last-axis]"),
     pytest.param("conv-add", X4, lambda x: op("add", conv(x, False), const(randn(1, 6, 5, 1))), id="conv-add[spatial]"),
     pytest.param("gemm-mul", XG, lambda x: op("mul", gemm(x), const(randn(4, 1))), id="gemm-mul[rows]"),
     pytest.param("gemm-bias-add", XG, lambda x: op("add", gemm(x, 0, randn(5), beta=0.5), const(randn(5))),
                  id="gemm-bias-add[beta]"),
-    pytest.param("gemm-bias-batch-normalization", XG, lambda x: batch_norm(gemm(x, 0, randn(5), beta=2.0), 5),
-                 id="gemm-bias-batch-normalization[beta]"),
-    pytest.param("mat-mul-batch-normalization", [randn(2, 4, 3)],
-                 lambda x: batch_norm(op("mat_mul", x, const(randn(3, 5))), 4), id="mat-mul-batch-normalization[rank-3]"),
-    pytest.param("mat-mul-mul", XG, lambda x: op("mul", op("mat_mul", x, const(randn(3, 5))), const(randn(4, 1))),
-                 id="mat-mul-mul[rows]"),
-    pytest.param("conv-batch-normalization", X4, lambda x: shared(conv(x, False), lambda y: batch_norm(y, 6)),
-                 id="conv-batch-normalization[shared]"),
+    pytest.param("gemm-bias-batch_normalization", XG, lambda x: batch_norm(gemm(x, 0, randn(5), beta=2.0), 5),
+                 id="gemm-bias-batch_normalization[beta]"),
+    pytest.param("mat_mul-batch_normalization", [randn(2, 4, 3)],
+                 lambda x: batch_norm(op("mat_mul", x, const(randn(3, 5))), 4), id="mat_mul-batch_normalization[rank-3]"),
+    pytest.param("mat_mul-mul", XG, lambda x: op("mul", op("mat_mul", x, const(randn(3, 5))), const(randn(4, 1))),
+                 id="mat_mul-mul[rows]"),
+    pytest.param("conv-batch_normalization", X4, lambda x: shared(conv(x, False), lambda y: batch_norm(y, 6)),
+                 id="conv-batch_normalization[shared]"),
     pytest.param("neg-neg", [randn(3, 4)], lambda x: op("neg", op("reduce_sum", x, axes=[0])), id="neg-neg[no-pair]"),
 ]
 

@@ -129,7 +129,8 @@ def _elementwise(rule):
 
 
 def _kebab(*mnemonics):
-    return "-".join(mnemonics).replace("_", "-")
+    """A rule name: the op mnemonics (with their underscores) joined by hyphens."""
+    return "-".join(mnemonics)
 
 
 def _same_type_as_input(extra):
@@ -213,7 +214,7 @@ def _batch_normalization_folding(rule):
 
     for suffix, bias, new_bias in (("", (), _zeros(MEAN)), ("-bias", (BIAS,), BIAS)):
         rule(
-            f"conv{suffix}-batch-normalization",
+            f"conv{suffix}-batch_normalization",
             bn(N("conv", X, W, *bias, name="conv")),
             N("conv", X, _scaled_along(W, lambda m: 0), _normalized_vector(new_bias), like="conv"),
             example={"Bias": (3,)},
@@ -223,13 +224,13 @@ def _batch_normalization_folding(rule):
         return 1 - m.attrs("g")["transB"]
 
     rule(
-        "gemm-batch-normalization",
+        "gemm-batch_normalization",
         bn(N("gemm", X, W, name="g")),
         N("gemm", X, _scaled_along(W, transposed), _normalized_vector(_zeros(MEAN)), like="g", beta=1.0),
     )
     c_rows = N("expand", BIAS, shape=lambda m: [_gemm_rows(m), _channels(m)])
     rule(
-        "gemm-bias-batch-normalization",
+        "gemm-bias-batch_normalization",
         bn(N("gemm", X, W, BIAS, name="g")),
         N("gemm", X, _scaled_along(W, transposed), _normalized(c_rows), like="g"),
         condition=_gemm_beta_one,
@@ -237,7 +238,7 @@ def _batch_normalization_folding(rule):
         note="beta == 1 (no literal can carry beta into the folded C)",
     )
     rule(
-        "mat-mul-batch-normalization",
+        "mat_mul-batch_normalization",
         bn(N("mat_mul", X, W, name="mm")),
         N("add", N("mat_mul", X, _scaled_along(W, lambda m: 1)), _normalized_vector(_zeros(MEAN))),
         condition=lambda m: m.spec("W").rank == 2 and m.spec("mm").rank == 2,
@@ -298,16 +299,16 @@ def _constant_folding(rule):
     rule("gemm-bias-add", N("add", N("gemm", X, W, BIAS, name="g"), K1, name="x"),
          N("gemm", X, W, N("add", BIAS, K1), like="g"), condition=_gemm_beta_one, example={"Bias": (5,)},
          note="beta == 1; Gemm(A, B) + K without C is no gain: Gemm's C costs 2 FLOPs per element")
-    rule("mat-mul-mul", N("mul", N("mat_mul", X, W), K1, name="x"),
+    rule("mat_mul-mul", N("mul", N("mat_mul", X, W), K1, name="x"),
          N("mat_mul", X, N("mul", W, _k_shaped(1, None))),
          condition=lambda m: m.spec("W").rank >= 2 and _along_axis(-1)(m))
     # A batch normalization followed by a per-channel scale or shift is one with
     # scaled (or shifted) parameters (DenseNet's BN, Mul, Add before each ReLU).
     per_channel = {"X": (1, 3, 2, 2), "K1": (3, 1, 1)}
     normalized = N("batch_normalization", X, SCALE, SHIFT, MEAN, VARIANCE, name="bn")
-    rule("batch-normalization-mul", N("mul", normalized, K1, name="x"),
+    rule("batch_normalization-mul", N("mul", normalized, K1, name="x"),
          N("batch_normalization", X, N("mul", SCALE, k_vector), N("mul", SHIFT, k_vector), MEAN, VARIANCE, like="bn"),
          condition=channel, example=per_channel)
-    rule("batch-normalization-add", N("add", normalized, K1, name="x"),
+    rule("batch_normalization-add", N("add", normalized, K1, name="x"),
          N("batch_normalization", X, SCALE, N("add", SHIFT, k_vector), MEAN, VARIANCE, like="bn"),
          condition=channel, example=per_channel)

@@ -16,7 +16,7 @@ import numpy as np
 from .._mlir import ir
 from ..ecg import OPS, TensorSpec, from_mlir
 from ..ecg.attributes import Elements
-from .terms import Lit, N, Ref, Var
+from .terms import Lit, N, Ref, Var, leaves
 
 # A folded constant may not be larger than this many elements unless it is no larger
 # than the constants it was computed from: folding must not blow up the weights.
@@ -179,7 +179,7 @@ def dead_ops(match: Match, gone=frozenset()) -> list:
 
     Users in ``gone`` (``op_key``s of ops an uncommitted rewrite already replaced) do not count.
     """
-    kept = {owner_op(v) for v in match.values.values()} | {match.ops[name] for name in _refs(match.rule.rhs)}
+    kept = {owner_op(v) for v in match.values.values()} | {match.ops[name] for name in leaves(match.rule.rhs, Ref)}
     kept.discard(None)
     dead = [match.root]
     candidates = [op for op in dict.fromkeys(match.matched[1:]) if op not in kept]
@@ -195,14 +195,6 @@ def dead_ops(match: Match, gone=frozenset()) -> list:
                 dead.append(op)
                 changed = True
     return dead
-
-
-def _refs(term) -> set:
-    if isinstance(term, Ref):
-        return {term.name}
-    if isinstance(term, N):
-        return set().union(*(_refs(o) for o in term.operands)) if term.operands else set()
-    return set()
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,20 @@ from .rules import FAMILIES
 MAX_ROUNDS = 4
 
 
+def selected_rules(only: str):
+    """The names of the rules matching the '|'-separated globs (None: all rules)."""
+    if not only:
+        return None
+    patterns = only.split("|")
+    names = {r.name for r in catalogue() if any(fnmatch.fnmatchcase(r.name, p) for p in patterns)}
+    if not names:
+        raise PassError(f"no rewrite rule matches '{only}' (dnnf-opt --list-rewrite-rules lists them)")
+    return names
+
+
 def rewrite_function(function, only: str = "") -> dict:
     """Rewrite one func.func in place; return its statistics entry."""
-    names = None
-    if only:
-        patterns = only.split("|")
-        names = {r.name for r in catalogue() if any(fnmatch.fnmatchcase(r.name, p) for p in patterns)}
-    rules = catalogue().by_root(names)
+    rules = catalogue().by_root(selected_rules(only))
     strength = {root: [r for r in group if r.family == "strength"] for root, group in rules.items()}
     before = function_statistics(function)
     applications = Applications()

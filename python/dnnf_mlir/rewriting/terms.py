@@ -88,19 +88,20 @@ class _Titles(dict):
 _TITLE = _Titles(reciprocal="Recip", mat_mul="MatMul")
 
 
-def variables(term) -> set:
-    """The names of the variables in ``term``."""
-    if isinstance(term, Var):
+def leaves(term, kind) -> set:
+    """The names of the ``kind`` (Var or Ref) leaves of ``term``."""
+    if isinstance(term, kind):
         return {term.name}
     if isinstance(term, N):
-        return set().union(*(variables(o) for o in term.operands)) if term.operands else set()
+        return set().union(set(), *(leaves(o, kind) for o in term.operands))
     return set()
 
 
 def depth(term) -> int:
+    """How many op levels ``term`` has: how far up a rewrite can change its matches."""
     return 1 + max((depth(o) for o in term.operands), default=0) if isinstance(term, N) else 0
 
 
-A, B, C, D = Var("A"), Var("B"), Var("C"), Var("D")
+A, B, C = Var("A"), Var("B"), Var("C")
 K1, K2 = Var("K1", "const"), Var("K2", "const")
-S1, S2 = Var("S1", "scalar"), Var("S2", "scalar")
+S1 = Var("S1", "scalar")

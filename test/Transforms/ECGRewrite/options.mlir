@@ -6,6 +6,7 @@
 // RUN: FileCheck %s --check-prefix=STATS < %t.json
 // RUN: dnnf-opt %s --ecg-rewrite='only=add-*|mul-constants' | FileCheck %s --check-prefix=ONLY
 // RUN: not dnnf-opt %s --ecg-rewrite=bogus=1 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not dnnf-opt %s --ecg-rewrite=only=no-such-rule 2>&1 | FileCheck %s --check-prefix=NO-RULE
 // RUN: not dnnf-opt %s --ecg-rewrite=stats-file=%t.missing/stats.json 2>&1 | FileCheck %s --check-prefix=UNWRITABLE
 
 // ALL-LABEL: func.func @f
@@ -46,6 +47,7 @@
 // ONLY:         return
 
 // OPTION: dnnf-opt: error: pass 'ecg-rewrite' has no option 'bogus'
+// NO-RULE: error: ecg-rewrite: no rewrite rule matches 'no-such-rule' (dnnf-opt --list-rewrite-rules lists them)
 // UNWRITABLE: dnnf-opt: error: No such file or directory
 
 func.func @f(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {

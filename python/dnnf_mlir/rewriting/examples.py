@@ -2,7 +2,7 @@
 
 The catalogue lists each rule's FLOPs change on this instance, the lit tests and the
 property-based tests start from it. Types are chosen from what the pattern's ops
-need: a movement op gets operands it can move (``MOVEMENT``), logical ops get
+need: a data-movement, linear or pooling op gets operands it takes (``OPERANDS``), logical ops get
 bools, BitShift unsigned integers, and everything else float tensors of
 ``BASE_SHAPE``; constants broadcast along the last axis, scalars have rank 0.
 """
@@ -22,7 +22,7 @@ F32 = np.dtype(np.float32)
 # selecting ops, smaller than its input, so that moving work across it gains).
 # Attributes given as a function are computed from the first operand's type, so
 # that movement ops nest (Reshape(Squeeze(A))).
-MOVEMENT = {
+OPERANDS = {
     "reshape": ([BASE_SHAPE], lambda s: {"shape": [1, s.numel // s.shape[-1], s.shape[-1]]}),
     "flatten": ([(1, 3, 4)], {"axis": 1}),
     "squeeze": ([(1, 1, 4)], lambda s: {"axes": [s.shape.index(1)]}),
@@ -66,7 +66,7 @@ def values_for(rule, spec: TensorSpec, rng, positive=False) -> np.ndarray:
     scalars (so that a scale keeps the order of what it scales)."""
     if spec.dtype == np.bool_:
         return rng.random(spec.shape) < 0.5
-    if spec.dtype.kind in "iu":
+    if spec.dtype.kind in "iu":  # signed ones are indices: 0 and 1 are in range for every instance
         return rng.integers(0, 2 if spec.dtype.kind == "i" else 4, spec.shape).astype(spec.dtype)
     low = 0.5 if positive or _needs_positive(rule) else -2.0
     return rng.uniform(low, 2.0, spec.shape).astype(spec.dtype)
@@ -100,8 +100,10 @@ def instantiate(rule, context, rng, shapes=None) -> Instance:
 
 
 class _Builder:
-    def __init__(self, rule, block, rng, shapes):
-        self.rule, self.block, self.rng, self.shapes = rule, block, rng, shapes
+    """Builds a pattern bottom-up, typing each variable where the build reaches it."""
+
+    def __init__(self, rule, block, rng, example):
+        self.rule, self.block, self.rng, self.example = rule, block, rng, example
         self.values, self.inputs = {}, []
 
     def build(self, term, want: TensorSpec) -> ir.Value:
@@ -116,7 +118,7 @@ class _Builder:
                 operands.append(None)
                 continue
             built = [from_mlir(v.type) for v in operands if v is not None]
-            if term.op not in MOVEMENT:
+            if term.op not in OPERANDS:
                 wanted = _near(term.op, wanted, built, operand)
             operands.append(self.build(operand, wanted))
         dtype = next(from_mlir(v.type).dtype for v in operands if v is not None)
@@ -124,15 +126,15 @@ class _Builder:
             OPS["constant"].build([], {"value": np.array(o.value, dtype)}).results[0] if v is None else v
             for o, v in zip(term.operands, operands)
         ]
-        attrs = self.shapes.get(term.name) or MOVEMENT.get(term.op, ((), {}))[1]
+        attrs = self.example.get(term.name) or OPERANDS.get(term.op, ((), {}))[1]
         if callable(attrs):
             attrs = attrs(from_mlir(operands[0].type))
         return OPS[term.op].build(operands, {**attrs, **dict(term.attrs)}).results[0]
 
     def _operand_wants(self, node: N, want: TensorSpec) -> list:
         count = len(node.operands)
-        if node.op in MOVEMENT:
-            shapes = MOVEMENT[node.op][0]
+        if node.op in OPERANDS:
+            shapes = OPERANDS[node.op][0]
             specs = [s if isinstance(s, TensorSpec) else TensorSpec(s, want.dtype) for s in shapes]
             return (specs + [want] * count)[:count]
         dtype = {"bit_shift": np.dtype(np.uint8)}.get(node.op, np.dtype(np.bool_) if node.op in _BOOL_OPS else want.dtype)
@@ -142,14 +144,12 @@ class _Builder:
         return wants
 
     def _variable(self, var: Var, want: TensorSpec) -> ir.Value:
-        spec = TensorSpec(self.shapes.get(var.name, want.shape), want.dtype)
+        spec = TensorSpec(self.example.get(var.name, want.shape), want.dtype)
         if var.kind == "scalar":
             spec = spec.with_shape(())
         array = values_for(self.rule, spec, self.rng, positive=var.kind == "scalar")
         if var.kind != "any":
             return OPS["constant"].build([], {"value": array}).results[0]
-        if spec.dtype.kind == "i":
-            array[...] = self.rng.integers(0, 2, spec.shape)  # indices: in range for every moved operand
         self.inputs.append(array)
         return self.block.add_argument(to_mlir(spec), ir.Location.unknown())
 

@@ -734,11 +734,12 @@ def _int_list(values):
 @lowers("conv")
 def lower_conv(op, args):
     """Pad (tensor.pad), then conv_*_nchw_fchw / depthwise_conv_*_nchw_chw /
-    conv_2d_ngchw_gfchw accumulating into the broadcast bias (or zeros)."""
+    conv_2d_ngchw_gfchw into zeros; the bias is an element-wise add after it, which
+    the code generator fuses into the convolution's tiles as it fuses any epilogue (a
+    broadcast bias as the accumulator's initial value was a kernel of its own)."""
     linalg = _linalg()
     attrs = op.attrs
     x, w = args[:2]
-    bias = args[2] if len(args) == 3 else None
     specs = op.operand_specs
     (spec,) = op.result_specs
     n, c = specs[0].shape[:2]
@@ -755,23 +756,21 @@ def lower_conv(op, args):
     begins, ends, outs = type(op).geometry(specs, attrs)
     x = pad(x, [0, 0] + list(begins), [0, 0] + list(ends), 0.0)
     options = {"strides": _int_list(attrs["strides"]), "dilations": _int_list(attrs["dilations"])}
-    if group == 1 or depthwise:
-        spatial_dims = range(2, 2 + spatial)
-        init = _zeros(spec.shape, element) if bias is None else broadcast_along(bias, spec.shape, [0, *spatial_dims])
-        if depthwise:
-            w = reshape(w, (m,) + tuple(kernel))
-            return [getattr(linalg, _DEPTHWISE[spatial])(x, w, outs=[init], **options)]
-        return [getattr(linalg, _CONVS[spatial])(x, w, outs=[init], **options)]
-    grouped_shape = (n, group, m // group, *outs)
-    if bias is None:
-        init = _zeros(grouped_shape, element)
+    if depthwise:
+        w = reshape(w, (m,) + tuple(kernel))
+        y = getattr(linalg, _DEPTHWISE[spatial])(x, w, outs=[_zeros(spec.shape, element)], **options)
+    elif group == 1:
+        y = getattr(linalg, _CONVS[spatial])(x, w, outs=[_zeros(spec.shape, element)], **options)
     else:
-        init = broadcast_along(reshape(bias, (group, m // group)), grouped_shape, [0, *range(3, 3 + spatial)])
-    padded = shape_of(x)
-    xg = reshape(x, (n, group, c // group) + padded[2:])
-    wg = reshape(w, (group, m // group) + tuple(specs[1].shape[1:]))
-    y = linalg.conv_2d_ngchw_gfchw(xg, wg, outs=[init], **options)
-    return [reshape(y, spec.shape)]
+        padded = shape_of(x)
+        xg = reshape(x, (n, group, c // group) + padded[2:])
+        wg = reshape(w, (group, m // group) + tuple(specs[1].shape[1:]))
+        init = _zeros((n, group, m // group, *outs), element)
+        y = reshape(linalg.conv_2d_ngchw_gfchw(xg, wg, outs=[init], **options), spec.shape)
+    if len(args) == 3:
+        bias = reshape(args[2], (m,) + (1,) * spatial)
+        y = elementwise([y, bias], spec.shape, element, add)
+    return [y]
 
 
 _POOLS = {("max", 1): "pooling_ncw_max", ("max", 2): "pooling_nchw_max",

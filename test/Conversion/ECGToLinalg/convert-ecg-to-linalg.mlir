@@ -85,11 +85,16 @@ func.func @batch_normalization(%arg0: tensor<1x2x3x3xf32>, %s: tensor<2xf32>, %b
 
 // -----
 
-// Padding, then the convolution accumulates into the broadcast bias.
+// Padding, then the convolution into zeros, then the bias added per channel (an
+// element-wise epilogue the code generator fuses into the convolution).
+// CHECK-DAG: #[[CHANNEL:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
 // CHECK-LABEL: func.func @conv_bias_pads
 // CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: %[[BIAS:.*]] = linalg.broadcast ins(%arg2 : tensor<4xf32>) outs(%{{.*}} : tensor<1x4x4x4xf32>) dimensions = [0, 2, 3]
-// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[PAD]], %arg1 : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[BIAS]] : tensor<1x4x4x4xf32>)
+// CHECK: %[[ZEROS:.*]] = linalg.fill
+// CHECK: %[[CONV:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[PAD]], %arg1 : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[ZEROS]] : tensor<1x4x4x4xf32>)
+// CHECK: %[[BIAS:.*]] = tensor.expand_shape %arg2 {{\[\[}}0, 1, 2]] output_shape [4, 1, 1]
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CHANNEL]], #{{.*}}], {{.*}} ins(%[[CONV]], %[[BIAS]] : tensor<1x4x4x4xf32>, tensor<4x1x1xf32>)
+// CHECK: arith.addf
 func.func @conv_bias_pads(%arg0: tensor<1x3x8x8xf32>, %arg1: tensor<4x3x3x3xf32>, %arg2: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %0 = "ecg.conv"(%arg0, %arg1, %arg2) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>

@@ -1,5 +1,6 @@
 """The 14 judged models compiled with dnnf-compile, run through their C entry point and
-checked against onnxruntime by dnnf-run --check (relative error <= 1e-4).
+checked against onnxruntime by dnnf-run --check (relative error <= 1e-4). dnnf-compile
+rewrites the graph with ecg-rewrite first, so this checks the rewritten graph's code.
 
 Host libraries run in every test run. The AArch64 libraries run under qemu-aarch64,
 which executes about 0.1 GFLOP/s here: all 14 take about half an hour, so the suite

@@ -9,10 +9,15 @@ complete system needs alongside (identities, no-op data movement, weight folding
 from dataclasses import dataclass
 from typing import Callable
 
+from ..ecg import from_mlir
 from .matching import match_pattern
-from .terms import N
+from .terms import N, mnemonics
 
 FAMILIES = ("associative", "distributive", "commutative", "strength")
+# Order and arithmetic: integer arithmetic wraps around, so max(a + b, a + c) and
+# a + max(b, c) differ once a sum overflows.
+_ORDER = {"max", "min", "reduce_max", "reduce_min", "max_pool", "global_max_pool"}
+_ARITHMETIC = {"add", "sub", "neg", "mul", "div"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,12 @@ class Rule:
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise ValueError(f"rule {self.name}: unknown family '{self.family}'")
+        # The property rules that move a Div, or arithmetic across an order op, are
+        # stated for floating point only: integer division truncates ((7 + 7) / 2 is
+        # 7, 7/2 + 7/2 is 6) and integer arithmetic wraps.
+        ops = mnemonics(self.lhs) | mnemonics(self.rhs)
+        inexact = "div" in ops or (ops & _ORDER and ops & _ARITHMETIC)
+        object.__setattr__(self, "float_only", self.family != "strength" and bool(inexact))
 
     @property
     def root(self) -> str:
@@ -38,6 +49,8 @@ class Rule:
 
     def matches(self, op):
         """The matches of this rule rooted at ``op`` that satisfy its condition."""
+        if self.float_only and not from_mlir(op.results[0].type).is_float:
+            return
         for match in match_pattern(self.lhs, op, self):
             if self.condition is None or self.condition(match):
                 yield match

@@ -97,6 +97,13 @@ def leaves(term, kind) -> set:
     return set()
 
 
+def mnemonics(term) -> set:
+    """The ops ``term`` mentions."""
+    if isinstance(term, N):
+        return {term.op}.union(*(mnemonics(o) for o in term.operands))
+    return set()
+
+
 def depth(term) -> int:
     """How many op levels ``term`` has: how far up a rewrite can change its matches."""
     return 1 + max((depth(o) for o in term.operands), default=0) if isinstance(term, N) else 0

@@ -64,7 +64,7 @@ def add_rules(catalogue):
     catalogue.add("reduce_sum-bit_shift-left", "commutative",
                   N("reduce_sum", N("bit_shift", A, S1, direction="LEFT"), name="r"),
                   N("bit_shift", N("reduce_sum", A, like="r"), S1, direction="LEFT"),
-                  note="paper: ReduceSum(BitShift(A)) -> BitShift(ReduceSum(A)); exact in wrapping unsigned arithmetic")
+                  note="paper: ReduceSum(BitShift(A)) -> BitShift(ReduceSum(A)); exact in wrapping integer arithmetic")
     for op in ("mul", "div"):
         catalogue.add(f"mat_mul-{op}-scalar-lhs", "commutative", N(op, N("mat_mul", A, B), S1),
                       N("mat_mul", N(op, A, S1), B), note="scale the smaller operand instead of the product")

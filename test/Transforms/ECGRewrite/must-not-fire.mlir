@@ -1,6 +1,7 @@
-// A rewrite that would compute something twice does not fire: an intermediate
-// result with other users stays, so the rule gains nothing (or loses). Broadcasting
-// is costed too: combining two small operands before a large op is no gain.
+// Rewrites that must not fire. One that would compute something twice: an
+// intermediate result with other users stays, so the rule gains nothing (or loses).
+// Broadcasting is costed too: combining two small operands before a large op is no
+// gain. Integer division truncates, so a Div is not factored out of integer sums.
 // RUN: dnnf-opt %s --split-input-file --ecg-rewrite | FileCheck %s
 
 // Exp(A) is returned as well: Exp(A + B) would still need Exp(A).
@@ -59,4 +60,18 @@ func.func @broadcast_exp_large(%a: tensor<8x8xf32>, %b: tensor<1x8xf32>) -> tens
   %1 = "ecg.exp"(%b) : (tensor<1x8xf32>) -> tensor<1x8xf32>
   %2 = "ecg.mul"(%0, %1) : (tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<8x8xf32>
   return %2 : tensor<8x8xf32>
+}
+
+// -----
+
+// (7 + 7) / 2 is 7 but 7 / 2 + 7 / 2 is 6: both divisions stay.
+// CHECK-LABEL: func.func @integer_division
+// CHECK:         "ecg.div"(%arg1, %arg0)
+// CHECK-NEXT:    "ecg.div"(%arg2, %arg0)
+// CHECK-NEXT:    "ecg.add"
+func.func @integer_division(%a: tensor<4xi32>, %b: tensor<4xi32>, %c: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = "ecg.div"(%b, %a) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = "ecg.div"(%c, %a) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %2 = "ecg.add"(%0, %1) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %2 : tensor<4xi32>
 }

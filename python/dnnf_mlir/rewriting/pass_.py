@@ -1,6 +1,7 @@
 """The ``ecg-rewrite`` pass: rewrite each function, report what changed as JSON."""
 
 import fnmatch
+from collections import Counter
 import json
 import time
 
@@ -72,6 +73,10 @@ def rewrite_module(module, only: str = "") -> dict:
             functions[function.attributes["sym_name"].value] = rewrite_function(function.operation, only)
     total = {key: sum(f[key] for f in functions.values()) for key in ("ops_before", "ops_after", "flops_before", "flops_after")}
     total["rules_applied"] = {family: sum(f["rules_applied"][family] for f in functions.values()) for family in FAMILIES}
+    rules = Counter()
+    for function in functions.values():
+        rules.update(function["rules"])
+    total["rules"] = dict(sorted(rules.items()))
     return {"functions": functions, "total": total, "seconds": round(time.perf_counter() - start, 3)}
 
 

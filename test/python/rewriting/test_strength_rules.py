@@ -104,7 +104,7 @@ for f, g in strength._ABSORBED:
     case(f"{f}-{g}", *unary(f, g), [g])
 for f, g, h in strength._MERGED:
     domain = positive if f == "log" else randn
-    case(strength._kebab(f, g), *unary(f, g, domain=domain, **REDUCE), [h])
+    case(strength.rule_name(f, g), *unary(f, g, domain=domain, **REDUCE), [h])
 for name, exponent, rhs in strength._POWERS:
     left = {"two": ["square"], "three": ["mul", "square"], "half": ["sqrt"], "minus-one": ["reciprocal"],
             "minus-half": ["reciprocal", "sqrt"]}[name]
@@ -137,7 +137,7 @@ NO_OPS = {
     "resize": ((1, 2, 3, 4), {"sizes": [1, 2, 3, 4], "mode": "linear"}),
 }
 for name, (shape, attrs) in NO_OPS.items():
-    case(strength._kebab(name, "noop"), [randn(*shape)], lambda x, n=name, a=attrs: op(n, x, **a), [])
+    case(strength.rule_name(name, "noop"), [randn(*shape)], lambda x, n=name, a=attrs: op(n, x, **a), [])
 
 case("transpose-transpose", [randn(2, 3, 4)],
      lambda x: op("transpose", op("transpose", x, perm=[1, 2, 0]), perm=[2, 0, 1]), ["transpose"], "identity")

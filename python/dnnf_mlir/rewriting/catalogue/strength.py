@@ -116,19 +116,19 @@ def _elementwise(rule):
     for f in ("max", "min", "and", "or"):
         rule(f"{f}-self", N(f, A, A), A, note="idempotent")
     for f, g in _CANCELLING:
-        rule(_kebab(f, g), N(f, N(g, A)), A)
+        rule(rule_name(f, g), N(f, N(g, A)), A)
     for f, g in _ABSORBED:
-        rule(_kebab(f, g), N(f, N(g, A, name="g")), Ref("g"), note=f"{g}'s results are fixed points of {f}")
+        rule(rule_name(f, g), N(f, N(g, A, name="g")), Ref("g"), note=f"{g}'s results are fixed points of {f}")
     for f, g, h in _MERGED:
         like = "g" if OPS[g].ATTRIBUTES else "f"
-        rule(_kebab(f, g), N(f, N(g, A, name="g"), name="f"), N(h, A, like=like))
+        rule(rule_name(f, g), N(f, N(g, A, name="g"), name="f"), N(h, A, like=like))
     for name, exponent, rhs in _POWERS:
         rule(f"pow-{name}", N("pow", A, Lit(exponent)), rhs)
     for name, lhs, rhs in _SIGNS:
         rule(name, lhs, rhs)
 
 
-def _kebab(*mnemonics):
+def rule_name(*mnemonics):
     """A rule name: the op mnemonics (with their underscores) joined by hyphens."""
     return "-".join(mnemonics)
 
@@ -141,7 +141,7 @@ def _same_type_as_input(extra):
 def _data_movement(rule):
     for op, extra in _NO_OP_WHEN.items():
         shape, attrs = _NO_OP_EXAMPLES[op]
-        rule(_kebab(op, "noop"), N(op, A, name="x"), A, condition=_same_type_as_input(extra),
+        rule(rule_name(op, "noop"), N(op, A, name="x"), A, condition=_same_type_as_input(extra),
              example={"A": shape, "x": attrs})
     rule(
         "transpose-transpose",
@@ -151,7 +151,7 @@ def _data_movement(rule):
     # Reshape-like ops keep the row-major order, so any two make one Reshape.
     for outer in _RESHAPING:
         for inner in _RESHAPING:
-            rule(_kebab(outer, inner), N(outer, N(inner, A), name="x"), N("reshape", A, shape=_shape_of("x")))
+            rule(rule_name(outer, inner), N(outer, N(inner, A), name="x"), N("reshape", A, shape=_shape_of("x")))
 
 
 def _shape_of(name):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .. import _mlir
 from .._mlir import ir
+from ..linalg_builders import affine_map, generic
 from .schedule import Kernel, _has_default_maps, _is_f32, _linalg_ops, _reassociation, _shaped
 
 MARK = "dnnf.matvec"  # unit attribute on the partial-sum generic
@@ -61,27 +62,6 @@ def _weight_nk(op):
     return None
 
 
-def _generic(inputs, init, maps, iterators, body):
-    """A linalg.generic with one f32 result whose body is ``body(*block_arguments)``."""
-    f32 = ir.F32Type.get()
-    kinds = {"p": "parallel", "r": "reduction"}
-    generic = _mlir.linalg.GenericOp(
-        [init.type],
-        inputs,
-        [init],
-        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-        ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{kinds[i]}>") for i in iterators]),
-    )
-    block = generic.regions[0].blocks.append(*([f32] * (len(inputs) + 1)))
-    with ir.InsertionPoint(block):
-        _mlir.linalg.YieldOp([body(*block.arguments)])
-    return generic
-
-
-def _map(n: int, dims):
-    return ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(d) for d in dims])
-
-
 def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
     """Rewrite f32 ``linalg.matmul`` of ``[1, K] x [N, K]^T`` (K a multiple of
     ``lanes``) as the two generics above. Returns how many were rewritten."""
@@ -110,14 +90,17 @@ def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
             )
             zero = arith.constant(f32, 0.0)
             acc = linalg.fill(zero, outs=[tensor.empty([n, lanes], f32)])
-            partial = _generic(
-                [wv, x], acc, [_map(3, [0, 1, 2]), _map(3, [1, 2]), _map(3, [0, 2])], "prp",
-                lambda wi, xi, acc: arith.addf(acc, arith.mulf(wi, xi)),
+            (partial,) = generic(
+                [wv, x], [affine_map(3, [0, 1, 2]), affine_map(3, [1, 2]), affine_map(3, [0, 2])], [acc],
+                lambda wi, xi, acc: arith.addf(acc, arith.mulf(wi, xi)), ["parallel", "reduction", "parallel"],
             )
-            partial.operation.attributes[MARK] = ir.UnitAttr.get()
+            partial.owner.attributes[MARK] = ir.UnitAttr.get()
             init = tensor.collapse_shape(ir.RankedTensorType.get([n], f32), op.operands[2], _reassociation([[0, 1]]))
-            total = _generic([partial.results[0]], init, [_map(2, [0, 1]), _map(2, [0])], "pr", lambda p, acc: arith.addf(acc, p))
-            y = tensor.expand_shape(c, total.results[0], _reassociation([[0, 1]]), [], [1, n])
+            (total,) = generic(
+                [partial], [affine_map(2, [0, 1]), affine_map(2, [0])], [init], lambda p, acc: arith.addf(acc, p),
+                ["parallel", "reduction"],
+            )
+            y = tensor.expand_shape(c, total, _reassociation([[0, 1]]), [], [1, n])
         op.results[0].replace_all_uses_with(y)
         op.erase()  # the transpose, if any, is dead now: canonicalization erases it
         count += 1

@@ -26,6 +26,7 @@ from .. import _mlir
 from .._mlir import arith, ir
 from ..ecg import ECGOp, from_mlir
 from ..ecg.shapes import normalize_axis
+from ..linalg_builders import affine_map, element_of, generic
 from ..transforms.pass_base import ModulePass
 
 
@@ -79,10 +80,6 @@ def tensor_type(shape, element) -> ir.RankedTensorType:
 
 def shape_of(value) -> tuple:
     return tuple(ir.RankedTensorType(value.type).shape)
-
-
-def element_of(value) -> ir.Type:
-    return ir.RankedTensorType(value.type).element_type
 
 
 def is_float(element) -> bool:
@@ -210,16 +207,6 @@ def filled(shape, element, value):
     return _linalg().fill(scalar, outs=[empty(shape, element)])
 
 
-def _iterators(kinds):
-    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
-
-
-def affine_map(dims: int, exprs) -> ir.AffineMap:
-    """An affine map over ``dims`` loop dimensions; ints in ``exprs`` are dimension positions."""
-    exprs = [ir.AffineDimExpr.get(e) if isinstance(e, int) else e for e in exprs]
-    return ir.AffineMap.get(dims, 0, exprs)
-
-
 def broadcast_map(shape, out_shape) -> ir.AffineMap:
     """numpy broadcasting as an indexing map: ``shape`` aligned right, size-1 dims read index 0."""
     rank = len(out_shape)
@@ -228,26 +215,6 @@ def broadcast_map(shape, out_shape) -> ir.AffineMap:
         dim = rank - len(shape) + i
         exprs.append(ir.AffineConstantExpr.get(0) if size == 1 and out_shape[dim] != 1 else dim)
     return affine_map(rank, exprs)
-
-
-def generic(inputs, maps, outputs, body, iterators=None):
-    """A linalg.generic; ``outputs`` are init tensors, ``body(*scalars)`` returns the yielded values.
-
-    ``body`` receives the input scalars, then the output (accumulator) scalars.
-    Returns the list of result tensors.
-    """
-    linalg = _linalg()
-    loops = maps[0].n_dims
-    iterators = iterators or ["parallel"] * loops
-    op = linalg.GenericOp(
-        [o.type for o in outputs], list(inputs), list(outputs),
-        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), _iterators(iterators),
-    )
-    block = op.regions[0].blocks.append(*[element_of(v) for v in list(inputs) + list(outputs)])
-    with ir.InsertionPoint(block):
-        yielded = body(*block.arguments)
-        linalg.YieldOp(list(yielded) if isinstance(yielded, (list, tuple)) else [yielded])
-    return list(op.results)
 
 
 def elementwise(inputs, out_shape, out_element, body):

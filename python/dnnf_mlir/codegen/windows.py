@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from .. import _mlir
 from .._mlir import ir
+from ..linalg_builders import generic
 from .schedule import _conv_params, _is_f32, _linalg_ops, _reassociation, _shaped
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
@@ -62,26 +63,17 @@ def _fill_value(init):
 def _generic(inputs, maps, init, iterators, body):
     """A linalg.generic over ``inputs`` into ``init`` whose body is ``body(args, acc)``;
     a filled ``init`` is replaced by an empty tensor and ``acc`` is the fill value."""
-    linalg = _mlir.linalg
     out_t = _shaped(init)
-    f32 = out_t.element_type
     start = _fill_value(init)
     if start is not None and "reduction" not in iterators:
-        init = _mlir.tensor.empty(list(out_t.shape), f32)
+        init = _mlir.tensor.empty(list(out_t.shape), out_t.element_type)
     else:
         start = None
-    generic = linalg.GenericOp(
-        [out_t],
-        inputs,
-        [init],
-        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-        ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{it}>") for it in iterators]),
-    )
-    block = generic.regions[0].blocks.append(*([f32] * (len(inputs) + 1)))
-    with ir.InsertionPoint(block):
-        acc = start if start is not None else block.arguments[len(inputs)]
-        linalg.YieldOp([body(list(block.arguments)[:-1], acc)])
-    return generic.results[0]
+
+    def block(*scalars):
+        return body(list(scalars[:-1]), scalars[-1] if start is None else start)
+
+    return generic(inputs, maps, [init], block, iterators)[0]
 
 
 def _taps(op, kind: str):

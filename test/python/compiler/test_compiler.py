@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from dnnf_mlir.codegen import CodegenError
+from dnnf_mlir.codegen.cross import missing_tools
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, driver
-from dnnf_mlir.compiler.artifact import EMULATORS
 from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
 from dnnf_mlir.tools.common import onnxruntime_session
 
@@ -98,8 +98,10 @@ def test_failed_compilation_leaves_nothing_behind(tmp_path, monkeypatch):
     assert (outdir / "keep.txt").read_text() == "an earlier result"
 
 
-@pytest.mark.skipif(not all(map(__import__("shutil").which, ["aarch64-linux-gnu-gcc", EMULATORS["aarch64"][0]])),
-                    reason="needs gcc-aarch64-linux-gnu and qemu-user (tools/setup.sh installs them)")
+AARCH64_MISSING = missing_tools("aarch64")
+
+
+@pytest.mark.skipif(bool(AARCH64_MISSING), reason="missing (tools/setup.sh installs them): " + ", ".join(AARCH64_MISSING))
 def test_aarch64_library_runs_under_qemu(tmp_path):
     compile_model(GELU_MLP, tmp_path / "arm", target="aarch64")
     artifact = Artifact(tmp_path / "arm")

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._mlir import func, ir
 from ..ecg import OPS, TensorSpec, from_mlir, to_mlir
-from .terms import Lit, N, Var
+from .terms import Lit, N, Var, mnemonics
 
 BASE_SHAPE = (2, 3, 4)
 F32 = np.dtype(np.float32)
@@ -72,9 +72,13 @@ def values_for(rule, spec: TensorSpec, rng, positive=False) -> np.ndarray:
     return rng.uniform(low, 2.0, spec.shape).astype(spec.dtype)
 
 
+# Ops whose domain excludes negative numbers or zero.
+_POSITIVE_DOMAIN = {"log", "log_softmax", "sqrt", "reciprocal", "div", "pow"}
+
+
 def _needs_positive(rule) -> bool:
-    text = f"{rule.lhs} {rule.rhs}"
-    return any(name in text for name in ("Log", "Sqrt", "Recip", "Div", "Pow", "Reduce", "Normalization"))
+    ops = mnemonics(rule.lhs) | mnemonics(rule.rhs)
+    return bool(ops & _POSITIVE_DOMAIN) or any(op.startswith("reduce_") or op.endswith("normalization") for op in ops)
 
 
 def instantiate(rule, context, rng, shapes=None) -> Instance:

@@ -225,12 +225,7 @@ def _plan(term, match, cost, like_dtype):
         return _Planned(from_mlir(value.type), is_constant(value))
     if isinstance(term, Lit):
         return _Planned(TensorSpec((), like_dtype), True)
-    planned = [None] * len(term.operands)
-    for i, operand in enumerate(term.operands):
-        if not isinstance(operand, Lit):
-            planned[i] = _plan(operand, match, cost, like_dtype)
-    dtype = next((p.spec.dtype for p in planned if p is not None), like_dtype)
-    planned = [p or _plan(o, match, cost, dtype) for p, o in zip(planned, term.operands)]
+    planned = _operands(term, lambda o, dtype: _plan(o, match, cost, dtype), lambda p: p.spec.dtype, like_dtype)
     cls = OPS[term.op]
     specs = [p.spec for p in planned]
     attrs = cls.complete_attrs(specs, template_attrs(term, match))
@@ -273,13 +268,16 @@ def build(term, match: Match, created: list, like_dtype=None) -> ir.Value:
         return _bound(term, match)
     if isinstance(term, Lit):
         return make_constant(np.array(term.number(match), dtype=like_dtype), created)
-    values = [None] * len(term.operands)
-    for i, operand in enumerate(term.operands):
-        if not isinstance(operand, Lit):
-            values[i] = build(operand, match, created, like_dtype)
-    dtype = next((from_mlir(v.type).dtype for v in values if v is not None), like_dtype)
-    values = [v if v is not None else build(o, match, created, dtype) for v, o in zip(values, term.operands)]
+    values = _operands(term, lambda o, dtype: build(o, match, created, dtype), lambda v: from_mlir(v.type).dtype, like_dtype)
     return create(term.op, values, template_attrs(term, match), created)
+
+
+def _operands(node: N, visit, dtype_of, like_dtype) -> list:
+    """``visit(operand, dtype)`` for each operand of a template node, the literals last:
+    a literal takes the element type of its first other operand (else ``like_dtype``)."""
+    done = [None if isinstance(o, Lit) else visit(o, like_dtype) for o in node.operands]
+    dtype = next((dtype_of(d) for d in done if d is not None), like_dtype)
+    return [visit(o, dtype) if d is None else d for d, o in zip(done, node.operands)]
 
 
 def create(mnemonic: str, operands, attrs: dict, created: list) -> ir.Value:

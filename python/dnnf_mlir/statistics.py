@@ -67,23 +67,23 @@ def module_statistics(module) -> dict:
     }
 
 
-def _change(before, after, fmt: str = "{}") -> str:
-    """'a' when nothing changed, else 'a -> b'."""
+def change(before, after, fmt: str = "{}", arrow: str = " -> ") -> str:
+    """'a' when nothing changed, else 'a -> b' (or with another ``arrow``)."""
     a, b = fmt.format(before), fmt.format(after)
-    return a if a == b else f"{a} -> {b}"
+    return a if a == b else f"{a}{arrow}{b}"
 
 
 def compare_summary(before: GraphStatistics, after: GraphStatistics) -> str:
     """``GraphStatistics.summary`` of a rewritten graph, each figure as before -> after."""
     mapping = ", ".join(
-        f"{m.value} {_change(before.by_mapping.get(m.value, 0), after.by_mapping.get(m.value, 0))}" for m in MappingType
+        f"{m.value} {change(before.by_mapping.get(m.value, 0), after.by_mapping.get(m.value, 0))}" for m in MappingType
     )
     mib = "{:.1f}"
     return (
-        f"{_change(before.ops, after.ops)} ops ({mapping}), {_change(before.constants, after.constants)} constants "
-        f"({_change(before.constant_bytes / 2**20, after.constant_bytes / 2**20, mib)} MiB)\n"
-        f"{_change(before.flops / 1e9, after.flops / 1e9, '{:.3f}')} GFLOP, intermediate results "
-        f"{_change(before.intermediate_bytes / 2**20, after.intermediate_bytes / 2**20, mib)} MiB"
+        f"{change(before.ops, after.ops)} ops ({mapping}), {change(before.constants, after.constants)} constants "
+        f"({change(before.constant_bytes / 2**20, after.constant_bytes / 2**20, mib)} MiB)\n"
+        f"{change(before.flops / 1e9, after.flops / 1e9, '{:.3f}')} GFLOP, intermediate results "
+        f"{change(before.intermediate_bytes / 2**20, after.intermediate_bytes / 2**20, mib)} MiB"
     )
 
 

@@ -31,6 +31,7 @@ from ..codegen import CodegenError
 from ..compiler import Artifact, ArtifactError, CompileError, compile_model
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
+from ..statistics import change
 from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool
 
 PEERS = ("ort_disable_all", "ort_enable_all")
@@ -104,9 +105,10 @@ def _geomean(values) -> float:
 
 def _before_after(rewrite: dict) -> tuple:
     """The table's ops and GFLOP columns: 'before>after', or one figure when unchanged."""
-    ops = [str(rewrite["ops_before"]), str(rewrite["ops_after"])]
-    gflop = [f"{rewrite['flops_before'] / 1e9:.2f}", f"{rewrite['flops_after'] / 1e9:.2f}"]
-    return tuple(a if a == b else f"{a}>{b}" for a, b in (ops, gflop))
+    return (
+        change(rewrite["ops_before"], rewrite["ops_after"], arrow=">"),
+        change(rewrite["flops_before"] / 1e9, rewrite["flops_after"] / 1e9, "{:.2f}", ">"),
+    )
 
 
 def _table(results: dict, threads: list) -> str:

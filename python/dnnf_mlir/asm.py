@@ -93,11 +93,18 @@ def module_to_bytecode(module) -> bytes:
 
 
 def write_bytes(data: bytes, path: str):
+    """Write ``data`` to ``path`` ('-' is stdout). A file is written under a temporary
+    name and renamed, so that a failure leaves no half-written file; a device or a
+    pipe (``-o /dev/null``) is written in place: renaming over it would replace it."""
     if path == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
     target = Path(path)
+    if target.exists() and not target.is_file():
+        with open(target, "wb") as stream:
+            stream.write(data)
+        return
     partial = target.with_name(f".{target.name}.partial")
     try:
         partial.write_bytes(data)

@@ -7,6 +7,9 @@
 // RUN: dnnf-opt %s --pass-pipeline='builtin.module(func.func(canonicalize,ecg-op-stats{output=%t3.json}))' -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
 // RUN: dnnf-opt %s --mlir-print-ir-after-all --canonicalize -o /dev/null 2>&1 | FileCheck %s --check-prefix=AFTER
+// Output to a device is written in place: /dev/null stays a device (a rename over it
+// once turned it into a regular file for the whole machine).
+// RUN: test -c /dev/null
 // RUN: not dnnf-opt %s --pass-pipeline='builtin.module(no-such-pass)' 2>&1 | FileCheck %s --check-prefix=BADPASS
 // RUN: not dnnf-opt %s --ecg-op-stats=colour=red 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: dnnf-opt --help | FileCheck %s --check-prefix=HELP

@@ -16,6 +16,9 @@ config.test_exec_root = os.path.join(config.test_source_root, "..", "build", "li
 
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bin_dir, config.environment.get("PATH", os.environ["PATH"])])
+# The compiler's own settings reach the tests, e.g. DNNF_CPU=x86-64-v3 for the pinned
+# run of tools/run_tests.sh (tests that check instructions name their CPU themselves).
+config.environment.update({k: v for k, v in os.environ.items() if k.startswith("DNNF_")})
 config.substitutions.append(("%PYTHON", sys.executable))
 filecheck = shutil.which("FileCheck-22") or shutil.which("filecheck", path=bin_dir) or "filecheck"
 config.substitutions.append(("FileCheck", filecheck))

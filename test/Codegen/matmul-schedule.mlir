@@ -1,10 +1,10 @@
-// The transform-dialect schedule of a matmul for a fixed AVX-512 target, two threads:
+// The transform-dialect schedule of a matmul for a pinned AVX-512 CPU (x86-64-v4), two threads:
 // scf.forall over the threads with the accumulator fill fused, a packed (nofold pad,
 // hoisted out of the row loop) K x 32 panel of B, 8x32 register tiles whose
 // accumulator is a loop-carried vector, one vector.contract per k step.
-// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=x86_64-avx512 --threads=2 --emit=mlir --stop-after=schedule | FileCheck %s
-// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=x86_64-avx512 --threads=2 --emit=mlir --stop-after=parallel | FileCheck %s --check-prefix=OMP
-// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=x86_64-avx512 --threads=2 --emit=mlir | FileCheck %s --check-prefix=LLVM
+// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --threads=2 --emit=mlir --stop-after=schedule | FileCheck %s
+// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --threads=2 --emit=mlir --stop-after=parallel | FileCheck %s --check-prefix=OMP
+// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --threads=2 --emit=mlir | FileCheck %s --check-prefix=LLVM
 
 // CHECK-LABEL: func.func @main
 // CHECK: scf.forall (%{{.*}}) in (2) shared_outs

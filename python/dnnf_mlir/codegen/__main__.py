@@ -26,14 +26,19 @@ class _Stop(Exception):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dnnf_mlir.codegen", description=__doc__.split("\n\n")[0])
     parser.add_argument("input", help="MLIR file (linalg on tensors), - for stdin")
-    parser.add_argument("--target", default="host")
+    parser.add_argument("--target", default="host", help="host (default) or aarch64")
+    parser.add_argument("--cpu", default=None, help="CPU as LLVM names it (default: $DNNF_CPU or native; generic for aarch64)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--emit", default="mlir", choices=["mlir", "llvm", "asm", "obj", "transform", "kernels"])
     parser.add_argument("--stop-after", choices=PIPELINE_STAGES, default=None)
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
-    target = get_target(args.target)
+    try:
+        target = get_target(args.target, args.cpu)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     stopped = {}
 
     def dump(stage, module):

@@ -26,6 +26,7 @@ import numpy as np
 
 from .pipeline import CodegenError, compile_object, emit_llvm_ir, signatures
 from .target import Target, get_target
+from .toolchain import find_llc
 
 _C_TYPES = {
     np.dtype(np.float32): "float",
@@ -55,8 +56,6 @@ def cross_tools(target: "str | Target") -> tuple:
 
 def missing_tools(target: "str | Target" = "aarch64") -> list:
     """The tools that building and running for ``target`` needs and that are not installed."""
-    from .pipeline import find_llc
-
     cc, emulator = cross_tools(target)
     missing = []
     if find_llc() is None:

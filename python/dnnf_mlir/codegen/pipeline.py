@@ -39,15 +39,17 @@ the stages; ``dump(stage, module)`` sees the module after each):
    convert-vector-to-llvm, convert-math-to-funcs, convert-math-to-llvm,
    convert-math-to-libm, convert-openmp-to-llvm, convert-to-llvm,
    reconcile-unrealized-casts, canonicalize, cse``; the module gets the target triple,
-   every ``llvm.func`` the ``target_cpu`` / ``target_features`` of a non-host target.
+   every ``llvm.func`` the ``target_cpu`` / ``target_features`` of its CPU (all but the
+   host's native CPU, which the JIT and ``llc -mcpu=native`` find by themselves).
 
 ``jit(module)`` compiles the LLVM-dialect module with MLIR's ExecutionEngine at -O3
-(it targets the host CPU and all its features; libomp is loaded first when the
-module uses OpenMP) and returns callables over numpy arrays. ``emit_llvm_ir``
-translates to LLVM IR text; ``compile_object`` runs ``opt-22 -O3`` and ``llc-22`` on it
-for any triple, e.g. AArch64 with NEON (bitcode between the two); a big host module
-(``SPLIT_IR_CHARS``) is split by ``llvm-split`` and its pieces compiled in parallel,
-joined by ``ld -r``.
+(for the host CPU and all its features, unless the functions name another; libomp is
+loaded first when the module uses OpenMP) and returns callables over numpy arrays;
+code for a CPU with features this machine lacks raises ``UnsupportedCpuError`` when
+called. ``emit_llvm_ir`` translates to LLVM IR text; ``compile_object`` runs
+``opt-22 -O3`` and ``llc-22`` on it for any triple, e.g. AArch64 with NEON (bitcode
+between the two); a big host module (``SPLIT_IR_CHARS``) is split by ``llvm-split``
+and its pieces compiled in parallel, joined by ``ld -r``.
 """
 
 from __future__ import annotations
@@ -74,11 +76,14 @@ from . import matvec as _matvec
 from . import openmp as _openmp
 from . import schedule as _schedule
 from . import windows as _windows
+from .cpu import UnsupportedCpuError
 from .target import Target, get_target
+from .toolchain import find_llc, find_llvm_split, find_opt
 
 SIGNATURES = "dnnf.codegen.signatures"
 USES_OPENMP = "dnnf.codegen.openmp"
 TARGET_ATTR = "dnnf.codegen.target"
+CPU_ATTR = "dnnf.codegen.cpu"
 
 PIPELINE_STAGES = ("prepare", "schedule", "bufferize", "lower-vectors", "parallel", "llvm")
 
@@ -499,6 +504,7 @@ def lower_to_llvm(
         if uses_openmp:
             module.operation.attributes[USES_OPENMP] = ir.UnitAttr.get()
         module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target.name)
+        module.operation.attributes[CPU_ATTR] = ir.StringAttr.get(target.cpu)
         if dump:
             dump("llvm", module)
     return LoweringReport(target, threads, kernels, script, vector_script + lowering)
@@ -519,14 +525,15 @@ def _has_pass(name: str) -> bool:
 
 def _set_llvm_target(module: ir.Module, target: Target):
     module.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(target.triple)
-    if target.is_host:
+    if not target.pinned:
         return  # the JIT and `llc -mcpu=native` pick the host CPU and its features
-    features = ir.Attribute.parse(f'#llvm.target_features<[{", ".join(repr(f) for f in target.features.split(",") if f)}]>'.replace("'", '"'))
+    # Explicit features: the JIT's own machine has the host's, which a function's
+    # target_features replaces (the CPU's defaults still apply).
+    features = ir.Attribute.parse("#llvm.target_features<[" + ", ".join(f'"+{f}"' for f in target.features) + "]>")
     for op in _walk(module.operation, {"llvm.func"}):
         if len(op.regions[0].blocks) == 0:
             continue
-        if target.cpu:
-            op.attributes["target_cpu"] = ir.StringAttr.get(target.cpu)
+        op.attributes["target_cpu"] = ir.StringAttr.get(target.cpu)
         if target.features:
             op.attributes["target_features"] = features
 
@@ -573,9 +580,10 @@ def _load_libomp() -> str:
 class JitFunction:
     """One compiled function: call it with numpy arrays, get the results back."""
 
-    def __init__(self, engine, name: str, inputs, outputs, owner=None):
+    def __init__(self, engine, name: str, inputs, outputs, owner=None, refusal: Optional[UnsupportedCpuError] = None):
         self._engine = engine
         self._owner = owner
+        self._refusal = refusal  # compiled, but for a CPU this machine is not: never called
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
@@ -598,6 +606,8 @@ class JitFunction:
         The results are written to ``outputs`` (allocated when not given; the bound
         callable's ``outputs`` attribute holds them).
         """
+        if self._refusal is not None:
+            raise self._refusal
         runtime = _mlir.runtime
         arrays = self._check(arrays)
         if outputs is None:
@@ -632,6 +642,9 @@ class JitModule:
             _load_libomp()
         self.signatures = signatures(module)
         self.module = module  # keeps the module (and its context) alive with the engine
+        self.target = _lowered_target(module)
+        missing = self.target.missing_features()
+        refusal = UnsupportedCpuError(self.target.describe(), missing) if missing else None
         engine_cls = _mlir.execution_engine.ExecutionEngine
         try:
             self.engine = engine_cls(module, opt_level=opt_level, shared_libs=libs)
@@ -640,7 +653,7 @@ class JitModule:
         self.functions = {}
         for name, (inputs, outputs) in self.signatures.items():
             try:
-                self.functions[name] = JitFunction(self.engine, name, inputs, outputs, owner=self)
+                self.functions[name] = JitFunction(self.engine, name, inputs, outputs, owner=self, refusal=refusal)
             except RuntimeError as e:
                 raise CodegenError(f"could not compile @{name}: {e}") from None
 
@@ -654,9 +667,16 @@ class JitModule:
         raise AttributeError(name)
 
 
+def _lowered_target(module: ir.Module) -> Target:
+    attributes = module.operation.attributes
+    cpu = ir.StringAttr(attributes[CPU_ATTR]).value if CPU_ATTR in attributes else None
+    return get_target(ir.StringAttr(attributes[TARGET_ATTR]).value if TARGET_ATTR in attributes else "host", cpu)
+
+
 def jit(module: ir.Module, *, threads: int = 1, opt_level: int = 3, shared_libs: Sequence[str] = ()) -> JitModule:
     """Compile ``module`` for this machine. A module still on linalg is lowered first
-    (in place, for the host, with ``threads``)."""
+    (in place, for the host, with ``threads``). A host module lowered for a CPU with
+    features this machine lacks compiles, but calling it raises ``UnsupportedCpuError``."""
     attributes = module.operation.attributes
     if SIGNATURES not in attributes:
         lower_to_llvm(module, "host", threads=threads)
@@ -674,27 +694,6 @@ def emit_llvm_ir(module: ir.Module) -> str:
     llvm = _mlir.llvm
     with module.context:
         return str(llvm.translate_module_to_llvmir(module.operation))
-
-
-def _find_tool(env: str, names) -> Optional[str]:
-    value = os.environ.get(env)
-    if value:
-        return value if shutil.which(value) or os.path.exists(value) else None
-    for name in names:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def find_llc() -> Optional[str]:
-    """``$DNNF_LLC``, else ``llc-22``, else ``llc`` on the PATH."""
-    return _find_tool("DNNF_LLC", ("llc-22", "llc"))
-
-
-def find_opt() -> Optional[str]:
-    """``$DNNF_OPT``, else ``opt-22``, else ``opt`` on the PATH (LLVM's optimizer)."""
-    return _find_tool("DNNF_OPT", ("opt-22", "opt"))
 
 
 # The bindings carry a newer LLVM (24git) than the installed llc. Constructs its
@@ -737,11 +736,6 @@ def make_llc_compatible(llvm_ir: str) -> str:
 # Modules of LLVM IR text at least this big are compiled in pieces, in parallel
 # (``llvm-split``, then ``opt`` + ``llc`` per piece, ``ld -r`` joins the objects).
 SPLIT_IR_CHARS = 4_000_000
-
-
-def find_llvm_split() -> Optional[str]:
-    """``$DNNF_LLVM_SPLIT``, else ``llvm-split-22``, else ``llvm-split`` on the PATH."""
-    return _find_tool("DNNF_LLVM_SPLIT", ("llvm-split-22", "llvm-split"))
 
 
 def _compile_pieces(text: str, pieces: int, opt: str, llc: str, split: str, opt_level: int, flags, output: str):
@@ -804,7 +798,7 @@ def compile_object(
     t = get_target(target) if target is not None else None
     triple = triple or (t.triple if t else None)
     cpu = cpu if cpu is not None else (t.cpu if t else None)
-    features = features if features is not None else (t.features if t else None)
+    features = features if features is not None else (t.llvm_features if t else None)
     if output is None:
         fd, output = tempfile.mkstemp(suffix=".s" if assembly else ".o", prefix="dnnf-")
         os.close(fd)
@@ -847,6 +841,7 @@ def compile_object(
 
 
 __all__ = [
+    "CPU_ATTR",
     "CodegenError",
     "JitFunction",
     "JitModule",
@@ -856,8 +851,6 @@ __all__ = [
     "compile_object",
     "emit_llvm_ir",
     "find_libomp",
-    "find_llc",
-    "find_opt",
     "jit",
     "lower_to_llvm",
     "make_llc_compatible",

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..codegen.cpu import UnsupportedCpuError
 from .driver import MANIFEST
 
 EMULATORS = {"aarch64": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]}
@@ -63,6 +64,8 @@ class Artifact:
         return checked
 
     def session(self, threads: int | None = None) -> "HostSession":
+        """The library loaded into this process (``UnsupportedCpuError`` when this CPU
+        lacks a feature it was compiled for)."""
         if not self.is_host:
             raise ArtifactError(f"a library for {self.target} cannot be loaded into this process; use run()")
         return HostSession(self, threads)
@@ -112,7 +115,12 @@ class HostSession:
         lib.dnnf_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         lib.dnnf_free.argtypes = [ctypes.c_void_p]
         lib.dnnf_error.restype = ctypes.c_char_p
+        lib.dnnf_missing_cpu_features.restype = ctypes.c_char_p
         self._lib = lib
+        missing = lib.dnnf_missing_cpu_features()
+        if missing:
+            m = artifact.manifest
+            raise UnsupportedCpuError(f"{m['target']} ({m['cpu']})", missing.decode().split(", "))
         self._model = lib.dnnf_load(str(artifact.path / "weights.bin").encode())
         if not self._model:
             raise ArtifactError(lib.dnnf_error().decode())

@@ -81,7 +81,7 @@ class CompileReport:
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in m["compile_seconds"].items() if k != "total")
         weight_mb = sum(w["nbytes"] for w in m["weights"]) / 2**20
         return (
-            f"{m['name']}: {m['kernels']} kernels for {m['target']} ({m['threads']} thread"
+            f"{m['name']}: {m['kernels']} kernels for {m['target']} ({m['cpu']}, {m['threads']} thread"
             f"{'s' if m['threads'] > 1 else ''}), {len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
             f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}\n"
             f"{rewrite_summary(m['rewrite'])}"
@@ -160,15 +160,19 @@ def compile_model(
     threads: int = 1,
     shapes: dict | None = None,
     rewrite: bool = True,
+    cpu: str | None = None,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
     ``threads`` > 1 splits the parallel loops among that many OpenMP threads (host
     only: no OpenMP runtime for other targets is installed); how many run is
     OpenMP's choice at run time (``dnnf_set_num_threads``, ``OMP_NUM_THREADS``).
-    ``rewrite`` runs the ``ecg-rewrite`` pass on the imported graph first.
+    ``rewrite`` runs the ``ecg-rewrite`` pass on the imported graph first. ``cpu``
+    names the CPU to compile for (``native``, ``x86-64-v3``, ``cortex-a76``, ...;
+    default: ``$DNNF_CPU``, else native for the host and generic for AArch64); the
+    library refuses to load on a CPU without its features.
     """
-    t = get_target(target)
+    t = get_target(target, cpu)
     if threads > 1 and not t.is_host:
         raise CompileError(f"--threads {threads}: only host libraries run on several threads")
     model, outdir = Path(model), Path(outdir)
@@ -210,6 +214,9 @@ def compile_model(
             "shapes": {k: list(v) for k, v in (shapes or {}).items()},
             "target": t.name,
             "triple": t.triple,
+            "cpu": t.cpu_name,
+            "cpu_requested": t.cpu,
+            "cpu_features": list(t.features),
             "threads": threads,
             "openmp": openmp,
             "entry": ENTRY,
@@ -235,8 +242,8 @@ def compile_model(
 def _write_sources(directory: Path, name: str, target, inputs, outputs, layout, openmp: bool):
     """``model.h``, ``model.c`` and the runtime files the CMake build needs."""
     total = layout[-1].offset + layout[-1].nbytes if layout else 0
-    (directory / "model.h").write_text(c_abi.header(name, target.name, inputs, outputs, total))
-    (directory / "model.c").write_text(c_abi.glue(ENTRY, inputs, layout, outputs, openmp))
+    (directory / "model.h").write_text(c_abi.header(name, target, inputs, outputs, total))
+    (directory / "model.c").write_text(c_abi.glue(ENTRY, target, inputs, layout, outputs, openmp))
     runtime = resources.files("dnnf_mlir") / "runtime"
     for file in RUNTIME_FILES:
         (directory / file).write_text((runtime / file).read_text())

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codegen import CodegenError
+from ..codegen import CodegenError, get_target
 from ..compiler import Artifact, ArtifactError, CompileError, compile_model
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
@@ -49,6 +49,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-runs", type=int, default=100, help="timed rounds, at most")
     parser.add_argument("--seconds", type=float, default=3.0, help="time the rounds for at least this long")
     parser.add_argument("--no-rewrite", action="store_true", help="compile without the ecg-rewrite pass")
+    parser.add_argument("--cpu", metavar="NAME", help="CPU to compile for (default: $DNNF_CPU or native)")
     parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     return parser
@@ -68,7 +69,7 @@ def _median_rounds(runners: dict, args) -> dict:
 
 
 def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
-    report = compile_model(path, outdir, target="host", threads=threads, rewrite=not args.no_rewrite)
+    report = compile_model(path, outdir, target="host", cpu=args.cpu, threads=threads, rewrite=not args.no_rewrite)
     artifact = Artifact(outdir)
     names = [name for name, _, _ in artifact.inputs]
     inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in artifact.inputs])
@@ -151,6 +152,10 @@ def main(argv=None) -> int:
         threads = [int(t) for t in args.threads.split(",")]
     except ValueError:
         raise ToolError(f"--threads expects numbers like 1,2, got '{args.threads}'") from None
+    try:
+        compiled_for = get_target("host", args.cpu)
+    except ValueError as error:
+        raise ToolError(str(error)) from None
     paths = [Path(m) for m in args.models]
     for path in paths:
         if not path.is_file():
@@ -177,7 +182,8 @@ def main(argv=None) -> int:
     print(_table(results, threads))
     if args.json:
         document = {
-            "machine": {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+            "machine": {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                        "cpu": get_target("host", "native").cpu_name, "compiled_for": compiled_for.cpu_name},
             "models": results,
             "summary": {str(t): _summary(results, t) for t in threads},
         }

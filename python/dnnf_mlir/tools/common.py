@@ -14,13 +14,15 @@ class ToolError(Exception):
 
 def run_tool(name: str, main):
     from .._mlir import MLIRError
+    from ..codegen import UnsupportedCpuError
     from ..ecg import UnsupportedTypeError, VerificationError
     from ..frontend.onnx_importer import OnnxImportError
     from ..interpreter import InterpreterError
 
     try:
         status = main(sys.argv[1:])
-    except (ToolError, OnnxImportError, InterpreterError, VerificationError, UnsupportedTypeError, OSError) as error:
+    except (ToolError, OnnxImportError, InterpreterError, VerificationError, UnsupportedTypeError, UnsupportedCpuError,
+            OSError) as error:
         message = error.strerror + f": '{error.filename}'" if isinstance(error, OSError) and error.filename else error
         print(f"{name}: error: {message}", file=sys.stderr)
         status = 1

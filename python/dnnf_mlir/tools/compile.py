@@ -2,6 +2,7 @@
 
     dnnf-compile model.onnx --target host -o out/model          # libdnnf_model.so, dnnf_runner
     dnnf-compile model.onnx --target aarch64 -o out/model-arm   # built with the AArch64 toolchain
+    dnnf-compile model.onnx --cpu x86-64-v3 -o out/model-avx2   # runs on any AVX2 + FMA machine
     dnnf-run out/model --check                                  # run it, compare with onnxruntime
 
 The imported graph is first rewritten by the ecg-rewrite pass (math-property
@@ -29,6 +30,12 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("model", help="MODEL.onnx (or .onnxtxt)")
     parser.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory to write")
     parser.add_argument("--target", default="host", help="host (default) or aarch64")
+    parser.add_argument(
+        "--cpu", metavar="NAME",
+        help="CPU to compile for, as LLVM names it: native (this machine; the host default, or $DNNF_CPU), "
+             "x86-64-v3, znver3, skylake-avx512, cortex-a76, ... (AArch64 default: generic). "
+             "The library refuses to load on a CPU without its features",
+    )
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads of the parallel loops (host only)")
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
     parser.add_argument("--no-rewrite", action="store_true", help="compile the imported graph as is (no ecg-rewrite)")
@@ -39,8 +46,8 @@ def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     try:
         report = compile_model(
-            args.model, args.output, target=args.target, threads=args.threads, shapes=parse_shape_overrides(args.shape),
-            rewrite=not args.no_rewrite,
+            args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
+            shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite,
         )
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None

@@ -9,6 +9,8 @@ import pytest
 from dnnf_mlir._mlir import ir
 from dnnf_mlir.codegen import (
     CodegenError,
+    CpuError,
+    UnsupportedCpuError,
     compile_object,
     emit_llvm_ir,
     find_libomp,
@@ -19,7 +21,7 @@ from dnnf_mlir.codegen import (
     signatures,
 )
 from dnnf_mlir.codegen.cross import build_executable, disassemble, missing_tools, run_executable
-from dnnf_mlir.codegen.target import AARCH64, X86_AVX2, get_target, host_target
+from dnnf_mlir.codegen.target import get_target, host_target
 
 from compile_helpers import compile_text
 
@@ -254,13 +256,41 @@ def test_signature_and_input_checks():
     assert_close(out, a @ b)
 
 
-def test_targets():
+def test_targets(monkeypatch):
+    monkeypatch.delenv("DNNF_CPU", raising=False)
     host = host_target()
-    assert host.is_host and host.vector_bits in (128, 256, 512)
-    assert get_target("aarch64") is AARCH64 and AARCH64.lanes() == 4
-    assert X86_AVX2.lanes() == 8
+    assert host.is_host and host.cpu == "native" and host.cpu_name != "native"
+    assert host.vector_bits in (128, 256, 512) and not host.missing_features() and not host.pinned
+    # A named CPU decides the vector shape and the features, whatever this machine is.
+    v3, v4 = get_target("host", "x86-64-v3"), get_target("host", "x86-64-v4")
+    assert (v3.lanes(), v3.vector_registers, v4.lanes(), v4.vector_registers) == (8, 16, 16, 32)
+    assert {"avx2", "fma"} <= set(v3.features) and "avx512f" not in v3.features and "avx512f" in v4.features
+    assert v3.pinned and v3.describe() == "host (x86-64-v3)"
+    # $DNNF_CPU is the host's default CPU; an explicit one wins.
+    monkeypatch.setenv("DNNF_CPU", "x86-64-v3")
+    assert get_target("host") == v3 and get_target("host", "x86-64-v4") == v4
+    arm = get_target("aarch64")
+    assert (arm.cpu, arm.features, arm.lanes(), arm.is_host) == ("generic", ("neon",), 4, False)
+    assert get_target("aarch64", "cortex-a76").features == ("neon", "fullfp16", "dotprod")
     with pytest.raises(ValueError, match="unknown target"):
         get_target("sparc")
+    with pytest.raises(CpuError, match="unknown CPU 'pentium9' for x86_64"):
+        get_target("host", "pentium9")
+    with pytest.raises(CpuError, match="give an aarch64 CPU name"):
+        get_target("aarch64", "native")
+
+
+def test_jit_runs_a_lower_cpu_and_refuses_a_higher_one(cpu_above_host):
+    """Code pinned to x86-64-v3 runs here; code for a CPU above this machine compiles
+    (plan, LLVM) but is never called: UnsupportedCpuError names what is missing."""
+    a, b = rand(64, 64), rand(64, 64)
+    compiled, report, _, _ = compile_text(kernels.matmul(64, 64, 64), target=get_target("host", "x86-64-v3"))
+    assert report.kernels[0].details["register_tile"] == (4, 16)  # rows x two 8-lane AVX2 vectors
+    assert_close(compiled["main"](a, b)[0], a @ b)
+    compiled, report, _, _ = compile_text(kernels.matmul(64, 64, 64), target=cpu_above_host)
+    with pytest.raises(UnsupportedCpuError, match=f"compiled for host \\({cpu_above_host.cpu}\\) and needs") as error:
+        compiled["main"](a, b)
+    assert set(error.value.missing) == set(cpu_above_host.missing_features())
 
 
 def test_jit_refuses_foreign_modules():

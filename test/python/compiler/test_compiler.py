@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnnf_mlir.codegen import CodegenError
+from dnnf_mlir.codegen import CodegenError, UnsupportedCpuError
 from dnnf_mlir.codegen.cross import missing_tools
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, driver
 from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
@@ -58,11 +58,11 @@ def test_host_library_matches_onnxruntime(gelu_host):
 def test_host_runner_executable_agrees_with_library(gelu_host, tmp_path):
     """dnnf_runner (C) reads and writes raw tensors; same numbers as the in-process run."""
     x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    outputs, _ = gelu_host.run([x])
     x.tofile(tmp_path / "x.bin")
     runner = gelu_host.path / "dnnf_runner"
     subprocess.run([runner, gelu_host.path / "weights.bin", tmp_path / "x.bin", tmp_path / "y.bin"], check=True)
     from_runner = np.fromfile(tmp_path / "y.bin", np.float32).reshape(2, 3)
-    outputs, _ = gelu_host.run([x])
     np.testing.assert_array_equal(from_runner, outputs[0])
 
 
@@ -81,6 +81,30 @@ def test_truncated_weights_file_is_reported(tmp_path):
     weights.write_bytes(weights.read_bytes()[:100])
     with pytest.raises(ArtifactError, match="weights file .* has 100 bytes, the model needs 12288"):
         Artifact(tmp_path / "out").run([np.zeros((24, 64), np.float32)])
+
+
+def test_library_for_a_cpu_above_this_one_refuses_to_load(cpu_above_host, tmp_path):
+    """Built for a CPU with features this machine lacks, the library compiles, records
+    them, and refuses to load -- in this process, in dnnf_runner and in dnnf-run --
+    naming what is missing, instead of dying on an illegal instruction."""
+    outdir = tmp_path / "above"
+    compile_model(GELU_MLP, outdir, cpu=cpu_above_host.cpu)
+    artifact = Artifact(outdir)
+    assert artifact.manifest["cpu"] == artifact.manifest["cpu_requested"] == cpu_above_host.cpu
+    assert artifact.manifest["cpu_features"] == list(cpu_above_host.features)
+    missing = cpu_above_host.missing_features()
+    with pytest.raises(UnsupportedCpuError, match=f"compiled for host \\({cpu_above_host.cpu}\\) and needs") as error:
+        artifact.run([np.zeros((2, 4), np.float32)])
+    assert error.value.missing == missing
+    np.zeros((2, 4), np.float32).tofile(tmp_path / "x.bin")
+    runner = subprocess.run([outdir / "dnnf_runner", outdir / "weights.bin", tmp_path / "x.bin", tmp_path / "y.bin"],
+                            capture_output=True, text=True)
+    assert runner.returncode == 1, runner
+    assert runner.stderr.strip() == (f"dnnf_runner: this library was compiled for host (CPU {cpu_above_host.cpu}) "
+                                     f"and needs {', '.join(missing)}, which this CPU lacks")
+    tool = subprocess.run(["dnnf-run", outdir], capture_output=True, text=True)
+    assert tool.returncode == 1 and "Traceback" not in tool.stderr
+    assert tool.stderr.strip() == f"dnnf-run: error: {error.value}"
 
 
 def test_failed_compilation_leaves_nothing_behind(tmp_path, monkeypatch):

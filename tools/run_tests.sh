@@ -2,9 +2,33 @@
 # Set up, then run the whole test suite: lit (MLIR-style regression tests) and pytest
 # (ops, dialect, ONNX conformance, the 14 judged models). The judged models are derived
 # once into ~/.cache/dnnf-mlir/models-KEY (or $DNNF_MODELS); the first run takes ~5 min more.
+#
+# Then the code generator's CPU-sensitive tests run again with the host CPU pinned to
+# another x86 level than this machine's (DNNF_CPU), so that a test passing on one kind
+# of CPU only fails here first: x86-64-v3 (AVX2) on an AVX-512 machine, which still runs
+# its code; x86-64-v4 (AVX-512) on any other, compile-only (test/python/conftest.py
+# skips running code this CPU cannot run, and lit runs only the tests that compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 . .venv/bin/activate
+unset DNNF_CPU
 lit -sv test
 python -m pytest -q test/python "$@"
+
+if [ "$(uname -m)" = x86_64 ]; then
+  read -r level runs_here < <(python - <<'EOF'
+from dnnf_mlir.codegen import get_target
+level = "x86-64-v3" if "avx512f" in get_target("host", "native").features else "x86-64-v4"
+print(level, "no" if get_target("host", level).missing_features() else "yes")
+EOF
+)
+  echo "== the code generator's tests again, pinned to DNNF_CPU=$level (its code runs here: $runs_here)"
+  export DNNF_CPU=$level
+  if [ "$runs_here" = yes ]; then
+    lit -sv test/Codegen test/tools
+  else
+    lit -sv test/Codegen
+  fi
+  python -m pytest -q test/python/codegen test/python/compiler/test_compiler.py test/python/conversion "$@"
+fi

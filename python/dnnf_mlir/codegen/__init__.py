@@ -7,25 +7,18 @@
     outputs = jit(module)["main"](a, b)                # MLIR ExecutionEngine
     obj = compile_object(emit_llvm_ir(module), target="aarch64")   # llc-22
 
-See ``pipeline.py`` for the pass / transform sequence, ``schedule.py`` for the
-per-op transform-dialect schedules and ``target.py`` / ``cpu.py`` for what a CPU
-name decides.
+``pipeline.py`` drives the stages (any target); ``cpu/`` holds what the CPU
+targets add: the rewrites and transform-dialect schedules of each kind of op, the
+OpenMP threads, llc and the AArch64 cross builds; ``target.py`` and
+``cpu/features.py`` say what a CPU name decides.
 """
 
-from .pipeline import (
-    CodegenError,
-    JitFunction,
-    JitModule,
-    LoweringReport,
-    PIPELINE_STAGES,
-    compile_object,
-    emit_llvm_ir,
-    find_libomp,
-    jit,
-    lower_to_llvm,
-    signatures,
-)
-from .cpu import CpuError, UnsupportedCpuError
+from .cpu.features import CpuError, UnsupportedCpuError
+from .cpu.objects import compile_object, emit_llvm_ir
+from .errors import CodegenError
+from .jit import JitFunction, JitModule, find_libomp, jit
+from .lowered_module import signatures
+from .pipeline import PIPELINE_STAGES, LoweringReport, lower_to_llvm
 from .target import Target, get_target, host_target
 from .toolchain import find_llc
 

@@ -15,7 +15,9 @@ import argparse
 import sys
 
 from .._mlir import ir
-from .pipeline import PIPELINE_STAGES, CodegenError, compile_object, emit_llvm_ir, lower_to_llvm
+from .cpu.objects import compile_object, emit_llvm_ir
+from .errors import CodegenError
+from .pipeline import PIPELINE_STAGES, lower_to_llvm
 from .target import get_target
 
 

@@ -27,7 +27,8 @@ import numpy as np
 
 from .._mlir import ir
 from . import kernels
-from .pipeline import jit, lower_to_llvm
+from .jit import jit
+from .pipeline import lower_to_llvm
 
 
 @dataclass

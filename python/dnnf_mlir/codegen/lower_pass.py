@@ -6,7 +6,8 @@
 
 from .._mlir import ir
 from ..transforms.pass_base import ModulePass, Option, PassError
-from .pipeline import CodegenError, lower_to_llvm
+from .errors import CodegenError
+from .pipeline import lower_to_llvm
 from .target import get_target
 
 

@@ -2,7 +2,7 @@
 
 A ``Target`` is an architecture (``host``: the one this process runs on, or
 ``aarch64``) and a CPU named as LLVM names it. The CPU decides the features the
-generated code may use (``cpu.cpu_features``) and from them the vector shape that
+generated code may use (``cpu/features.py``) and from them the vector shape that
 tile sizes are derived from: AVX-512 gives 512-bit vectors and 32 registers, AVX2
 with FMA 256-bit and 16, NEON 128-bit and 32.
 
@@ -20,7 +20,7 @@ import os
 import platform
 from dataclasses import dataclass
 
-from .cpu import CPU_ENV, NATIVE, CpuError, cpu_features, host_cpu_name
+from .cpu.features import CPU_ENV, NATIVE, CpuError, cpu_features, host_cpu_name
 
 _TRIPLES = {"x86_64": "x86_64-unknown-linux-gnu", "aarch64": "aarch64-unknown-linux-gnu"}
 _ARCH_ALIASES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}

@@ -25,7 +25,7 @@ import json
 
 import numpy as np
 
-from ..codegen.cpu import feature_checks
+from ..codegen.cpu.features import feature_checks
 
 _C_TYPES = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
             "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "uint8_t", "float16": "uint16_t"}

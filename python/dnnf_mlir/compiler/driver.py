@@ -45,7 +45,7 @@ import numpy as np
 from .. import make_context
 from .._mlir import ir
 from ..codegen import compile_object, emit_llvm_ir, lower_to_llvm
-from ..codegen.pipeline import USES_OPENMP
+from ..codegen.lowered_module import USES_OPENMP
 from ..codegen.target import get_target
 from ..conversion import convert_ecg_to_linalg
 from ..ecg import from_mlir

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _mlir
 from .._mlir import PassManager, ir
-from ..codegen.pipeline import split_functions
+from ..codegen.split import split_functions
 from ..ecg import TensorSpec, from_mlir
 
 # Tensors -> memrefs: identity layouts at the function boundary so that numpy's
@@ -125,7 +125,7 @@ class JitFunction:
     ``timings`` records the seconds spent bufferizing, lowering to LLVM and in the
     ExecutionEngine's LLVM compilation. ``max_ops_per_function`` (0: off) splits the
     bufferized body into functions of about that many nested ops
-    (``codegen.pipeline.split_functions``): LLVM's optimizer is superlinear in function
+    (``codegen.split.split_functions``): LLVM's optimizer is superlinear in function
     size, one function holding every loop nest of MobileBERT takes minutes.
     """
 

@@ -1,5 +1,5 @@
 """OpenMP code: the entry point makes libomp's workers sleep right after each parallel
-region (``kmp_set_blocktime(0)``, see ``codegen/openmp.py``) and still computes the
+region (``kmp_set_blocktime(0)``, see ``codegen/cpu/openmp.py``) and still computes the
 same result on one and on two threads."""
 
 import ctypes
@@ -7,8 +7,7 @@ import ctypes
 import numpy as np
 
 from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import jit, lower_to_llvm
-from dnnf_mlir.codegen.pipeline import find_libomp
+from dnnf_mlir.codegen import find_libomp, jit, lower_to_llvm
 
 MATMUL = """
 func.func @main(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {

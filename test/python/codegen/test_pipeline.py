@@ -20,7 +20,7 @@ from dnnf_mlir.codegen import (
     lower_to_llvm,
     signatures,
 )
-from dnnf_mlir.codegen.cross import build_executable, disassemble, missing_tools, run_executable
+from dnnf_mlir.codegen.cpu.cross import build_executable, disassemble, missing_tools, run_executable
 from dnnf_mlir.codegen.target import get_target, host_target
 
 from compile_helpers import compile_text

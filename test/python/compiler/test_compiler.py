@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dnnf_mlir.codegen import CodegenError, UnsupportedCpuError
-from dnnf_mlir.codegen.cross import missing_tools
+from dnnf_mlir.codegen.cpu.cross import missing_tools
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, driver
 from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
 from dnnf_mlir.tools.common import onnxruntime_session

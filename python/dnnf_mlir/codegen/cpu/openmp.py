@@ -1,4 +1,9 @@
-"""Run-time settings of the OpenMP code (LLVM's libomp).
+"""The CPU targets' threads: parallel loops become OpenMP (LLVM's libomp).
+
+``parallelize(module, threads)`` turns the ``scf.forall`` loops of the schedules into
+OpenMP parallel loops (several threads) or plain loops (one). No ``num_threads``
+clause: the thread count stays a run-time choice (``omp_set_num_threads`` /
+``OMP_NUM_THREADS``), e.g. one thread for a benchmark.
 
 ``sleep_when_idle``: every public function of a module that uses OpenMP first calls
 ``kmp_set_blocktime(0)``. By default libomp's workers spin for 200 ms after each
@@ -13,8 +18,10 @@ the entry point (from whichever thread makes it).
 
 from __future__ import annotations
 
-from .. import _mlir
-from .._mlir import ir
+from ... import _mlir
+from ..._mlir import ir
+from ..lowered_module import walk_ops
+from ..passes import has_pass, run_passes
 
 SET_BLOCKTIME = "kmp_set_blocktime"
 
@@ -65,4 +72,19 @@ def sleep_when_idle(module: ir.Module) -> int:
     return len(functions)
 
 
-__all__ = ["sleep_when_idle"]
+def parallelize(module: ir.Module, threads: int) -> bool:
+    """OpenMP for the ``scf.forall`` loops when ``threads`` > 1, else plain loops;
+    returns whether the module now runs OpenMP."""
+    if not walk_ops(module.operation, {"scf.forall"}):
+        return False
+    if threads == 1:
+        run_passes("scf-forall-to-for" if has_pass("scf-forall-to-for") else "scf-forall-to-parallel", module)
+        return False
+    run_passes("scf-forall-to-parallel,convert-scf-to-openmp", module)
+    if not walk_ops(module.operation, {"omp.parallel"}):
+        return False
+    sleep_when_idle(module)
+    return True
+
+
+__all__ = ["SET_BLOCKTIME", "parallelize", "sleep_when_idle"]

@@ -24,9 +24,11 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .pipeline import CodegenError, compile_object, emit_llvm_ir, signatures
-from .target import Target, get_target
-from .toolchain import find_llc
+from ..errors import CodegenError
+from ..lowered_module import signatures
+from ..target import Target, get_target
+from ..toolchain import find_llc
+from .objects import compile_object, emit_llvm_ir
 
 _C_TYPES = {
     np.dtype(np.float32): "float",

@@ -25,10 +25,10 @@ loops, so wider strided ones are left to them.
 
 from __future__ import annotations
 
-from .. import _mlir
-from .._mlir import ir
-from ..linalg_builders import generic
-from .schedule import _conv_params, _is_f32, _linalg_ops, _reassociation, _shaped
+from ... import _mlir
+from ..._mlir import ir
+from ...linalg_builders import generic
+from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
 DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"
@@ -37,7 +37,7 @@ MAX_TAPS = 49  # operands of one generic; bigger windows stay on scalar loops
 
 def _window(op):
     """(KH, KW) of a pooling / depthwise op (from the window or filter operand)."""
-    shape = _shaped(op.operands[1]).shape
+    shape = static_tensor_type(op.operands[1]).shape
     return shape[-2], shape[-1]
 
 
@@ -63,7 +63,7 @@ def _fill_value(init):
 def _generic(inputs, maps, init, iterators, body):
     """A linalg.generic over ``inputs`` into ``init`` whose body is ``body(args, acc)``;
     a filled ``init`` is replaced by an empty tensor and ``acc`` is the fill value."""
-    out_t = _shaped(init)
+    out_t = static_tensor_type(init)
     start = _fill_value(init)
     if start is not None and "reduction" not in iterators:
         init = _mlir.tensor.empty(list(out_t.shape), out_t.element_type)
@@ -81,10 +81,10 @@ def _taps(op, kind: str):
     tensor = _mlir.tensor
     x = op.operands[0]
     init = op.operands[2]
-    n, c, oh, ow = _shaped(init).shape
+    n, c, oh, ow = static_tensor_type(init).shape
     kh, kw = _window(op)
-    (sh, sw), (dh, dw) = _conv_params(op)
-    f32 = _shaped(init).element_type
+    (sh, sw), (dh, dw) = conv_params(op)
+    f32 = static_tensor_type(init).element_type
     depthwise = op.name == DEPTHWISE
     out_t = ir.RankedTensorType.get([n, c, oh, ow], f32)
     inputs, maps = [], []
@@ -114,10 +114,10 @@ def _global(op, kind: str):
     """A pooling whose window is the whole input: a reduction over (h, w) into the
     output collapsed to ``[N, C]``."""
     tensor = _mlir.tensor
-    out_t = _shaped(op.results[0])
+    out_t = static_tensor_type(op.results[0])
     n, c = out_t.shape[:2]
-    reassociation = _reassociation([[0], [1, 2, 3]])
-    init = tensor.collapse_shape(ir.RankedTensorType.get([n, c], out_t.element_type), op.operands[2], reassociation)
+    image_dims = reassociation([[0], [1, 2, 3]])
+    init = tensor.collapse_shape(ir.RankedTensorType.get([n, c], out_t.element_type), op.operands[2], image_dims)
     dims = [ir.AffineDimExpr.get(d) for d in range(4)]
     maps = [ir.AffineMap.get(4, 0, dims), ir.AffineMap.get(4, 0, dims[:2])]
 
@@ -125,22 +125,22 @@ def _global(op, kind: str):
         return _combine(kind, acc, args[0])
 
     reduced = _generic([op.operands[0]], maps, init, ["parallel", "parallel", "reduction", "reduction"], body)
-    return tensor.expand_shape(out_t, reduced, reassociation, [], list(out_t.shape))
+    return tensor.expand_shape(out_t, reduced, image_dims, [], list(out_t.shape))
 
 
 def windows_to_taps(module: ir.Module, lanes: int) -> int:
     """Rewrite f32 NCHW pooling and depthwise convolutions (see the module docstring;
     ``lanes``: f32 lanes of a vector register). Returns how many ops were rewritten."""
     count = 0
-    for op in _linalg_ops(module):
+    for op in linalg_ops(module):
         if op.name not in POOLING and op.name != DEPTHWISE or len(op.results) != 1:
             continue
-        x_t, out_t = _shaped(op.operands[0]), _shaped(op.results[0])
-        if x_t is None or out_t is None or _shaped(op.operands[1]) is None or not (_is_f32(x_t) and _is_f32(out_t)):
+        x_t, out_t = static_tensor_type(op.operands[0]), static_tensor_type(op.results[0])
+        if x_t is None or out_t is None or static_tensor_type(op.operands[1]) is None or not (is_f32(x_t) and is_f32(out_t)):
             continue
         kind = POOLING.get(op.name, "sum")
         kh, kw = _window(op)
-        (_, sw), (dh, dw) = _conv_params(op)
+        (_, sw), (dh, dw) = conv_params(op)
         whole = op.name != DEPTHWISE and tuple(out_t.shape[2:]) == (1, 1) and tuple(x_t.shape[2:]) == (kh, kw) and (dh, dw) == (1, 1)
         if not whole and (kh * kw > MAX_TAPS or sw > 1 and out_t.shape[3] > 2 * lanes):
             continue

@@ -16,10 +16,11 @@ registers over the whole of K, and one horizontal sum per output at the end.
 
 from __future__ import annotations
 
-from .. import _mlir
-from .._mlir import ir
-from ..linalg_builders import affine_map, generic
-from .schedule import Kernel, _has_default_maps, _is_f32, _linalg_ops, _reassociation, _shaped
+from ... import _mlir
+from ..._mlir import ir
+from ...linalg_builders import affine_map, generic
+from ..kernel_plan import Kernel
+from ..linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, static_tensor_type
 
 MARK = "dnnf.matvec"  # unit attribute on the partial-sum generic
 ROWS = 8  # NR: output rows per register tile
@@ -37,13 +38,13 @@ def _transposed_source(value):
     if owner is not None and owner.name == "tensor.collapse_shape":
         groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(g)] for g in ir.ArrayAttr(owner.attributes["reassociation"])]
         value = owner.operands[0]
-        rank = _shaped(value).rank
+        rank = static_tensor_type(value).rank
         if groups != [list(range(rank - 1)), [rank - 1]]:
             return None
         owner = value.owner if isinstance(value, ir.OpResult) else None
     if owner is None or owner.name != "linalg.transpose":
         return None
-    rank = _shaped(value).rank
+    rank = static_tensor_type(value).rank
     if list(ir.DenseI64ArrayAttr(owner.attributes["permutation"])) != [*range(1, rank), 0]:
         return None
     return owner.operands[0]
@@ -53,7 +54,7 @@ def _weight_nk(op):
     """The ``[N, ...K]`` operand of a 2-d ``linalg.matmul`` that reads B transposed
     (through ``indexing_maps`` or a ``linalg.transpose``), else None."""
     b = op.operands[1]
-    if _has_default_maps(op):
+    if has_default_maps(op):
         return _transposed_source(b)
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     dims = [[ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None for e in m.results] for m in maps]
@@ -67,13 +68,13 @@ def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
     ``lanes``) as the two generics above. Returns how many were rewritten."""
     linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
     count = 0
-    for op in _linalg_ops(module):
+    for op in linalg_ops(module):
         if op.name != "linalg.matmul" or len(op.results) != 1:
             continue
-        a, c = _shaped(op.operands[0]), _shaped(op.results[0])
+        a, c = static_tensor_type(op.operands[0]), static_tensor_type(op.results[0])
         weight = _weight_nk(op)
-        w = _shaped(weight) if weight is not None else None
-        if a is None or c is None or w is None or not (_is_f32(a) and _is_f32(c) and _is_f32(w)):
+        w = static_tensor_type(weight) if weight is not None else None
+        if a is None or c is None or w is None or not (is_f32(a) and is_f32(c) and is_f32(w)):
             continue
         (m, k), n = a.shape, w.shape[0]
         if m != 1 or k % lanes or k < 4 * lanes:
@@ -82,11 +83,11 @@ def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
         with ir.InsertionPoint(op), op.location:
             if w.rank > 2:
                 flat = ir.RankedTensorType.get([n, k], f32)
-                weight = tensor.collapse_shape(flat, weight, _reassociation([[0], list(range(1, w.rank))]))
-            x = tensor.collapse_shape(ir.RankedTensorType.get([k], f32), op.operands[0], _reassociation([[0, 1]]))
-            x = tensor.expand_shape(ir.RankedTensorType.get([k // lanes, lanes], f32), x, _reassociation([[0, 1]]), [], [k // lanes, lanes])
+                weight = tensor.collapse_shape(flat, weight, reassociation([[0], list(range(1, w.rank))]))
+            x = tensor.collapse_shape(ir.RankedTensorType.get([k], f32), op.operands[0], reassociation([[0, 1]]))
+            x = tensor.expand_shape(ir.RankedTensorType.get([k // lanes, lanes], f32), x, reassociation([[0, 1]]), [], [k // lanes, lanes])
             wv = tensor.expand_shape(
-                ir.RankedTensorType.get([n, k // lanes, lanes], f32), weight, _reassociation([[0], [1, 2]]), [], [n, k // lanes, lanes]
+                ir.RankedTensorType.get([n, k // lanes, lanes], f32), weight, reassociation([[0], [1, 2]]), [], [n, k // lanes, lanes]
             )
             zero = arith.constant(f32, 0.0)
             acc = linalg.fill(zero, outs=[tensor.empty([n, lanes], f32)])
@@ -95,12 +96,12 @@ def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
                 lambda wi, xi, acc: arith.addf(acc, arith.mulf(wi, xi)), ["parallel", "reduction", "parallel"],
             )
             partial.owner.attributes[MARK] = ir.UnitAttr.get()
-            init = tensor.collapse_shape(ir.RankedTensorType.get([n], f32), op.operands[2], _reassociation([[0, 1]]))
+            init = tensor.collapse_shape(ir.RankedTensorType.get([n], f32), op.operands[2], reassociation([[0, 1]]))
             (total,) = generic(
                 [partial], [affine_map(2, [0, 1]), affine_map(2, [0])], [init], lambda p, acc: arith.addf(acc, p),
                 ["parallel", "reduction"],
             )
-            y = tensor.expand_shape(c, total, _reassociation([[0, 1]]), [], [1, n])
+            y = tensor.expand_shape(c, total, reassociation([[0, 1]]), [], [1, n])
         op.results[0].replace_all_uses_with(y)
         op.erase()  # the transpose, if any, is dead now: canonicalization erases it
         count += 1
@@ -110,7 +111,7 @@ def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
 def schedule_matvec(planner, op):
     """Register tiles of ROWS x one vector over the whole of K (see the module doc)."""
     s = planner.script
-    n, kk, lanes = _shaped(op.operands[0]).shape
+    n, kk, lanes = static_tensor_type(op.operands[0]).shape
     tag = planner.new_tag(op)
     rows = next(r for r in (ROWS, 4, 2, 1) if n % r == 0)
     details = dict(register_tile=(rows, lanes))
@@ -128,7 +129,7 @@ def schedule_matvec(planner, op):
         h = s.match([op.name], tag=tag, within=loops[0])
         details["k_unroll"] = unroll
     s.vectorize(h)
-    planner._vectorize_fills(s.match(["linalg.fill"], within=loops[0]))
+    planner.vectorize_fills(s.match(["linalg.fill"], within=loops[0]))
     planner.cleanup()
     planner.add_kernel(Kernel(tag, "matvec", (n, kk * lanes), "matvec", details))
 

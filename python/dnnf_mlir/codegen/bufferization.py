@@ -1,0 +1,89 @@
+"""Fix-ups after one-shot bufferization: results written in place into the caller's
+out-parameters, and the ``memref.copy`` ops left over turned into tagged
+``linalg.copy`` ops that the target vectorizes.
+"""
+
+from __future__ import annotations
+
+from .. import _mlir
+from .._mlir import ir
+from .lowered_module import functions, walk_ops
+from .linalg_queries import is_i1
+from .transform_script import TAG
+
+
+def _erase_with_deallocs(value):
+    for use in list(value.uses):
+        if use.owner.name == "memref.dealloc":
+            use.owner.erase()
+
+
+def results_in_place(module: ir.Module):
+    """Write results straight into the out-parameters.
+
+    ``buffer-results-to-out-params`` copies each returned buffer into its new
+    out-parameter; when that buffer is a static allocation of the function, the
+    allocation is replaced by the out-parameter and the copy disappears (what the
+    pass's ``hoist-static-allocs`` option does, which needs an interface this build
+    does not register for memref.alloc).
+    """
+    for func in functions(module):
+        if len(func.regions[0].blocks) == 0:
+            continue
+        block = func.regions[0].blocks[0]
+        for op in list(block.operations):
+            if op.name != "memref.copy":
+                continue
+            source, target = op.operands
+            if not isinstance(target, ir.BlockArgument) or target.owner != block:
+                continue
+            alloc = source.owner if isinstance(source, ir.OpResult) else None
+            if alloc is None or alloc.name != "memref.alloc" or alloc.parent != op.parent:
+                continue
+            if source.type != target.type or len(list(target.uses)) != 1 or len(alloc.operands) != 0:
+                continue
+            _erase_with_deallocs(source)
+            op.erase()
+            source.replace_all_uses_with(target)
+            alloc.erase()
+
+
+def copies_to_linalg(module: ir.Module) -> list:
+    """memref.copy -> linalg.copy (vectorized later; the wheel ships no ``memrefCopy``).
+
+    A fill of a fresh buffer right before a copy that overwrites all of it (what a
+    ``tensor.pad`` used for packing bufferizes to) is erased. Returns ``(tag, shape)``
+    of the static copies for the vectorization script.
+    """
+    linalg = _mlir.linalg
+    copies = []
+    for op in walk_ops(module.operation, {"memref.copy"}):
+        source, target = op.operands
+        ops = list(op.operation.block.operations)
+        position = ops.index(op.operation)
+        previous = ops[position - 1] if position > 0 else None
+        fresh = isinstance(target, ir.OpResult) and target.owner.name == "memref.alloc"
+        if (
+            fresh
+            and previous is not None
+            and previous.name in ("linalg.fill", "linalg.map")
+            and len(previous.results) == 0
+            and list(previous.operands)[-1] == target
+        ):
+            previous.erase()
+        shape = ir.MemRefType(target.type).shape
+        with ir.InsertionPoint(op), op.location:
+            linalg.copy(source, outs=[target])
+        ops = list(op.operation.block.operations)
+        new_op = ops[ops.index(op.operation) - 1]
+        # i1 copies stay scalar: vectors of i1 are loaded / stored as packed bits.
+        if shape and all(d != ir.ShapedType.get_dynamic_size() for d in shape) and not is_i1(target):
+            tag = f"c{len(copies)}"
+            new_op.attributes[TAG] = ir.StringAttr.get(tag)
+            copies.append((tag, tuple(shape)))
+        op.erase()
+    return copies
+
+
+
+__all__ = ["copies_to_linalg", "results_in_place"]

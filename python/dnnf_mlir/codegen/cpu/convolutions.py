@@ -1,0 +1,296 @@
+"""Convolutions rewritten into the shapes the CPU micro-kernels take (``conv.py``, ``matmul.py``).
+
+``pad_convolutions`` widens the output width to whole vectors; ``conv1x1_to_matmul``
+makes a single-image 1x1 convolution a ``linalg.matmul``; ``split_strided_convolutions``
+splits a horizontally strided convolution by phase of the input columns, so that its
+vector loads are contiguous. ``split_grouped_convolutions``: ``conv_2d_ngchw_gfchw`` (ONNX Conv with a few groups,
+e.g. AlexNet's 2) has no schedule of its own and would run as scalar loops (25x
+slower than vectorized); each group becomes a ``conv_2d_nchw_fchw`` on its slices of
+the input, the filters and the accumulator, which then gets the usual padding,
+strided split and register tiling (1x1 ones, ShuffleNet's, become one
+``batch_matmul`` instead).
+"""
+
+from __future__ import annotations
+
+from ... import _mlir
+from ..._mlir import ir
+from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
+from ..target import Target
+from .tiles import conv_vector_tile
+
+MAX_GROUPS = 8  # more groups (depthwise-like) would make too many small kernels
+
+
+def _grouped_1x1_as_batch_matmul(op, strides):
+    """A single-image 1x1 grouped convolution as ``W[G, F, C] @ X[G, C, OH*OW]``: one
+    batched micro-kernel whatever the number of groups (ShuffleNet has 3 or 4)."""
+    tensor, linalg = _mlir.tensor, _mlir.linalg
+    x_t, w_t, out_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1]), static_tensor_type(op.results[0])
+    _, g, c, _, _ = x_t.shape
+    f = w_t.shape[1]
+    oh, ow = out_t.shape[3:]
+    f32 = out_t.element_type
+    with ir.InsertionPoint(op), op.location:
+        x = op.operands[0]
+        if strides != [1, 1] or tuple(x_t.shape[3:]) != (oh, ow):
+            x = tensor.extract_slice(
+                ir.RankedTensorType.get([1, g, c, oh, ow], f32), x, [], [], [], [0] * 5, [1, g, c, oh, ow], [1, 1, 1, *strides]
+            )
+        x = tensor.collapse_shape(ir.RankedTensorType.get([g, c, oh * ow], f32), x, reassociation([[0, 1], [2], [3, 4]]))
+        w = tensor.collapse_shape(ir.RankedTensorType.get([g, f, c], f32), op.operands[1], reassociation([[0], [1], [2, 3, 4]]))
+        init = op.operands[2]
+        owner = init.owner if isinstance(init, ir.OpResult) else None
+        if owner is not None and owner.name == "linalg.fill":
+            c_init = linalg.fill(owner.operands[0], outs=[tensor.empty([g, f, oh * ow], f32)])
+        else:
+            c_init = tensor.collapse_shape(ir.RankedTensorType.get([g, f, oh * ow], f32), init, reassociation([[0, 1], [2], [3, 4]]))
+        product = linalg.batch_matmul(w, x, outs=[c_init])
+        return tensor.expand_shape(out_t, product, reassociation([[0, 1], [2], [3, 4]]), [], list(out_t.shape))
+
+
+def split_grouped_convolutions(module: ir.Module) -> int:
+    """Rewrite each f32 ``conv_2d_ngchw_gfchw``: 1x1 ones as a ``batch_matmul`` over
+    the groups, others with at most ``MAX_GROUPS`` groups as one ``conv_2d_nchw_fchw``
+    per group. Returns how many were rewritten."""
+    linalg, tensor = _mlir.linalg, _mlir.tensor
+    count = 0
+    for op in linalg_ops(module):
+        if op.name != "linalg.conv_2d_ngchw_gfchw" or len(op.results) != 1:
+            continue
+        x_t, w_t, out_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1]), static_tensor_type(op.results[0])
+        if x_t is None or w_t is None or out_t is None or not (is_f32(x_t) and is_f32(w_t) and is_f32(out_t)):
+            continue
+        n, g, c, h, w = x_t.shape
+        _, f, _, kh, kw = w_t.shape
+        _, _, _, oh, ow = out_t.shape
+        strides = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["strides"])]
+        dilations = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["dilations"])]
+        f32 = out_t.element_type
+        if (n, kh, kw) == (1, 1, 1):
+            result = _grouped_1x1_as_batch_matmul(op, strides)
+            op.results[0].replace_all_uses_with(result)
+            op.erase()
+            count += 1
+            continue
+        if g > MAX_GROUPS:
+            continue
+
+        def group_slice(value, shape, dim, index):
+            """Group ``index`` (along ``dim``) of ``value``, without the group dim."""
+            offsets = [0] * (len(shape) + 1)
+            offsets[dim] = index
+            sizes = list(shape[:dim]) + [1] + list(shape[dim:])
+            return tensor.extract_slice(
+                ir.RankedTensorType.get(list(shape), f32), value, [], [], [], offsets, sizes, [1] * len(sizes)
+            ), offsets, sizes
+
+        with ir.InsertionPoint(op), op.location:
+            result = op.operands[2]
+            for index in range(g):
+                x, _, _ = group_slice(op.operands[0], [n, c, h, w], 1, index)
+                filters, _, _ = group_slice(op.operands[1], [f, c, kh, kw], 0, index)
+                init, offsets, sizes = group_slice(result, [n, f, oh, ow], 1, index)
+                conv = linalg.conv_2d_nchw_fchw(x, filters, outs=[init], strides=strides, dilations=dilations)
+                result = tensor.insert_slice(conv, result, [], [], [], offsets, sizes, [1] * len(sizes))
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+        count += 1
+    return count
+
+
+def pad_convolutions(module: ir.Module, target: Target) -> int:
+    """Widen each f32 ``conv_2d_nchw_fchw`` to whole vectors along the output width.
+
+    The input gets extra zero columns on the right (merged into its ``tensor.pad``
+    when it has one), the convolution computes ``OW'`` columns into a fill of the
+    wider shape, and an ``extract_slice`` keeps the first ``OW``. Returns how many
+    convolutions were widened.
+    """
+    linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
+    count = 0
+    for op in linalg_ops(module):
+        if op.name != "linalg.conv_2d_nchw_fchw":
+            continue
+        x_t, w_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
+        out_t = static_tensor_type(op.results[0]) if op.results else None
+        if x_t is None or w_t is None or out_t is None or not is_f32(out_t) or not is_f32(x_t):
+            continue
+        n, f, oh, ow = out_t.shape
+        kw = w_t.shape[3]
+        _, _, padded = conv_vector_tile(ow, f, target)
+        if padded == ow:
+            continue
+        (sh, sw), (dh, dw) = conv_params(op)
+        x = op.operands[0]
+        need = (padded - 1) * sw + (kw - 1) * dw + 1
+        delta = need - x_t.shape[3]
+        if delta <= 0:
+            continue
+        f32 = out_t.element_type
+        with ir.InsertionPoint(op), op.location:
+            pad_op = x.owner if isinstance(x, ir.OpResult) else None
+            if pad_op is not None and pad_op.name == "tensor.pad" and _static_pad(pad_op):
+                low, high = _static_pad(pad_op)
+                source = pad_op.operands[0]
+                value = _pad_value(pad_op)
+            else:
+                low, high = [0] * 4, [0] * 4
+                source, value = x, None
+            if value is None:
+                value = arith.constant(f32, 0.0)
+            high = list(high)
+            high[3] += delta
+            new_x = _make_pad(source, low, high, value)
+            init = op.operands[2]
+            init_op = init.owner if isinstance(init, ir.OpResult) else None
+            broadcast_dims = _dense_i64(init_op, "dimensions") if init_op is not None else None
+            if init_op is not None and init_op.name == "linalg.fill":
+                empty = tensor.empty([n, f, oh, padded], f32)
+                new_init = linalg.fill(init_op.operands[0], outs=[empty])
+            elif init_op is not None and init_op.name == "linalg.broadcast" and 3 in (broadcast_dims or []):
+                # a bias broadcast over the width: broadcast into the wider shape
+                empty = tensor.empty([n, f, oh, padded], f32)
+                new_init = linalg.broadcast(init_op.operands[0], outs=[empty], dimensions=broadcast_dims).result
+            else:
+                new_init = _make_pad(init, [0] * 4, [0, 0, 0, padded - ow], arith.constant(f32, 0.0))
+            conv = linalg.conv_2d_nchw_fchw(new_x, op.operands[1], outs=[new_init], strides=[sh, sw], dilations=[dh, dw])
+            sliced = tensor.extract_slice(out_t, conv, [], [], [], [0, 0, 0, 0], [n, f, oh, ow], [1, 1, 1, 1])
+        op.results[0].replace_all_uses_with(sliced)
+        op.erase()
+        for dead in (init_op, pad_op):
+            if dead is not None and all(len(list(r.uses)) == 0 for r in dead.results):
+                dead.erase()
+        count += 1
+    return count
+
+
+def conv1x1_to_matmul(module: ir.Module) -> int:
+    """Rewrite single-image 1x1 ``conv_2d_nchw_fchw`` (f32) as ``linalg.matmul``.
+
+    ``W[F, C] @ X[C, OH*OW]`` over collapsed shapes (a strided convolution reads a
+    strided ``extract_slice`` of the input first): the matmul micro-kernel with B
+    packing instead of a convolution that reads a new input plane at every step.
+    Returns how many convolutions were rewritten.
+    """
+    linalg, tensor = _mlir.linalg, _mlir.tensor
+    count = 0
+    for op in linalg_ops(module):
+        if op.name != "linalg.conv_2d_nchw_fchw":
+            continue
+        x_t, w_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
+        out_t = static_tensor_type(op.results[0]) if op.results else None
+        if x_t is None or w_t is None or out_t is None or not (is_f32(out_t) and is_f32(x_t) and is_f32(w_t)):
+            continue
+        n, f, oh, ow = out_t.shape
+        _, c, kh, kw = w_t.shape
+        if (n, kh, kw) != (1, 1, 1):
+            continue
+        (sh, sw), _ = conv_params(op)
+        f32 = out_t.element_type
+        with ir.InsertionPoint(op), op.location:
+            x = op.operands[0]
+            if (sh, sw) != (1, 1) or tuple(x_t.shape[2:]) != (oh, ow):
+                sliced = ir.RankedTensorType.get([1, c, oh, ow], f32)
+                x = tensor.extract_slice(sliced, x, [], [], [], [0, 0, 0, 0], [1, c, oh, ow], [1, 1, sh, sw])
+            xm = tensor.collapse_shape(ir.RankedTensorType.get([c, oh * ow], f32), x, reassociation([[0, 1], [2, 3]]))
+            wm = tensor.collapse_shape(ir.RankedTensorType.get([f, c], f32), op.operands[1], reassociation([[0], [1, 2, 3]]))
+            init = op.operands[2]
+            init_op = init.owner if isinstance(init, ir.OpResult) else None
+            if init_op is not None and init_op.name == "linalg.fill":
+                new_init = linalg.fill(init_op.operands[0], outs=[tensor.empty([f, oh * ow], f32)])
+            else:
+                new_init = tensor.collapse_shape(ir.RankedTensorType.get([f, oh * ow], f32), init, reassociation([[0, 1], [2, 3]]))
+            mm = linalg.matmul(wm, xm, outs=[new_init])
+            y = tensor.expand_shape(out_t, mm, reassociation([[0, 1], [2, 3]]), [], [1, f, oh, ow])
+        op.results[0].replace_all_uses_with(y)
+        op.erase()
+        if init_op is not None and all(len(list(r.uses)) == 0 for r in init_op.results):
+            init_op.erase()
+        count += 1
+    return count
+
+
+def split_strided_convolutions(module: ir.Module) -> int:
+    """A ``conv_2d_nchw_fchw`` with horizontal stride S > 1 -> S convolutions of
+    horizontal stride 1, one per phase of the input columns.
+
+    Phase p reads the columns ``S*w + p`` (copied once into a contiguous tensor) with
+    the filter taps ``kw = p, p + S, ...``; the phases accumulate into the same result
+    (the first one into the original init). Vector loads along the output width are
+    then contiguous instead of gathers. Returns how many convolutions were split.
+    """
+    linalg, tensor = _mlir.linalg, _mlir.tensor
+    count = 0
+    for op in linalg_ops(module):
+        if op.name != "linalg.conv_2d_nchw_fchw":
+            continue
+        x_t, w_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
+        out_t = static_tensor_type(op.results[0]) if op.results else None
+        if x_t is None or w_t is None or out_t is None or not (is_f32(out_t) and is_f32(x_t) and is_f32(w_t)):
+            continue
+        (sh, sw), (dh, dw) = conv_params(op)
+        n, f, oh, ow = out_t.shape
+        _, c, kh, kw = w_t.shape
+        if sw == 1 or dw != 1 or kw == 1:
+            continue
+        f32 = out_t.element_type
+        h = x_t.shape[2]
+        result = op.operands[2]
+        with ir.InsertionPoint(op), op.location:
+            for phase in range(min(sw, kw)):
+                taps = len(range(phase, kw, sw))
+                width = ow + taps - 1
+                sliced_t = ir.RankedTensorType.get([n, c, h, width], f32)
+                view = tensor.extract_slice(sliced_t, op.operands[0], [], [], [], [0, 0, 0, phase], [n, c, h, width], [1, 1, 1, sw])
+                x_phase = linalg.copy(view, outs=[tensor.empty([n, c, h, width], f32)])
+                w_phase_t = ir.RankedTensorType.get([f, c, kh, taps], f32)
+                w_phase = tensor.extract_slice(w_phase_t, op.operands[1], [], [], [], [0, 0, 0, phase], [f, c, kh, taps], [1, 1, 1, sw])
+                result = linalg.conv_2d_nchw_fchw(x_phase, w_phase, outs=[result], strides=[sh, 1], dilations=[dh, 1])
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+        count += 1
+    return count
+
+
+def _static_pad(pad_op):
+    low = _dense_i64(pad_op, "static_low")
+    high = _dense_i64(pad_op, "static_high")
+    if low is None or high is None or any(v == ir.ShapedType.get_dynamic_size() for v in low + high):
+        return None
+    return low, high
+
+
+def _dense_i64(op, name):
+    if name not in op.attributes:
+        return None
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _pad_value(pad_op):
+    """The padding value of a tensor.pad when it is defined outside its region."""
+    block = pad_op.regions[0].blocks[0]
+    terminator = list(block.operations)[-1]
+    value = terminator.operands[0]
+    if isinstance(value, ir.BlockArgument) and value.owner == block:
+        return None
+    if isinstance(value, ir.OpResult) and value.owner.parent == pad_op:
+        return None
+    return value
+
+
+def _make_pad(source, low, high, value):
+    tensor = _mlir.tensor
+    t = ir.RankedTensorType(source.type)
+    shape = [d + lo + hi for d, lo, hi in zip(t.shape, low, high)]
+    result = ir.RankedTensorType.get(shape, t.element_type)
+    padded = tensor.pad(result, source, [], [], low, high)
+    pad_op = padded.owner
+    block = pad_op.regions[0].blocks.append(*([ir.IndexType.get()] * t.rank))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(value)
+    return padded
+
+
+
+__all__ = ["conv1x1_to_matmul", "pad_convolutions", "split_grouped_convolutions", "split_strided_convolutions"]

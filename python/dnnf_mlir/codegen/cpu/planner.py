@@ -1,0 +1,60 @@
+"""The CPU kernel plan of a module: which schedule each linalg op gets.
+
+``plan(module, target, threads)`` tags every linalg op, dispatches it by kind to its
+schedule (``matvec.py``, ``matmul.py``, ``conv.py``, ``rows.py`` for the rest) and
+returns the text of one transform-dialect named sequence (``@__dnnf_codegen``) that
+the pipeline runs on linalg on tensors, with the ``Kernel`` decided for each op.
+"""
+
+from __future__ import annotations
+
+from ..._mlir import ir
+from ..kernel_plan import Planner
+from ..linalg_queries import is_f32, linalg_ops, static_tensor_type
+from ..target import Target
+from .conv import schedule_conv
+from .matmul import elementwise_consumer, schedule_matmul
+from .matvec import MARK, schedule_matvec
+from .rows import schedule_rows
+
+CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nchw_fchw")
+
+
+def plan(module: ir.Module, target: Target, threads: int = 1):
+    """Tag the linalg ops of ``module`` and return (transform script text, [Kernel])."""
+    planner = Planner(target, threads)
+    ops = linalg_ops(module)
+
+    contractions = [op for op in ops if op.name in CONTRACTIONS or MARK in op.attributes]
+    # Fills that initialize a contraction's accumulator are fused into its tiles.
+    fused_fills = set()
+    for op in contractions:
+        init = op.operands[2]
+        owner = init.owner if isinstance(init, ir.OpResult) else None
+        if owner is not None and owner.name == "linalg.fill":
+            fused_fills.add(owner)
+    # Program order: the producers of a contraction's operands are tiled before it (so
+    # that structured.fuse, which fuses producers greedily, only finds the fill), and
+    # an element-wise consumer is known to be an epilogue before it is reached.
+    consumed = []
+    for op in ops:
+        if MARK in op.attributes:
+            schedule_matvec(planner, op)
+        elif op.name in CONTRACTIONS:
+            out = static_tensor_type(op.results[0]) if op.results else None
+            if out is None or not is_f32(out):
+                schedule_rows(planner, op)
+            elif op.name in ("linalg.matmul", "linalg.batch_matmul"):
+                epilogue = elementwise_consumer(op)
+                if schedule_matmul(planner, op, batch=op.name == "linalg.batch_matmul", epilogue=epilogue):
+                    consumed.append(epilogue)
+            else:
+                schedule_conv(planner, op)
+        elif op not in fused_fills and op not in consumed:
+            schedule_rows(planner, op)
+    planner.finish()
+    return planner.script.text(), planner.kernels
+
+
+
+__all__ = ["CONTRACTIONS", "plan"]

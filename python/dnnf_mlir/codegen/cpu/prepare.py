@@ -1,0 +1,41 @@
+"""The CPU targets' rewrites of linalg before scheduling: ops turned into the shapes
+the CPU kernels take, in an order where each sees the previous ones' results.
+
+``prepare(module, target)`` runs, in order: exp/erf/tanh/powf as vectorizable
+arithmetic (``approximations``); contractions written as ``linalg.generic`` rebuilt
+as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
+transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
+operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutions
+split per group; pooling and depthwise convolutions become element-wise ops over
+the taps of their window (``windows``); single-image 1x1 convolutions become
+``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
+output width, strided ones split by phase (``convolutions``).
+"""
+
+from __future__ import annotations
+
+from ..._mlir import ir
+from ..approximations import approximate_math
+from ..contractions import generic_contractions_to_matmul, normalize_matmuls
+from ..target import Target
+from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
+from .matvec import rewrite_matvecs
+from .windows import windows_to_taps
+
+
+def prepare(module: ir.Module, target: Target) -> int:
+    """Rewrite ``module`` in place for the CPU schedules; returns how many ops changed."""
+    lanes = target.lanes(32)
+    rewritten = approximate_math(module)
+    rewritten += generic_contractions_to_matmul(module)
+    rewritten += rewrite_matvecs(module, lanes)
+    rewritten += normalize_matmuls(module)
+    rewritten += split_grouped_convolutions(module)
+    rewritten += windows_to_taps(module, lanes)
+    rewritten += conv1x1_to_matmul(module)
+    rewritten += pad_convolutions(module, target)
+    rewritten += split_strided_convolutions(module)
+    return rewritten
+
+
+__all__ = ["prepare"]

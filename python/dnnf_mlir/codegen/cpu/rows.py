@@ -1,0 +1,131 @@
+"""The schedule of every linalg op that is not a contraction: element-wise generics,
+fills, transposes, reductions, pooling taps.
+
+Rows of vectors: every parallel dim but the innermost is tiled to 1 and the op is
+vectorized (masked where a row is not a multiple of the vector); failures there are
+silenced and the op becomes scalar loops. Scalar loops too, by choice, for ops reading
+or writing i1 tensors (LLVM stores a vector of i1 as packed bits, a memref of i1 holds
+one byte per element), 0-d ops, and ops walking an operand backwards (negative Slice
+steps, which tiling gets wrong). Big ops are first split among the threads.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from ..._mlir import ir
+from ..kernel_plan import Kernel, Planner
+from ..linalg_queries import element_bits, reverses_access, static_tensor_type, touches_i1
+from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS
+
+
+def schedule_rows(planner: Planner, op):
+    """Rows of vectors: tile every parallel dim but the innermost to 1 and vectorize."""
+    s = planner.script
+    if not op.results and not op.operands:
+        return
+    if not op.results:
+        return  # already on buffers
+    out = static_tensor_type(op.results[0])
+    if out is None:
+        return
+    try:
+        iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    except (KeyError, ValueError):
+        iterators = None
+    loop_ranges = static_loop_ranges(op)
+    if loop_ranges is None:
+        return
+    if iterators is None:
+        iterators = ["#linalg.iterator_type<parallel>"] * len(loop_ranges)
+    parallel = ["parallel" in it for it in iterators]
+    tag = planner.new_tag(op)
+    rank = len(loop_ranges)
+    if rank == 0 or touches_i1(op) or reverses_access(op):
+        # Nothing to tile (a 0-d fill); bool tensors: memrefs of i1 hold a byte per
+        # element but LLVM loads / stores vectors of i1 as packed bits; backward
+        # accesses (negative Slice steps): tiling computes wrong operand slices.
+        planner.add_kernel(Kernel(tag, op.name, tuple(loop_ranges), "loops", {}))
+        return
+    lanes = planner.target.lanes(element_bits(out))
+    sizes = [1 if p else 0 for p in parallel]
+    vsizes = [1 if p else r for p, r in zip(parallel, loop_ranges)]
+    inner = rank - 1
+    if parallel[inner]:
+        width = min(loop_ranges[inner], 4 * lanes) if loop_ranges[inner] > 0 else 1
+        sizes[inner] = width
+        vsizes[inner] = width
+    reduction_elems = math.prod(r for p, r in zip(parallel, loop_ranges) if not p)
+    vector_elems = math.prod(vsizes)
+    h = s.match([op.name], tag=tag)
+    details = {}
+    if planner.threads > 1 and math.prod(loop_ranges) >= PARALLEL_MIN_ELEMENTS:
+        # The outermost parallel dim with a chunk for every thread (not the unit
+        # batch dim of a single image, which would leave the op on one thread).
+        dims = [i for i, p in enumerate(parallel) if p and loop_ranges[i] >= planner.threads]
+        if dims:
+            outer = dims[0]
+            fs = [0] * rank
+            fs[outer] = math.ceil(loop_ranges[outer] / planner.threads)
+            arg = s.begin_suppressed(h)
+            s.tile_forall(arg, fs)
+            s.end_suppressed()
+            h = s.match([op.name], tag=tag)
+            details["forall"] = fs
+    if any(sizes) and vector_elems <= MAX_VECTOR_ELEMENTS and reduction_elems <= MAX_VECTOR_ELEMENTS:
+        arg = s.begin_suppressed(h)
+        t, _ = s.tile_for(arg, sizes)
+        s.vectorize(t, vsizes)
+        s.end_suppressed()
+        details["vector"] = vsizes
+        strategy = "vectorized"
+    elif not any(sizes) and vector_elems <= MAX_VECTOR_ELEMENTS:
+        arg = s.begin_suppressed(h)
+        s.vectorize(arg, vsizes)
+        s.end_suppressed()
+        strategy = "vectorized"
+    else:
+        strategy = "loops"
+    planner.add_kernel(Kernel(tag, op.name, tuple(loop_ranges), strategy, details))
+
+
+def static_loop_ranges(op) -> Optional[list]:
+    """Static iteration-domain extents of a linalg op (from its operand shapes and maps)."""
+    try:
+        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    except (KeyError, ValueError, TypeError):
+        maps = None
+    operands = list(op.operands)
+    if maps is None:
+        # Named ops without maps: fill / copy / transpose / broadcast iterate over
+        # their result; so do element-wise ops whose operands all have its shape.
+        t = static_tensor_type(op.results[0]) if op.results else None
+        if t is None:
+            return None
+        if op.name in ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.broadcast"):
+            return list(t.shape)
+        shapes = {tuple(static_tensor_type(v).shape) for v in operands if static_tensor_type(v) is not None}
+        if shapes == {tuple(t.shape)}:
+            return list(t.shape)
+        return None
+    n = maps[0].n_dims
+    ranges = [None] * n
+    for value, amap in zip(operands, maps):
+        t = static_tensor_type(value)
+        if t is None:
+            try:
+                ir.RankedTensorType(value.type)
+                return None  # dynamic
+            except ValueError:
+                continue  # scalar operand
+        for size, expr in zip(t.shape, amap.results):
+            if isinstance(expr, ir.AffineDimExpr):
+                ranges[ir.AffineDimExpr(expr).position] = size
+    if any(r is None for r in ranges):
+        return None
+    return ranges
+
+
+
+__all__ = ["schedule_rows", "static_loop_ranges"]

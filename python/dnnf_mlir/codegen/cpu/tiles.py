@@ -1,0 +1,87 @@
+"""How big the CPU kernels' tiles are: register tiles from the vector shape of the
+target, thread splits, and the sizes past which a schedule gives up a strategy.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from ..target import Target
+
+# Element-wise ops and copies with fewer elements stay on one thread: splitting them
+# costs an OpenMP fork and join (a few microseconds), about the time one core takes to
+# stream 2^15 floats (128 KiB).
+PARALLEL_MIN_ELEMENTS = 1 << 15
+# An op is vectorized in one piece only when its vector tile (and its reduction) has at
+# most this many elements: the vector lowering unrolls an n-D vector into registers, and
+# larger tiles make LLVM's code size and compile time explode; such ops stay loops.
+MAX_VECTOR_ELEMENTS = 4096
+
+
+def largest_divisor(n: int, candidates) -> Optional[int]:
+    for c in candidates:
+        if c and n % c == 0:
+            return c
+    return None
+
+
+def matmul_register_tile(m: int, n: int, target: Target):
+    """(MR, NR, padded M, padded N) of the matmul micro-kernel.
+
+    NR is a multiple of the vector length (two vectors when possible), MR rows of
+    NR/L accumulator vectors use about half of the vector registers.
+    """
+    lanes = target.lanes(32)
+    acc_budget = target.vector_registers // 2  # accumulators; the rest holds B and broadcasts
+    if n <= lanes:
+        nr = n  # one (partial) vector
+    else:
+        nr = largest_divisor(n, [2 * lanes, lanes, 4 * lanes]) or 2 * lanes
+    nvec = max(1, math.ceil(nr / lanes))
+    mr_max = max(1, acc_budget // nvec)
+    if m <= mr_max:
+        mr = m
+    else:
+        mr = largest_divisor(m, [c for c in range(mr_max, max(mr_max // 2, 1) - 1, -1)]) or mr_max
+    pm = math.ceil(m / mr) * mr
+    pn = math.ceil(n / nr) * nr
+    return mr, nr, pm, pn
+
+
+def even_split(tiles, order, threads: int) -> Optional[int]:
+    """The first dim in ``order`` whose tile count divides evenly among the threads."""
+    for d in order:
+        if tiles[d] >= threads and tiles[d] % threads == 0:
+            return d
+    return None
+
+
+def conv_vector_tile(ow: int, f: int, target: Target):
+    """(FR output channels, WV output columns, OW padded to a multiple of WV).
+
+    Vectors along the output width must be whole registers (or half ones): LLVM
+    splits an accumulator of, say, 28 floats into 16 + 8 + 4 lanes and shuffles
+    between them, which costs more than computing a few padded columns.
+    """
+    lanes = target.lanes(32)
+    # Relative throughput of the micro-kernel by vector width (measured on AVX-512:
+    # two registers per row amortize the weight broadcasts best).
+    candidates = {2 * lanes: 1.0, lanes: 0.75, max(1, lanes // 2): 0.55}
+    wv = min(candidates, key=lambda w: (math.ceil(ow / w) * w / candidates[w], -w))
+    padded = math.ceil(ow / wv) * wv
+    nvec = max(1, wv // lanes)
+    fr_max = max(1, (target.vector_registers // 2) // nvec)
+    fr = largest_divisor(f, range(fr_max, 0, -1)) or 1
+    return fr, wv, padded
+
+
+
+__all__ = [
+    "MAX_VECTOR_ELEMENTS",
+    "PARALLEL_MIN_ELEMENTS",
+    "conv_vector_tile",
+    "even_split",
+    "largest_divisor",
+    "matmul_register_tile",
+]

@@ -1,0 +1,97 @@
+"""The kernel plan: which schedule each linalg op of a module gets.
+
+A schedule writer (``cpu/``) tags the op it schedules (``new_tag``), appends its
+transforms to the one ``Script`` of the module, and records what it decided as a
+``Kernel`` (reported by ``lower_to_llvm`` and ``python -m dnnf_mlir.codegen
+--emit=kernels``). ``Planner`` holds that state and the steps several schedules share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .._mlir import ir
+from .transform_script import TAG, Script
+
+
+@dataclass
+class Kernel:
+    """What was decided for one tagged op (reported by ``plan`` for inspection)."""
+
+    tag: str
+    op: str
+    shape: tuple
+    strategy: str
+    details: dict = field(default_factory=dict)
+
+
+class Planner:
+    """The script being written for one module, the kernels decided so far, the target."""
+
+    def __init__(self, target, threads: int):
+        self.target = target
+        self.threads = max(1, int(threads))
+        self.script = Script()
+        self.kernels: list[Kernel] = []
+        self.strategies: dict = {}
+        self._next = 0
+        self._cleanup = False
+
+    def cleanup(self):
+        """Canonicalize and hoist the accumulators of the micro-kernels emitted so far.
+
+        Deferred to ``finish``: done once over the whole function after every kernel is
+        tiled and vectorized (per kernel, the greedy rewrites over the whole function
+        made the schedule quadratic in the size of the model).
+        """
+        self._cleanup = True
+
+    def finish(self):
+        if not self._cleanup:
+            return
+        s = self.script
+        func = s.match_func()
+        s.canonicalize(func)
+        s.hoist_accumulators(func)
+        s.canonicalize(func)
+
+    def add_kernel(self, kernel: Kernel):
+        self.kernels.append(kernel)
+        self.strategies[kernel.tag] = kernel.strategy
+
+    def new_tag(self, op) -> str:
+        tag = f"k{self._next}"
+        self._next += 1
+        op.attributes[TAG] = ir.StringAttr.get(tag)
+        return tag
+
+    def isolate_operands(self, op, handle: str, operands):
+        """Keep ``structured.fuse`` from fusing (and recomputing per tile) the producers
+        of these operands: a tensor.pad, or a linalg op that was not tiled before, is
+        materialized in a buffer of its own first. Returns (handle to ``op``, whether
+        anything was materialized)."""
+        s = self.script
+        changed = False
+        for index in operands:
+            value = op.operands[index]
+            producer = value.owner if isinstance(value, ir.OpResult) else None
+            if producer is None:
+                continue
+            name = producer.name
+            strategy = self.strategies.get(ir.StringAttr(producer.attributes[TAG]).value) if TAG in producer.attributes else None
+            tiled = strategy not in (None, "loops")
+            if name == "tensor.pad" or (name.startswith("linalg.") and name != "linalg.fill" and not tiled):
+                s.bufferize_to_allocation(s.producer_of(handle, index))
+                handle = s.match([op.name], tag=ir.StringAttr(op.attributes[TAG]).value)
+                changed = True
+        return handle, changed
+
+    def vectorize_fills(self, fills):
+        """Vectorize the (static, register-tile sized) fills fused into micro-kernels."""
+        s = self.script
+        arg = s.begin_suppressed(fills)
+        s.vectorize(arg)
+        s.end_suppressed()
+
+
+__all__ = ["Kernel", "Planner"]

@@ -1,0 +1,154 @@
+"""What the schedules and rewrites ask of a linalg op: static shapes, element types,
+indexing maps, convolution attributes; and the linalg ops of a module.
+
+Queries only: nothing here changes the IR.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .._mlir import ir
+
+
+def static_tensor_type(value) -> Optional[ir.RankedTensorType]:
+    """The type of ``value`` when it is a ranked tensor of static shape, else None."""
+    try:
+        t = ir.RankedTensorType(value.type)
+    except (ValueError, TypeError):
+        return None
+    return t if t.has_static_shape else None
+
+
+def element_bits(t) -> int:
+    """Bits of one element of the shaped type ``t`` as vector lanes count them (i1 -> 8)."""
+    et = t.element_type
+    if isinstance(et, ir.F32Type) or isinstance(et, ir.IntegerType) and ir.IntegerType(et).width == 32:
+        return 32
+    if isinstance(et, ir.F64Type):
+        return 64
+    if isinstance(et, ir.F16Type) or isinstance(et, ir.BF16Type):
+        return 16
+    if isinstance(et, ir.IntegerType):
+        return max(8, ir.IntegerType(et).width)
+    return 32
+
+
+def is_i1(value) -> bool:
+    """Whether ``value`` is a tensor or memref of i1."""
+    try:
+        t = ir.ShapedType(value.type)
+    except (ValueError, TypeError):
+        return False
+    et = t.element_type
+    return isinstance(et, ir.IntegerType) and ir.IntegerType(et).width == 1
+
+
+def _linear_coefficients(expr) -> Optional[dict]:
+    """{dim: coefficient} of an affine expression linear in the dims (None otherwise)."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position: 1}
+    if isinstance(expr, (ir.AffineConstantExpr, ir.AffineSymbolExpr)):
+        return {}
+    if isinstance(expr, ir.AffineAddExpr):
+        lhs, rhs = _linear_coefficients(expr.lhs), _linear_coefficients(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        return {d: lhs.get(d, 0) + rhs.get(d, 0) for d in set(lhs) | set(rhs)}
+    if isinstance(expr, ir.AffineMulExpr):
+        for a, b in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+            if isinstance(b, ir.AffineConstantExpr):
+                inner = _linear_coefficients(a)
+                return None if inner is None else {d: c * b.value for d, c in inner.items()}
+    return None
+
+
+def reverses_access(op) -> bool:
+    """Whether an indexing map of ``op`` walks an operand backwards (a Slice with a
+    negative step): tiling computes wrong slices of such operands."""
+    try:
+        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    except (KeyError, ValueError, TypeError):
+        return False
+    for amap in maps:
+        for expr in amap.results:
+            coefficients = _linear_coefficients(expr)
+            if coefficients is not None and any(c < 0 for c in coefficients.values()):
+                return True
+    return False
+
+
+def touches_i1(op) -> bool:
+    """Whether ``op`` reads or writes a tensor (memref) of i1."""
+    return any(is_i1(v) for v in list(op.operands) + list(op.results))
+
+
+def is_f32(t) -> bool:
+    """Whether the shaped type ``t`` holds f32."""
+    return isinstance(t.element_type, ir.F32Type)
+
+
+def _attr_ints(op, name):
+    if name not in op.attributes:
+        return None
+    return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def has_default_maps(op) -> bool:
+    """A linalg.matmul / batch_matmul without user-defined indexing maps (no transposes)."""
+    if "indexing_maps" not in op.attributes:
+        return True
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    n = maps[0].n_dims
+    batch = n - 3
+    expected = [
+        [*range(batch), batch, batch + 2],
+        [*range(batch), batch + 2, batch + 1],
+        [*range(batch), batch, batch + 1],
+    ]
+    for m, want in zip(maps, expected):
+        if not m.is_projected_permutation or [ir.AffineDimExpr(r).position for r in m.results] != want:
+            return False
+    return True
+
+
+def conv_params(op):
+    """([stride h, stride w], [dilation h, dilation w]) of a 2-D convolution or pooling op."""
+    strides = _attr_ints(op, "strides") or [1, 1]
+    dilations = _attr_ints(op, "dilations") or [1, 1]
+    return strides, dilations
+
+
+def reassociation(groups):
+    """The reassociation attribute of tensor.collapse_shape / expand_shape for ``groups``."""
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g]) for g in groups])
+
+
+def linalg_ops(module: ir.Module):
+    """The linalg ops of ``module`` in program order (not the ops inside their regions)."""
+    ops = []
+
+    def visit(op):
+        name = op.name
+        if name.startswith("linalg.") and name != "linalg.yield" and name != "linalg.index":
+            ops.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return ops
+
+
+
+__all__ = [
+    "conv_params",
+    "element_bits",
+    "has_default_maps",
+    "is_f32",
+    "is_i1",
+    "linalg_ops",
+    "reassociation",
+    "reverses_access",
+    "static_tensor_type",
+    "touches_i1",
+]

@@ -1,13 +1,14 @@
-"""Run linalg-on-tensors modules on the CPU with MLIR's ExecutionEngine.
+"""The loops harness: run linalg-on-tensors modules on the CPU with MLIR's ExecutionEngine.
 
-A correctness harness for ``convert-ecg-to-linalg``: bufferize (function boundaries
-included, results turned into caller-allocated out-parameters), lower linalg to
-loops and everything to LLVM, JIT-compile, call with numpy arrays. No tiling or
+A correctness harness for ``convert-ecg-to-linalg``, not the code generator (whose
+JIT is ``codegen.JitFunction``): bufferize (function boundaries included, results
+turned into caller-allocated out-parameters), lower linalg to plain loops and
+everything to LLVM, JIT-compile, call with numpy arrays. No tiling or
 vectorization. The module is lowered in place (pass a copy to keep it).
 
     module = import_onnx("squeezenet.onnx")
     convert_ecg_to_linalg(module)
-    outputs = JitFunction(module)(x)          # numpy arrays, one per result
+    outputs = LoopsJitFunction(module)(x)     # numpy arrays, one per result
 """
 
 import ctypes
@@ -119,8 +120,8 @@ def _run(pipeline: str, module: ir.Module):
     pm.run(module.operation)
 
 
-class JitFunction:
-    """``@entry`` of a linalg-on-tensors module, compiled; call it with numpy arrays.
+class LoopsJitFunction:
+    """``@entry`` of a linalg-on-tensors module, compiled to plain loops; call it with numpy arrays.
 
     ``timings`` records the seconds spent bufferizing, lowering to LLVM and in the
     ExecutionEngine's LLVM compilation. ``max_ops_per_function`` (0: off) splits the
@@ -175,9 +176,9 @@ class JitFunction:
 
 def jit_run(module: ir.Module, inputs: Sequence[np.ndarray], entry: str = "main") -> list:
     """Compile ``module`` (linalg on tensors; lowered in place) and run ``@entry`` once."""
-    return JitFunction(module, entry)(*inputs)
+    return LoopsJitFunction(module, entry)(*inputs)
 
 
 __all__ = [
-    "BUFFERIZE", "TO_LLVM", "JitError", "JitFunction", "copies_to_linalg", "flatten_constants", "jit_run",
+    "BUFFERIZE", "TO_LLVM", "JitError", "LoopsJitFunction", "copies_to_linalg", "flatten_constants", "jit_run",
 ]

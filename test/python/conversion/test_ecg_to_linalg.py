@@ -20,7 +20,7 @@ import dnnf_mlir
 from dnnf_mlir import codegen
 from dnnf_mlir._mlir import func, ir
 from dnnf_mlir.conversion import ConversionError, convert_ecg_to_linalg
-from dnnf_mlir.conversion.jit import JitFunction
+from dnnf_mlir.conversion.jit import LoopsJitFunction as JitFunction
 from dnnf_mlir.ecg import OPS, TensorSpec, to_mlir
 from dnnf_mlir.ecg.ops.data_movement import SliceOp
 from dnnf_mlir.interpreter import find_function, interpret

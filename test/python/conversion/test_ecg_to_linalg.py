@@ -20,7 +20,7 @@ import dnnf_mlir
 from dnnf_mlir import codegen
 from dnnf_mlir._mlir import func, ir
 from dnnf_mlir.conversion import ConversionError, convert_ecg_to_linalg
-from dnnf_mlir.conversion.jit import LoopsJitFunction as JitFunction
+from dnnf_mlir.conversion.jit import LoopsJitFunction
 from dnnf_mlir.ecg import OPS, TensorSpec, to_mlir
 from dnnf_mlir.ecg.ops.data_movement import SliceOp
 from dnnf_mlir.interpreter import find_function, interpret
@@ -93,7 +93,7 @@ def lower_and_run(module, inputs, **jit_options):
     module.operation.verify()
     text = str(module)
     assert '"ecg.' not in text, text
-    return JitFunction(module, **jit_options)(*inputs)
+    return LoopsJitFunction(module, **jit_options)(*inputs)
 
 
 def compile_and_run(module, inputs):
@@ -565,7 +565,7 @@ def _end_to_end(name, capsys, cut=None):
     convert_ecg_to_linalg(module)
     module.operation.verify()
     timings = {"convert": time.perf_counter() - start}
-    jit = JitFunction(module)
+    jit = LoopsJitFunction(module)
     timings.update(jit.timings)
     start = time.perf_counter()
     got = jit(*inputs)

@@ -23,5 +23,7 @@ config.environment.update({k: v for k, v in os.environ.items() if k.startswith("
 if "PYTHONPATH" in os.environ:
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 config.substitutions.append(("%PYTHON", sys.executable))
+# The declarative half of lowering (pipelines, transform libraries) that the compiler reads.
+config.substitutions.append(("%lowering", os.path.join(os.path.dirname(__file__), "..", "lowering")))
 filecheck = shutil.which("FileCheck-22") or shutil.which("filecheck", path=bin_dir) or "filecheck"
 config.substitutions.append(("FileCheck", filecheck))

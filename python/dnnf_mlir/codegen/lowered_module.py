@@ -24,6 +24,7 @@ TARGET_ATTR = "dnnf.codegen.target"
 
 
 CPU_ATTR = "dnnf.codegen.cpu"
+KERNELS_ATTR = "dnnf.codegen.kernels"  # how many kernels the plan made
 
 
 def walk_ops(module_op, names) -> list:
@@ -113,6 +114,7 @@ def signatures(module: ir.Module) -> dict:
 
 __all__ = [
     "CPU_ATTR",
+    "KERNELS_ATTR",
     "SIGNATURES",
     "TARGET_ATTR",
     "USES_OPENMP",

@@ -8,9 +8,14 @@ from .._mlir import PassManager, ir
 from .errors import CodegenError
 
 
-def run_passes(pipeline: str, module: ir.Module):
-    """Run the textual pass ``pipeline`` (nested in ``builtin.module``) on ``module``."""
-    PassManager.parse(f"builtin.module({pipeline})", module.context).run(module.operation)
+def run_passes(passes: str, module: ir.Module):
+    """Run the comma-separated ``passes`` (nested in ``builtin.module``) on ``module``."""
+    run_pipeline(f"builtin.module({passes})", module)
+
+
+def run_pipeline(pipeline: str, module: ir.Module):
+    """Run a whole textual pass ``pipeline`` (``builtin.module(...)``) on ``module``."""
+    PassManager.parse(pipeline, module.context).run(module.operation)
 
 
 def apply_script(module: ir.Module, text: str, name: str, what: str):
@@ -41,4 +46,4 @@ def has_pass(name: str) -> bool:
     return _PASS_CACHE[name]
 
 
-__all__ = ["apply_script", "has_pass", "run_passes"]
+__all__ = ["apply_script", "has_pass", "run_passes", "run_pipeline"]

@@ -3,22 +3,26 @@
 ``lower_to_llvm(module, target, threads)`` runs, in order (``PIPELINE_STAGES`` names
 the stages; ``dump(stage, module)`` sees the module after each):
 
-1. ``prepare``: ``canonicalize, cse, linalg-fuse-elementwise-ops, canonicalize, cse``;
-   then the target's rewrites into the shapes its kernels take (``cpu/prepare.py``).
+The pass pipelines of the stages are files of ``lowering/cpu/`` (``*.pipeline``),
+the fixed transform scripts its libraries (``*.mlir``); Python computes what depends
+on shapes (the kernel plan).
+
+1. ``prepare``: ``canonicalize, cse, linalg-fuse-elementwise-ops, canonicalize, cse``
+   (``prepare.pipeline``); then the target's rewrites into the shapes its kernels take (``cpu/prepare.py``).
 2. ``schedule``: the transform-dialect script of the target's kernel plan (tiling,
    packing, vectorization of every linalg op; ``cpu/planner.py``), then
    ``canonicalize, cse``.
 3. ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries
    function-boundary-type-conversion=identity-layout-map}``,
-   ``buffer-results-to-out-params{modify-public-functions}``; results are written in
+   ``buffer-results-to-out-params{modify-public-functions}`` (``bufferize.pipeline``); results are written in
    place into the out-parameters; remaining ``memref.copy`` become ``linalg.copy``
    (``bufferization.py``).
 4. ``lower-vectors``: the target's script vectorizing those copies (split among the
    threads when big), ``hoist_redundant_vector_transfers``, masked transfers lowered;
-   ``buffer-loop-hoisting`` + ``buffer-deallocation-pipeline``; then the vector
+   ``buffer-loop-hoisting`` + ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); then the vector
    lowering patterns: ``lower_contraction`` (outer products), ``lower_outerproduct``
    (FMAs), transfer permutations, multi-reductions, ``lower_transfer`` (rank 1),
-   broadcasts, transposes, shape casts (``cpu/buffers.py``).
+   broadcasts, transposes, shape casts (``vector-lowering.mlir``).
 5. ``parallel``: ``scf.forall`` loops become OpenMP (threads > 1, ``cpu/openmp.py``)
    or plain loops; then a big function is split into private noinline pieces called
    in order (``split.py``): LLVM's optimizer and code generator are superlinear in
@@ -27,7 +31,7 @@ the stages; ``dump(stage, module)`` sees the module after each):
    expand-strided-metadata, lower-affine, finalize-memref-to-llvm, convert-scf-to-cf,
    convert-vector-to-llvm, convert-math-to-funcs, convert-math-to-llvm,
    convert-math-to-libm, convert-openmp-to-llvm, convert-to-llvm,
-   reconcile-unrealized-casts, canonicalize, cse``; the module gets the target triple,
+   reconcile-unrealized-casts, canonicalize, cse`` (``to-llvm.pipeline``); the module gets the target triple,
    every ``llvm.func`` the ``target_cpu`` / ``target_features`` of its CPU (all but the
    host's native CPU, which the JIT and ``llc -mcpu=native`` find by themselves), and
    the attributes of ``lowered_module.py``.
@@ -41,37 +45,18 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .._mlir import ir
+from ..lowering import read_pipeline
 from .bufferization import copies_to_linalg, results_in_place
 from .cpu.buffers import post_bufferization_script, vector_lowering_script
 from .cpu.openmp import parallelize
 from .cpu.planner import plan
 from .cpu.prepare import prepare as cpu_prepare
-from .lowered_module import CPU_ATTR, TARGET_ATTR, USES_OPENMP, record_signatures, walk_ops
-from .passes import apply_script, run_passes
+from .lowered_module import CPU_ATTR, KERNELS_ATTR, TARGET_ATTR, USES_OPENMP, record_signatures, walk_ops
+from .passes import apply_script, run_passes, run_pipeline
 from .split import split_functions
 from .target import Target, get_target
 
 PIPELINE_STAGES = ("prepare", "schedule", "bufferize", "lower-vectors", "parallel", "llvm")
-
-PREPARE = "canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse"
-BUFFERIZE = (
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{modify-public-functions},cse,canonicalize"
-)
-# Packing buffers allocated in a tile loop move out of it (not out of scf.forall: each
-# thread keeps its own); every allocation gets its deallocation. Before OpenMP, whose
-# loop wrappers must contain nothing but the loop.
-DEALLOCATE = "func.func(buffer-loop-hoisting),buffer-deallocation-pipeline"
-# memref (and OpenMP's memref.alloca_scope, single-block only) before scf -> cf.
-TO_LLVM = (
-    "func.func(convert-linalg-to-loops),convert-vector-to-scf{full-unroll},"
-    "lower-affine,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-scf-to-cf,"
-    "convert-vector-to-llvm{vector-contract-lowering=outerproduct vector-transpose-lowering=eltwise},"
-    "convert-math-to-funcs{convert-ctlz=false},convert-math-to-llvm,convert-math-to-libm,"
-    "finalize-memref-to-llvm,convert-openmp-to-llvm,convert-to-llvm,reconcile-unrealized-casts,"
-    "canonicalize,cse"
-)
-
 
 @dataclass
 class LoweringReport:
@@ -100,7 +85,7 @@ def lower_to_llvm(
     threads = max(1, int(threads))
     with module.context, ir.Location.unknown(module.context):
         record_signatures(module)
-        run_passes(PREPARE, module)
+        run_pipeline(read_pipeline("cpu/prepare.pipeline"), module)
         if dump:
             dump("prepare", module)
 
@@ -112,7 +97,7 @@ def lower_to_llvm(
         if dump:
             dump("schedule", module)
 
-        run_passes(BUFFERIZE, module)
+        run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
         results_in_place(module)
         copies = copies_to_linalg(module)
         run_passes("canonicalize,cse", module)
@@ -122,7 +107,7 @@ def lower_to_llvm(
         vector_script = post_bufferization_script(target, copies, threads)
         apply_script(module, vector_script, "__dnnf_vectorize_buffers", "vectorizing copies")
         run_passes("canonicalize,cse", module)
-        run_passes(DEALLOCATE, module)
+        run_pipeline(read_pipeline("cpu/deallocate.pipeline"), module)
         lowering = vector_lowering_script()
         apply_script(module, lowering, "__dnnf_lower_vectors", "vector lowering")
         run_passes("cse", module)
@@ -134,12 +119,13 @@ def lower_to_llvm(
         if dump:
             dump("parallel", module)
 
-        run_passes(TO_LLVM, module)
+        run_pipeline(read_pipeline("cpu/to-llvm.pipeline"), module)
         _set_llvm_target(module, target)
         if uses_openmp:
             module.operation.attributes[USES_OPENMP] = ir.UnitAttr.get()
         module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target.name)
         module.operation.attributes[CPU_ATTR] = ir.StringAttr.get(target.cpu)
+        module.operation.attributes[KERNELS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(kernels))
         if dump:
             dump("llvm", module)
     return LoweringReport(target, threads, kernels, script, vector_script + lowering)

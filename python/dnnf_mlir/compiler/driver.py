@@ -2,15 +2,17 @@
 
 The stages, each timed in the manifest:
 
-1. ``import``: ONNX -> ECG (``frontend.onnx_importer``);
-2. ``rewrite``: the ``ecg-rewrite`` pass (``rewriting``: math-property rewriting
-   that lowers the FLOPs; on unless ``rewrite=False``); what it did goes into the
-   manifest's ``rewrite`` entry (ops and FLOPs before and after, rules applied);
-3. ``lower``: ``convert-ecg-to-linalg``, the weights moved out of the code
-   (``weights.externalize_weights``), then ``codegen.lower_to_llvm`` for the target:
-   tiled, packed and vectorized kernels, one per linalg op, in the LLVM dialect;
-4. ``llvm``: LLVM IR, ``opt-22 -O3`` and ``llc-22`` into ``model.o``;
-5. ``build``: CMake (with the AArch64 toolchain file when cross-compiling) links
+1. ``import``: ONNX -> ECG (``frontend.onnx_importer``), the entry renamed ``ENTRY``;
+2. ``rewrite`` and ``lower``: the passes of ``lowering/compile.pipeline`` with this
+   compilation's options (``compile_pipeline``; ``dnnf-opt
+   --pass-pipeline-file=lowering/compile.pipeline`` runs the same): ``ecg-rewrite``
+   (math-property rewriting that lowers the FLOPs; on unless ``rewrite=False``; what
+   it did goes into the manifest's ``rewrite`` entry), ``convert-ecg-to-linalg``,
+   ``dnnf-externalize-weights`` (the weights moved out of the code into
+   ``weights.bin``), ``dnnf-lower-to-llvm`` for the target: tiled, packed and
+   vectorized kernels in the LLVM dialect;
+3. ``llvm``: LLVM IR, ``opt-22 -O3`` and ``llc-22`` into ``model.o``;
+4. ``build``: CMake (with the AArch64 toolchain file when cross-compiling) links
    ``model.o`` and the generated C glue into ``libdnnf_model.so`` and builds
    ``dnnf_runner``.
 
@@ -43,18 +45,19 @@ from pathlib import Path
 import numpy as np
 
 from .. import make_context
-from .._mlir import ir
-from ..codegen import compile_object, emit_llvm_ir, lower_to_llvm
-from ..codegen.lowered_module import USES_OPENMP
+from .._mlir import MLIRError, ir
+from ..asm import write_module
+from ..codegen import compile_object, emit_llvm_ir
+from ..codegen.lowered_module import KERNELS_ATTR, USES_OPENMP
 from ..codegen.target import get_target
-from ..conversion import convert_ecg_to_linalg
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
-from ..rewriting.pass_ import rewrite_module
+from ..lowering import read_pipeline
 from ..rewriting.rules import FAMILIES
 from ..statistics import module_statistics, rewrite_summary
+from ..transforms.pipeline import Pipeline, build_pass_manager
 from . import c_abi
-from .weights import externalize_weights, write_weights
+from .weights import recorded_layout
 
 IMPORTED_ENTRY = "main"  # the function import_onnx makes
 # The compiled entry point; not `main`, which a program linking the library defines.
@@ -63,6 +66,8 @@ MANIFEST = "manifest.json"
 LIBRARY = "libdnnf_model.so"
 RUNNER = "dnnf_runner"
 WEIGHTS = "weights.bin"
+COMPILE_PIPELINE = "compile.pipeline"  # in lowering/
+ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 RUNTIME_FILES = ("CMakeLists.txt", "dnnf_runner.c", "aarch64-linux-gnu.cmake")
 TOOLCHAIN_FILES = {"aarch64": "aarch64-linux-gnu.cmake"}
 
@@ -88,19 +93,36 @@ class CompileReport:
         )
 
 
-def _rewrite(module, enabled: bool) -> dict:
-    """Run ecg-rewrite on ``module`` (or not): the manifest's ``rewrite`` entry.
+def _unrewritten(module) -> dict:
+    """The manifest's ``rewrite`` entry when ecg-rewrite is off: the graph as imported."""
+    stats = module_statistics(module).values()
+    ops, flops = sum(s.ops for s in stats), sum(s.flops for s in stats)
+    return {"enabled": False, "ops_before": ops, "ops_after": ops, "flops_before": flops, "flops_after": flops,
+            "rules_applied": dict.fromkeys(FAMILIES, 0), "rules": {}, "seconds": 0.0}
 
-    ``ops_*`` and ``flops_*`` count the ECG ops of every function as ``ecg-op-stats``
-    does; without rewriting, before and after are the same graph.
-    """
-    if not enabled:
-        stats = module_statistics(module).values()
-        ops, flops = sum(s.ops for s in stats), sum(s.flops for s in stats)
-        return {"enabled": False, "ops_before": ops, "ops_after": ops, "flops_before": flops, "flops_after": flops,
-                "rules_applied": dict.fromkeys(FAMILIES, 0), "rules": {}, "seconds": 0.0}
-    report = rewrite_module(module)
-    return {"enabled": True, **report["total"], "seconds": report["seconds"]}
+
+def compile_pipeline(target, threads: int, rewrite: bool, weights_file, stats_file) -> Pipeline:
+    """``lowering/compile.pipeline`` with the options of one compilation set."""
+    pipeline = Pipeline(read_pipeline(COMPILE_PIPELINE))
+    pipeline = pipeline.with_options("dnnf-lower-to-llvm", target=target.name, cpu=target.cpu, threads=threads)
+    pipeline = pipeline.with_options("dnnf-externalize-weights", weights_file=weights_file)
+    if not rewrite:
+        return pipeline.without("ecg-rewrite")
+    return pipeline.with_options("ecg-rewrite", stats_file=stats_file)
+
+
+def _run_pipeline(module, pipeline: Pipeline, times: dict):
+    """Run ``pipeline`` pass by pass: ecg-rewrite's time is the manifest's ``rewrite``,
+    the others' ``lower``. A failing pass is a ``CompileError`` with its diagnostics."""
+    for name, element in zip(pipeline.names(), pipeline.element_texts()):
+        start = time.perf_counter()
+        try:
+            build_pass_manager(f"builtin.module({element})", module.context).run(module.operation)
+        except MLIRError as error:
+            messages = "; ".join(d.message for d in error.error_diagnostics) or error.message
+            raise CompileError(messages) from None
+        stage = "rewrite" if name == "ecg-rewrite" else "lower"
+        times[stage] = times.get(stage, 0.0) + time.perf_counter() - start
 
 
 def _tensor_names(function, attribute_name: str, count: int, prefix: str) -> list:
@@ -161,6 +183,7 @@ def compile_model(
     shapes: dict | None = None,
     rewrite: bool = True,
     cpu: str | None = None,
+    keep_ir: bool = False,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
@@ -170,7 +193,9 @@ def compile_model(
     ``rewrite`` runs the ``ecg-rewrite`` pass on the imported graph first. ``cpu``
     names the CPU to compile for (``native``, ``x86-64-v3``, ``cortex-a76``, ...;
     default: ``$DNNF_CPU``, else native for the host and generic for AArch64); the
-    library refuses to load on a CPU without its features.
+    library refuses to load on a CPU without its features. ``keep_ir`` also writes
+    the module that ``lowering/compile.pipeline`` starts from (``model.ecg.mlir``)
+    and the one it ends with (``model.llvm.mlir``).
     """
     t = get_target(target, cpu)
     if threads > 1 and not t.is_host:
@@ -181,28 +206,32 @@ def compile_model(
     module = import_onnx(model, shapes=shapes, context=make_context())
     times["import"] = time.perf_counter() - start
 
-    start = time.perf_counter()
-    with module.context, ir.Location.unknown():
-        rewritten = _rewrite(module, rewrite)
-        if rewrite:
-            times["rewrite"] = time.perf_counter() - start
-        start = time.perf_counter()
-        inputs, outputs = _entry_signature(module)
-        convert_ecg_to_linalg(module)
-        weights = externalize_weights(module, ENTRY)
-        report = lower_to_llvm(module, t, threads=threads)
-        openmp = USES_OPENMP in module.operation.attributes
-        times["lower"] = time.perf_counter() - start
-        start = time.perf_counter()
-        llvm_ir = emit_llvm_ir(module)
-
     outdir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
     try:
+        with module.context, ir.Location.unknown():
+            inputs, outputs = _entry_signature(module)
+            if keep_ir:
+                write_module(module, str(staging / ECG_IR))
+            rewritten = None if rewrite else _unrewritten(module)
+            stats_file = staging / ".rewrite.json"
+            pipeline = compile_pipeline(t, threads, rewrite, staging / WEIGHTS, stats_file)
+            _run_pipeline(module, pipeline, times)
+            if rewrite:
+                report = json.loads(stats_file.read_text())
+                stats_file.unlink()
+                rewritten = {"enabled": True, **report["total"], "seconds": report["seconds"]}
+            attributes = module.operation.attributes
+            openmp = USES_OPENMP in attributes
+            kernels = ir.IntegerAttr(attributes[KERNELS_ATTR]).value
+            layout = recorded_layout(module)
+            if keep_ir:
+                write_module(module, str(staging / LLVM_IR))
+            start = time.perf_counter()
+            llvm_ir = emit_llvm_ir(module)
         compile_object(llvm_ir, target=t, output=str(staging / "model.o"), pic=True)
         times["llvm"] = time.perf_counter() - start
         start = time.perf_counter()
-        layout = write_weights(str(staging / WEIGHTS), weights)
         _write_sources(staging, model.stem, t, inputs, outputs, layout, openmp)
         _build(staging, t, openmp)
         times["build"] = time.perf_counter() - start
@@ -225,7 +254,7 @@ def compile_model(
             "weights": [dict(w.to_json(), nbytes=w.nbytes) for w in layout],
             "library": LIBRARY,
             "runner": RUNNER,
-            "kernels": len(report.kernels),
+            "kernels": kernels,
             "rewrite": rewritten,
             "compile_seconds": {k: round(v, 3) for k, v in times.items()},
         }

@@ -12,11 +12,13 @@ stay in the code, where the compiler can fold them.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._mlir import ir
+from ..transforms.pass_base import ModulePass, Option, PassError
 
 ALIGNMENT = 64  # bytes: a cache line, and whole AVX-512 vectors
 MIN_ELEMENTS = 64  # smaller non-splat constants stay in the code
@@ -50,10 +52,12 @@ def _is_weight(op) -> bool:
     return np.prod(tensor_type.shape, dtype=np.int64) >= MIN_ELEMENTS
 
 
-def externalize_weights(module: ir.Module, entry: str = "main") -> list:
-    """Replace the large constants of ``@entry`` by new trailing arguments.
+def externalize_weights(module, entry: str = "") -> list:
+    """Replace the large constants of ``@entry`` (default: the one public function) by
+    new trailing arguments.
 
-    Returns their values (numpy arrays) in argument order. Every argument of the
+    ``module`` is an ``ir.Module`` or its operation. Returns their values (numpy
+    arrays) in argument order. Every argument of the
     entry function is marked ``bufferization.writable = false``: the compiled code
     must never write into the caller's inputs or into the shared weights.
     """
@@ -61,7 +65,7 @@ def externalize_weights(module: ir.Module, entry: str = "main") -> list:
     block = function.regions[0].blocks[0]
     constants = [op for op in block.operations if _is_weight(op.operation)]
     values = []
-    with module.context:
+    with module.operation.context:
         for op in constants:
             argument = block.add_argument(op.results[0].type, op.location)
             op.results[0].replace_all_uses_with(argument)
@@ -81,11 +85,18 @@ def externalize_weights(module: ir.Module, entry: str = "main") -> list:
     return values
 
 
-def _entry_function(module: ir.Module, name: str):
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op.operation
-    raise ValueError(f"no function @{name} in the module")
+def _entry_function(module, name: str):
+    """The function ``@name``; with no name, the module's one public function."""
+    functions = [op.operation for op in module.operation.regions[0].blocks[0].operations if op.operation.name == "func.func"]
+    if name:
+        found = [f for f in functions if ir.StringAttr(f.attributes["sym_name"]).value == name]
+        if not found:
+            raise ValueError(f"no function @{name} in the module")
+        return found[0]
+    public = [f for f in functions if "sym_visibility" not in f.attributes]
+    if len(public) != 1:
+        raise ValueError(f"the module has {len(public)} public functions: name the entry (option entry=NAME)")
+    return public[0]
 
 
 def layout(values) -> list:
@@ -117,4 +128,55 @@ def read_weights(path: str, entries) -> list:
     ]
 
 
-__all__ = ["ALIGNMENT", "MIN_ELEMENTS", "Weight", "externalize_weights", "layout", "read_weights", "write_weights"]
+WEIGHTS_ATTR = "dnnf.weights"
+
+
+def record_layout(module, entries):
+    """Put the ``Weight`` layout on ``module`` (``dnnf.weights``: offset, dtype, shape per argument)."""
+    with module.operation.context:
+        module.operation.attributes[WEIGHTS_ATTR] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(json.dumps(entry.to_json())) for entry in entries]
+        )
+
+
+def recorded_layout(module) -> list:
+    """The ``Weight`` layout that ``dnnf-externalize-weights`` put on ``module``."""
+    if WEIGHTS_ATTR not in module.operation.attributes:
+        return []
+    entries = [json.loads(ir.StringAttr(a).value) for a in ir.ArrayAttr(module.operation.attributes[WEIGHTS_ATTR])]
+    return [Weight(e["offset"], np.dtype(e["dtype"]), tuple(e["shape"])) for e in entries]
+
+
+class ExternalizeWeightsPass(ModulePass):
+    """``externalize_weights`` as a pass: the weights become trailing arguments of the
+    entry function, their layout is recorded on the module, and ``weights-file`` (when
+    given) receives their values."""
+
+    NAME = "dnnf-externalize-weights"
+    SUMMARY = "Turn the large constants of the entry function into arguments read from a weights file"
+    OPTIONS = (
+        Option("entry", str, "", "the entry function (default: the module's one public function)"),
+        Option("weights-file", str, "", "where to write the weights (none: only the IR changes)"),
+    )
+
+    def run(self, module: ir.Operation):
+        try:
+            values = externalize_weights(module, self.options["entry"])
+        except ValueError as error:
+            raise PassError(str(error)) from None
+        path = self.options["weights-file"]
+        record_layout(module, write_weights(path, values) if path else layout(values))
+
+
+__all__ = [
+    "ALIGNMENT",
+    "ExternalizeWeightsPass",
+    "MIN_ELEMENTS",
+    "WEIGHTS_ATTR",
+    "Weight",
+    "externalize_weights",
+    "layout",
+    "read_weights",
+    "recorded_layout",
+    "write_weights",
+]

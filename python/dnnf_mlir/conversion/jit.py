@@ -3,8 +3,8 @@
 A correctness harness for ``convert-ecg-to-linalg``, not the code generator (whose
 JIT is ``codegen.JitFunction``): bufferize (function boundaries included, results
 turned into caller-allocated out-parameters), lower linalg to plain loops and
-everything to LLVM, JIT-compile, call with numpy arrays. No tiling or
-vectorization. The module is lowered in place (pass a copy to keep it).
+everything to LLVM (the pipelines of ``lowering/loops/``), JIT-compile, call with
+numpy arrays. No tiling or vectorization. The module is lowered in place (pass a copy to keep it).
 
     module = import_onnx("squeezenet.onnx")
     convert_ecg_to_linalg(module)
@@ -18,25 +18,11 @@ from typing import Sequence
 import numpy as np
 
 from .. import _mlir
-from .._mlir import PassManager, ir
+from .._mlir import ir
+from ..codegen.passes import run_pipeline
 from ..codegen.split import split_functions
 from ..ecg import TensorSpec, from_mlir
-
-# Tensors -> memrefs: identity layouts at the function boundary so that numpy's
-# contiguous arrays can be passed; results become out-parameters the caller allocates.
-BUFFERIZE = (
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{modify-public-functions},"
-    "buffer-deallocation-pipeline"
-)
-# Memrefs -> LLVM. math ops without an LLVM intrinsic (erf, tanh, ...) become libm calls,
-# which the ExecutionEngine resolves in the running process.
-TO_LLVM = (
-    "func.func(convert-linalg-to-loops),convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-    "convert-math-to-funcs{convert-ctlz=false},convert-math-to-llvm,convert-math-to-libm,"
-    "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts"
-)
-
+from ..lowering import read_pipeline
 
 class JitError(Exception):
     pass
@@ -115,11 +101,6 @@ def _find_function(module: ir.Module, name: str):
     raise JitError(f"no function @{name} in the module")
 
 
-def _run(pipeline: str, module: ir.Module):
-    pm = PassManager.parse(f"builtin.module({pipeline})", module.context)
-    pm.run(module.operation)
-
-
 class LoopsJitFunction:
     """``@entry`` of a linalg-on-tensors module, compiled to plain loops; call it with numpy arrays.
 
@@ -141,13 +122,13 @@ class LoopsJitFunction:
         with module.context, ir.Location.unknown():
             start = time.perf_counter()
             flatten_constants(module.operation)
-            _run(BUFFERIZE, module)
+            run_pipeline(read_pipeline("loops/bufferize.pipeline"), module)
             copies_to_linalg(module.operation)
             if max_ops_per_function:
                 split_functions(module, max_ops_per_function)
             self.timings["bufferize"] = time.perf_counter() - start
             start = time.perf_counter()
-            _run(TO_LLVM, module)
+            run_pipeline(read_pipeline("loops/to-llvm.pipeline"), module)
             self.timings["to_llvm"] = time.perf_counter() - start
             start = time.perf_counter()
             self.module = module  # the engine's globals come from it: keep it alive
@@ -180,5 +161,5 @@ def jit_run(module: ir.Module, inputs: Sequence[np.ndarray], entry: str = "main"
 
 
 __all__ = [
-    "BUFFERIZE", "TO_LLVM", "JitError", "LoopsJitFunction", "copies_to_linalg", "flatten_constants", "jit_run",
+    "JitError", "LoopsJitFunction", "copies_to_linalg", "flatten_constants", "jit_run",
 ]

@@ -5,9 +5,10 @@
     dnnf-compile model.onnx --cpu x86-64-v3 -o out/model-avx2   # runs on any AVX2 + FMA machine
     dnnf-run out/model --check                                  # run it, compare with onnxruntime
 
-The imported graph is first rewritten by the ecg-rewrite pass (math-property
-rewriting that lowers the FLOPs; --no-rewrite skips it); the second line printed
-says what it did, manifest.json's "rewrite" entry has the details.
+The imported graph goes through the passes of lowering/compile.pipeline, first the
+ecg-rewrite pass (math-property rewriting that lowers the FLOPs; --no-rewrite skips
+it); the second line printed says what it did, manifest.json's "rewrite" entry has
+the details.
 
 OUTDIR receives the library, its C header (model.h), the weights file, the CMake
 project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
@@ -39,6 +40,10 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads of the parallel loops (host only)")
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
     parser.add_argument("--no-rewrite", action="store_true", help="compile the imported graph as is (no ecg-rewrite)")
+    parser.add_argument(
+        "--keep-ir", action="store_true",
+        help="also write model.ecg.mlir and model.llvm.mlir: what lowering/compile.pipeline starts from and ends with",
+    )
     return parser
 
 
@@ -47,7 +52,7 @@ def main(argv=None) -> int:
     try:
         report = compile_model(
             args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
-            shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite,
+            shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite, keep_ir=args.keep_ir,
         )
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None

@@ -17,6 +17,7 @@ import sys
 from .. import make_context
 from .._mlir import MLIRError
 from ..asm import module_to_bytecode, module_to_text, parse, read_source, write_bytes
+from ..lowering import pipeline_text
 from ..transforms import PASSES
 from ..transforms.pipeline import PipelineError, build_pass_manager
 from .common import LOCATION, ToolError, print_diagnostic, run_tool
@@ -44,6 +45,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", nargs="?", default="-", help="input file ('-' for stdin)")
     parser.add_argument("-o", dest="output", default="-", help="output file ('-' for stdout)")
     parser.add_argument("--pass-pipeline", help="textual pipeline, e.g. 'builtin.module(ecg-op-stats,canonicalize)'")
+    parser.add_argument(
+        "--pass-pipeline-file", metavar="FILE", help="the pipeline of a .pipeline file ('//' comment lines), e.g. lowering/cpu/to-llvm.pipeline"
+    )
     parser.add_argument("--split-input-file", action="store_true", help="split the input at '// -----' lines")
     parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* comments")
     parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
@@ -104,8 +108,10 @@ def main(argv=None) -> int:
             raise ToolError("--list-rewrite-rules cannot be combined with passes")
         write_bytes(list_rewrite_rules(args.list_rewrite_rules).encode(), args.output)
         return 0
-    if args.pass_pipeline and pass_flags:
-        raise ToolError("--pass-pipeline cannot be combined with individual pass flags")
+    if sum(map(bool, (args.pass_pipeline, args.pass_pipeline_file, pass_flags))) > 1:
+        raise ToolError("--pass-pipeline, --pass-pipeline-file and individual pass flags are exclusive")
+    if args.pass_pipeline_file:
+        args.pass_pipeline = pipeline_text(args.pass_pipeline_file)
     pipeline = args.pass_pipeline or pass_flags_to_pipeline(pass_flags)
     source = read_source(args.input)
     filename = "<stdin>" if args.input == "-" else args.input

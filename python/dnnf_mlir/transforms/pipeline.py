@@ -32,6 +32,66 @@ def _split_top_level(text: str) -> list:
     return [p for p in parts if p]
 
 
+class Pipeline:
+    """A module-level pass pipeline as a list of ``(pass, options)``, so that a driver
+    sets the options of a named pass, or leaves it out, without editing its text."""
+
+    def __init__(self, text: str):
+        body = text.strip()
+        if not (body.startswith("builtin.module(") and body.endswith(")")):
+            raise PipelineError(f"a pipeline is 'builtin.module(...)', got: {body[:60]}")
+        self.passes = [_split_options(element) for element in _split_top_level(body[len("builtin.module("):-1])]
+
+    def names(self) -> list:
+        return [name for name, _ in self.passes]
+
+    def with_options(self, name: str, **options) -> "Pipeline":
+        """The pipeline with ``options`` (Python names: ``weights_file`` is ``weights-file``) set on pass ``name``."""
+        if name not in self.names():
+            raise PipelineError(f"the pipeline has no pass {name}")
+        changed = self._copy()
+        for index, (pass_name, current) in enumerate(changed.passes):
+            if pass_name == name:
+                updated = dict(current)
+                updated.update({key.replace("_", "-"): str(value) for key, value in options.items()})
+                changed.passes[index] = (pass_name, updated)
+        return changed
+
+    def without(self, name: str) -> "Pipeline":
+        changed = self._copy()
+        changed.passes = [(n, o) for n, o in changed.passes if n != name]
+        return changed
+
+    def element_texts(self) -> list:
+        """Each pass in pipeline syntax (``name{key=value ...}``)."""
+        def option(key, value):
+            return key if value is None else f"{key}={value}"
+
+        return [name + ("{" + " ".join(option(k, v) for k, v in options.items()) + "}" if options else "")
+                for name, options in self.passes]
+
+    def text(self) -> str:
+        return "builtin.module(" + ",".join(self.element_texts()) + ")"
+
+    def _copy(self) -> "Pipeline":
+        copy = Pipeline.__new__(Pipeline)
+        copy.passes = list(self.passes)
+        return copy
+
+
+def _split_options(element: str) -> tuple:
+    """``name{a=1 b=2}`` -> (name, {a: 1, b: 2}); a nested pipeline (``func.func(...)``)
+    stays one opaque name."""
+    if "{" not in element or "(" in element.partition("{")[0]:
+        return element, {}
+    name, _, rest = element.partition("{")
+    options = {}
+    for item in rest.rstrip("}").replace(",", " ").split():
+        key, has_value, value = item.partition("=")
+        options[key] = value if has_value else None  # a bare flag: {full-unroll}
+    return name.strip(), options
+
+
 def _flatten(text: str, anchors: tuple) -> list:
     """[(anchors, element text)] for every pass in ``text``, in order."""
     items = []

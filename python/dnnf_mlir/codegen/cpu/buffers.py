@@ -4,13 +4,14 @@ lowering of vectors to what LLVM takes.
 ``post_bufferization_script`` vectorizes the copies that are left (packing buffers,
 padded operands, padded results), hoists redundant transfers and lowers vector masks;
 ``vector_lowering_script`` finally lowers ``vector.contract`` -> outer products ->
-FMAs and n-D transfers to 1-D ones.
+FMAs and n-D transfers to 1-D ones (a fixed script: ``lowering/cpu/vector-lowering.mlir``).
 """
 
 from __future__ import annotations
 
 import math
 
+from ...lowering import read_transform_library
 from ..target import Target
 from ..transform_script import Script
 from .tiles import PARALLEL_MIN_ELEMENTS
@@ -52,32 +53,10 @@ def post_bufferization_script(target: Target, copies, threads: int = 1) -> str:
     return s.text("__dnnf_vectorize_buffers")
 
 
-VECTOR_LOWERING = (
-    'vector.lower_contraction lowering_strategy = "outerproduct"',
-    "vector.transfer_permutation_patterns",
-    'vector.reorder_multi_reduction_dims lowering_strategy = "innerparallel"',
-    'vector.multi_reduction_flattening lowering_strategy = "innerparallel"',
-    'vector.multi_reduction_unrolling lowering_strategy = "innerparallel"',
-    "vector.lower_masked_transfers",
-    "vector.lower_transfer max_transfer_rank = 1",
-    "vector.lower_outerproduct",
-    "vector.lower_broadcast",
-    'vector.lower_transpose lowering_strategy = "eltwise"',
-    "vector.lower_shape_cast",
-)
-
-
 def vector_lowering_script() -> str:
-    """vector.contract -> outer products -> FMAs; n-D transfers -> 1-D loads/stores.
-
-    No canonicalization may run between this and the LLVM conversion: it would fold
-    the rows of an accumulator back into one ``vector.from_elements`` of scalars.
-    """
-    s = Script()
-    func = s.match_func()
-    s.patterns(func, VECTOR_LOWERING)
-    return s.text("__dnnf_lower_vectors")
+    """vector.contract -> outer products -> FMAs; n-D transfers -> 1-D loads/stores: the
+    transform library ``lowering/cpu/vector-lowering.mlir`` (``@__dnnf_lower_vectors``)."""
+    return read_transform_library("cpu/vector-lowering.mlir")
 
 
-
-__all__ = ["VECTOR_LOWERING", "post_bufferization_script", "vector_lowering_script"]
+__all__ = ["post_bufferization_script", "vector_lowering_script"]

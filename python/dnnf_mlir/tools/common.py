@@ -112,7 +112,7 @@ def onnxruntime_session(onnx_path, optimize: bool = False, threads: int | None =
         options.inter_op_num_threads = 1
     # Idle workers sleep instead of spinning: spinning threads would take the cores from
     # whatever runs next in this process (the compiled model, in dnnf-bench's rounds),
-    # as the compiled code's OpenMP workers do (codegen/openmp.py).
+    # as the compiled code's OpenMP workers do (codegen/cpu/openmp.py).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     model = load_model(onnx_path).SerializeToString()  # also reads ONNX's text syntax
     try:

@@ -14,7 +14,7 @@ from typing import Optional
 
 from .. import _mlir
 from .._mlir import ir
-from .linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, static_tensor_type
+from .linalg_queries import has_default_maps, is_f32, linalg_ops, parallel_loops, reassociation, static_tensor_type
 
 
 def normalize_matmuls(module: ir.Module) -> int:
@@ -219,8 +219,8 @@ def generic_contractions_to_matmul(module: ir.Module) -> int:
         if op.name != "linalg.generic" or len(op.results) != 1:
             continue
         out = static_tensor_type(op.results[0])
-        iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-        if out is None or not is_f32(out) or all("parallel" in it for it in iterators):
+        parallel = parallel_loops(op)
+        if out is None or not is_f32(out) or all(parallel):
             continue
         if any(static_tensor_type(v) is None or not is_f32(static_tensor_type(v)) for v in op.operands):
             continue
@@ -232,7 +232,7 @@ def generic_contractions_to_matmul(module: ir.Module) -> int:
             continue
         block, x_value, y_value = body
         c_dims = _map_dims(maps[-1])
-        reduction = {d for d, it in enumerate(iterators) if "parallel" not in it}
+        reduction = {d for d, is_parallel in enumerate(parallel) if not is_parallel}
         if reduction & set(c_dims):
             continue
         # Check the dims before creating anything.
@@ -246,7 +246,7 @@ def generic_contractions_to_matmul(module: ir.Module) -> int:
             continue
         xs, ys, cs = operand_dims[0], operand_dims[1], set(c_dims)
         k_dims = xs & ys - cs
-        if k_dims != reduction or (xs | ys) != set(range(len(iterators))) or not cs <= (xs | ys):
+        if k_dims != reduction or (xs | ys) != set(range(len(parallel))) or not cs <= (xs | ys):
             continue
         b_dims = [d for d in c_dims if d in xs and d in ys]
         m_dims = [d for d in c_dims if d in xs and d not in ys]

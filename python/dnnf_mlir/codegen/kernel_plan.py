@@ -47,6 +47,7 @@ class Planner:
         self._cleanup = True
 
     def finish(self):
+        """End the script: the cleanup deferred by ``cleanup``, once."""
         if not self._cleanup:
             return
         s = self.script
@@ -56,10 +57,12 @@ class Planner:
         s.canonicalize(func)
 
     def add_kernel(self, kernel: Kernel):
+        """Record what was decided for one op (its strategy is what later ops see of it)."""
         self.kernels.append(kernel)
         self.strategies[kernel.tag] = kernel.strategy
 
     def new_tag(self, op) -> str:
+        """Tag ``op`` for ``Script.match``: ``k0``, ``k1``, ... in program order."""
         tag = f"k{self._next}"
         self._next += 1
         op.attributes[TAG] = ir.StringAttr.get(tag)

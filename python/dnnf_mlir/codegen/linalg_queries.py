@@ -94,6 +94,15 @@ def _attr_ints(op, name):
     return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
+def parallel_loops(op) -> Optional[list]:
+    """Per loop of a linalg op, whether it is parallel (not a reduction); None for a
+    named op without ``iterator_types``."""
+    if "iterator_types" not in op.attributes:
+        return None
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>", op.context)
+    return [kind == parallel for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
 def has_default_maps(op) -> bool:
     """A linalg.matmul / batch_matmul without user-defined indexing maps (no transposes)."""
     if "indexing_maps" not in op.attributes:
@@ -147,6 +156,7 @@ __all__ = [
     "is_f32",
     "is_i1",
     "linalg_ops",
+    "parallel_loops",
     "reassociation",
     "reverses_access",
     "static_tensor_type",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ..kernel_plan import Kernel, Planner
-from ..linalg_queries import has_default_maps, is_f32, static_tensor_type
+from ..linalg_queries import has_default_maps, is_f32, parallel_loops, static_tensor_type
 from .rows import schedule_rows
 from .tiles import even_split, matmul_register_tile
 
@@ -41,13 +41,10 @@ def elementwise_consumer(op):
     uout = static_tensor_type(user.results[0])
     if out is None or uout is None or tuple(out.shape) != tuple(uout.shape) or not is_f32(uout):
         return None
-    try:
-        iterators = [str(a) for a in ir.ArrayAttr(user.attributes["iterator_types"])]
-        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(user.attributes["indexing_maps"])]
-    except (KeyError, ValueError):
+    parallel = parallel_loops(user)
+    if parallel is None or not all(parallel) or len(parallel) != len(out.shape):
         return None
-    if any("parallel" not in it for it in iterators) or len(iterators) != len(out.shape):
-        return None
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(user.attributes["indexing_maps"])]
     identity = ir.AffineMap.get_identity(len(out.shape))
     operands = list(user.operands)
     for index, (value, amap) in enumerate(zip(operands, maps)):

@@ -16,7 +16,7 @@ from typing import Optional
 
 from ..._mlir import ir
 from ..kernel_plan import Kernel, Planner
-from ..linalg_queries import element_bits, reverses_access, static_tensor_type, touches_i1
+from ..linalg_queries import element_bits, parallel_loops, reverses_access, static_tensor_type, touches_i1
 from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS
 
 
@@ -30,16 +30,10 @@ def schedule_rows(planner: Planner, op):
     out = static_tensor_type(op.results[0])
     if out is None:
         return
-    try:
-        iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-    except (KeyError, ValueError):
-        iterators = None
     loop_ranges = static_loop_ranges(op)
     if loop_ranges is None:
         return
-    if iterators is None:
-        iterators = ["#linalg.iterator_type<parallel>"] * len(loop_ranges)
-    parallel = ["parallel" in it for it in iterators]
+    parallel = parallel_loops(op) or [True] * len(loop_ranges)  # named ops without iterators: fills, copies
     tag = planner.new_tag(op)
     rank = len(loop_ranges)
     if rank == 0 or touches_i1(op) or reverses_access(op):

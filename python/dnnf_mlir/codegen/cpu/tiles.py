@@ -20,6 +20,7 @@ MAX_VECTOR_ELEMENTS = 4096
 
 
 def largest_divisor(n: int, candidates) -> Optional[int]:
+    """The first of ``candidates`` (largest first) that divides ``n``, or None."""
     for c in candidates:
         if c and n % c == 0:
             return c

@@ -13,13 +13,15 @@ from dnnf_mlir.transforms.registry import PASS_TABLE
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "dnnf_mlir"
 
+# dnnf-opt --help through its console-script entry point, in a fresh interpreter.
 HELP_SCRIPT = """
 import contextlib, io, json, sys
 from dnnf_mlir.tools import opt
+sys.argv = ["dnnf-opt", "--help"]
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     try:
-        opt.main(["--help"])
+        opt.entry()
     except SystemExit:
         pass
 loaded = sorted(m for m in sys.modules if m.startswith(("dnnf_mlir.codegen", "dnnf_mlir.conversion")))

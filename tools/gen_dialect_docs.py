@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Generate the ECG dialect's documentation files in dialect/ from the op classes.
 
-- dialect/ecg.irdl.mlir: the dialect's IRDL definition (``dnnf_mlir.ecg.docs.irdl_text``),
+- dialect/ecg.irdl.mlir: the dialect's IRDL definition (``dnnf_mlir.dialect_docs.irdl_text``),
   loadable by stock MLIR tools, e.g. ``torch-mlir-opt --irdl-file=dialect/ecg.irdl.mlir``;
-- dialect/ECGOps.md: the Markdown op reference (``dnnf_mlir.ecg.docs.op_reference_markdown``);
+- dialect/ECGOps.md: the Markdown op reference (``dnnf_mlir.dialect_docs.op_reference_markdown``);
 - dialect/RewriteRules.md: the ecg-rewrite rule catalogue with each rule's FLOPs on its
-  example (``dnnf_mlir.rewriting.listing.rules_markdown``; a few seconds).
+  example (``dnnf_mlir.dialect_docs.rules_markdown``; a few seconds).
 
 Usage: python tools/gen_dialect_docs.py [--check] [--out-dir DIR]
 
@@ -22,8 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 # Document the checkout this script lives in, whichever dnnf_mlir is installed.
 sys.path.insert(0, str(REPO / "python"))
 
-from dnnf_mlir.ecg.docs import irdl_text, op_reference_markdown  # noqa: E402
-from dnnf_mlir.rewriting.listing import rules_markdown  # noqa: E402
+from dnnf_mlir.dialect_docs import irdl_text, op_reference_markdown, rules_markdown  # noqa: E402
 
 FILES = {
     "ecg.irdl.mlir": irdl_text,

@@ -1,6 +1,5 @@
 """Building linalg.generic ops from Python: shared by the ECG -> linalg conversion and
-the code generator's own rewrites (which cannot import the conversion: it imports
-the pass registry, which imports the code generator)."""
+the code generator's own rewrites, two layers that do not import each other."""
 
 from . import _mlir
 from ._mlir import ir

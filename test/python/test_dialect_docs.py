@@ -10,11 +10,11 @@ import pytest
 
 import dnnf_mlir
 from dnnf_mlir._mlir import ext, func, ir
+from dnnf_mlir.dialect_docs import irdl_text, op_reference_markdown, rules_markdown
 from dnnf_mlir.ecg import OPS, Algebra, ECGOp, MappingType, TensorSpec, to_mlir
 from dnnf_mlir.ecg.attributes import AttributeKind
-from dnnf_mlir.ecg.docs import irdl_text, op_reference_markdown
 from dnnf_mlir.ecg.ops import elementwise, nn
-from dnnf_mlir.rewriting.listing import family_counts, rule_rows, rules_markdown
+from dnnf_mlir.rewriting.listing import family_counts, rule_rows
 
 REPO = Path(__file__).resolve().parents[2]
 DIALECT = REPO / "dialect"

@@ -41,6 +41,11 @@ _COMPLEXITY = {
 }
 
 
+# Stands for every unary elementwise op in ``Algebra.commutes_with`` (data-movement ops declare it;
+# the rewriting's commutative rules read it).
+UNARY_ELEMENTWISE = "unary elementwise"
+
+
 @dataclass(frozen=True)
 class Algebra:
     """Algebraic properties of an op, by op mnemonic where another op is named.
@@ -48,7 +53,8 @@ class Algebra:
     ``identity``/``absorbing`` are the elements e with op(x, e) == x and
     op(x, e) == e; ``distributes_over`` lists ops f with op(a, f(b, c)) ==
     f(op(a, b), op(a, c)); ``commutes_with`` lists ops g with op(g(x)) == g(op(x))
-    (the mapping-type names "Reorganize"/"Shuffle" stand for every such op).
+    (the mapping-type names "Reorganize"/"Shuffle" stand for every such op, and
+    ``UNARY_ELEMENTWISE`` for every unary elementwise op).
     ``morphisms`` lists pairs (f, g) of binary ops with op(f(a, b)) == g(op(a), op(b))
     for a unary op (exp: (add, mul)); ``inverse_of`` names the op this one undoes
     (sub: add), which lets constants move across it.

@@ -26,7 +26,8 @@ _DTYPES = {
     np.dtype(np.uint64): "ui64",
     np.dtype(np.bool_): "i1",
 }
-_BY_NAME = {name: dtype for dtype, name in _DTYPES.items()}
+# MLIR element type name -> numpy dtype.
+DTYPE_BY_NAME = {name: dtype for dtype, name in _DTYPES.items()}
 
 SUPPORTED_DTYPES = tuple(_DTYPES)
 
@@ -101,6 +102,6 @@ def from_mlir(type_: ir.Type) -> TensorSpec:
     if not tensor.has_static_shape:
         raise UnsupportedTypeError(f"expected a static shape, got {type_}")
     name = str(tensor.element_type)
-    if name not in _BY_NAME:
+    if name not in DTYPE_BY_NAME:
         raise UnsupportedTypeError(f"element type {name} is not supported")
-    return TensorSpec(tuple(tensor.shape), _BY_NAME[name])
+    return TensorSpec(tuple(tensor.shape), DTYPE_BY_NAME[name])

@@ -7,20 +7,14 @@ ops, and the ops that only exist at import time (Shape, ConstantOfShape, Range, 
 A converter gets a ``NodeBuilder`` and returns the node's output values.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..ecg import OPS
 from ..ecg.ops import data_movement
 from ..ecg.shapes import broadcast, normalize_axis
 from ..ecg.tensor_spec import dtype_name
+from .node_builder import NodeBuilder
 from .onnx_types import onnx_dtype
-
-if TYPE_CHECKING:
-    from .onnx_importer import NodeBuilder
 
 CONVERTERS = {}
 
@@ -58,9 +52,9 @@ _IGNORED = {
     "LayerNormalization": ("stash_type",),
 }
 
-for _cls in OPS.values():
+for _mnemonic, _cls in OPS.items():
     for _op_type in _cls.ONNX:
-        CONVERTERS.setdefault(_op_type, _generic(_cls._op_name, _IGNORED.get(_op_type, ())))
+        CONVERTERS.setdefault(_op_type, _generic(_mnemonic, _IGNORED.get(_op_type, ())))
 
 
 def _inputs_as_attrs(node: NodeBuilder, names: dict) -> dict:

@@ -7,24 +7,21 @@ reference semantics, which is how Shape/Gather/Concat/Unsqueeze chains collapse
 into static attributes. Every op carries its ONNX node's name as its location.
 """
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnx.parser
-from onnx import helper, numpy_helper
+from onnx import numpy_helper
 
+from .. import make_context
 from .._mlir import func, ir
-from .. import ecg
 from ..ecg import OPS, TensorSpec, VerificationError
 from ..ecg.tensor_spec import UnsupportedTypeError, to_mlir
+from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
 from .onnx_converters import CONVERTERS
 from .onnx_types import OnnxImportError, onnx_dtype
 
-# Results of all-constant nodes up to this many elements are folded at import;
-# larger ones (weight math) stay in the graph for the constant-folding pass.
-FOLD_LIMIT = 1 << 16
 # Up to 28: the converted ops' versions after opset 21 add element types the importer
 # rejects (bfloat16, float8, int4, ...), attributes for those types only (Cast's
 # round_mode), or attributes their converters handle (SpaceToDepth's mode, Range's
@@ -32,19 +29,6 @@ FOLD_LIMIT = 1 << 16
 # BitShift-28 signed integers, which ecg.bit_shift implements.
 MIN_OPSET, MAX_OPSET = 7, 28
 ONNX_DOMAINS = ("", "ai.onnx")
-
-
-@dataclass
-class NodeInfo:
-    """What an error message needs to point at a node."""
-
-    name: str
-    op_type: str
-    domain: str
-    opset: int
-
-    def __str__(self):
-        return f"node '{self.name}' ({self.domain or 'ai.onnx'}::{self.op_type}, opset {self.opset})"
 
 
 def load_model(path) -> onnx.ModelProto:
@@ -76,31 +60,9 @@ def import_onnx(model, *, shapes: dict | None = None, context: ir.Context | None
     """
     if not isinstance(model, onnx.ModelProto):
         model = load_model(model)
-    context = context or _default_context()
+    context = context or make_context()
     with context:
         return _Importer(model, shapes or {}).run()
-
-
-def _default_context():
-    from .. import make_context
-
-    return make_context()
-
-
-def _attr_value(attribute: onnx.AttributeProto):
-    value = helper.get_attribute_value(attribute)
-    if isinstance(value, bytes):
-        return value.decode()
-    if isinstance(value, onnx.TensorProto):
-        return numpy_helper.to_array(value)
-    return value
-
-
-@dataclass
-class UnsupportedOutput:
-    """An output a converter does not produce; an error only if something uses it."""
-
-    message: str
 
 
 class _Importer:
@@ -220,60 +182,3 @@ class _Importer:
             loc = ir.Location.name(name) if name else None
             self.materialized[key] = (OPS["constant"].build([], {"value": array}, loc=loc).output, array)
         return self.materialized[key][0]
-
-
-class NodeBuilder:
-    """The view of one ONNX node that converters work with."""
-
-    def __init__(self, importer: _Importer, node: onnx.NodeProto, info: NodeInfo):
-        self.importer = importer
-        self.node = node
-        self.info = info
-        self.opset = info.opset
-        self.attributes = {a.name: _attr_value(a) for a in node.attribute}
-
-    def has_input(self, index: int) -> bool:
-        return index < len(self.node.input) and self.node.input[index] != ""
-
-    def operand(self, index: int):
-        """Input ``index``: a numpy array when known at compile time, else an ir.Value."""
-        name = self.node.input[index]
-        if name not in self.importer.values:
-            raise OnnxImportError(f"{self.info}: input '{name}' is not defined before the node")
-        value = self.importer.values[name]
-        if isinstance(value, UnsupportedOutput):
-            raise OnnxImportError(value.message)
-        return value
-
-    def operands(self) -> list:
-        return [self.operand(i) for i in range(len(self.node.input)) if self.has_input(i)]
-
-    def known(self, index: int, what: str) -> np.ndarray | None:
-        """Input ``index`` as a compile-time array (None when absent); an error when dynamic."""
-        if not self.has_input(index):
-            return None
-        value = self.operand(index)
-        if not isinstance(value, np.ndarray):
-            raise OnnxImportError(f"{self.info}: input {index} ({what}) must be a compile-time constant")
-        return value
-
-    def attr(self, name: str, default=None):
-        return self.attributes.get(name, default)
-
-    def spec(self, value) -> TensorSpec:
-        return TensorSpec.of(value) if isinstance(value, np.ndarray) else ecg.from_mlir(value.type)
-
-    def emit(self, mnemonic: str, operands: list, attrs: dict | None = None) -> list:
-        """Build an ECG op, or fold it when every operand is known and the result is small."""
-        cls = OPS[mnemonic]
-        specs = [self.spec(v) for v in operands]
-        attrs = cls.complete_attrs(specs, attrs or {})
-        results = cls.infer(specs, attrs)
-        if all(isinstance(v, np.ndarray) for v in operands) and all(r.numel <= FOLD_LIMIT for r in results):
-            folded = cls.reference(operands, attrs, results)
-            return [np.asarray(value, dtype=r.dtype).reshape(r.shape) for value, r in zip(folded, results)]
-        values = [self.importer.constant(v) if isinstance(v, np.ndarray) else v for v in operands]
-        return list(cls.build(values, attrs, results).results)
-
-    def unsupported(self, what: str):
-        raise OnnxImportError(f"{self.info}: {what} is not supported")

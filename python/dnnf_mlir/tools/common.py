@@ -13,28 +13,40 @@ class ToolError(Exception):
 
 
 def run_tool(name: str, main):
+    try:
+        status = main(sys.argv[1:])
+    except KeyboardInterrupt:
+        status = 130
+    except Exception as error:
+        status = _report(name, error)
+    sys.exit(status)
+
+
+def _report(name: str, error: Exception) -> int:
+    """Print a user-facing error in one line (MLIR's as diagnostics) and return the exit
+    status; re-raise anything else, a bug, with its traceback.
+
+    The error types are imported once something failed: imported up front, they would
+    load the code generator (``UnsupportedCpuError``) into every tool, ``dnnf-opt --help`` too.
+    """
     from .._mlir import MLIRError
     from ..codegen import UnsupportedCpuError
     from ..ecg import UnsupportedTypeError, VerificationError
     from ..frontend.onnx_importer import OnnxImportError
     from ..interpreter import InterpreterError
 
-    try:
-        status = main(sys.argv[1:])
-    except (ToolError, OnnxImportError, InterpreterError, VerificationError, UnsupportedTypeError, UnsupportedCpuError,
-            OSError) as error:
+    if isinstance(error, (ToolError, OnnxImportError, InterpreterError, VerificationError, UnsupportedTypeError,
+                          UnsupportedCpuError, OSError)):
         message = error.strerror + f": '{error.filename}'" if isinstance(error, OSError) and error.filename else error
         print(f"{name}: error: {message}", file=sys.stderr)
-        status = 1
-    except MLIRError as error:
+        return 1
+    if isinstance(error, MLIRError):
         for diagnostic in error.error_diagnostics:
             print_diagnostic(diagnostic, name)
         if not error.error_diagnostics:
             print(f"{name}: error: {error.message}", file=sys.stderr)
-        status = 1
-    except KeyboardInterrupt:
-        status = 130
-    sys.exit(status)
+        return 1
+    raise error
 
 
 def parse_shape_overrides(items) -> dict:

@@ -18,8 +18,8 @@ from .. import make_context
 from .._mlir import MLIRError
 from ..asm import module_to_bytecode, module_to_text, parse, read_source, write_bytes
 from ..lowering import pipeline_text
-from ..transforms import PASSES
 from ..transforms.pipeline import PipelineError, build_pass_manager
+from ..transforms.registry import PASS_TABLE
 from .common import LOCATION, ToolError, print_diagnostic, run_tool
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
@@ -27,9 +27,9 @@ SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
 
 def _pass_help() -> str:
     lines = ["ECG passes (usable as --NAME[=OPTIONS] or inside --pass-pipeline):"]
-    for name, cls in sorted(PASSES.items()):
-        lines.append(f"  --{name:<28} {cls.SUMMARY}")
-        for option in cls.OPTIONS:
+    for name, entry in sorted(PASS_TABLE.items()):
+        lines.append(f"  --{name:<28} {entry.summary}")
+        for option in entry.options:
             lines.append(f"      {option.name}=<{option.type.__name__}>{'':<14} {option.help} (default: {option.default})")
     lines.append("Any upstream MLIR pass is accepted too, as a flag (--canonicalize) or in --pass-pipeline.")
     return "\n".join(lines)

@@ -1,10 +1,8 @@
-"""The Python pass base class, its options and the pass registry."""
+"""The Python pass base class and its options."""
 
 from dataclasses import dataclass
 
 from .._mlir import PassManager, ir
-
-PASSES: dict[str, type] = {}
 
 
 class PassError(Exception):
@@ -32,16 +30,14 @@ class Option:
 
 
 class ModulePass:
-    """A pass over a ``builtin.module``; subclasses set NAME, SUMMARY, OPTIONS, run()."""
+    """A pass over a ``builtin.module``; subclasses set NAME, SUMMARY, OPTIONS, run().
+
+    A pass is known to pipelines and ``dnnf-opt`` by its entry in ``registry.PASS_TABLE``.
+    """
 
     NAME = ""
     SUMMARY = ""
     OPTIONS: tuple = ()
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.NAME:
-            PASSES[cls.NAME] = cls
 
     def __init__(self, **options):
         known = {o.name: o for o in self.OPTIONS}

@@ -7,7 +7,7 @@ are added as Python passes. An ECG pass nested under an op anchor (for example
 """
 
 from .._mlir import PassManager, ir
-from .pass_base import PASSES
+from .registry import PASSES
 
 
 class PipelineError(ValueError):

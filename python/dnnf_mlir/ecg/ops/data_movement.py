@@ -23,14 +23,13 @@ import numpy as np
 from ..._mlir import ext
 from ..attributes import Elements, Float, Int, Ints, Str
 from ..base import ECGOp, Tensor, TensorResult, define_with_slots, value_slots
-from ..properties import Algebra, MappingType
+from ..properties import UNARY_ELEMENTWISE, Algebra, MappingType
 from ..shapes import broadcast, normalize_axes, normalize_axis, require, same_dtype
 from ..tensor_spec import TensorSpec
 
 # Moving elements around commutes with applying a function to each of them:
 # f(move(x)) == move(f(x)) for every unary elementwise f.
-_UNARY = "unary elementwise"
-_COMMUTES = Algebra(commutes_with=(_UNARY,))
+_COMMUTES = Algebra(commutes_with=(UNARY_ELEMENTWISE,))
 
 
 
@@ -376,7 +375,9 @@ class PadOp(ECGOp, name="pad"):
     pads: Ints
     constant_value: Float
     MAPPING = MappingType.REORGANIZE
-    ALGEBRA = Algebra(commutes_with=(f"{_UNARY} (edge, reflect, wrap; constant if f(constant_value) == constant_value)",))
+    ALGEBRA = Algebra(
+        commutes_with=(f"{UNARY_ELEMENTWISE} (edge, reflect, wrap; constant if f(constant_value) == constant_value)",)
+    )
     ONNX = ("Pad",)
     DEFAULTS = {"mode": "constant", "constant_value": 0.0}
     MODES = ("constant", "reflect", "edge", "wrap")
@@ -680,7 +681,7 @@ class ResizeOp(ECGOp, name="resize"):
     cubic_coeff_a: Float
     exclude_outside: Int
     MAPPING = MappingType.ONE_TO_MANY
-    ALGEBRA = Algebra(commutes_with=(f"{_UNARY} (nearest mode)",))
+    ALGEBRA = Algebra(commutes_with=(f"{UNARY_ELEMENTWISE} (nearest mode)",))
     ONNX = ("Resize", "Upsample")
     DEFAULTS = {
         "mode": "nearest",

@@ -11,7 +11,7 @@ from ..attributes import Float, Int, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import broadcast, require, require_float, same_dtype
-from ..tensor_spec import TensorSpec, dtype_name
+from ..tensor_spec import DTYPE_BY_NAME, TensorSpec, dtype_name
 
 def _special(name):
     """scipy.special's function ``name``, imported on first use (a quarter of start-up)."""
@@ -173,10 +173,8 @@ class CastOp(ECGOp, name="cast"):
     @classmethod
     def infer(cls, operands, attrs):
         (x,) = operands
-        from ..tensor_spec import _BY_NAME
-
-        require(attrs["to"] in _BY_NAME, f"unsupported target element type '{attrs['to']}'")
-        return [TensorSpec(x.shape, _BY_NAME[attrs["to"]])]
+        require(attrs["to"] in DTYPE_BY_NAME, f"unsupported target element type '{attrs['to']}'")
+        return [TensorSpec(x.shape, DTYPE_BY_NAME[attrs["to"]])]
 
     @classmethod
     def reference(cls, inputs, attrs, results):

@@ -1,8 +1,8 @@
 """The op groups the rule generators range over, read from the ops' declarations."""
 
 from ...ecg import OPS
-from ...ecg.ops.data_movement import _UNARY
 from ...ecg.ops.elementwise import BinaryElementwise, UnaryElementwise
+from ...ecg.properties import UNARY_ELEMENTWISE
 
 
 def _count(cls, kind: str) -> int:
@@ -28,7 +28,7 @@ def movement_ops() -> list:
     commute with every unary elementwise op."""
     return [
         name for name, cls in OPS.items()
-        if cls.ALGEBRA.commutes_with == (_UNARY,) and _count(cls, "OperandDef") <= 2 and _count(cls, "ResultDef") == 1
+        if cls.ALGEBRA.commutes_with == (UNARY_ELEMENTWISE,) and _count(cls, "OperandDef") <= 2 and _count(cls, "ResultDef") == 1
         and name != "concat"
     ]
 

@@ -1,0 +1,117 @@
+"""The pass registry: every pass ``dnnf-opt`` knows, in one table, ``PASS_TABLE``.
+
+Passes live where their work is (``transforms/``, ``rewriting/``, ``conversion/``,
+``codegen/``), and each of those imports ``ModulePass`` from this package, so this
+package must not import them back. An entry therefore names its class as
+``"module:Class"``, and ``PASSES`` imports that module the first time the pass is
+looked up. An entry also carries what ``dnnf-opt --help`` prints (the summary and
+the options), so that the help lists every pass without loading the conversion or
+the code generator. Those two fields repeat the class's ``SUMMARY`` and
+``OPTIONS``: loading a class whose ``NAME``, ``SUMMARY`` or ``OPTIONS`` differ from
+its entry raises ``RegistryError``, and ``test/python/test_pass_registry.py`` loads
+every entry.
+"""
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .pass_base import Option
+
+
+class RegistryError(Exception):
+    """A pass class that does not match its ``PASS_TABLE`` entry."""
+
+
+@dataclass(frozen=True)
+class PassEntry:
+    name: str
+    implementation: str  # "module:Class"
+    summary: str
+    options: tuple = ()
+
+    def load(self) -> type:
+        """The pass class, importing its module."""
+        module, _, class_name = self.implementation.partition(":")
+        cls = getattr(importlib.import_module(module), class_name)
+        if (cls.NAME, cls.SUMMARY, tuple(cls.OPTIONS)) != (self.name, self.summary, self.options):
+            raise RegistryError(
+                f"{self.implementation} (NAME, SUMMARY, OPTIONS) differs from its entry '{self.name}' in {__name__}"
+            )
+        return cls
+
+
+PASS_TABLE: dict[str, PassEntry] = {
+    entry.name: entry
+    for entry in (
+        PassEntry(
+            "ecg-op-stats",
+            "dnnf_mlir.transforms.op_stats:OpStatsPass",
+            "Report ops by mapping type, FLOPs and intermediate-result bytes as JSON",
+            (Option("output", str, "-", "file to write the JSON report to ('-' is stderr)"),),
+        ),
+        PassEntry(
+            "ecg-rewrite",
+            "dnnf_mlir.rewriting.pass_:RewritePass",
+            "Math-property graph rewriting: FLOPs-driven associative/distributive/commutative rules",
+            (
+                Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
+                Option("only", str, "", "apply only the rules whose names match these globs, separated by '|'"),
+            ),
+        ),
+        PassEntry(
+            "ecg-apply-rule",
+            "dnnf_mlir.rewriting.pass_:ApplyRulePass",
+            "Apply one rewrite rule at its first match in each function, whatever it gains (for testing)",
+            (Option("rule", str, "", "the rule's name (default: the function's name, e.g. @\"exp-mul-exp\")"),),
+        ),
+        PassEntry(
+            "convert-ecg-to-linalg",
+            "dnnf_mlir.conversion.ecg_to_linalg.pass_:ConvertECGToLinalgPass",
+            "Lower ECG ops to linalg, tensor, arith and math ops on tensors",
+        ),
+        PassEntry(
+            "dnnf-lower-to-llvm",
+            "dnnf_mlir.codegen.lower_pass:LowerToLLVMPass",
+            "Tile, pack, vectorize and bufferize linalg on tensors and lower it to the LLVM dialect",
+            (
+                Option("target", str, "host", "host or aarch64"),
+                Option("cpu", str, "", "CPU as LLVM names it (native, x86-64-v3, znver3, cortex-a76, ...); "
+                       "default: $DNNF_CPU or native for the host, generic for aarch64"),
+                Option("threads", int, 1, "threads the parallel loops are split for (OpenMP when > 1)"),
+            ),
+        ),
+        PassEntry(
+            "dnnf-externalize-weights",
+            "dnnf_mlir.compiler.weights:ExternalizeWeightsPass",
+            "Turn the large constants of the entry function into arguments read from a weights file",
+            (
+                Option("entry", str, "", "the entry function (default: the module's one public function)"),
+                Option("weights-file", str, "", "where to write the weights (none: only the IR changes)"),
+            ),
+        ),
+    )
+}
+
+
+class LazyPasses(Mapping):
+    """Pass name -> pass class; a class's module is imported when the class is first looked up."""
+
+    def __getitem__(self, name: str) -> type:
+        return PASS_TABLE[name].load()
+
+    def __contains__(self, name) -> bool:
+        return name in PASS_TABLE
+
+    def get(self, name, default=None):
+        # Not Mapping.get: a KeyError raised while importing a pass must not read as "no such pass".
+        return self[name] if name in PASS_TABLE else default
+
+    def __iter__(self):
+        return iter(PASS_TABLE)
+
+    def __len__(self) -> int:
+        return len(PASS_TABLE)
+
+
+PASSES = LazyPasses()

@@ -30,7 +30,8 @@ def _pass_help() -> str:
     for name, entry in sorted(PASS_TABLE.items()):
         lines.append(f"  --{name:<28} {entry.summary}")
         for option in entry.options:
-            lines.append(f"      {option.name}=<{option.type.__name__}>{'':<14} {option.help} (default: {option.default})")
+            default = f"'{option.default}'" if option.default == "" else option.default
+            lines.append(f"      {option.name + '=<' + option.type.__name__ + '>':<26} {option.help} (default: {default})")
     lines.append("Any upstream MLIR pass is accepted too, as a flag (--canonicalize) or in --pass-pipeline.")
     return "\n".join(lines)
 

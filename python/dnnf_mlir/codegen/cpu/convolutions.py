@@ -99,6 +99,18 @@ def split_grouped_convolutions(module: ir.Module) -> int:
     return count
 
 
+def _f32_convolutions(module: ir.Module):
+    """(op, input type, filter type, output type) of each f32 ``conv_2d_nchw_fchw`` of
+    ``module`` with static shapes, found before any is rewritten."""
+    for op in linalg_ops(module):
+        if op.name != "linalg.conv_2d_nchw_fchw":
+            continue
+        types = [static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])]
+        types.append(static_tensor_type(op.results[0]) if op.results else None)
+        if all(t is not None and is_f32(t) for t in types):
+            yield op, *types
+
+
 def pad_convolutions(module: ir.Module, target: Target) -> int:
     """Widen each f32 ``conv_2d_nchw_fchw`` to whole vectors along the output width.
 
@@ -109,13 +121,7 @@ def pad_convolutions(module: ir.Module, target: Target) -> int:
     """
     linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
     count = 0
-    for op in linalg_ops(module):
-        if op.name != "linalg.conv_2d_nchw_fchw":
-            continue
-        x_t, w_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
-        out_t = static_tensor_type(op.results[0]) if op.results else None
-        if x_t is None or w_t is None or out_t is None or not is_f32(out_t) or not is_f32(x_t):
-            continue
+    for op, x_t, w_t, out_t in _f32_convolutions(module):
         n, f, oh, ow = out_t.shape
         kw = w_t.shape[3]
         _, _, padded = conv_vector_tile(ow, f, target)
@@ -175,13 +181,7 @@ def conv1x1_to_matmul(module: ir.Module) -> int:
     """
     linalg, tensor = _mlir.linalg, _mlir.tensor
     count = 0
-    for op in linalg_ops(module):
-        if op.name != "linalg.conv_2d_nchw_fchw":
-            continue
-        x_t, w_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
-        out_t = static_tensor_type(op.results[0]) if op.results else None
-        if x_t is None or w_t is None or out_t is None or not (is_f32(out_t) and is_f32(x_t) and is_f32(w_t)):
-            continue
+    for op, x_t, w_t, out_t in _f32_convolutions(module):
         n, f, oh, ow = out_t.shape
         _, c, kh, kw = w_t.shape
         if (n, kh, kw) != (1, 1, 1):
@@ -222,13 +222,7 @@ def split_strided_convolutions(module: ir.Module) -> int:
     """
     linalg, tensor = _mlir.linalg, _mlir.tensor
     count = 0
-    for op in linalg_ops(module):
-        if op.name != "linalg.conv_2d_nchw_fchw":
-            continue
-        x_t, w_t = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
-        out_t = static_tensor_type(op.results[0]) if op.results else None
-        if x_t is None or w_t is None or out_t is None or not (is_f32(out_t) and is_f32(x_t) and is_f32(w_t)):
-            continue
+    for op, x_t, w_t, out_t in _f32_convolutions(module):
         (sh, sw), (dh, dw) = conv_params(op)
         n, f, oh, ow = out_t.shape
         _, c, kh, kw = w_t.shape

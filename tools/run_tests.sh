@@ -26,7 +26,7 @@ EOF
   echo "== the code generator's tests again, pinned to DNNF_CPU=$level (its code runs here: $runs_here)"
   export DNNF_CPU=$level
   if [ "$runs_here" = yes ]; then
-    lit -sv test/Codegen test/tools
+    lit -sv test/Codegen test/Lowering test/tools
   else
     lit -sv test/Codegen
   fi

@@ -5,7 +5,8 @@
 """
 
 from .._mlir import ir
-from ..transforms.pass_base import ModulePass, Option, PassError
+from ..transforms.pass_base import ModulePass, PassError
+from ..transforms.registry import described_by_table
 from .errors import CodegenError
 from .pipeline import lower_to_llvm
 from .target import get_target
@@ -20,15 +21,9 @@ class _ModuleView:
         self.body = operation.regions[0].blocks[0]
 
 
+@described_by_table
 class LowerToLLVMPass(ModulePass):
     NAME = "dnnf-lower-to-llvm"
-    SUMMARY = "Tile, pack, vectorize and bufferize linalg on tensors and lower it to the LLVM dialect"
-    OPTIONS = (
-        Option("target", str, "host", "host or aarch64"),
-        Option("cpu", str, "", "CPU as LLVM names it (native, x86-64-v3, znver3, cortex-a76, ...); "
-               "default: $DNNF_CPU or native for the host, generic for aarch64"),
-        Option("threads", int, 1, "threads the parallel loops are split for (OpenMP when > 1)"),
-    )
 
     def run(self, module: ir.Operation):
         try:

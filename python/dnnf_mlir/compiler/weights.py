@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mlir import ir
-from ..transforms.pass_base import ModulePass, Option, PassError
+from ..transforms.pass_base import ModulePass, PassError
+from ..transforms.registry import described_by_table
 
 ALIGNMENT = 64  # bytes: a cache line, and whole AVX-512 vectors
 MIN_ELEMENTS = 64  # smaller non-splat constants stay in the code
@@ -147,17 +148,13 @@ def recorded_layout(module) -> list:
     return [Weight(e["offset"], np.dtype(e["dtype"]), tuple(e["shape"])) for e in entries]
 
 
+@described_by_table
 class ExternalizeWeightsPass(ModulePass):
     """``externalize_weights`` as a pass: the weights become trailing arguments of the
     entry function, their layout is recorded on the module, and ``weights-file`` (when
     given) receives their values."""
 
     NAME = "dnnf-externalize-weights"
-    SUMMARY = "Turn the large constants of the entry function into arguments read from a weights file"
-    OPTIONS = (
-        Option("entry", str, "", "the entry function (default: the module's one public function)"),
-        Option("weights-file", str, "", "where to write the weights (none: only the IR changes)"),
-    )
 
     def run(self, module: ir.Operation):
         try:

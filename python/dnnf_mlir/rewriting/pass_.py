@@ -7,7 +7,8 @@ import time
 
 from ..asm import write_bytes
 from ..statistics import function_statistics
-from ..transforms.pass_base import ModulePass, Option, PassError
+from ..transforms.pass_base import ModulePass, PassError
+from ..transforms.registry import described_by_table
 from .catalogue import catalogue
 from .driver import Applications, Search, apply_once, simplify
 from .rules import FAMILIES
@@ -80,15 +81,11 @@ def rewrite_module(module, only: str = "") -> dict:
     return {"functions": functions, "total": total, "seconds": round(time.perf_counter() - start, 3)}
 
 
+@described_by_table
 class RewritePass(ModulePass):
     """Rewrites ECG functions with the rule catalogue (``dnnf-opt --list-rewrite-rules``)."""
 
     NAME = "ecg-rewrite"
-    SUMMARY = "Math-property graph rewriting: FLOPs-driven associative/distributive/commutative rules"
-    OPTIONS = (
-        Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
-        Option("only", str, "", "apply only the rules whose names match these globs, separated by '|'"),
-    )
 
     def run(self, module):
         report = rewrite_module(module, self.options["only"])
@@ -103,13 +100,12 @@ class RewritePass(ModulePass):
                 write_bytes(text.encode(), path)
 
 
+@described_by_table
 class ApplyRulePass(ModulePass):
     """Applies one rule once per function, gain or not: rules that only enable others
     can be tried by hand, and the lit tests check every rule's rewrite this way."""
 
     NAME = "ecg-apply-rule"
-    SUMMARY = "Apply one rewrite rule at its first match in each function, whatever it gains (for testing)"
-    OPTIONS = (Option("rule", str, "", "the rule's name (default: the function's name, e.g. @\"exp-mul-exp\")"),)
 
     def run(self, module):
         rules = catalogue().rules

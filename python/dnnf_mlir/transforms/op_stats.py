@@ -5,15 +5,15 @@ import sys
 
 from ..asm import write_bytes
 from ..statistics import module_statistics
-from .pass_base import ModulePass, Option
+from .pass_base import ModulePass
+from .registry import described_by_table
 
 
+@described_by_table
 class OpStatsPass(ModulePass):
     """Writes a JSON report (per function and total) without changing the IR."""
 
     NAME = "ecg-op-stats"
-    SUMMARY = "Report ops by mapping type, FLOPs and intermediate-result bytes as JSON"
-    OPTIONS = (Option("output", str, "-", "file to write the JSON report to ('-' is stderr)"),)
 
     def run(self, module):
         report = {name: stats.to_json() for name, stats in module_statistics(module).items()}

@@ -6,10 +6,9 @@ package must not import them back. An entry therefore names its class as
 ``"module:Class"``, and ``PASSES`` imports that module the first time the pass is
 looked up. An entry also carries what ``dnnf-opt --help`` prints (the summary and
 the options), so that the help lists every pass without loading the conversion or
-the code generator. Those two fields repeat the class's ``SUMMARY`` and
-``OPTIONS``: loading a class whose ``NAME``, ``SUMMARY`` or ``OPTIONS`` differ from
-its entry raises ``RegistryError``, and ``test/python/test_pass_registry.py`` loads
-every entry.
+the code generator. This is the only place they are written: a pass class takes
+its ``SUMMARY`` and ``OPTIONS`` from its entry (``@described_by_table``).
+``test/python/test_pass_registry.py`` loads every entry.
 """
 
 import importlib
@@ -20,7 +19,7 @@ from .pass_base import Option
 
 
 class RegistryError(Exception):
-    """A pass class that does not match its ``PASS_TABLE`` entry."""
+    """A ``PASS_TABLE`` entry whose class is another pass."""
 
 
 @dataclass(frozen=True)
@@ -34,10 +33,8 @@ class PassEntry:
         """The pass class, importing its module."""
         module, _, class_name = self.implementation.partition(":")
         cls = getattr(importlib.import_module(module), class_name)
-        if (cls.NAME, cls.SUMMARY, tuple(cls.OPTIONS)) != (self.name, self.summary, self.options):
-            raise RegistryError(
-                f"{self.implementation} (NAME, SUMMARY, OPTIONS) differs from its entry '{self.name}' in {__name__}"
-            )
+        if cls.NAME != self.name:
+            raise RegistryError(f"{self.implementation} is pass '{cls.NAME}', not '{self.name}' ({__name__})")
         return cls
 
 
@@ -92,6 +89,14 @@ PASS_TABLE: dict[str, PassEntry] = {
         ),
     )
 }
+
+
+def described_by_table(cls: type) -> type:
+    """Class decorator: the pass's ``SUMMARY`` and ``OPTIONS`` are those of its
+    ``PASS_TABLE`` entry (a pass missing from the table is a ``KeyError`` at import)."""
+    entry = PASS_TABLE[cls.NAME]
+    cls.SUMMARY, cls.OPTIONS = entry.summary, entry.options
+    return cls
 
 
 class LazyPasses(Mapping):

@@ -7,6 +7,7 @@ Importing this module imports every op family, which registers its lowerings.
 from ..._mlir import ir
 from ...ecg import ECGOp
 from ...transforms.pass_base import ModulePass
+from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
 from . import convolution, data_movement, elementwise, matmul, normalization, pooling, reduction  # noqa: F401
 from .registry import LOWERINGS, Unsupported
@@ -150,11 +151,11 @@ class ConversionError(Exception):
         super().__init__("\n".join(f"{location}: {message}" for location, message in failures))
 
 
+@described_by_table
 class ConvertECGToLinalgPass(ModulePass):
     """Rewrites every ECG op into linalg/tensor/arith/math ops on tensors."""
 
     NAME = "convert-ecg-to-linalg"
-    SUMMARY = "Lower ECG ops to linalg, tensor, arith and math ops on tensors"
 
     def run(self, module):
         failures = convert_module(module)

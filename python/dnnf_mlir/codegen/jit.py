@@ -173,5 +173,4 @@ def jit(module: ir.Module, *, threads: int = 1, opt_level: int = 3, shared_libs:
     return JitModule(module, opt_level=opt_level, shared_libs=shared_libs)
 
 
-
 __all__ = ["JitFunction", "JitModule", "find_libomp", "jit", "load_libomp"]

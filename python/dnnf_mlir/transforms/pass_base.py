@@ -14,6 +14,16 @@ class PassError(Exception):
         self.op = op
 
 
+def option_items(text: str) -> list:
+    """``(name, value)`` of each option in pipeline syntax (``a=1 b=x``, spaces or commas
+    between); the value of a bare flag (``{full-unroll}``) is None."""
+    items = []
+    for item in text.replace(",", " ").split():
+        name, has_value, value = item.partition("=")
+        items.append((name, value if has_value else None))
+    return items
+
+
 @dataclass(frozen=True)
 class Option:
     name: str
@@ -51,11 +61,10 @@ class ModulePass:
         """Options from pipeline syntax: 'a=1 b=x' (spaces or commas between)."""
         known = {o.name: o for o in cls.OPTIONS}
         options = {}
-        for item in text.replace(",", " ").split():
-            name, _, value = item.partition("=")
+        for name, value in option_items(text):
             if name not in known:
                 raise ValueError(f"pass '{cls.NAME}' has no option '{name}'")
-            options[name] = known[name].parse(value)
+            options[name] = known[name].parse(value or "")
         return cls(**options)
 
     def run(self, module: ir.Operation):

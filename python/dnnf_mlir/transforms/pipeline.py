@@ -7,6 +7,7 @@ are added as Python passes. An ECG pass nested under an op anchor (for example
 """
 
 from .._mlir import PassManager, ir
+from .pass_base import option_items
 from .registry import PASSES
 
 
@@ -85,11 +86,7 @@ def _split_options(element: str) -> tuple:
     if "{" not in element or "(" in element.partition("{")[0]:
         return element, {}
     name, _, rest = element.partition("{")
-    options = {}
-    for item in rest.rstrip("}").replace(",", " ").split():
-        key, has_value, value = item.partition("=")
-        options[key] = value if has_value else None  # a bare flag: {full-unroll}
-    return name.strip(), options
+    return name.strip(), dict(option_items(rest.rstrip("}")))
 
 
 def _flatten(text: str, anchors: tuple) -> list:

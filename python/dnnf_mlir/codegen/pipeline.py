@@ -10,7 +10,8 @@ on shapes (the kernel plan).
 1. ``prepare``: ``canonicalize, cse, linalg-fuse-elementwise-ops, canonicalize, cse``
    (``prepare.pipeline``); then the target's rewrites into the shapes its kernels take (``cpu/prepare.py``).
 2. ``schedule``: the transform-dialect script of the target's kernel plan (tiling,
-   packing, vectorization of every linalg op; ``cpu/planner.py``), then
+   packing, vectorization of every linalg op; ``cpu/planner.py``), which calls the
+   micro-kernel sequences of ``lowering/cpu/matmul.mlir`` and ``conv.mlir``, then
    ``canonicalize, cse``.
 3. ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries
    function-boundary-type-conversion=identity-layout-map}``,
@@ -92,7 +93,8 @@ def lower_to_llvm(
         if cpu_prepare(module, target):
             run_passes("canonicalize,cse", module)
         script, kernels = plan(module, target, threads)
-        apply_script(module, script, "__dnnf_codegen", "transform schedule")
+        script_text = script.text()
+        apply_script(module, script_text, "__dnnf_codegen", "transform schedule")
         run_passes("canonicalize,cse", module)
         if dump:
             dump("schedule", module)
@@ -128,7 +130,7 @@ def lower_to_llvm(
         module.operation.attributes[KERNELS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(kernels))
         if dump:
             dump("llvm", module)
-    return LoweringReport(target, threads, kernels, script, vector_script + lowering)
+    return LoweringReport(target, threads, kernels, script_text, vector_script + lowering)
 
 
 def _set_llvm_target(module: ir.Module, target: Target):

@@ -1,5 +1,8 @@
 """Transform-dialect scripts written from Python: ``Script`` builds the text of one
-``transform.named_sequence`` with fresh handle names.
+``transform.named_sequence`` with fresh handle names. Steps that do not depend on
+shapes are sequences of the transform libraries in ``lowering/`` (``Script.include``),
+copied into the script's module, which is thus self-contained (``dnnf-opt`` runs it
+as it is).
 
 The kernel plan tags each linalg op it schedules with ``TAG`` (``dnnf.cg = "k3"``);
 ``Script.match`` selects ops by that tag.
@@ -10,7 +13,17 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+from .._mlir import ir
+from ..lowering import read_transform_library
+
 TAG = "dnnf.cg"
+
+
+def library_sequences(library: str) -> list:
+    """The printed named sequences of the transform library ``lowering/<library>``
+    (parsed, so in the current context, and checked)."""
+    module = ir.Module.parse(read_transform_library(library))
+    return [str(op) for op in module.body.operations]
 
 
 class Script:
@@ -18,6 +31,7 @@ class Script:
 
     def __init__(self):
         self.lines: list[str] = []
+        self.libraries: list[str] = []  # the lowering/ files it includes sequences of
         self._count = 0
         self._indent = 2
 
@@ -27,6 +41,28 @@ class Script:
 
     def emit(self, text: str):
         self.lines.append("  " * self._indent + text)
+
+    def include(self, library: str, sequence: str, handles, params=(), results: int = 0) -> list:
+        """Call ``@sequence`` of the library ``lowering/<library>`` on op ``handles`` and
+        the integer ``params``; returns its ``results`` op handles."""
+        if library not in self.libraries:
+            self.libraries.append(library)
+        values = list(handles)
+        for value in params:
+            param = self.fresh("p")
+            self.emit(f"{param} = transform.param.constant {int(value)} : i64 -> !transform.param<i64>")
+            values.append(param)
+        types = ["!transform.any_op"] * len(handles) + ["!transform.param<i64>"] * len(params)
+        outs = [self.fresh("r") for _ in range(results)]
+        assign = f"{', '.join(outs)} = " if outs else ""
+        self.emit(
+            f"{assign}transform.include @{sequence} failures(propagate) ({', '.join(values)})"
+            f" : ({', '.join(types)}) -> ({', '.join(['!transform.any_op'] * results)})"
+        )
+        return outs
+
+    def unroll(self, loop: str, factor: int):
+        self.emit(f"transform.loop.unroll {loop} {{factor = {factor}}} : !transform.any_op")
 
     # -- matching
     def match(self, names, within: str = "%root", tag: Optional[str] = None, hint: str = "m") -> str:
@@ -161,8 +197,13 @@ class Script:
 
     def text(self, name: str = "__dnnf_codegen") -> str:
         body = "\n".join(self.lines)
+        sequences = "".join(
+            f"  // lowering/{library}\n" + "".join(f"  {text}\n" for text in library_sequences(library))
+            for library in self.libraries
+        )
         return (
             "module attributes {transform.with_named_sequence} {\n"
+            f"{sequences}"
             f"  transform.named_sequence @{name}(%root: !transform.any_op {{transform.readonly}}) {{\n"
             f"{body}\n"
             "    transform.yield\n"

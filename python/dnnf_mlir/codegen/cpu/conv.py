@@ -1,10 +1,11 @@
-"""The schedule of ``linalg.conv_2d_nchw_fchw`` (f32).
+"""The plan of ``linalg.conv_2d_nchw_fchw`` (f32), whose steps are the transform
+library ``lowering/cpu/conv.mlir``.
 
 ``convolutions.pad_convolutions`` first widens the output width to whole vectors;
-then the zero-padded input is materialized once (``bufferize_to_allocation``),
-threads split output channels, register tiles of FR channels x one row x WV columns,
-unit reduction steps with the KHxKW window unrolled, ``decompose`` to
-``conv_1d_ncw_fcw`` and ``vectorize``.
+this computes what depends on the shapes and the target: the zero-padded input
+materialized once (``bufferize_to_allocation``), the thread split (output channels
+first), the register tile (FR channels x one row x WV columns), which window loops
+are unrolled.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from ..kernel_plan import Kernel, Planner
 from ..linalg_queries import static_tensor_type
 from .rows import schedule_rows
 from .tiles import conv_vector_tile, even_split
+
+LIBRARY = "cpu/conv.mlir"
 
 
 def schedule_conv(planner: Planner, op):
@@ -51,34 +54,20 @@ def schedule_conv(planner: Planner, op):
             if fill is not None:
                 s.fuse_into(fill, forall)
             details["forall"] = sizes
-    # Register tile: FR output channels x one row x WV columns; f outer so that the
-    # weights of a channel block stay in cache while the rows stream.
-    h, loops = s.fuse(h, [1, fr, 1, wv, 0, 0, 0], [0, 1, 2, 3])
-    # Reductions one step at a time, c outermost: the 3x3 window of one input plane
-    # is reused from L1 by the kh / kw steps.
-    h, red = s.tile_for(h, [0, 0, 0, 0, 1, 1, 1])
-    # Unroll the window (kw, and kh for windows up to 3x3): one straight run of
-    # FMA groups per input channel instead of two short loops (~+10%).
+    h, tiles = s.include(LIBRARY, "__dnnf_conv2d_register_tiles", [h], [fr, wv], results=2)
+    _, kh_loop, kw_loop = s.include(LIBRARY, "__dnnf_conv2d_reduction_steps", [h], results=3)
+    # The window is unrolled whole: kw up to 8, kh too for windows up to 3x3.
     unrolled = []
     if 1 < kw <= 8:
-        unrolled.append((red[2], kw))
+        unrolled.append((kw_loop, kw))
     if 1 < kh and kh * kw <= 9:
-        unrolled.append((red[1], kh))
+        unrolled.append((kh_loop, kh))
     for loop, trip in unrolled:
-        s.emit(f"transform.loop.unroll {loop} {{factor = {trip}}} : !transform.any_op")
+        s.unroll(loop, trip)
     if unrolled:
-        h = s.match([op.name], tag=tag, within=loops[0])
         details["unrolled"] = [trip for _, trip in unrolled]
-    h = s.decompose(h)  # conv_2d with unit OH/KH -> conv_1d_ncw_fcw
-    s.vectorize(h)
-    fills = s.match(["linalg.fill"], within=loops[0])
-    planner.vectorize_fills(fills)
-    # On this kernel's loops only (before the hoisting of ``finish``; the matmuls'
-    # contractions must not see them).
-    s.patterns(loops[0], ["vector.reduction_to_contract", "vector.transfer_permutation_patterns"])
+    s.include(LIBRARY, "__dnnf_conv2d_vectorize", [s.match([op.name], tag=tag, within=tiles), tiles])
     planner.cleanup()
     planner.add_kernel(Kernel(tag, op.name, tuple(out.shape) + (c, kh, kw), "conv2d", details))
-
-
 
 __all__ = ["schedule_conv"]

@@ -1,15 +1,14 @@
-"""The schedule of ``linalg.matmul`` / ``batch_matmul`` (f32): a register-blocked
-micro-kernel.
+"""The plan of ``linalg.matmul`` / ``batch_matmul`` (f32): a register-blocked
+micro-kernel whose steps are the transform library ``lowering/cpu/matmul.mlir``.
 
-MR x NR register tiles (8 x 2 vectors on AVX-512 and NEON, ``tiles.matmul_register_tile``):
-``pad`` of the whole op to whole register tiles when the shape needs it,
-``tile_using_forall`` over the threads (the zero fill fused with
-``fuse_into_containing_op``), register tiles with ``structured.fuse`` (n outer, m
-inner; fill fused), the K x NR panel of B packed (``pad`` nofold + ``hoist_pad``), k
-steps of one unrolled by 4, ``vectorize`` to ``vector.contract`` and the accumulator
-kept in registers across k (``Planner.finish`` hoists it, once for the whole
-function). An element-wise consumer (bias, activation) becomes the root of the tiling
-and is applied to the accumulators before the single store (epilogue fusion).
+This computes what depends on the shapes and the target: MR x NR register tiles (8 x
+2 vectors on AVX-512 and NEON, ``tiles.matmul_register_tile``), whether the op is
+padded to whole tiles, split over the threads (``tile_using_forall``, the zero fill
+fused with ``fuse_into_containing_op``), its B panel packed, its k loop unrolled, and
+whether an element-wise consumer (bias, activation) becomes the root of the tiling,
+applied to the accumulators before the single store (epilogue fusion). The
+accumulator stays in registers across k (``Planner.finish`` hoists it, once for the
+whole function).
 """
 
 from __future__ import annotations
@@ -58,12 +57,17 @@ def elementwise_consumer(op):
     return user
 
 
+LIBRARY = "cpu/matmul.mlir"
+
+
 def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
     """Schedule a matmul / batch_matmul; returns whether ``epilogue`` was fused.
 
-    ``epilogue`` is an element-wise linalg.generic consuming the result: it becomes
-    the root of the tiling, the matmul tile is computed inside its register tile and
-    the epilogue applies to the accumulators before the single store.
+    The steps are the sequences of ``lowering/cpu/matmul.mlir``; this computes their
+    parameters and which of them apply. ``epilogue`` is an element-wise linalg.generic
+    consuming the result: it becomes the root of the tiling, the matmul tile is
+    computed inside its register tile and the epilogue applies to the accumulators
+    before the single store.
     """
     s = planner.script
     a, b = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
@@ -75,6 +79,7 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
     bsz = shape[0] if batch else 1
     m, n = shape[-2], shape[-1]
     k = a.shape[-1]
+    kind = "batch_matmul" if batch else "matmul"
     tag = planner.new_tag(op)
     mr, nr, pm, pn = matmul_register_tile(m, n, planner.target)
     nb = 1 if batch else 0
@@ -87,10 +92,7 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
         details["materialized_operands"] = True
 
     if (pm, pn) != (m, n):
-        # Pad the whole op once to multiples of the register tile: every tile is then
-        # full and static (the fill folds into a fill of the padded shape).
-        mult = [1] * nb + [mr, nr, 1]
-        h = s.pad(h, dims=list(range(nb + 3)), nofold=[0, 0, 0], multiple_of=mult)
+        s.include(LIBRARY, f"__dnnf_{kind}_pad_to_register_tiles", [h], [mr, nr], results=1)
         s.canonicalize(s.match_func())
         h = s.match([op.name], tag=tag)
         # Materialize the padded operands now, so that tiling does not fuse the pads
@@ -137,43 +139,26 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
             s.fuse_into(fill, forall)
         details["forall"] = sizes
 
-    # Register tiles: n outer, m inner (the packed B panel is reused across m); the
-    # fill (and, under an epilogue, the matmul) are fused into them.
-    sizes = ([1] if batch else []) + [mr, nr]
-    inter = ([0] if batch else []) + [nb + 1, nb + 0]
     if epilogue is None:
-        sizes, inter = sizes + [0], inter + [nb + 2]
-    root, loops = s.fuse(root, sizes, inter)
-    h = root if epilogue is None else s.match([op.name], within=loops[0], tag=tag)
+        h, tiles = s.include(LIBRARY, f"__dnnf_{kind}_register_tiles", [root], [mr, nr], results=2)
+    else:
+        _, tiles = s.include(LIBRARY, f"__dnnf_{kind}_epilogue_register_tiles", [root], [mr, nr], results=2)
+        h = s.match([op.name], within=tiles, tag=tag)
     if (pm // mr) >= 4 and k >= 16:
-        # Pack the K x NR panel of B into a contiguous buffer (a nofold pad hoisted
-        # out of the m loop): without it, rows of B that are a multiple of 4 KiB
-        # apart all land in the same L1 sets (~3x slower on 768 x 3072).
-        # (Packing whole K x NC blocks with hoist_pad by two loops copies twice and
-        # still walks strip by strip: measured slower.)
-        nofold = [0, 1, 0]
-        padded = s.pad(h, dims=[nb + 1], nofold=nofold)
-        bpad = s.producer_of(padded, 1)
-        s.hoist_pad(bpad, 1)
-        h = padded
+        # Few row tiles would not repay the copy.
+        (h,) = s.include(LIBRARY, f"__dnnf_{kind}_pack_b", [h], results=1)
         details["packed_b"] = (k, nr)
-    h, kloop = s.tile_for(h, [0] * (nb + 2) + [1])
-    # Four k steps per loop iteration (~+8% on AVX-512: fewer loop-carried
-    # dependencies on the pointers, longer runs of FMAs).
+    (kloop,) = s.include(LIBRARY, f"__dnnf_{kind}_k_steps", [h], results=1)
     unroll = next((u for u in (4, 2) if k % u == 0 and k > u), 1)
     if unroll > 1:
-        s.emit(f"transform.loop.unroll {kloop[0]} {{factor = {unroll}}} : !transform.any_op")
-        h = s.match([op.name], tag=tag, within=loops[0])
+        s.unroll(kloop, unroll)
         details["k_unroll"] = unroll
-    s.vectorize(h, contraction=True)
-    fills = s.match(["linalg.fill"], within=loops[0])
-    planner.vectorize_fills(fills)
+    s.include(LIBRARY, "__dnnf_matmul_vectorize", [s.match([op.name], tag=tag, within=tiles), tiles])
     if epilogue is not None:
-        s.vectorize(s.match([epilogue.name], within=loops[0], tag=etag))
+        s.vectorize(s.match([epilogue.name], within=tiles, tag=etag))
     planner.cleanup()
     planner.add_kernel(Kernel(tag, op.name, (bsz, m, n, k) if batch else (m, n, k), "matmul", details))
     return epilogue is not None
-
 
 
 __all__ = ["elementwise_consumer", "schedule_matmul"]

@@ -2,8 +2,9 @@
 
 ``plan(module, target, threads)`` tags every linalg op, dispatches it by kind to its
 schedule (``matvec.py``, ``matmul.py``, ``conv.py``, ``rows.py`` for the rest) and
-returns the text of one transform-dialect named sequence (``@__dnnf_codegen``) that
-the pipeline runs on linalg on tensors, with the ``Kernel`` decided for each op.
+returns the transform-dialect script (``@__dnnf_codegen``, which includes sequences
+of the ``lowering/cpu/`` libraries) that the pipeline runs on linalg on tensors, with
+the ``Kernel`` decided for each op.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nchw_fch
 
 
 def plan(module: ir.Module, target: Target, threads: int = 1):
-    """Tag the linalg ops of ``module`` and return (transform script text, [Kernel])."""
+    """Tag the linalg ops of ``module`` and return (transform ``Script``, [Kernel])."""
     planner = Planner(target, threads)
     ops = linalg_ops(module)
 
@@ -53,7 +54,7 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
         elif op not in fused_fills and op not in consumed:
             schedule_rows(planner, op)
     planner.finish()
-    return planner.script.text(), planner.kernels
+    return planner.script, planner.kernels
 
 
 

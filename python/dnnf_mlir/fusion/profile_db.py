@@ -1,0 +1,141 @@
+"""The profiling database: measured latencies of fusion candidates, kept across runs.
+
+DNNFusion decides the yellow cells of its Table 3 (legal, profit unknown) by
+measuring: latency(block + op) against latency(block) + latency(op), on the machine
+the code is for. Measuring takes a compile and a few runs, so each answer is stored
+in SQLite, keyed by the candidate (its op kinds, shapes and attributes, as the
+canonical text of the fused candidate), the target and the CPU. The file lives in the
+user's cache directory (``$DNNF_PROFILE_DB`` overrides it) and is shared by every
+compile on the machine: two compiles may write at once (WAL journal, a busy timeout;
+the first answer stored for a key is the one every reader uses, so they agree). A
+database that cannot be opened (read-only directory, corrupt file) degrades to one
+in memory, with a warning: decisions are still made, just not remembered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+PROFILE_DB_ENV = "DNNF_PROFILE_DB"
+# Seconds a writer waits for another compile's transaction before giving up.
+BUSY_TIMEOUT = 60.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS latency (
+    key TEXT PRIMARY KEY,
+    ops TEXT NOT NULL,
+    target TEXT NOT NULL,
+    cpu TEXT NOT NULL,
+    fused_us REAL NOT NULL,
+    separate_us REAL NOT NULL,
+    candidate TEXT NOT NULL,
+    measured_at REAL NOT NULL
+)
+"""
+
+
+def default_path() -> Path:
+    """``$DNNF_PROFILE_DB``, else ``fusion-profile.sqlite3`` in the user's cache directory."""
+    if os.environ.get(PROFILE_DB_ENV):
+        return Path(os.environ[PROFILE_DB_ENV])
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "dnnf-mlir" / "fusion-profile.sqlite3"
+
+
+@dataclass(frozen=True)
+class ProfileKey:
+    """What a measurement depends on: the candidate, the target, the CPU."""
+
+    ops: str  # op kinds, readable: "ecg.matmul+ecg.add | ecg.transpose"
+    candidate: str  # canonical text of the candidate (op kinds, types, attributes)
+    target: str
+    cpu: str
+
+    @property
+    def digest(self) -> str:
+        text = "\0".join((self.candidate, self.target, self.cpu))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Latencies in microseconds: the candidate as one kernel, and as two."""
+
+    fused_us: float
+    separate_us: float
+
+    @property
+    def fuse(self) -> bool:
+        """The paper's test: fuse when one kernel is no slower than the two."""
+        return self.fused_us <= self.separate_us
+
+
+class ProfileDatabase:
+    """Stored measurements, with the hits and misses of this run counted."""
+
+    def __init__(self, path: "str | os.PathLike | None" = None):
+        self.path = Path(path) if path is not None else default_path()
+        self.hits = 0
+        self.misses = 0
+        self._connection = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute(_SCHEMA)
+            return connection
+        except (OSError, sqlite3.Error) as error:
+            warnings.warn(f"profiling database {self.path} unusable ({error}); measurements are not kept", stacklevel=3)
+            self.path = Path(":memory:")
+            connection = sqlite3.connect(":memory:", isolation_level=None)
+            connection.execute(_SCHEMA)
+            return connection
+
+    def lookup(self, key: ProfileKey) -> Optional[Measurement]:
+        """The stored measurement of ``key``, counted as a hit or a miss."""
+        row = self._connection.execute(
+            "SELECT fused_us, separate_us FROM latency WHERE key = ?", (key.digest,)
+        ).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Measurement(*row)
+
+    def store(self, key: ProfileKey, measurement: Measurement) -> Measurement:
+        """Store ``measurement`` unless another compile stored ``key`` first; returns
+        the stored one (so that concurrent compiles decide alike)."""
+        self._connection.execute(
+            "INSERT OR IGNORE INTO latency VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (key.digest, key.ops, key.target, key.cpu, measurement.fused_us, measurement.separate_us,
+             key.candidate, time.time()),
+        )
+        row = self._connection.execute(
+            "SELECT fused_us, separate_us FROM latency WHERE key = ?", (key.digest,)
+        ).fetchone()
+        return Measurement(*row)
+
+    def __len__(self) -> int:
+        return self._connection.execute("SELECT COUNT(*) FROM latency").fetchone()[0]
+
+    def entries(self) -> list:
+        """(ops, target, cpu, Measurement) of every stored entry, oldest first."""
+        rows = self._connection.execute(
+            "SELECT ops, target, cpu, fused_us, separate_us FROM latency ORDER BY measured_at"
+        ).fetchall()
+        return [(ops, target, cpu, Measurement(fused, separate)) for ops, target, cpu, fused, separate in rows]
+
+    def close(self):
+        self._connection.close()
+
+
+__all__ = ["BUSY_TIMEOUT", "PROFILE_DB_ENV", "Measurement", "ProfileDatabase", "ProfileKey", "default_path"]

@@ -11,11 +11,14 @@ post-dominator when every op on every path between them allows it:
 - injective ops (data movement) fuse through injective ops, in a second phase so that
   the complex ops finish first; reductions start no fusion; opaque ops never fuse.
 
-The kinds follow Relay's registrations: unary math ops elementwise, binary ones
-broadcast (an edge whose operand already has the result's shape counts as
-elementwise), reshape/transpose/slice/concat/pad/gather/resize injective, softmax
-and LRN opaque. LayerNormalization, one op here, is decomposed by Relay into
-reductions with elementwise ops around them; it counts as a reduction.
+The kinds follow Relay's registrations (its newest: softmax complex-out-fusable,
+where TVM 0.7 had it opaque): unary math ops elementwise, binary ones broadcast (an
+edge whose operand already has the result's shape counts as elementwise),
+reshape/transpose/slice/concat/pad/gather/resize injective, LRN opaque.
+Layer/instance normalization, one op here, is decomposed by Relay
+(SimplifyInference) into mean and variance reductions and an elementwise tail:
+three kernels that take no producer or consumer of the op, as the reductions stop
+every path. It counts as opaque here: the same boundaries, one layer instead of three.
 """
 
 import enum
@@ -39,8 +42,9 @@ class Kind(enum.IntEnum):
 
 OUT_ELEMWISE_FUSABLE = frozenset({
     "conv", "conv_transpose", "gemm", "mat_mul", "max_pool", "average_pool", "global_average_pool", "global_max_pool",
+    "softmax", "log_softmax",
 })
-OPAQUE = frozenset({"softmax", "log_softmax", "lrn"})
+OPAQUE = frozenset({"lrn", "layer_normalization", "instance_normalization"})
 BROADCAST = frozenset({"expand"})  # broadcast_to
 
 

@@ -2,12 +2,10 @@
 
 import fnmatch
 from collections import Counter
-import json
 import time
 
-from ..asm import write_bytes
 from ..statistics import function_statistics
-from ..transforms.pass_base import ModulePass, PassError
+from ..transforms.pass_base import ModulePass, PassError, write_stats
 from ..transforms.registry import described_by_table
 from .catalogue import catalogue
 from .driver import Applications, Search, apply_once, simplify
@@ -89,15 +87,8 @@ class RewritePass(ModulePass):
 
     def run(self, module):
         report = rewrite_module(module, self.options["only"])
-        path = self.options["stats-file"]
-        if path:
-            text = json.dumps(report, indent=2) + "\n"
-            if path == "-":
-                import sys
-
-                sys.stderr.write(text)
-            else:
-                write_bytes(text.encode(), path)
+        if self.options["stats-file"]:
+            write_stats(report, self.options["stats-file"])
 
 
 @described_by_table

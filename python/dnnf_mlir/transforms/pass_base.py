@@ -1,8 +1,11 @@
 """The Python pass base class and its options."""
 
+import json
+import sys
 from dataclasses import dataclass
 
 from .._mlir import PassManager, ir
+from ..asm import write_bytes
 
 
 class PassError(Exception):
@@ -22,6 +25,16 @@ def option_items(text: str) -> list:
         name, has_value, value = item.partition("=")
         items.append((name, value if has_value else None))
     return items
+
+
+def write_stats(report: dict, path: str):
+    """Write a pass's JSON report to the file of its ``stats-file`` option ('-' is stderr:
+    stdout carries the IR)."""
+    text = json.dumps(report, indent=2) + "\n"
+    if path == "-":
+        sys.stderr.write(text)
+    else:
+        write_bytes(text.encode(), path)
 
 
 @dataclass(frozen=True)

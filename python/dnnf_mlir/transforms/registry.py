@@ -63,6 +63,16 @@ PASS_TABLE: dict[str, PassEntry] = {
             (Option("rule", str, "", "the rule's name (default: the function's name, e.g. @\"exp-mul-exp\")"),),
         ),
         PassEntry(
+            "ecg-fuse",
+            "dnnf_mlir.fusion.pass_:FusePass",
+            "Fuse ECG ops into ecg.fused blocks by mapping type (DNNFusion's Listing 1) or TVM's fixed patterns",
+            (
+                Option("mode", str, "dnnf", "dnnf (Table 3 planner), tvm (TVM's FuseOps baseline) or none"),
+                Option("profile", bool, False, "decide Table 3's Y cells by profiling (false: the conservative oracle)"),
+                Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
+            ),
+        ),
+        PassEntry(
             "convert-ecg-to-linalg",
             "dnnf_mlir.conversion.ecg_to_linalg.pass_:ConvertECGToLinalgPass",
             "Lower ECG ops to linalg, tensor, arith and math ops on tensors",

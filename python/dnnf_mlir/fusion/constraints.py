@@ -1,0 +1,84 @@
+"""Legality constraints every fusion block satisfies, whichever planner formed it.
+
+- operands: at most ``MAX_FUSED_INPUTS`` inputs and ``MAX_FUSED_OUTPUTS`` outputs
+  (what ``ecg.fused`` can hold);
+- live values: at most ``MAX_LIVE_VALUES`` intermediate values live at once in the
+  body's order;
+- (Listing 1's planner only) no cycle through an op outside the block, contraction
+  operands produced outside, and a shared iteration domain (``joined_domain``).
+"""
+
+from collections import Counter
+from math import prod
+
+import numpy as np
+
+from ..ecg.ops.structure import MAX_FUSED_INPUTS, MAX_FUSED_OUTPUTS
+
+# A fused kernel computes its body per element (or per vector of elements) and keeps
+# every intermediate value that a later body op still needs in a register. x86-64 with
+# AVX2, the smallest register file the compiler targets, has 16 vector registers; a
+# body needing more live values at once spills on every iteration.
+MAX_LIVE_VALUES = 16
+
+# Their operands are read by the packing matmul/convolution kernels (DESIGN.md section
+# 10: a contraction must always reach those kernels, whatever surrounds it), so a
+# contraction takes no producer into its block: it fuses with its consumers, the
+# epilogue (bias, activation, residual add).
+CONTRACTIONS = frozenset({"conv", "conv_transpose", "gemm", "mat_mul"})
+
+
+def live_values(graph, members) -> int:
+    """The most intermediate values of the block that are live at once in program order
+    (an output no body op reads again is stored when computed and not counted)."""
+    order = sorted(members)
+    last = {}
+    for position, member in enumerate(order):
+        for vid in graph.operands[member]:
+            if graph.producer[vid] in members:
+                last[vid] = position
+    ends = Counter(last.values())
+    live = peak = 0
+    for position, member in enumerate(order):
+        live += sum(vid in last for vid in graph.results[member]) - ends[position]
+        peak = max(peak, live)
+    return peak
+
+
+def limits_violation(graph, members) -> str | None:
+    """The name of the first operand or register limit the block ``members`` exceeds."""
+    if len(graph.inputs(members)) > MAX_FUSED_INPUTS:
+        return "inputs"
+    if len(graph.outputs(members)) > MAX_FUSED_OUTPUTS:
+        return "outputs"
+    if live_values(graph, members) > MAX_LIVE_VALUES:
+        return "live-values"
+    return None
+
+
+def feeds_contraction(graph, members, candidate: int) -> bool:
+    """True when ``candidate`` and the block would hold a contraction with a producer of its operands."""
+    nodes = graph.nodes
+    if nodes[candidate].mnemonic in CONTRACTIONS and any(p in members for p in graph.preds[candidate]):
+        return True
+    return any(s in members and nodes[s].mnemonic in CONTRACTIONS for s in graph.succs[candidate])
+
+
+def joined_domain(domain: tuple | None, shape: tuple) -> tuple | None:
+    """The iteration domain of a block whose largest One-to-One op iterates over
+    ``domain`` once a One-to-One op with output ``shape`` joins it; None when they do
+    not share one.
+
+    They share it when the shapes are equal, when one broadcasts into the other
+    (numpy's rules: a bias, a per-row statistic of a normalization), or when they
+    have as many elements (the same elements re-indexed by a Reorganize or Shuffle op
+    of the block). An outer-product broadcast ([n, 1] with [1, m]) or unrelated sizes
+    would make the block iterate over a space larger than either op's.
+    """
+    if domain is None or tuple(domain) == tuple(shape) or prod(domain) == prod(shape):
+        return tuple(domain or shape)
+    try:
+        both = tuple(np.broadcast_shapes(domain, shape))
+    except ValueError:
+        return None
+    return both if both in (tuple(domain), tuple(shape)) else None

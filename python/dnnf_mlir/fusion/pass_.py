@@ -1,0 +1,72 @@
+"""The ``ecg-fuse`` pass: plan fusion blocks per function and outline them into ``ecg.fused``."""
+
+import time
+
+from ..statistics import function_statistics
+from ..transforms.pass_base import ModulePass, PassError, write_stats
+from ..transforms.registry import described_by_table
+from .graph import OpGraph
+from .oracle import ConservativeOracle
+from .outline import outline
+from .plan import FusionPlan
+from .planner_dnnf import plan_dnnf
+from .planner_tvm import plan_tvm
+from .stats import function_report, layer_statistics, module_report
+
+MODES = ("dnnf", "tvm", "none")
+
+
+def plan_fusion(function, mode: str = "dnnf", oracle=None) -> FusionPlan:
+    """The fusion plan of one ``func.func`` (nothing changes yet; ``outline(plan)`` applies
+    it). ``oracle`` decides the Y cells in dnnf mode (default: ``ConservativeOracle``)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown fusion mode '{mode}' (one of {', '.join(MODES)})")
+    start = time.perf_counter()
+    plan = FusionPlan(mode, OpGraph(function.regions[0].blocks[0]))
+    if mode == "dnnf":
+        plan_dnnf(plan, oracle or ConservativeOracle())
+    elif mode == "tvm":
+        plan_tvm(plan)
+    plan.seconds = time.perf_counter() - start
+    return plan
+
+
+def fuse_function(function, mode: str = "dnnf", oracle=None) -> dict:
+    """Fuse one ``func.func`` in place; return its report entry."""
+    before = function_statistics(function)
+    plan = plan_fusion(function, mode, oracle)
+    outline(plan)
+    return function_report(plan, before, layer_statistics(function))
+
+
+def fuse_module(module, mode: str = "dnnf", oracle=None) -> dict:
+    """Fuse every function of ``module`` in place; return the report ``stats-file`` holds."""
+    start = time.perf_counter()
+    op = module.operation if hasattr(module, "operation") else module
+    functions = {
+        f.attributes["sym_name"].value: fuse_function(f.operation, mode, oracle)
+        for f in op.regions[0].blocks[0].operations
+        if f.operation.name == "func.func"
+    }
+    return module_report(mode, functions, time.perf_counter() - start)
+
+
+@described_by_table
+class FusePass(ModulePass):
+    """Fuses ECG ops into ``ecg.fused`` blocks with DNNFusion's planner or TVM's rules."""
+
+    NAME = "ecg-fuse"
+
+    def run(self, module):
+        # Option errors are reported at the first function: a module parsed from a file has no location of its own.
+        functions = [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"]
+        where = functions[0] if functions else None
+        mode = self.options["mode"]
+        if mode not in MODES:
+            raise PassError(f"unknown mode '{mode}' (one of {', '.join(MODES)})", where)
+        if self.options["profile"]:
+            raise PassError("profile=true needs the profiling database, which does not exist yet (use profile=false)",
+                            where)
+        report = fuse_module(module, mode)
+        if self.options["stats-file"]:
+            write_stats(report, self.options["stats-file"])

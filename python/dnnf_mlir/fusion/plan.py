@@ -1,0 +1,49 @@
+"""What a planner decides: the blocks of one function and the record of its decisions."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..ecg.properties import MappingType
+from .graph import OpGraph
+from .table import Decision
+
+
+@dataclass
+class Block:
+    """A fusion block: graph nodes and the block's resulting mapping type."""
+
+    members: set
+    mapping: MappingType
+
+    def ordered(self) -> list:
+        return sorted(self.members)
+
+
+@dataclass
+class Decisions:
+    """Why candidates were or were not fused, counted per evaluation of a (block, op) pair."""
+
+    cells: Counter = field(default_factory=Counter)  # Table 3 class: G / Y / R
+    oracle: Counter = field(default_factory=Counter)  # Y cells: accepted / rejected
+    constraints: Counter = field(default_factory=Counter)  # legality rejections by constraint name
+
+    def table(self, decision: Decision):
+        self.cells[decision.value] += 1
+
+    def to_json(self) -> dict:
+        return {
+            "table": {d.value: self.cells.get(d.value, 0) for d in Decision},
+            "oracle": {k: self.oracle.get(k, 0) for k in ("accepted", "rejected")},
+            "constraints": dict(sorted(self.constraints.items())),
+        }
+
+
+@dataclass
+class FusionPlan:
+    """The blocks one planner chose for one function (blocks of one op are left out)."""
+
+    mode: str
+    graph: OpGraph
+    blocks: list = field(default_factory=list)
+    decisions: Decisions = field(default_factory=Decisions)
+    seconds: float = 0.0

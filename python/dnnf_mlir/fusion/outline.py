@@ -73,7 +73,7 @@ def _units(plan) -> list:
     return order
 
 
-def _outline_block(operations: list, mapping, terminator) -> ir.Operation:
+def outline_ops(operations: list, mapping, terminator) -> ir.Operation:
     """Replace ``operations`` (in program order) by one ``ecg.fused`` op before ``terminator``."""
     def inside(op) -> bool:
         return any(op == member for member in operations)
@@ -125,5 +125,5 @@ def outline(plan) -> list:
             if block is None:
                 operations[0].move_before(terminator)
             else:
-                fused.append(_outline_block(operations, block.mapping, terminator))
+                fused.append(outline_ops(operations, block.mapping, terminator))
     return fused

@@ -9,6 +9,8 @@ from .graph import OpGraph
 from .oracle import ConservativeOracle
 from .outline import outline
 from .plan import FusionPlan
+from .profile_db import ProfileDatabase
+from .profiling import ProfilingOracle, profile_report
 from .planner_dnnf import plan_dnnf
 from .planner_tvm import plan_tvm
 from .stats import function_report, layer_statistics, module_report
@@ -64,9 +66,16 @@ class FusePass(ModulePass):
         mode = self.options["mode"]
         if mode not in MODES:
             raise PassError(f"unknown mode '{mode}' (one of {', '.join(MODES)})", where)
+        oracle = None
         if self.options["profile"]:
-            raise PassError("profile=true needs the profiling database, which does not exist yet (use profile=false)",
-                            where)
-        report = fuse_module(module, mode)
+            database = ProfileDatabase(self.options["profile-db"] or None)
+            try:
+                oracle = ProfilingOracle(database, self.options["target"], self.options["cpu"])
+            except ValueError as error:  # an unknown target or CPU
+                raise PassError(str(error), where) from None
+        report = fuse_module(module, mode, oracle)
+        if oracle is not None:
+            report["profile"] = profile_report(oracle)
+            database.close()
         if self.options["stats-file"]:
             write_stats(report, self.options["stats-file"])

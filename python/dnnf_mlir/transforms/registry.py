@@ -68,7 +68,12 @@ PASS_TABLE: dict[str, PassEntry] = {
             "Fuse ECG ops into ecg.fused blocks by mapping type (DNNFusion's Listing 1) or TVM's fixed patterns",
             (
                 Option("mode", str, "dnnf", "dnnf (Table 3 planner), tvm (TVM's FuseOps baseline) or none"),
-                Option("profile", bool, False, "decide Table 3's Y cells by profiling (false: the conservative oracle)"),
+                Option("profile", bool, False, "decide Table 3's Y cells by measuring them on this machine, kept in the "
+                       "profiling database (false: the conservative oracle)"),
+                Option("profile-db", str, "", "the profiling database (default: $DNNF_PROFILE_DB or "
+                       "~/.cache/dnnf-mlir/fusion-profile.sqlite3)"),
+                Option("target", str, "host", "the target the code is for (only the host's Y cells can be measured)"),
+                Option("cpu", str, "", "the CPU the code is for (default: $DNNF_CPU or native)"),
                 Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
             ),
         ),

@@ -1,0 +1,157 @@
+"""The profiling oracle: a Table 3 Y cell decided by measuring it on this machine.
+
+For a candidate (a block's ops and one more op) it builds a module of three public
+functions over the same ops: ``@fused``, the block and the op as one ``ecg.fused``
+(one kernel); ``@block``, the block alone; ``@op``, the op alone. The module's text is
+the candidate's key in the profiling database (op kinds, shapes, attributes), with
+the target and the CPU. On a miss the module goes through the compile pipeline's
+lowering half (``lowering/compile.pipeline`` without rewriting, fusion and weight
+externalization) and the JIT, and the paper's test decides: fuse when latency(fused)
+<= latency(block) + latency(op). Only the host can be measured here; for another
+target the conservative decision stands.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .._mlir import func, ir
+from ..codegen import get_target, jit
+from ..lowering import read_pipeline
+from ..transforms.pipeline import Pipeline, build_pass_manager
+from .oracle import ConservativeOracle
+from .outline import outline_ops
+from .profile_db import Measurement, ProfileDatabase, ProfileKey
+
+# Passes of compile.pipeline that do not lower: the candidate is already rewritten and
+# fused, and its constants are arguments.
+NOT_LOWERING = ("ecg-rewrite", "ecg-fuse", "dnnf-externalize-weights")
+# Each function is timed as the best of this many batches of back-to-back calls, each
+# batch lasting at least BATCH_SECONDS (the best, not the mean: the machine is shared).
+BATCHES = 5
+BATCH_SECONDS = 0.01
+
+
+def _owner(value_or_use):
+    owner = value_or_use.owner
+    return owner.operation if isinstance(owner, ir.OpView) else owner
+
+
+def _outputs(ops: list) -> list:
+    """The results of ``ops`` that something else reads, or nothing does (a result)."""
+    members = set(ops)
+    return [r for op in ops for r in op.results
+            if not list(r.uses) or any(_owner(use) not in members for use in r.uses)]
+
+
+def _extract(ops: list, name: str, mapping, module: ir.Module) -> None:
+    """Add a public function computing ``ops`` (in program order) from arguments (what
+    they read from other ops) into results (``_outputs``); with ``mapping``, the ops
+    form one ``ecg.fused``."""
+    members = set(ops)
+    inputs = list(dict.fromkeys(
+        v for op in ops for v in op.operands if isinstance(v.owner, ir.Block) or _owner(v) not in members
+    ))
+    outputs = _outputs(ops)
+    function = func.FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), ip=ir.InsertionPoint(module.body))
+    entry = function.add_entry_block()
+    remap = dict(zip(inputs, entry.arguments))
+    clones = []
+    for op in ops:
+        clone = op.clone(ip=ir.InsertionPoint(entry))
+        for index, value in enumerate(clone.operands):
+            if value in remap:
+                clone.operands[index] = remap[value]
+        remap.update(zip(op.results, clone.results))
+        clones.append(clone)
+    terminator = func.ReturnOp([remap[v] for v in outputs], ip=ir.InsertionPoint(entry)).operation
+    if mapping is not None and len(clones) > 1:
+        outline_ops(clones, mapping, terminator)
+
+
+def candidate_module(block_ops: list, op, mapping) -> ir.Module:
+    """The functions ``@fused`` (block and op as one ``ecg.fused`` of type
+    ``mapping``), ``@block`` and ``@op`` of a candidate, in a new module."""
+    op = op.operation
+    block = [o.operation for o in block_ops]
+    position = {o.operation: i for i, o in enumerate(op.block.operations)}
+    ordered = sorted(block + [op], key=position.__getitem__)
+    with op.context, ir.Location.unknown():
+        module = ir.Module.create()
+        _extract(ordered, "fused", mapping, module)
+        _extract(sorted(block, key=position.__getitem__), "block", mapping, module)
+        _extract([op], "op", None, module)
+    return module
+
+
+def _latency_us(function, rng) -> float:
+    """Best time of one call of a JIT ``function`` on random inputs, in microseconds."""
+    arrays = [rng.standard_normal(shape).astype(dtype) if np.dtype(dtype).kind == "f"
+              else np.zeros(shape, dtype) for dtype, shape in function.inputs]
+    call = function.bind(*arrays)
+    call()
+    start, calls = time.perf_counter(), 0
+    while time.perf_counter() - start < BATCH_SECONDS:
+        call()
+        calls += 1
+    best = float("inf")
+    for _ in range(BATCHES):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best * 1e6
+
+
+def measure(module: ir.Module, cpu: str, threads: int = 1) -> Measurement:
+    """Compile a ``candidate_module`` for the host ``cpu`` and time its functions."""
+    pipeline = Pipeline(read_pipeline("compile.pipeline"))
+    for name in NOT_LOWERING:
+        pipeline = pipeline.without(name)
+    pipeline = pipeline.with_options("dnnf-lower-to-llvm", target="host", cpu=cpu, threads=threads)
+    build_pass_manager(pipeline.text(), module.context).run(module.operation)
+    compiled = jit(module, threads=threads)
+    rng = np.random.default_rng(0)
+    fused, block, op = (_latency_us(compiled[name], rng) for name in ("fused", "block", "op"))
+    return Measurement(fused_us=fused, separate_us=block + op)
+
+
+class ProfilingOracle:
+    """Decides Y cells from the profiling database, measuring what it lacks.
+
+    ``decisions`` counts what it said (fused / not fused) and ``measured`` how many
+    candidates it compiled and timed; the database counts hits and misses.
+    """
+
+    def __init__(self, database: ProfileDatabase, target: str = "host", cpu: str = "", threads: int = 1):
+        self.database = database
+        self.target = get_target(target, cpu or None)
+        self.threads = threads
+        self.fallback = ConservativeOracle()
+        self.measured = 0
+        self.decisions = {"fused": 0, "not fused": 0}
+
+    def decide(self, block_ops: list, op, cell) -> bool:
+        if not self.target.is_host:
+            return self.fallback.decide(block_ops, op, cell)  # nothing to measure it on
+        module = candidate_module(block_ops, op, cell.mapping)
+        ops = " ".join(o.operation.name for o in block_ops) + " | " + op.operation.name
+        key = ProfileKey(ops=ops, candidate=str(module), target=self.target.name, cpu=self.target.cpu)
+        measurement = self.database.lookup(key)
+        if measurement is None:
+            measurement = self.database.store(key, measure(module, self.target.cpu, self.threads))
+            self.measured += 1
+        self.decisions["fused" if measurement.fuse else "not fused"] += 1
+        return measurement.fuse
+
+
+def profile_report(oracle: ProfilingOracle) -> dict:
+    """What a profiling oracle did, for the fusion statistics."""
+    database = oracle.database
+    return {"database": str(database.path), "hits": database.hits, "misses": database.misses,
+            "measured": oracle.measured, "decisions": dict(oracle.decisions)}
+
+
+__all__ = ["BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "measure", "profile_report"]

@@ -91,7 +91,7 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
         # full and static (the fill folds into a fill of the padded shape).
         mult = [1] * nb + [mr, nr, 1]
         h = s.pad(h, dims=list(range(nb + 3)), nofold=[0, 0, 0], multiple_of=mult)
-        s.canonicalize(s.match_func())
+        s.canonicalize(s.parent_func(h))
         h = s.match([op.name], tag=tag)
         # Materialize the padded operands now, so that tiling does not fuse the pads
         # (the pad of a zero-filled accumulator folded into a bigger fill).

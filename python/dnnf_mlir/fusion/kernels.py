@@ -58,11 +58,13 @@ class Outliner:
                 continue
             if len(function.regions[0].blocks) > 1:
                 raise PassError("kernels are outlined from single-block functions", function)
-            for op in [op.operation for op in function.regions[0].blocks[0].operations] if function.regions[0].blocks else []:
-                if op.name.startswith("ecg.") and op.name != "ecg.constant":
-                    self.outline(op)
-                elif op.name.startswith("ecg.") or op.name == "func.return":
+            if not function.regions[0].blocks:
+                continue
+            for op in [op.operation for op in function.regions[0].blocks[0].operations]:
+                if op.name in ("ecg.constant", "func.return"):
                     continue
+                if op.name.startswith("ecg."):
+                    self.outline(op)
                 else:
                     _reject_nested(op)
             _erase_unused_constants(function)

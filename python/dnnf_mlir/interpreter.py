@@ -1,7 +1,8 @@
 """The reference interpreter: runs ECG functions with each op's numpy semantics.
 
 It defines what an ECG program means; compiled code is checked against it and it
-is checked against onnxruntime.
+is checked against onnxruntime. Calls run their callee (the kernel functions of
+``ecg-outline-kernels``).
 """
 
 from typing import Sequence
@@ -51,10 +52,23 @@ def run_block(block: ir.Block, arguments: Sequence[np.ndarray], terminator: str)
     raise InterpreterError(f"block does not end with '{terminator}'")
 
 
+def _callee(call):
+    """The ``func.func`` a ``func.call`` names, from the symbol table of its module."""
+    module = call.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    try:
+        return ir.SymbolTable(module)[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+    except KeyError:
+        raise InterpreterError(f"'{call.name}' at {call.location}: no callee in the module") from None
+
+
 def evaluate(op, operands: Sequence[np.ndarray]) -> list:
     view = op.opview if hasattr(op, "opview") else op
     if view.operation.name == "ecg.fused":
         return run_block(view.body.blocks[0], operands, terminator="ecg.yield")
+    if view.operation.name == "func.call":
+        return run_block(_callee(view.operation).regions[0].blocks[0], operands, terminator="func.return")
     if not isinstance(view, ECGOp):
         raise InterpreterError(f"cannot interpret '{view.operation.name}' at {view.location}")
     results = view.reference(operands, view.attrs, view.result_specs)

@@ -6,7 +6,7 @@
 
 --emit: mlir (the module after --stop-after, default: the LLVM dialect), llvm
 (LLVM IR), asm / obj (through opt + llc), transform (the generated transform
-scripts), kernels (the strategy chosen for each op).
+scripts), kernels (the strategy chosen for each op, and the function holding it).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
         elif args.emit == "transform":
             result = report.schedule_script + "\n" + report.vector_script
         elif args.emit == "kernels":
-            result = "\n".join(f"{k.tag} {k.op} {list(k.shape)} {k.strategy} {k.details}" for k in report.kernels) + "\n"
+            result = "\n".join(f"{k.tag} {k.op} {list(k.shape)} {k.strategy} {k.details} @{k.function}" for k in report.kernels) + "\n"
         elif args.emit == "llvm":
             result = emit_llvm_ir(module)
         else:

@@ -23,6 +23,7 @@ class Kernel:
     shape: tuple
     strategy: str
     details: dict = field(default_factory=dict)
+    function: str = ""  # the func.func holding the op (set by the target's plan)
 
 
 class Planner:
@@ -51,10 +52,10 @@ class Planner:
         if not self._cleanup:
             return
         s = self.script
-        func = s.match_func()
-        s.canonicalize(func)
-        s.hoist_accumulators(func)
-        s.canonicalize(func)
+        funcs = s.match_func()
+        s.canonicalize(funcs)
+        s.hoist_accumulators("%root")
+        s.canonicalize(funcs)
 
     def add_kernel(self, kernel: Kernel):
         """Record what was decided for one op (its strategy is what later ops see of it)."""
@@ -94,7 +95,7 @@ class Planner:
         s = self.script
         arg = s.begin_suppressed(fills)
         s.vectorize(arg)
-        s.end_suppressed()
+        s.end_nested()
 
 
 __all__ = ["Kernel", "Planner"]

@@ -133,6 +133,13 @@ def reassociation(groups):
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g]) for g in groups])
 
 
+def enclosing_function(op) -> str:
+    """The name of the ``func.func`` holding ``op``."""
+    while op.name != "func.func":
+        op = op.parent
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
 def linalg_ops(module: ir.Module):
     """The linalg ops of ``module`` in program order (not the ops inside their regions)."""
     ops = []
@@ -152,6 +159,7 @@ def linalg_ops(module: ir.Module):
 __all__ = [
     "conv_params",
     "element_bits",
+    "enclosing_function",
     "has_default_maps",
     "is_f32",
     "is_i1",

@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from .._mlir import ir
+from ..kernel_functions import is_public
 from .errors import CodegenError
 
 
@@ -24,7 +25,8 @@ TARGET_ATTR = "dnnf.codegen.target"
 
 
 CPU_ATTR = "dnnf.codegen.cpu"
-KERNELS_ATTR = "dnnf.codegen.kernels"  # how many kernels the plan made
+KERNELS_ATTR = "dnnf.codegen.kernels"  # kernels launched per call (see pipeline.py)
+UNIQUE_KERNELS_ATTR = "dnnf.codegen.unique_kernels"  # distinct kernels: the functions (or planned ops)
 
 
 def walk_ops(module_op, names) -> list:
@@ -45,10 +47,6 @@ def functions(module: ir.Module):
 
 def symbol_name(func) -> str:
     return ir.StringAttr(func.attributes["sym_name"]).value
-
-
-def is_public(func) -> bool:
-    return "sym_visibility" not in func.attributes or ir.StringAttr(func.attributes["sym_visibility"]).value == "public"
 
 
 _DTYPES = {
@@ -117,6 +115,7 @@ __all__ = [
     "KERNELS_ATTR",
     "SIGNATURES",
     "TARGET_ATTR",
+    "UNIQUE_KERNELS_ATTR",
     "USES_OPENMP",
     "functions",
     "is_public",

@@ -37,6 +37,13 @@ on shapes (the kernel plan).
    host's native CPU, which the JIT and ``llc -mcpu=native`` find by themselves), and
    the attributes of ``lowered_module.py``.
 
+A module whose kernels are functions (``ecg-outline-kernels``) is lowered function
+by function: every stage works within a function, so no two kernels merge, and
+each kernel function stays a noinline LLVM function (one copy of its code however
+many times it is called). ``KERNELS_ATTR`` counts the kernels launched per call of
+the public functions (the kernel calls; without kernel functions, the kernels the
+plan made), ``UNIQUE_KERNELS_ATTR`` the distinct ones.
+
 ``jit.py`` runs the result in this process; ``cpu/objects.py`` compiles it with llc.
 """
 
@@ -52,7 +59,10 @@ from .cpu.buffers import post_bufferization_script, vector_lowering_script
 from .cpu.openmp import parallelize
 from .cpu.planner import plan
 from .cpu.prepare import prepare as cpu_prepare
-from .lowered_module import CPU_ATTR, KERNELS_ATTR, TARGET_ATTR, USES_OPENMP, record_signatures, walk_ops
+from ..kernel_functions import is_kernel, kernel_counts
+from .lowered_module import (
+    CPU_ATTR, KERNELS_ATTR, TARGET_ATTR, UNIQUE_KERNELS_ATTR, USES_OPENMP, functions, record_signatures, walk_ops,
+)
 from .passes import apply_script, run_passes, run_pipeline
 from .split import split_functions
 from .target import Target, get_target
@@ -61,13 +71,16 @@ PIPELINE_STAGES = ("prepare", "schedule", "bufferize", "lower-vectors", "paralle
 
 @dataclass
 class LoweringReport:
-    """What ``lower_to_llvm`` did: the kernels it planned and the transform scripts."""
+    """What ``lower_to_llvm`` did: the kernels it planned (``Kernel`` per scheduled op),
+    the kernels launched per call and the distinct ones, the transform scripts."""
 
     target: Target
     threads: int
     kernels: list
     schedule_script: str
     vector_script: str
+    launched: int
+    unique: int
 
 
 def lower_to_llvm(
@@ -86,6 +99,8 @@ def lower_to_llvm(
     threads = max(1, int(threads))
     with module.context, ir.Location.unknown(module.context):
         record_signatures(module)
+        launched, unique = kernel_counts(module.operation)
+        _keep_kernels_apart(module)
         run_pipeline(read_pipeline("cpu/prepare.pipeline"), module)
         if dump:
             dump("prepare", module)
@@ -127,10 +142,25 @@ def lower_to_llvm(
             module.operation.attributes[USES_OPENMP] = ir.UnitAttr.get()
         module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target.name)
         module.operation.attributes[CPU_ATTR] = ir.StringAttr.get(target.cpu)
-        module.operation.attributes[KERNELS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(kernels))
+        if not unique:
+            launched = unique = len(kernels)
+        i64 = ir.IntegerType.get_signless(64)
+        module.operation.attributes[KERNELS_ATTR] = ir.IntegerAttr.get(i64, launched)
+        module.operation.attributes[UNIQUE_KERNELS_ATTR] = ir.IntegerAttr.get(i64, unique)
         if dump:
             dump("llvm", module)
-    return LoweringReport(target, threads, kernels, script_text, vector_script + lowering)
+    return LoweringReport(target, threads, kernels, script_text, vector_script + lowering, launched, unique)
+
+
+def _keep_kernels_apart(module: ir.Module):
+    """Each kernel function becomes a noinline LLVM function with internal linkage
+    (not exported from the library, called directly rather than through the PLT).
+    func-to-llvm turns an "llvm."-prefixed attribute into the llvm.func one."""
+    internal = ir.Attribute.parse("#llvm.linkage<internal>")
+    for function in functions(module):
+        if is_kernel(function.operation):
+            function.attributes["llvm.no_inline"] = ir.UnitAttr.get()
+            function.attributes["llvm.linkage"] = internal
 
 
 def _set_llvm_target(module: ir.Module, target: Target):

@@ -164,9 +164,18 @@ class Script:
             self.emit(f"  transform.apply_patterns.{p}")
         self.emit("} : !transform.any_op")
 
-    def canonicalize(self, func: str):
-        self.patterns(func, ["canonicalization"])
+    def canonicalize(self, funcs: str):
+        """Canonicalize and CSE each of the functions ``funcs`` (apply_cse takes one op)."""
+        self.patterns(funcs, ["canonicalization"])
+        func = self.begin_foreach(funcs)
         self.emit(f"transform.apply_cse to {func} : !transform.any_op")
+        self.end_nested()
+
+    def parent_func(self, handle: str) -> str:
+        """The function holding ``handle``'s op (one kernel function of many)."""
+        h = self.fresh("func")
+        self.emit(f"{h} = transform.get_parent_op {handle} {{op_name = \"func.func\"}} : (!transform.any_op) -> !transform.any_op")
+        return h
 
     def hoist_accumulators(self, within: str):
         """Move loop invariants out and keep read/modify/write tiles in registers (tensors)."""
@@ -183,14 +192,23 @@ class Script:
         return h
 
     def begin_suppressed(self, handle: str):
-        """Open a nested sequence whose silenceable failures are ignored."""
+        """Open a nested sequence whose silenceable failures are ignored (closed by ``end_nested``)."""
         arg = self.fresh("s")
         self.emit(f"transform.sequence {handle} : !transform.any_op failures(suppress) {{")
         self.emit(f"^bb0({arg}: !transform.any_op):")
         self._indent += 1
         return arg
 
-    def end_suppressed(self):
+    def begin_foreach(self, handle: str) -> str:
+        """Open a nested sequence run on each op of ``handle`` (closed by ``end_nested``)."""
+        arg = self.fresh("each")
+        self.emit(f"transform.foreach {handle} : !transform.any_op {{")
+        self.emit(f"^bb0({arg}: !transform.any_op):")
+        self._indent += 1
+        return arg
+
+    def end_nested(self):
+        """Close a sequence opened by ``begin_suppressed`` or ``begin_foreach``."""
         self.emit("transform.yield")
         self._indent -= 1
         self.emit("}")

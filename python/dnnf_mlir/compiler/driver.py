@@ -7,7 +7,9 @@ The stages, each timed in the manifest:
    compilation's options (``compile_pipeline``; ``dnnf-opt
    --pass-pipeline-file=lowering/compile.pipeline`` runs the same): ``ecg-rewrite``
    (math-property rewriting that lowers the FLOPs; on unless ``rewrite=False``; what
-   it did goes into the manifest's ``rewrite`` entry), ``convert-ecg-to-linalg``,
+   it did goes into the manifest's ``rewrite`` entry), ``ecg-outline-kernels`` (every
+   kernel a function of its own; ``outline=False`` leaves the kernel boundaries to
+   the code generator), ``convert-ecg-to-linalg``,
    ``dnnf-externalize-weights`` (the weights moved out of the code into
    ``weights.bin``), ``dnnf-lower-to-llvm`` for the target: tiled, packed and
    vectorized kernels in the LLVM dialect;
@@ -48,7 +50,7 @@ from .. import make_context
 from .._mlir import MLIRError, ir
 from ..asm import write_module
 from ..codegen import compile_object, emit_llvm_ir
-from ..codegen.lowered_module import KERNELS_ATTR, USES_OPENMP
+from ..codegen.lowered_module import KERNELS_ATTR, UNIQUE_KERNELS_ATTR, USES_OPENMP
 from ..codegen.target import get_target
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
@@ -86,7 +88,7 @@ class CompileReport:
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in m["compile_seconds"].items() if k != "total")
         weight_mb = sum(w["nbytes"] for w in m["weights"]) / 2**20
         return (
-            f"{m['name']}: {m['kernels']} kernels for {m['target']} ({m['cpu']}, {m['threads']} thread"
+            f"{m['name']}: {m['kernels']} kernels ({m['unique_kernels']} distinct) for {m['target']} ({m['cpu']}, {m['threads']} thread"
             f"{'s' if m['threads'] > 1 else ''}), {len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
             f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}\n"
             f"{rewrite_summary(m['rewrite'])}"
@@ -101,9 +103,11 @@ def _unrewritten(module) -> dict:
             "rules_applied": dict.fromkeys(FAMILIES, 0), "rules": {}, "seconds": 0.0}
 
 
-def compile_pipeline(target, threads: int, rewrite: bool, weights_file, stats_file) -> Pipeline:
+def compile_pipeline(target, threads: int, rewrite: bool, weights_file, stats_file, outline: bool = True) -> Pipeline:
     """``lowering/compile.pipeline`` with the options of one compilation set."""
     pipeline = Pipeline(read_pipeline(COMPILE_PIPELINE))
+    if not outline:
+        pipeline = pipeline.without("ecg-outline-kernels")
     pipeline = pipeline.with_options("dnnf-lower-to-llvm", target=target.name, cpu=target.cpu, threads=threads)
     pipeline = pipeline.with_options("dnnf-externalize-weights", weights_file=weights_file)
     if not rewrite:
@@ -184,6 +188,7 @@ def compile_model(
     rewrite: bool = True,
     cpu: str | None = None,
     keep_ir: bool = False,
+    outline: bool = True,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
@@ -195,7 +200,9 @@ def compile_model(
     default: ``$DNNF_CPU``, else native for the host and generic for AArch64); the
     library refuses to load on a CPU without its features. ``keep_ir`` also writes
     the module that ``lowering/compile.pipeline`` starts from (``model.ecg.mlir``)
-    and the one it ends with (``model.llvm.mlir``).
+    and the one it ends with (``model.llvm.mlir``). ``outline=False`` leaves out
+    ``ecg-outline-kernels``: the code generator then draws the kernel boundaries
+    itself (merging element-wise chains, epilogues), as before kernels were functions.
     """
     t = get_target(target, cpu)
     if threads > 1 and not t.is_host:
@@ -215,7 +222,7 @@ def compile_model(
                 write_module(module, str(staging / ECG_IR))
             rewritten = None if rewrite else _unrewritten(module)
             stats_file = staging / ".rewrite.json"
-            pipeline = compile_pipeline(t, threads, rewrite, staging / WEIGHTS, stats_file)
+            pipeline = compile_pipeline(t, threads, rewrite, staging / WEIGHTS, stats_file, outline)
             _run_pipeline(module, pipeline, times)
             if rewrite:
                 report = json.loads(stats_file.read_text())
@@ -224,6 +231,7 @@ def compile_model(
             attributes = module.operation.attributes
             openmp = USES_OPENMP in attributes
             kernels = ir.IntegerAttr(attributes[KERNELS_ATTR]).value
+            unique_kernels = ir.IntegerAttr(attributes[UNIQUE_KERNELS_ATTR]).value
             layout = recorded_layout(module)
             if keep_ir:
                 write_module(module, str(staging / LLVM_IR))
@@ -254,7 +262,9 @@ def compile_model(
             "weights": [dict(w.to_json(), nbytes=w.nbytes) for w in layout],
             "library": LIBRARY,
             "runner": RUNNER,
-            "kernels": kernels,
+            "kernels": kernels,  # launched per run
+            "unique_kernels": unique_kernels,
+            "outline": outline,
             "rewrite": rewritten,
             "compile_seconds": {k: round(v, 3) for k, v in times.items()},
         }

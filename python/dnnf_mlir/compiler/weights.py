@@ -6,8 +6,10 @@ takes minutes and doubles the memory. Instead ``externalize_weights`` turns ever
 large constant tensor of the entry function into a trailing argument, and
 ``write_weights`` stores the values in one file, each array at an ``ALIGNMENT``-byte
 offset, which the C runtime maps and passes to the entry point (what TVM's params
-file and IREE's parameter archives do). Small constants (shapes, scalars, splats)
-stay in the code, where the compiler can fold them.
+file and IREE's parameter archives do). Small constants (shapes, scalars, splats:
+``kernel_functions.stays_in_code``) stay in the code, where the compiler can fold them;
+``ecg-outline-kernels`` leaves the others in the entry function, which passes them
+to its kernel functions.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mlir import ir
+from ..kernel_functions import stays_in_code
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
 
 ALIGNMENT = 64  # bytes: a cache line, and whole AVX-512 vectors
-MIN_ELEMENTS = 64  # smaller non-splat constants stay in the code
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,7 @@ def _is_weight(op) -> bool:
     if op.name != "arith.constant" or not isinstance(op.results[0].type, ir.RankedTensorType):
         return False
     value = op.attributes["value"]
-    if not isinstance(value, ir.DenseElementsAttr) or value.is_splat:
-        return False
-    tensor_type = ir.RankedTensorType(op.results[0].type)
-    if isinstance(tensor_type.element_type, ir.IntegerType) and tensor_type.element_type.width == 1:
-        return False  # numpy has no packed i1
-    return np.prod(tensor_type.shape, dtype=np.int64) >= MIN_ELEMENTS
+    return isinstance(value, ir.DenseElementsAttr) and not stays_in_code(value)
 
 
 def externalize_weights(module, entry: str = "") -> list:
@@ -168,7 +165,6 @@ class ExternalizeWeightsPass(ModulePass):
 __all__ = [
     "ALIGNMENT",
     "ExternalizeWeightsPass",
-    "MIN_ELEMENTS",
     "WEIGHTS_ATTR",
     "Weight",
     "externalize_weights",

@@ -13,7 +13,10 @@ outputs are compared with ORT_DISABLE_ALL's.
 
 Each model is compiled after the ecg-rewrite pass (--no-rewrite: without it); the
 table shows its ops and GFLOP before>after rewriting, the JSON the pass's report
-("rewrite": ops and FLOPs before and after, rules applied, seconds).
+("rewrite": ops and FLOPs before and after, rules applied, seconds). The kernels
+are those launched per run, each a function of its own (ecg-outline-kernels; the
+JSON has the distinct ones too); --no-outline compiles with the kernel boundaries
+the code generator draws by itself, the pipeline before kernel functions.
 """
 
 import argparse
@@ -49,6 +52,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-runs", type=int, default=100, help="timed rounds, at most")
     parser.add_argument("--seconds", type=float, default=3.0, help="time the rounds for at least this long")
     parser.add_argument("--no-rewrite", action="store_true", help="compile without the ecg-rewrite pass")
+    parser.add_argument("--no-outline", action="store_true",
+                        help="compile without ecg-outline-kernels (kernel boundaries drawn by the code generator)")
     parser.add_argument("--cpu", metavar="NAME", help="CPU to compile for (default: $DNNF_CPU or native)")
     parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -69,7 +74,8 @@ def _median_rounds(runners: dict, args) -> dict:
 
 
 def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
-    report = compile_model(path, outdir, target="host", cpu=args.cpu, threads=threads, rewrite=not args.no_rewrite)
+    report = compile_model(path, outdir, target="host", cpu=args.cpu, threads=threads, rewrite=not args.no_rewrite,
+                           outline=not args.no_outline)
     artifact = Artifact(outdir)
     names = [name for name, _, _ in artifact.inputs]
     inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in artifact.inputs])
@@ -91,6 +97,7 @@ def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
         "compile_seconds": report.manifest["compile_seconds"]["total"],
         "compile_stages": report.manifest["compile_seconds"],
         "kernels": report.manifest["kernels"],
+        "unique_kernels": report.manifest["unique_kernels"],
         "rewrite": report.manifest["rewrite"],
         "rel_error": max(errors(g, w)[1] for g, w in zip(dnnf.outputs, reference)),
     }

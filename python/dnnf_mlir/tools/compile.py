@@ -41,6 +41,10 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
     parser.add_argument("--no-rewrite", action="store_true", help="compile the imported graph as is (no ecg-rewrite)")
     parser.add_argument(
+        "--no-outline", action="store_true",
+        help="no ecg-outline-kernels: the code generator draws the kernel boundaries (the pipeline before kernel functions)",
+    )
+    parser.add_argument(
         "--keep-ir", action="store_true",
         help="also write model.ecg.mlir and model.llvm.mlir: what lowering/compile.pipeline starts from and ends with",
     )
@@ -53,6 +57,7 @@ def main(argv=None) -> int:
         report = compile_model(
             args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
             shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite, keep_ir=args.keep_ir,
+            outline=not args.no_outline,
         )
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None

@@ -78,6 +78,12 @@ PASS_TABLE: dict[str, PassEntry] = {
             ),
         ),
         PassEntry(
+            "ecg-outline-kernels",
+            "dnnf_mlir.fusion.kernels:OutlineKernelsPass",
+            "Make every kernel (ecg.fused op or unfused ECG op) a call of a private function, "
+            "one function per distinct kernel",
+        ),
+        PassEntry(
             "convert-ecg-to-linalg",
             "dnnf_mlir.conversion.ecg_to_linalg.pass_:ConvertECGToLinalgPass",
             "Lower ECG ops to linalg, tensor, arith and math ops on tensors",

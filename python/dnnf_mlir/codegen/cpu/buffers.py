@@ -42,7 +42,7 @@ def post_bufferization_script(target: Target, copies, threads: int = 1) -> str:
         if len(shape) > 1 or width < shape[-1]:
             t, _ = s.tile_for(t, sizes)
         s.vectorize(t, sizes)
-        s.end_suppressed()
+        s.end_nested()
     func = s.match_func()
     hoisted = s.fresh("func")
     s.emit(f"{hoisted} = transform.structured.hoist_redundant_vector_transfers {func} : (!transform.any_op) -> !transform.any_op")

@@ -13,39 +13,27 @@ the spinning workers take the cores from the threads doing the work and every
 fork / join costs 20-40 us instead of ~3 us: a 2-thread SqueezeNet ran 2x slower
 than on one thread. Sleeping at once costs a futex wake per region (~2 us) on an
 idle machine. The call only sets the calling thread's ICV, hence once per call of
-the entry point (from whichever thread makes it).
+the entry point (from whichever thread makes it), also when the parallel regions are
+in the kernel functions it calls.
 """
 
 from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ..lowered_module import walk_ops
+from ...kernel_functions import is_public
+from ..lowered_module import functions, walk_ops
 from ..passes import has_pass, run_passes
 
 SET_BLOCKTIME = "kmp_set_blocktime"
 
 
 def _parallel_functions(module: ir.Module) -> list:
-    """Public functions with a body that contain an ``omp.parallel``."""
-    found = []
-    for op in module.body.operations:
-        if op.operation.name != "func.func" or len(op.regions[0].blocks) == 0:
-            continue
-        if "sym_visibility" in op.attributes and ir.StringAttr(op.attributes["sym_visibility"]).value != "public":
-            continue
-        parallel = []
-
-        def visit(inner):
-            if inner.name == "omp.parallel":
-                parallel.append(inner)
-                return ir.WalkResult.INTERRUPT
-            return ir.WalkResult.ADVANCE
-
-        op.operation.walk(visit)
-        if parallel:
-            found.append(op)
-    return found
+    """The public functions with a body when the module has an ``omp.parallel``
+    (in them or in the kernel functions they call), else none."""
+    if not walk_ops(module.operation, {"omp.parallel"}):
+        return []
+    return [f for f in functions(module) if is_public(f) and len(f.regions[0].blocks) > 0]
 
 
 def sleep_when_idle(module: ir.Module) -> int:

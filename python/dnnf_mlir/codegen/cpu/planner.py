@@ -5,13 +5,15 @@ schedule (``matvec.py``, ``matmul.py``, ``conv.py``, ``rows.py`` for the rest) a
 returns the transform-dialect script (``@__dnnf_codegen``, which includes sequences
 of the ``lowering/cpu/`` libraries) that the pipeline runs on linalg on tensors, with
 the ``Kernel`` decided for each op.
+Every decision involving two ops (an epilogue, a fused fill) stays within a function:
+the ops are linked by SSA values, which do not cross functions.
 """
 
 from __future__ import annotations
 
 from ..._mlir import ir
 from ..kernel_plan import Planner
-from ..linalg_queries import is_f32, linalg_ops, static_tensor_type
+from ..linalg_queries import enclosing_function, is_f32, linalg_ops, static_tensor_type
 from ..target import Target
 from .conv import schedule_conv
 from .matmul import elementwise_consumer, schedule_matmul
@@ -39,6 +41,7 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
     # an element-wise consumer is known to be an epilogue before it is reached.
     consumed = []
     for op in ops:
+        first = len(planner.kernels)
         if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:
@@ -53,6 +56,8 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
                 schedule_conv(planner, op)
         elif op not in fused_fills and op not in consumed:
             schedule_rows(planner, op)
+        for kernel in planner.kernels[first:]:
+            kernel.function = enclosing_function(op)
     planner.finish()
     return planner.script, planner.kernels
 

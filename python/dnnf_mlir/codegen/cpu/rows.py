@@ -64,20 +64,20 @@ def schedule_rows(planner: Planner, op):
             fs[outer] = math.ceil(loop_ranges[outer] / planner.threads)
             arg = s.begin_suppressed(h)
             s.tile_forall(arg, fs)
-            s.end_suppressed()
+            s.end_nested()
             h = s.match([op.name], tag=tag)
             details["forall"] = fs
     if any(sizes) and vector_elems <= MAX_VECTOR_ELEMENTS and reduction_elems <= MAX_VECTOR_ELEMENTS:
         arg = s.begin_suppressed(h)
         t, _ = s.tile_for(arg, sizes)
         s.vectorize(t, vsizes)
-        s.end_suppressed()
+        s.end_nested()
         details["vector"] = vsizes
         strategy = "vectorized"
     elif not any(sizes) and vector_elems <= MAX_VECTOR_ELEMENTS:
         arg = s.begin_suppressed(h)
         s.vectorize(arg, vsizes)
-        s.end_suppressed()
+        s.end_nested()
         strategy = "vectorized"
     else:
         strategy = "loops"

@@ -19,6 +19,9 @@ config.environment["PATH"] = os.pathsep.join([bin_dir, config.environment.get("P
 # The compiler's own settings reach the tests, e.g. DNNF_CPU=x86-64-v3 for the pinned
 # run of tools/run_tests.sh (tests that check instructions name their CPU themselves).
 config.environment.update({k: v for k, v in os.environ.items() if k.startswith("DNNF_")})
+# Compiles measure fusion candidates into a profiling database of the test run's own,
+# not the user's (its answers do not depend on what the user compiled before).
+config.environment["DNNF_PROFILE_DB"] = os.path.join(config.test_exec_root, "fusion-profile.sqlite3")
 # A checkout tested with another checkout's .venv puts its python/ first on PYTHONPATH.
 if "PYTHONPATH" in os.environ:
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

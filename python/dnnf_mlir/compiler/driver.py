@@ -54,6 +54,7 @@ from ..codegen.lowered_module import KERNELS_ATTR, UNIQUE_KERNELS_ATTR, USES_OPE
 from ..codegen.target import get_target
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
+from ..fusion import fusion_summary
 from ..lowering import read_pipeline
 from ..rewriting.rules import FAMILIES
 from ..statistics import module_statistics, rewrite_summary
@@ -70,6 +71,7 @@ RUNNER = "dnnf_runner"
 WEIGHTS = "weights.bin"
 COMPILE_PIPELINE = "compile.pipeline"  # in lowering/
 ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
+REWRITE_STATS, FUSION_STATS = ".rewrite.json", ".fusion.json"  # the passes' reports, in the staging directory
 RUNTIME_FILES = ("CMakeLists.txt", "dnnf_runner.c", "aarch64-linux-gnu.cmake")
 TOOLCHAIN_FILES = {"aarch64": "aarch64-linux-gnu.cmake"}
 
@@ -91,7 +93,8 @@ class CompileReport:
             f"{m['name']}: {m['kernels']} kernels ({m['unique_kernels']} distinct) for {m['target']} ({m['cpu']}, {m['threads']} thread"
             f"{'s' if m['threads'] > 1 else ''}), {len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
             f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}\n"
-            f"{rewrite_summary(m['rewrite'])}"
+            f"{rewrite_summary(m['rewrite'])}\n"
+            f"{fusion_summary(m['fusion'])}"
         )
 
 
@@ -103,16 +106,34 @@ def _unrewritten(module) -> dict:
             "rules_applied": dict.fromkeys(FAMILIES, 0), "rules": {}, "seconds": 0.0}
 
 
-def compile_pipeline(target, threads: int, rewrite: bool, weights_file, stats_file, outline: bool = True) -> Pipeline:
-    """``lowering/compile.pipeline`` with the options of one compilation set."""
+@dataclass(frozen=True)
+class CompileOptions:
+    """How one compilation runs ``lowering/compile.pipeline``."""
+
+    target: object  # codegen Target
+    threads: int = 1
+    rewrite: bool = True
+    fusion: str = "dnnf"  # ecg-fuse's mode: dnnf, tvm or none
+    profile: bool = False  # ecg-fuse decides Y cells by measuring (the profiling database)
+    outline: bool = True
+
+
+def compile_pipeline(options: CompileOptions, weights_file, stats_dir) -> Pipeline:
+    """``lowering/compile.pipeline`` with the options of one compilation set; the
+    statistics of ecg-rewrite and ecg-fuse go to ``stats_dir``."""
+    t = options.target
     pipeline = Pipeline(read_pipeline(COMPILE_PIPELINE))
-    if not outline:
+    if not options.outline:
         pipeline = pipeline.without("ecg-outline-kernels")
-    pipeline = pipeline.with_options("dnnf-lower-to-llvm", target=target.name, cpu=target.cpu, threads=threads)
+    pipeline = pipeline.with_options("dnnf-lower-to-llvm", target=t.name, cpu=t.cpu, threads=options.threads)
     pipeline = pipeline.with_options("dnnf-externalize-weights", weights_file=weights_file)
-    if not rewrite:
+    pipeline = pipeline.with_options(
+        "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, cpu=t.cpu,
+        stats_file=Path(stats_dir) / FUSION_STATS,
+    )
+    if not options.rewrite:
         return pipeline.without("ecg-rewrite")
-    return pipeline.with_options("ecg-rewrite", stats_file=stats_file)
+    return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
 
 
 def _run_pipeline(module, pipeline: Pipeline, times: dict):
@@ -125,7 +146,7 @@ def _run_pipeline(module, pipeline: Pipeline, times: dict):
         except MLIRError as error:
             messages = "; ".join(d.message for d in error.error_diagnostics) or error.message
             raise CompileError(messages) from None
-        stage = "rewrite" if name == "ecg-rewrite" else "lower"
+        stage = {"ecg-rewrite": "rewrite", "ecg-fuse": "fuse"}.get(name, "lower")
         times[stage] = times.get(stage, 0.0) + time.perf_counter() - start
 
 
@@ -189,6 +210,9 @@ def compile_model(
     cpu: str | None = None,
     keep_ir: bool = False,
     outline: bool = True,
+    fusion: str = "dnnf",
+    profile: bool = False,
+    fusion_stats: "str | os.PathLike | None" = None,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
@@ -200,9 +224,14 @@ def compile_model(
     default: ``$DNNF_CPU``, else native for the host and generic for AArch64); the
     library refuses to load on a CPU without its features. ``keep_ir`` also writes
     the module that ``lowering/compile.pipeline`` starts from (``model.ecg.mlir``)
-    and the one it ends with (``model.llvm.mlir``). ``outline=False`` leaves out
-    ``ecg-outline-kernels``: the code generator then draws the kernel boundaries
-    itself (merging element-wise chains, epilogues), as before kernels were functions.
+    and the one it ends with (``model.llvm.mlir``). ``fusion`` is ecg-fuse's planner:
+    ``dnnf`` (mapping types, Table 3), ``tvm`` (TVM's fixed patterns) or ``none`` (one
+    kernel per op); ``profile`` lets it decide Table 3's Y cells by measuring them on
+    this machine (the profiling database; off: the deterministic conservative
+    decisions); its report goes into the manifest's ``fusion`` entry and, whole, to
+    ``fusion_stats``. ``outline=False`` leaves out ``ecg-outline-kernels``: the code
+    generator then draws the kernel boundaries itself (merging element-wise chains,
+    epilogues), as before kernels were functions.
     """
     t = get_target(target, cpu)
     if threads > 1 and not t.is_host:
@@ -221,13 +250,16 @@ def compile_model(
             if keep_ir:
                 write_module(module, str(staging / ECG_IR))
             rewritten = None if rewrite else _unrewritten(module)
-            stats_file = staging / ".rewrite.json"
-            pipeline = compile_pipeline(t, threads, rewrite, staging / WEIGHTS, stats_file, outline)
-            _run_pipeline(module, pipeline, times)
+            options = CompileOptions(t, threads, rewrite, fusion, profile, outline)
+            _run_pipeline(module, compile_pipeline(options, staging / WEIGHTS, staging), times)
             if rewrite:
-                report = json.loads(stats_file.read_text())
-                stats_file.unlink()
+                report = json.loads((staging / REWRITE_STATS).read_text())
+                (staging / REWRITE_STATS).unlink()
                 rewritten = {"enabled": True, **report["total"], "seconds": report["seconds"]}
+            fusion_report = json.loads((staging / FUSION_STATS).read_text())
+            if fusion_stats is not None:
+                shutil.copyfile(staging / FUSION_STATS, fusion_stats)
+            (staging / FUSION_STATS).unlink()
             attributes = module.operation.attributes
             openmp = USES_OPENMP in attributes
             kernels = ir.IntegerAttr(attributes[KERNELS_ATTR]).value
@@ -266,6 +298,7 @@ def compile_model(
             "unique_kernels": unique_kernels,
             "outline": outline,
             "rewrite": rewritten,
+            "fusion": {key: value for key, value in fusion_report.items() if key != "functions"},
             "compile_seconds": {k: round(v, 3) for k, v in times.items()},
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
@@ -288,4 +321,4 @@ def _write_sources(directory: Path, name: str, target, inputs, outputs, layout, 
         (directory / file).write_text((runtime / file).read_text())
 
 
-__all__ = ["CompileError", "CompileReport", "ENTRY", "MANIFEST", "compile_model"]
+__all__ = ["CompileError", "CompileOptions", "CompileReport", "ENTRY", "MANIFEST", "compile_model"]

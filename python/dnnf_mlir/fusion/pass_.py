@@ -67,7 +67,7 @@ class FusePass(ModulePass):
         if mode not in MODES:
             raise PassError(f"unknown mode '{mode}' (one of {', '.join(MODES)})", where)
         oracle = None
-        if self.options["profile"]:
+        if self.options["profile"] and mode == "dnnf":  # only its Y cells are decided by an oracle
             database = ProfileDatabase(self.options["profile-db"] or None)
             try:
                 oracle = ProfilingOracle(database, self.options["target"], self.options["cpu"])

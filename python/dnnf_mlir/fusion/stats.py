@@ -65,5 +65,12 @@ def fusion_summary(report: dict) -> str:
         f"({t['blocks']} fused blocks of {t['ops_fused']} ops); Table 3 G {table.get('G', 0)} / Y {table.get('Y', 0)} "
         f"/ R {table.get('R', 0)}, Y accepted {oracle.get('accepted', 0)} of {sum(oracle.values())}; "
         f"intermediate results {t['ir_bytes_before'] / 2**20:.1f} -> {t['ir_bytes_after'] / 2**20:.1f} MiB; "
-        f"{report['seconds']:.2f} s"
+        f"{report['seconds']:.2f} s" + _profile_summary(report.get("profile"))
     )
+
+
+def _profile_summary(profile) -> str:
+    if not profile:
+        return ""
+    return (f"; profiling database: {profile['hits']} hits, {profile['misses']} misses "
+            f"({profile['measured']} measured)")

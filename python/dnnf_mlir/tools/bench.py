@@ -1,22 +1,25 @@
-"""dnnf-bench: compiled dnnf-mlir code against onnxruntime, model by model.
+"""dnnf-bench: compiled dnnf-mlir code against onnxruntime, model by model, fusion
+mode by fusion mode.
 
     dnnf-bench resnet50.onnx bert_base.onnx --threads 1,2 --json bench.json
+    dnnf-bench bert_base.onnx --fusion dnnf --threads 1
 
 For each model and thread count, in this one process: compile for the host with
-that many threads (the compile time and kernel count are reported), load the
-library, open onnxruntime sessions with graph optimizations off (ORT_DISABLE_ALL:
-one kernel per ONNX node, like the unfused dnnf code) and on (ORT_ENABLE_ALL),
-warm all three up, then time them in interleaved rounds -- one run of each per
-round, so that a change in machine load hits all three alike -- and report
-medians and the ratios dnnf / onnxruntime (below 1: dnnf is faster). The first
-outputs are compared with ORT_DISABLE_ALL's.
+that many threads once per fusion mode (--fusion, default dnnf,tvm,none: ecg-fuse's
+planners side by side; the compile time and the kernels launched per run are
+reported), load the libraries, open onnxruntime sessions with graph optimizations
+off (ORT_DISABLE_ALL: one kernel per ONNX node) and on (ORT_ENABLE_ALL), warm them
+all up, then time them in interleaved rounds -- one run of each per round, so that
+a change in machine load hits all alike -- and report medians and the ratios dnnf /
+onnxruntime (below 1: dnnf is faster), and each mode's speed-up over none. Outputs
+are compared with ORT_DISABLE_ALL's.
 
 Each model is compiled after the ecg-rewrite pass (--no-rewrite: without it); the
-table shows its ops and GFLOP before>after rewriting, the JSON the pass's report
-("rewrite": ops and FLOPs before and after, rules applied, seconds). The kernels
-are those launched per run, each a function of its own (ecg-outline-kernels; the
-JSON has the distinct ones too); --no-outline compiles with the kernel boundaries
-the code generator draws by itself, the pipeline before kernel functions.
+table shows its ops and GFLOP before>after rewriting, the JSON the reports of
+ecg-rewrite and ecg-fuse. Fusion decides Table 3's yellow cells conservatively
+unless --profile (then by the profiling database, measuring what it lacks).
+--no-outline compiles with the kernel boundaries the code generator draws by
+itself, the pipeline before kernel functions.
 """
 
 import argparse
@@ -34,6 +37,7 @@ from ..codegen import CodegenError, get_target
 from ..compiler import Artifact, ArtifactError, CompileError, compile_model
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
+from ..fusion import MODES
 from ..statistics import change
 from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool
 
@@ -51,11 +55,15 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-runs", type=int, default=10, help="timed rounds, at least")
     parser.add_argument("--max-runs", type=int, default=100, help="timed rounds, at most")
     parser.add_argument("--seconds", type=float, default=3.0, help="time the rounds for at least this long")
+    parser.add_argument("--fusion", default=",".join(MODES),
+                        help=f"comma-separated fusion modes to compare (default {','.join(MODES)})")
+    parser.add_argument("--profile", action="store_true",
+                        help="decide Table 3's yellow cells by the profiling database (default: conservatively)")
     parser.add_argument("--no-rewrite", action="store_true", help="compile without the ecg-rewrite pass")
     parser.add_argument("--no-outline", action="store_true",
                         help="compile without ecg-outline-kernels (kernel boundaries drawn by the code generator)")
     parser.add_argument("--cpu", metavar="NAME", help="CPU to compile for (default: $DNNF_CPU or native)")
-    parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>")
+    parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode>")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     return parser
 
@@ -73,15 +81,19 @@ def _median_rounds(runners: dict, args) -> dict:
     return {name: float(np.median(values)) for name, values in times.items()} | {"runs": rounds}
 
 
-def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
-    report = compile_model(path, outdir, target="host", cpu=args.cpu, threads=threads, rewrite=not args.no_rewrite,
-                           outline=not args.no_outline)
-    artifact = Artifact(outdir)
-    names = [name for name, _, _ in artifact.inputs]
-    inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in artifact.inputs])
-    dnnf = artifact.session(threads).bind(inputs)
+def bench_model(path: Path, threads: int, outdir: Path, modes: list, args) -> dict:
+    """Compile ``path`` in each fusion mode and time them with onnxruntime."""
+    runners, compiled = {}, {}
+    for mode in modes:
+        report = compile_model(path, outdir / mode, target="host", cpu=args.cpu, threads=threads,
+                               rewrite=not args.no_rewrite, outline=not args.no_outline, fusion=mode,
+                               profile=args.profile)
+        artifact = Artifact(outdir / mode)
+        names = [name for name, _, _ in artifact.inputs]
+        inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in artifact.inputs])
+        runners[mode] = artifact.session(threads).bind(inputs)
+        compiled[mode] = report.manifest
     feeds = dict(zip(names, inputs))
-    runners = {"dnnf": dnnf}
     for peer in PEERS:
         session = onnxruntime_session(path, optimize=peer == "ort_enable_all", threads=threads)
         runners[peer] = (lambda s: lambda: s.run(None, feeds))(session)
@@ -90,20 +102,25 @@ def bench_model(path: Path, threads: int, outdir: Path, args) -> dict:
             run()
     reference = runners["ort_disable_all"]()
     medians = _median_rounds(runners, args)
-    result = {
-        "threads": threads,
-        "dnnf_ms": medians["dnnf"],
-        "runs": medians["runs"],
-        "compile_seconds": report.manifest["compile_seconds"]["total"],
-        "compile_stages": report.manifest["compile_seconds"],
-        "kernels": report.manifest["kernels"],
-        "unique_kernels": report.manifest["unique_kernels"],
-        "rewrite": report.manifest["rewrite"],
-        "rel_error": max(errors(g, w)[1] for g, w in zip(dnnf.outputs, reference)),
-    }
+    result = {"threads": threads, "runs": medians["runs"], "rewrite": compiled[modes[0]]["rewrite"], "modes": {}}
     for peer in PEERS:
         result[f"{peer}_ms"] = medians[peer]
-        result[f"ratio_{peer}"] = medians["dnnf"] / medians[peer]
+    for mode in modes:
+        manifest = compiled[mode]
+        entry = {
+            "ms": medians[mode],
+            "compile_seconds": manifest["compile_seconds"]["total"],
+            "compile_stages": manifest["compile_seconds"],
+            "kernels": manifest["kernels"],
+            "unique_kernels": manifest["unique_kernels"],
+            "fusion": manifest["fusion"],
+            "rel_error": max(errors(g, w)[1] for g, w in zip(runners[mode].outputs, reference)),
+        }
+        for peer in PEERS:
+            entry[f"ratio_{peer}"] = medians[mode] / medians[peer]
+        if "none" in modes:
+            entry["speedup_over_none"] = medians["none"] / medians[mode]
+        result["modes"][mode] = entry
     return result
 
 
@@ -119,10 +136,10 @@ def _before_after(rewrite: dict) -> tuple:
     )
 
 
-def _table(results: dict, threads: list) -> str:
-    """One row per model and thread count; ops and GFLOP are before>after ecg-rewrite."""
-    header = (f"{'model':<14} {'thr':>3} {'dnnf ms':>9} {'ort-off ms':>10} {'ort-all ms':>10} "
-              f"{'/off':>6} {'/all':>6} {'compile s':>9} {'kernels':>7} {'rel err':>8} {'ops':>9} {'GFLOP':>13}")
+def _table(results: dict, threads: list, modes: list) -> str:
+    """One row per model, thread count and mode; ops and GFLOP are before>after ecg-rewrite."""
+    header = (f"{'model':<14} {'thr':>3} {'fusion':<6} {'ms':>9} {'ort-off ms':>10} {'ort-all ms':>10} "
+              f"{'/off':>6} {'/all':>6} {'kernels':>7} {'distinct':>8} {'compile s':>9} {'rel err':>8} {'ops':>9} {'GFLOP':>13}")
     lines = [header, "-" * len(header)]
     for t in threads:
         for name, per_thread in results.items():
@@ -130,26 +147,35 @@ def _table(results: dict, threads: list) -> str:
             if r is None:
                 continue
             ops, gflop = _before_after(r["rewrite"])
+            for mode in modes:
+                m = r["modes"][mode]
+                lines.append(
+                    f"{name:<14} {t:>3} {mode:<6} {m['ms']:>9.2f} {r['ort_disable_all_ms']:>10.2f} "
+                    f"{r['ort_enable_all_ms']:>10.2f} {m['ratio_ort_disable_all']:>6.2f} {m['ratio_ort_enable_all']:>6.2f} "
+                    f"{m['kernels']:>7} {m['unique_kernels']:>8} {m['compile_seconds']:>9.1f} {m['rel_error']:>8.1e} "
+                    f"{ops:>9} {gflop:>13}"
+                )
+        for mode, summary in _summary(results, t, modes).items():
+            over_none = summary.get("geomean_speedup_over_none")
             lines.append(
-                f"{name:<14} {t:>3} {r['dnnf_ms']:>9.2f} {r['ort_disable_all_ms']:>10.2f} {r['ort_enable_all_ms']:>10.2f} "
-                f"{r['ratio_ort_disable_all']:>6.2f} {r['ratio_ort_enable_all']:>6.2f} {r['compile_seconds']:>9.1f} "
-                f"{r['kernels']:>7} {r['rel_error']:>8.1e} {ops:>9} {gflop:>13}"
+                f"{'geomean':<14} {t:>3} {mode:<6} {'':>9} {'':>10} {'':>10} {summary['geomean_ratio_ort_disable_all']:>6.2f} "
+                f"{summary['geomean_ratio_ort_enable_all']:>6.2f}"
+                + (f"   x{over_none:.2f} over none" if over_none and mode != "none" else "")
             )
-        summary = _summary(results, t)
-        lines.append(
-            f"{'geomean':<14} {t:>3} {'':>9} {'':>10} {'':>10} {summary['geomean_ratio_ort_disable_all']:>6.2f} "
-            f"{summary['geomean_ratio_ort_enable_all']:>6.2f}"
-        )
     return "\n".join(lines)
 
 
-def _summary(results: dict, t: int) -> dict:
-    rows = [per_thread[str(t)] for per_thread in results.values() if str(t) in per_thread]
+def _summary(results: dict, t: int, modes: list) -> dict:
+    """Per mode: geometric means (and maxima) of the ratios to the peers and to none."""
+    rows = [per_thread[str(t)]["modes"] for per_thread in results.values() if str(t) in per_thread]
     summary = {}
-    for peer in PEERS:
-        ratios = [r[f"ratio_{peer}"] for r in rows]
-        summary[f"geomean_ratio_{peer}"] = _geomean(ratios)
-        summary[f"max_ratio_{peer}"] = max(ratios) if ratios else float("nan")
+    for mode in modes:
+        entry = {}
+        for key in [f"ratio_{peer}" for peer in PEERS] + (["speedup_over_none"] if "none" in modes else []):
+            values = [row[mode][key] for row in rows]
+            entry[f"geomean_{key}"] = _geomean(values)
+            entry[f"max_{key}"] = max(values) if values else float("nan")
+        summary[mode] = entry
     return summary
 
 
@@ -159,6 +185,10 @@ def main(argv=None) -> int:
         threads = [int(t) for t in args.threads.split(",")]
     except ValueError:
         raise ToolError(f"--threads expects numbers like 1,2, got '{args.threads}'") from None
+    modes = [m.strip() for m in args.fusion.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise ToolError(f"--fusion expects modes among {', '.join(MODES)}, got '{args.fusion}'")
     try:
         compiled_for = get_target("host", args.cpu)
     except ValueError as error:
@@ -174,25 +204,25 @@ def main(argv=None) -> int:
             results[path.stem] = {}
             for t in threads:
                 try:
-                    r = bench_model(path, t, root / f"{path.stem}-t{t}", args)
+                    r = bench_model(path, t, root / f"{path.stem}-t{t}", modes, args)
                 except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
                     raise ToolError(f"{path.name}: {error}") from None
                 results[path.stem][str(t)] = r
-                print(
-                    f"{path.stem} threads={t}: dnnf {r['dnnf_ms']:.2f} ms, ORT_DISABLE_ALL {r['ort_disable_all_ms']:.2f} ms "
-                    f"(x{r['ratio_ort_disable_all']:.2f}), ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms "
-                    f"(x{r['ratio_ort_enable_all']:.2f}); compiled in {r['compile_seconds']:.1f} s, "
-                    f"{r['kernels']} kernels, rel error {r['rel_error']:.1e}",
-                    flush=True,
-                )
+                print(f"{path.stem} threads={t}: ORT_DISABLE_ALL {r['ort_disable_all_ms']:.2f} ms, "
+                      f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
+                for mode, m in r["modes"].items():
+                    print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
+                          f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s, "
+                          f"{m['kernels']} kernels ({m['unique_kernels']} distinct), rel error {m['rel_error']:.1e}",
+                          flush=True)
     print()
-    print(_table(results, threads))
+    print(_table(results, threads, modes))
     if args.json:
         document = {
             "machine": {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                         "cpu": get_target("host", "native").cpu_name, "compiled_for": compiled_for.cpu_name},
             "models": results,
-            "summary": {str(t): _summary(results, t) for t in threads},
+            "summary": {str(t): _summary(results, t, modes) for t in threads},
         }
         tmp = Path(args.json).with_suffix(".tmp")
         tmp.write_text(json.dumps(document, indent=1) + "\n")

@@ -5,10 +5,11 @@
     dnnf-compile model.onnx --cpu x86-64-v3 -o out/model-avx2   # runs on any AVX2 + FMA machine
     dnnf-run out/model --check                                  # run it, compare with onnxruntime
 
-The imported graph goes through the passes of lowering/compile.pipeline, first the
-ecg-rewrite pass (math-property rewriting that lowers the FLOPs; --no-rewrite skips
-it); the second line printed says what it did, manifest.json's "rewrite" entry has
-the details.
+The imported graph goes through the passes of lowering/compile.pipeline: ecg-rewrite
+(math-property rewriting that lowers the FLOPs; --no-rewrite skips it), then ecg-fuse
+(the fusion plan: which ops make one kernel; --fusion picks the planner), then the
+lowering. The second and third lines printed say what rewriting and fusion did;
+manifest.json's "rewrite" and "fusion" entries have the details.
 
 OUTDIR receives the library, its C header (model.h), the weights file, the CMake
 project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
@@ -20,6 +21,7 @@ import argparse
 from ..codegen import CodegenError
 from ..compiler import CompileError, compile_model
 from ..conversion import ConversionError
+from ..fusion import MODES
 from .common import ToolError, parse_shape_overrides, run_tool
 
 
@@ -41,6 +43,17 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
     parser.add_argument("--no-rewrite", action="store_true", help="compile the imported graph as is (no ecg-rewrite)")
     parser.add_argument(
+        "--fusion", choices=MODES, default="dnnf",
+        help="ecg-fuse's planner: dnnf (mapping types, the paper's Table 3; default), tvm (TVM's fixed patterns) "
+             "or none (one kernel per op)",
+    )
+    parser.add_argument(
+        "--no-profile", action="store_true",
+        help="decide Table 3's yellow cells conservatively (deterministic) instead of by the latencies measured "
+             "on this machine and kept in the profiling database ($DNNF_PROFILE_DB)",
+    )
+    parser.add_argument("--fusion-stats", metavar="FILE", help="write ecg-fuse's report (JSON) to FILE")
+    parser.add_argument(
         "--no-outline", action="store_true",
         help="no ecg-outline-kernels: the code generator draws the kernel boundaries (the pipeline before kernel functions)",
     )
@@ -57,7 +70,8 @@ def main(argv=None) -> int:
         report = compile_model(
             args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
             shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite, keep_ir=args.keep_ir,
-            outline=not args.no_outline,
+            outline=not args.no_outline, fusion=args.fusion, profile=not args.no_profile,
+            fusion_stats=args.fusion_stats,
         )
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None

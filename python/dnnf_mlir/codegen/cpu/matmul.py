@@ -92,8 +92,9 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
         details["materialized_operands"] = True
 
     if (pm, pn) != (m, n):
+        func = s.parent_func(h)
         s.include(LIBRARY, f"__dnnf_{kind}_pad_to_register_tiles", [h], [mr, nr], results=1)
-        s.canonicalize(s.parent_func(h))
+        s.canonicalize(func)
         h = s.match([op.name], tag=tag)
         # Materialize the padded operands now, so that tiling does not fuse the pads
         # (the pad of a zero-filled accumulator folded into a bigger fill).

@@ -81,7 +81,7 @@ class JitFunction:
             raise CodegenError(f"@{self.name} takes {len(self.inputs)} inputs, got {len(arrays)}")
         checked = []
         for i, (a, (dtype, shape)) in enumerate(zip(arrays, self.inputs)):
-            a = np.ascontiguousarray(a)
+            a = np.asarray(a, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
             if a.dtype != dtype or (shape and any(s != -1 and s != d for s, d in zip(shape, a.shape))) or a.ndim != len(shape):
                 raise CodegenError(f"input {i} of @{self.name} must be {np.dtype(dtype)}{list(shape)}, got {a.dtype}{list(a.shape)}")
             checked.append(a)

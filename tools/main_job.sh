@@ -4,11 +4,13 @@
 #  1. import it into ECG, verify it with dnnf-opt and summarise it (ops by mapping type,
 #     FLOPs, intermediate bytes); run the reference interpreter against onnxruntime, then
 #     again on the graph rewritten by ecg-rewrite (its statistics before -> after);
-#  2. compile it for this machine and for AArch64 (dnnf-compile, which rewrites the graph
-#     first and says what the rewrite did; the compiled directory's manifest.json has the
-#     details), run both -- the AArch64 library under qemu-aarch64 through its C runner --
-#     and check them against onnxruntime;
-#  3. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench).
+#  2. compile it for this machine and for AArch64 (dnnf-compile, which rewrites the graph,
+#     then fuses it -- ecg-fuse, DNNFusion's planner, its yellow cells measured on this
+#     machine into the profiling database -- and says what both did; the plan is drawn in
+#     build/MODEL.fusion.svg, manifest.json has the details), run both -- the AArch64
+#     library under qemu-aarch64 through its C runner -- and check them against onnxruntime;
+#  3. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench), with
+#     DNNFusion's planner, TVM's fixed patterns and no fusion side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -28,10 +30,11 @@ echo "-- after ecg-rewrite"
 dnnf-run "build/$model.mlirbc" --reference "$onnx" --interpret --check --summary --rewrite
 
 echo "== 2. compile for the host and for AArch64, run, check"
-dnnf-compile "$onnx" --target host -o "build/$model-host"
+dnnf-compile "$onnx" --target host -o "build/$model-host" --fusion-svg "build/$model.fusion.svg"
+echo "the fusion plan: build/$model.fusion.svg"
 dnnf-run "build/$model-host" --check --repeat 10
 dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"
 dnnf-run "build/$model-aarch64" --check
 
 echo "== 3. benchmark against onnxruntime"
-dnnf-bench "$onnx" --threads 1,2 --json "build/$model.bench.json"
+dnnf-bench "$onnx" --threads 1,2 --profile --json "build/$model.bench.json"

@@ -116,6 +116,7 @@ class CompileOptions:
     fusion: str = "dnnf"  # ecg-fuse's mode: dnnf, tvm or none
     profile: bool = False  # ecg-fuse decides Y cells by measuring (the profiling database)
     outline: bool = True
+    fusion_svg: "str | os.PathLike | None" = None  # where ecg-fuse draws its plan
 
 
 def compile_pipeline(options: CompileOptions, weights_file, stats_dir) -> Pipeline:
@@ -131,6 +132,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir) -> Pipeli
         "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, cpu=t.cpu,
         stats_file=Path(stats_dir) / FUSION_STATS,
     )
+    if options.fusion_svg is not None:
+        pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(options.fusion_svg).resolve())
     if not options.rewrite:
         return pipeline.without("ecg-rewrite")
     return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
@@ -213,6 +216,7 @@ def compile_model(
     fusion: str = "dnnf",
     profile: bool = False,
     fusion_stats: "str | os.PathLike | None" = None,
+    fusion_svg: "str | os.PathLike | None" = None,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
@@ -229,7 +233,8 @@ def compile_model(
     kernel per op); ``profile`` lets it decide Table 3's Y cells by measuring them on
     this machine (the profiling database; off: the deterministic conservative
     decisions); its report goes into the manifest's ``fusion`` entry and, whole, to
-    ``fusion_stats``. ``outline=False`` leaves out ``ecg-outline-kernels``: the code
+    ``fusion_stats``; ``fusion_svg`` gets a picture of the plan (SVG, Graphviz).
+    ``outline=False`` leaves out ``ecg-outline-kernels``: the code
     generator then draws the kernel boundaries itself (merging element-wise chains,
     epilogues), as before kernels were functions.
     """
@@ -250,7 +255,7 @@ def compile_model(
             if keep_ir:
                 write_module(module, str(staging / ECG_IR))
             rewritten = None if rewrite else _unrewritten(module)
-            options = CompileOptions(t, threads, rewrite, fusion, profile, outline)
+            options = CompileOptions(t, threads, rewrite, fusion, profile, outline, fusion_svg)
             _run_pipeline(module, compile_pipeline(options, staging / WEIGHTS, staging), times)
             if rewrite:
                 report = json.loads((staging / REWRITE_STATS).read_text())

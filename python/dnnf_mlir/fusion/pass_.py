@@ -2,12 +2,14 @@
 
 import time
 
+from ..asm import write_bytes
 from ..statistics import function_statistics
 from ..transforms.pass_base import ModulePass, PassError, write_stats
 from ..transforms.registry import described_by_table
 from .graph import OpGraph
 from .oracle import ConservativeOracle
 from .outline import outline
+from .picture import PictureError, plan_dot, render_svg
 from .plan import FusionPlan
 from .profile_db import ProfileDatabase
 from .profiling import ProfilingOracle, profile_report
@@ -35,10 +37,10 @@ def plan_fusion(function, mode: str = "dnnf", oracle=None) -> FusionPlan:
 
 def fuse_function(function, mode: str = "dnnf", oracle=None) -> dict:
     """Fuse one ``func.func`` in place; return its report entry."""
-    before = function_statistics(function)
+    before, layers_before = function_statistics(function), layer_statistics(function)
     plan = plan_fusion(function, mode, oracle)
     outline(plan)
-    return function_report(plan, before, layer_statistics(function))
+    return function_report(plan, before, layers_before, layer_statistics(function))
 
 
 def fuse_module(module, mode: str = "dnnf", oracle=None) -> dict:
@@ -79,3 +81,8 @@ class FusePass(ModulePass):
             database.close()
         if self.options["stats-file"]:
             write_stats(report, self.options["stats-file"])
+        if self.options["svg-file"]:
+            try:
+                write_bytes(render_svg(plan_dot(module)), self.options["svg-file"])
+            except PictureError as error:
+                raise PassError(str(error), where) from None

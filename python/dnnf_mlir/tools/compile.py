@@ -53,6 +53,8 @@ def make_parser() -> argparse.ArgumentParser:
              "on this machine and kept in the profiling database ($DNNF_PROFILE_DB)",
     )
     parser.add_argument("--fusion-stats", metavar="FILE", help="write ecg-fuse's report (JSON) to FILE")
+    parser.add_argument("--fusion-svg", metavar="FILE",
+                        help="draw the fusion plan in FILE (SVG: one box per kernel, labelled with its mapping type)")
     parser.add_argument(
         "--no-outline", action="store_true",
         help="no ecg-outline-kernels: the code generator draws the kernel boundaries (the pipeline before kernel functions)",
@@ -71,7 +73,7 @@ def main(argv=None) -> int:
             args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
             shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite, keep_ir=args.keep_ir,
             outline=not args.no_outline, fusion=args.fusion, profile=not args.no_profile,
-            fusion_stats=args.fusion_stats,
+            fusion_stats=args.fusion_stats, fusion_svg=args.fusion_svg,
         )
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None

@@ -75,6 +75,8 @@ PASS_TABLE: dict[str, PassEntry] = {
                 Option("target", str, "host", "the target the code is for (only the host's Y cells can be measured)"),
                 Option("cpu", str, "", "the CPU the code is for (default: $DNNF_CPU or native)"),
                 Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
+                Option("svg-file", str, "", "file to draw the plan in (SVG by Graphviz: one cluster per block; "
+                       "default: none)"),
             ),
         ),
         PassEntry(

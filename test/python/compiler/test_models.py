@@ -1,10 +1,12 @@
 """The 14 judged models compiled with dnnf-compile, run through their C entry point and
-checked against onnxruntime by dnnf-run --check (relative error <= 1e-4). dnnf-compile
-rewrites the graph with ecg-rewrite first, so this checks the rewritten graph's code.
+checked against onnxruntime by dnnf-run --check (relative error <= 1e-4), with each
+fusion planner (dnnf, tvm) and without fusion. dnnf-compile rewrites the graph with
+ecg-rewrite first, so this checks the rewritten, fused graph's code; fusion decides
+conservatively (--no-profile), so the kernels do not depend on the machine's load.
 
 Host libraries run in every test run. The AArch64 libraries run under qemu-aarch64,
-which executes about 0.1 GFLOP/s here: all 14 take about half an hour, so the suite
-runs SqueezeNet and DistilBERT (one CNN, one transformer) and the rest when
+which executes about 0.1 GFLOP/s here: all 14 take about half an hour per mode, so the
+suite runs SqueezeNet and DistilBERT (one CNN, one transformer) and the rest when
 DNNF_AARCH64_MODELS=all is set.
 """
 
@@ -20,6 +22,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from gen_models import DEFAULT_DIR, MODEL_NAMES, ensure_models  # noqa: E402
 
 AARCH64_ALWAYS = ("squeezenet", "distilbert")
+FUSION_MODES = ("dnnf", "tvm", "none")
 
 
 @pytest.fixture(scope="session")
@@ -27,9 +30,9 @@ def models():
     return ensure_models(DEFAULT_DIR)
 
 
-def compile_and_check(onnx_path, outdir, target):
+def compile_and_check(onnx_path, outdir, target, fusion):
     for command in (
-        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir],
+        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile"],
         ["dnnf-run", outdir, "--check"],
     ):
         result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
@@ -38,9 +41,10 @@ def compile_and_check(onnx_path, outdir, target):
     assert "ok output 0 vs onnxruntime" in result.stdout
 
 
+@pytest.mark.parametrize("fusion", FUSION_MODES)
 @pytest.mark.parametrize("name", MODEL_NAMES)
-def test_host(name, models, tmp_path):
-    compile_and_check(models[name], tmp_path / name, "host")
+def test_host(name, fusion, models, tmp_path):
+    compile_and_check(models[name], tmp_path / name, "host", fusion)
 
 
 @pytest.mark.parametrize(
@@ -56,5 +60,6 @@ def test_host(name, models, tmp_path):
         for name in MODEL_NAMES
     ],
 )
-def test_aarch64(name, models, tmp_path):
-    compile_and_check(models[name], tmp_path / name, "aarch64")
+@pytest.mark.parametrize("fusion", FUSION_MODES)
+def test_aarch64(name, fusion, models, tmp_path):
+    compile_and_check(models[name], tmp_path / name, "aarch64", fusion)

@@ -105,14 +105,20 @@ def _latency_us(function, rng) -> float:
     return best * 1e6
 
 
-def measure(module: ir.Module, cpu: str, threads: int = 1) -> Measurement:
-    """Compile a ``candidate_module`` for the host ``cpu`` and time its functions."""
+def compile_for_host(module: ir.Module, cpu: str = "", threads: int = 1):
+    """JIT-compile a fused ECG ``module`` in place as dnnf-compile lowers it (its kernels
+    as functions, through the code generator); the ``JitModule`` of its functions."""
     pipeline = Pipeline(read_pipeline("compile.pipeline"))
     for name in NOT_LOWERING:
         pipeline = pipeline.without(name)
     pipeline = pipeline.with_options("dnnf-lower-to-llvm", target="host", cpu=cpu, threads=threads)
     build_pass_manager(pipeline.text(), module.context).run(module.operation)
-    compiled = jit(module, threads=threads)
+    return jit(module, threads=threads)
+
+
+def measure(module: ir.Module, cpu: str, threads: int = 1) -> Measurement:
+    """Compile a ``candidate_module`` for the host ``cpu`` and time its functions."""
+    compiled = compile_for_host(module, cpu, threads)
     rng = np.random.default_rng(0)
     fused, block, op = (_latency_us(compiled[name], rng) for name in ("fused", "block", "op"))
     return Measurement(fused_us=fused, separate_us=block + op)
@@ -154,4 +160,4 @@ def profile_report(oracle: ProfilingOracle) -> dict:
             "measured": oracle.measured, "decisions": dict(oracle.decisions)}
 
 
-__all__ = ["BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "measure", "profile_report"]
+__all__ = ["BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host", "measure", "profile_report"]

@@ -1,13 +1,15 @@
 """ecg-fuse on random DAGs of ECG ops: every mode gives a module that verifies, whose
 blocks respect the operand, output and live-value limits, and that computes what the
-unfused graph computes under the reference interpreter.
+unfused graph computes under the reference interpreter and, compiled (its blocks as
+kernel functions through the code generator), on this machine.
 
 The graphs mix broadcasting elementwise chains, MatMul with weights (some small
 enough to be cloned into bodies, some not), reductions, Softmax, Transpose,
 Reshape there and back, Expand, shared subexpressions and several results. Inputs
 are standard normal and every op keeps values in a moderate range (tanh, sigmoid,
 no division), so results agree to rounding: rtol 1e-5, atol 1e-5 (float32, the
-fused body runs the same numpy semantics in another order of ops).
+fused body runs the same numpy semantics in another order of ops); compiled code
+reassociates sums and uses its own exp/tanh, hence rtol 1e-4, atol 1e-5.
 """
 
 import numpy as np
@@ -20,6 +22,7 @@ from dnnf_mlir.ecg import OPS, TensorSpec, to_mlir
 from dnnf_mlir.ecg.ops.structure import MAX_FUSED_INPUTS, MAX_FUSED_OUTPUTS
 from dnnf_mlir.fusion import MODES, fuse_module
 from dnnf_mlir.fusion.constraints import MAX_LIVE_VALUES
+from dnnf_mlir.fusion.profiling import compile_for_host
 from dnnf_mlir.interpreter import interpret
 
 N = 4  # values are 4x4 (and 1x4, 4x1 to broadcast, 2x8 between two reshapes)
@@ -135,3 +138,16 @@ def test_fusion_preserves_results(program, outputs_seed, mode):
         assert total["blocks"] == 0
     for got, want in zip(interpret(module, inputs), expected):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=steps, outputs_seed=st.integers(0, 1000), mode=st.sampled_from(MODES))
+def test_fused_code_computes_the_unfused_results(program, outputs_seed, mode):
+    inputs = [np.random.default_rng(seed).standard_normal((N, N)).astype(np.float32) for seed in (1, 2)]
+    module = build_graph(program, outputs_seed)
+    expected = interpret(module, inputs)
+    fuse_module(module, mode)
+    with module.context:
+        got = compile_for_host(module)["main"](*inputs)
+    for value, want in zip(got, expected):
+        np.testing.assert_allclose(value, want, rtol=1e-4, atol=1e-5)

@@ -3,7 +3,7 @@
 // tiles of 8 output channels x 32 columns step through the input channels, the 3x3
 // window unrolled: nine conv_1d tiles vectorized to vector.contract per channel, the
 // accumulator carried in registers through the channel loop.
-// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --emit=kernels | FileCheck %s --check-prefix=PLAN
+// RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --emit=schedules | FileCheck %s --check-prefix=PLAN
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --emit=mlir --stop-after=schedule | FileCheck %s
 
 // PLAN: k0 linalg.conv_2d_nchw_fchw [1, 16, 12, 64, 8, 3, 3] conv2d {'register_tile': (8, 32), 'padded_input': True, 'unrolled': [3, 3]}

@@ -6,7 +6,7 @@
 
 --emit: mlir (the module after --stop-after, default: the LLVM dialect), llvm
 (LLVM IR), asm / obj (through opt + llc), transform (the generated transform
-scripts), kernels (the strategy chosen for each op, and the function holding it).
+scripts), schedules (the strategy chosen for each op, and the kernel function holding it).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     parser.add_argument("--target", default="host", help="host (default) or aarch64")
     parser.add_argument("--cpu", default=None, help="CPU as LLVM names it (default: $DNNF_CPU or native; generic for aarch64)")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--emit", default="mlir", choices=["mlir", "llvm", "asm", "obj", "transform", "kernels"])
+    parser.add_argument("--emit", default="mlir", choices=["mlir", "llvm", "asm", "obj", "transform", "schedules"])
     parser.add_argument("--stop-after", choices=PIPELINE_STAGES, default=None)
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
@@ -67,8 +67,8 @@ def main(argv=None) -> int:
             parser.error("--stop-after only goes with --emit=mlir")
         elif args.emit == "transform":
             result = report.schedule_script + "\n" + report.vector_script
-        elif args.emit == "kernels":
-            result = "\n".join(f"{k.tag} {k.op} {list(k.shape)} {k.strategy} {k.details} @{k.function}" for k in report.kernels) + "\n"
+        elif args.emit == "schedules":
+            result = "\n".join(f"{k.tag} {k.op} {list(k.shape)} {k.strategy} {k.details} @{k.function}" for k in report.schedules) + "\n"
         elif args.emit == "llvm":
             result = emit_llvm_ir(module)
         else:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mlir import ir
-from . import kernels
+from . import sample_ops
 from .jit import jit
 from .pipeline import lower_to_llvm
 
@@ -48,9 +48,9 @@ class Case:
 
     def module_text(self) -> str:
         if self.kind == "matmul":
-            return kernels.matmul(*self.dims)
+            return sample_ops.matmul(*self.dims)
         n, c, h, w, f, kh, kw, pad = self.dims
-        return kernels.conv2d_nchw(n, c, h, w, f, kh, kw, pad)
+        return sample_ops.conv2d_nchw(n, c, h, w, f, kh, kw, pad)
 
     def inputs(self, rng):
         if self.kind == "matmul":
@@ -212,7 +212,7 @@ def run(cases, threads_list, repeat=7, seconds=0.25, check=True, out=sys.stdout)
             ours, t_np, t_ort = times["ours"], times["numpy"], times["ort"]
             g = lambda t: case.flops / t / 1e9  # noqa: E731
             row = dict(case=name, threads=threads, ours=g(ours), numpy=g(t_np), ort=g(t_ort), err=err,
-                       ms=ours * 1e3, kernels=[(k.strategy, k.details) for k in report.kernels])
+                       ms=ours * 1e3, kernels=[(k.strategy, k.details) for k in report.schedules])
             rows.append(row)
             print(
                 f"{name:12s} t={threads}  ours {row['ours']:6.1f}  numpy {row['numpy']:6.1f}  ort {row['ort']:6.1f}"

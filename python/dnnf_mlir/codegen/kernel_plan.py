@@ -1,9 +1,14 @@
 """The kernel plan: which schedule each linalg op of a module gets.
 
-A schedule writer (``cpu/``) tags the op it schedules (``new_tag``), appends its
-transforms to the one ``Script`` of the module, and records what it decided as a
-``Kernel`` (reported by ``lower_to_llvm`` and ``python -m dnnf_mlir.codegen
---emit=kernels``). ``Planner`` holds that state and the steps several schedules share.
+Words as the code uses them: a *kernel* is what runs as one unit, one kernel function
+(an ``ecg.fused`` block or an unfused ECG op, made a function by
+``ecg-outline-kernels``); a *schedule* is how one linalg op inside it is tiled,
+packed and vectorized; an *entry point* is a C function of a compiled library
+(``dnnf_load``, ``dnnf_run``). A schedule writer (``cpu/``) tags the op it schedules
+(``new_tag``), appends its transforms to the one ``Script`` of the module, and records
+what it decided as an ``OpSchedule`` (reported by ``lower_to_llvm`` and ``python -m
+dnnf_mlir.codegen --emit=schedules``). ``Planner`` holds that state and the steps
+several schedules share.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from .transform_script import TAG, Script
 
 
 @dataclass
-class Kernel:
+class OpSchedule:
     """What was decided for one tagged op (reported by ``plan`` for inspection)."""
 
     tag: str
@@ -23,17 +28,17 @@ class Kernel:
     shape: tuple
     strategy: str
     details: dict = field(default_factory=dict)
-    function: str = ""  # the func.func holding the op (set by the target's plan)
+    function: str = ""  # the kernel function holding the op (set by the target's plan)
 
 
 class Planner:
-    """The script being written for one module, the kernels decided so far, the target."""
+    """The script being written for one module, the schedules decided so far, the target."""
 
     def __init__(self, target, threads: int):
         self.target = target
         self.threads = max(1, int(threads))
         self.script = Script()
-        self.kernels: list[Kernel] = []
+        self.schedules: list[OpSchedule] = []
         self.strategies: dict = {}
         self._next = 0
         self._cleanup = False
@@ -57,10 +62,10 @@ class Planner:
         s.hoist_accumulators("%root")
         s.canonicalize(funcs)
 
-    def add_kernel(self, kernel: Kernel):
+    def add_schedule(self, schedule: OpSchedule):
         """Record what was decided for one op (its strategy is what later ops see of it)."""
-        self.kernels.append(kernel)
-        self.strategies[kernel.tag] = kernel.strategy
+        self.schedules.append(schedule)
+        self.strategies[schedule.tag] = schedule.strategy
 
     def new_tag(self, op) -> str:
         """Tag ``op`` for ``Script.match``: ``k0``, ``k1``, ... in program order."""
@@ -98,4 +103,4 @@ class Planner:
         s.end_nested()
 
 
-__all__ = ["Kernel", "Planner"]
+__all__ = ["OpSchedule", "Planner"]

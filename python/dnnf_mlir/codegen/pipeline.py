@@ -71,12 +71,12 @@ PIPELINE_STAGES = ("prepare", "schedule", "bufferize", "lower-vectors", "paralle
 
 @dataclass
 class LoweringReport:
-    """What ``lower_to_llvm`` did: the kernels it planned (``Kernel`` per scheduled op),
+    """What ``lower_to_llvm`` did: the schedules it planned (an ``OpSchedule`` per scheduled op),
     the kernels launched per call and the distinct ones, the transform scripts."""
 
     target: Target
     threads: int
-    kernels: list
+    schedules: list
     schedule_script: str
     vector_script: str
     launched: int
@@ -107,7 +107,7 @@ def lower_to_llvm(
 
         if cpu_prepare(module, target):
             run_passes("canonicalize,cse", module)
-        script, kernels = plan(module, target, threads)
+        script, schedules = plan(module, target, threads)
         script_text = script.text()
         apply_script(module, script_text, "__dnnf_codegen", "transform schedule")
         run_passes("canonicalize,cse", module)
@@ -143,13 +143,13 @@ def lower_to_llvm(
         module.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(target.name)
         module.operation.attributes[CPU_ATTR] = ir.StringAttr.get(target.cpu)
         if not unique:
-            launched = unique = len(kernels)
+            launched = unique = len(schedules)
         i64 = ir.IntegerType.get_signless(64)
         module.operation.attributes[KERNELS_ATTR] = ir.IntegerAttr.get(i64, launched)
         module.operation.attributes[UNIQUE_KERNELS_ATTR] = ir.IntegerAttr.get(i64, unique)
         if dump:
             dump("llvm", module)
-    return LoweringReport(target, threads, kernels, script_text, vector_script + lowering, launched, unique)
+    return LoweringReport(target, threads, schedules, script_text, vector_script + lowering, launched, unique)
 
 
 def _keep_kernels_apart(module: ir.Module):

@@ -48,3 +48,12 @@ def require_float(spec: TensorSpec, what: str = "operand"):
 def require_rank(spec: TensorSpec, ranks, what: str = "operand"):
     ranks = (ranks,) if isinstance(ranks, int) else tuple(ranks)
     require(spec.rank in ranks, f"{what} must have rank {' or '.join(map(str, ranks))}, got {spec}")
+
+
+def window_extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes) -> list:
+    """Padding past ``ends`` that the last windows of a windowed op read (ceil mode), per
+    spatial dim, so that every window lies inside the padded input."""
+    return [
+        max(0, (o - 1) * s + (k - 1) * d + 1 - (n + b + e))
+        for n, b, e, k, s, d, o in zip(in_sizes, begins, ends, kernel, strides, dilations, out_sizes)
+    ]

@@ -16,8 +16,8 @@ from dnnf_mlir.codegen import (
     find_libomp,
     find_llc,
     jit,
-    kernels,
     lower_to_llvm,
+    sample_ops,
     signatures,
 )
 from dnnf_mlir.codegen.cpu.cross import build_executable, disassemble, missing_tools, run_executable
@@ -76,11 +76,11 @@ THREADS = [1, pytest.param(2, marks=needs_libomp)]
     ],
 )
 def test_matmul(m, n, k, threads):
-    compiled, report, _, _ = compile_text(kernels.matmul(m, n, k), threads)
+    compiled, report, _, _ = compile_text(sample_ops.matmul(m, n, k), threads)
     a, b = rand(m, k), rand(k, n)
     (c,) = compiled["main"](a, b)
     assert_close(c, a.astype(np.float64) @ b.astype(np.float64))
-    (kernel,) = report.kernels
+    (kernel,) = report.schedules
     assert kernel.strategy == "matmul"
     if threads > 1 and m * n >= 64 * 64:
         assert "forall" in kernel.details
@@ -90,11 +90,11 @@ def test_matmul(m, n, k, threads):
 
 @pytest.mark.parametrize("threads", THREADS)
 def test_batch_matmul(threads):
-    compiled, report, _, _ = compile_text(kernels.batch_matmul(3, 20, 48, 24), threads)
+    compiled, report, _, _ = compile_text(sample_ops.batch_matmul(3, 20, 48, 24), threads)
     a, b = rand(3, 20, 24), rand(3, 24, 48)
     (c,) = compiled["main"](a, b)
     assert_close(c, np.matmul(a.astype(np.float64), b.astype(np.float64)))
-    assert report.kernels[0].strategy == "matmul"
+    assert report.schedules[0].strategy == "matmul"
 
 
 @pytest.mark.parametrize("threads", THREADS)
@@ -113,19 +113,19 @@ def test_batch_matmul(threads):
     ],
 )
 def test_conv2d_nchw(n, c, h, w, f, kh, kw, pad, stride, threads):
-    text = kernels.conv2d_nchw(n, c, h, w, f, kh, kw, pad, stride)
+    text = sample_ops.conv2d_nchw(n, c, h, w, f, kh, kw, pad, stride)
     compiled, report, _, _ = compile_text(text, threads)
     x, wt = rand(n, c, h, w), rand(f, c, kh, kw)
     (y,) = compiled["main"](x, wt)
     assert_close(y, conv_reference(x, wt, pad, stride))
-    compute = [k for k in report.kernels if k.strategy in ("conv2d", "matmul")]
+    compute = [k for k in report.schedules if k.strategy in ("conv2d", "matmul")]
     if (n, kh, kw) == (1, 1, 1):
         # 1x1 convolutions of one image become matmuls (W[F, C] @ X[C, H*W])
         assert [k.strategy for k in compute] == ["matmul"]
     elif stride > 1:
         # one stride-1 convolution per phase of the input columns, each phase copied
         assert [k.strategy for k in compute] == ["conv2d"] * min(stride, kw)
-        assert sum(k.op == "linalg.copy" for k in report.kernels) == min(stride, kw)
+        assert sum(k.op == "linalg.copy" for k in report.schedules) == min(stride, kw)
     else:
         assert [k.strategy for k in compute] == ["conv2d"]
 
@@ -173,12 +173,12 @@ def test_elementwise_and_reduction(threads):
     want = np.tanh(np.maximum(a.astype(np.float64) @ b + bias, 0))
     assert_close(act, want)
     assert_close(total, want.sum(1), rtol=1e-4)
-    (matmul,) = [k for k in report.kernels if k.op == "linalg.matmul"]
+    (matmul,) = [k for k in report.schedules if k.op == "linalg.matmul"]
     # bias + activation: fused into one generic (linalg-fuse-elementwise-ops), then into
     # the matmul's register tiles as its epilogue
     assert matmul.strategy == "matmul" and "epilogue" in matmul.details
     # the row sum: vectorized on its own
-    assert [k.strategy for k in report.kernels if k.op == "linalg.generic"] == ["vectorized"]
+    assert [k.strategy for k in report.schedules if k.op == "linalg.generic"] == ["vectorized"]
 
 
 CHAIN = """
@@ -228,7 +228,7 @@ def test_matmul_chain(threads):
     want = h @ w2
     assert_close(y, want)
     assert_close(qk, want @ k.T.astype(np.float64), rtol=1e-4)
-    kinds = [(k.op, k.strategy) for k in report.kernels]
+    kinds = [(k.op, k.strategy) for k in report.schedules]
     assert kinds == [
         ("linalg.generic", "vectorized"),
         ("linalg.matmul", "matmul"),
@@ -236,12 +236,12 @@ def test_matmul_chain(threads):
         ("linalg.transpose", "vectorized"),
         ("linalg.matmul", "matmul"),
     ]
-    assert "epilogue" in report.kernels[1].details
+    assert "epilogue" in report.schedules[1].details
     assert report.schedule_script.count("bufferize_to_allocation") == 0
 
 
 def test_signature_and_input_checks():
-    compiled, _, module, context = compile_text(kernels.matmul(8, 16, 4))
+    compiled, _, module, context = compile_text(sample_ops.matmul(8, 16, 4))
     with context:
         assert signatures(module) == {"main": ([(np.float32, (8, 4)), (np.float32, (4, 16))], [(np.float32, (8, 16))])}
     with pytest.raises(CodegenError, match="input 0"):
@@ -284,10 +284,10 @@ def test_jit_runs_a_lower_cpu_and_refuses_a_higher_one(cpu_above_host):
     """Code pinned to x86-64-v3 runs here; code for a CPU above this machine compiles
     (plan, LLVM) but is never called: UnsupportedCpuError names what is missing."""
     a, b = rand(64, 64), rand(64, 64)
-    compiled, report, _, _ = compile_text(kernels.matmul(64, 64, 64), target=get_target("host", "x86-64-v3"))
-    assert report.kernels[0].details["register_tile"] == (4, 16)  # rows x two 8-lane AVX2 vectors
+    compiled, report, _, _ = compile_text(sample_ops.matmul(64, 64, 64), target=get_target("host", "x86-64-v3"))
+    assert report.schedules[0].details["register_tile"] == (4, 16)  # rows x two 8-lane AVX2 vectors
     assert_close(compiled["main"](a, b)[0], a @ b)
-    compiled, report, _, _ = compile_text(kernels.matmul(64, 64, 64), target=cpu_above_host)
+    compiled, report, _, _ = compile_text(sample_ops.matmul(64, 64, 64), target=cpu_above_host)
     with pytest.raises(UnsupportedCpuError, match=f"compiled for host \\({cpu_above_host.cpu}\\) and needs") as error:
         compiled["main"](a, b)
     assert set(error.value.missing) == set(cpu_above_host.missing_features())
@@ -296,7 +296,7 @@ def test_jit_runs_a_lower_cpu_and_refuses_a_higher_one(cpu_above_host):
 def test_jit_refuses_foreign_modules():
     context = ir.Context()
     with context:
-        module = ir.Module.parse(kernels.matmul(8, 8, 8))
+        module = ir.Module.parse(sample_ops.matmul(8, 8, 8))
         lower_to_llvm(module, "aarch64")
         with pytest.raises(CodegenError, match="lowered for aarch64"):
             jit(module)
@@ -306,7 +306,7 @@ def test_jit_refuses_foreign_modules():
 @pytest.mark.parametrize("target", ["host", "aarch64"])
 def test_llvm_ir_accepted_by_llc(target, tmp_path):
     """The 24git-printed LLVM IR (conv + elementwise + OpenMP) is accepted by llc-22."""
-    for text, threads in ((kernels.conv2d_nchw(1, 8, 10, 10, 16, 3, 3, 1), 2), (ELEMENTWISE, 1)):
+    for text, threads in ((sample_ops.conv2d_nchw(1, 8, 10, 10, 16, 3, 3, 1), 2), (ELEMENTWISE, 1)):
         context = ir.Context()
         with context:
             module = ir.Module.parse(text)
@@ -326,10 +326,10 @@ def test_aarch64_matmul_under_qemu(tmp_path):
     m, n, k = 48, 40, 36
     context = ir.Context()
     with context:
-        module = ir.Module.parse(kernels.matmul(m, n, k))
+        module = ir.Module.parse(sample_ops.matmul(m, n, k))
         report = lower_to_llvm(module, "aarch64")
         exe = build_executable(module, "main", "aarch64", directory=str(tmp_path))
-    assert report.kernels[0].details["register_tile"] == (8, 8)
+    assert report.schedules[0].details["register_tile"] == (8, 8)
     a, b = rand(m, k), rand(k, n)
     (c,), _ = run_executable(exe, [a, b])
     assert_close(c, a.astype(np.float64) @ b.astype(np.float64))
@@ -342,7 +342,7 @@ def test_aarch64_matmul_under_qemu(tmp_path):
 def test_aarch64_conv_under_qemu(tmp_path):
     context = ir.Context()
     with context:
-        module = ir.Module.parse(kernels.conv2d_nchw(1, 4, 9, 9, 8, 3, 3, 1))
+        module = ir.Module.parse(sample_ops.conv2d_nchw(1, 4, 9, 9, 8, 3, 3, 1))
         lower_to_llvm(module, "aarch64")
         exe = build_executable(module, "main", "aarch64", directory=str(tmp_path))
     x, w = rand(1, 4, 9, 9), rand(8, 4, 3, 3)
@@ -407,4 +407,4 @@ def test_generic_contraction(x, y, s, c, sizes, einsum):
     scaled = a.astype(np.float64) / d.astype(np.float64).reshape(ss + [1] * (len(xs) - len(ss)))
     (got,) = compiled["main"](a, b, d)
     assert_close(got, np.einsum(einsum, scaled, b.astype(np.float64)))
-    assert "matmul" in [k.strategy for k in report.kernels]
+    assert "matmul" in [k.strategy for k in report.schedules]

@@ -31,7 +31,7 @@ func.func @main(%x: tensor<1x{k}xf32>, %w: tensor<{n}x{k}xf32>, %b: tensor<{n}xf
 @pytest.mark.parametrize("n,k,threads", [(1000, 256, 1), (64, 512, 2)])
 def test_matvec_transposed_weight(n, k, threads):
     compiled, report, _, _ = compile_text(MATVEC.format(n=n, k=k), threads)
-    assert [kernel.strategy for kernel in report.kernels if kernel.strategy == "matvec"] == ["matvec"]
+    assert [kernel.strategy for kernel in report.schedules if kernel.strategy == "matvec"] == ["matvec"]
     x, w, b = rand(1, k), rand(n, k), rand(n)
     (y,) = compiled.main(x, w, b)
     np.testing.assert_allclose(y, x @ w.T + b, rtol=1e-4, atol=1e-4)
@@ -54,7 +54,7 @@ func.func @main(%x: tensor<1x{g}x{c}x{h}x{h}xf32>, %w: tensor<{g}x{f}x{c}x{k}x{k
 def test_grouped_convolution(g, c, f, h, k, s, strategy):
     o = (h - k) // s + 1
     compiled, report, _, _ = compile_text(GROUPED.format(g=g, c=c, f=f, h=h, k=k, s=s, o=o))
-    assert {kernel.strategy for kernel in report.kernels} >= {strategy}
+    assert {kernel.strategy for kernel in report.schedules} >= {strategy}
     x, w = rand(1, g, c, h, h), rand(g, f, c, k, k)
     (y,) = compiled.main(x, w)
     want = np.zeros((1, g, f, o, o), np.float32)

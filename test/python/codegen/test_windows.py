@@ -48,7 +48,7 @@ def windows(x, k, s, d=1):
 
 def window_kernels(report):
     """Kernels of the rewritten windows (element-wise generics / reductions on 4-d shapes)."""
-    return [k for k in report.kernels if k.op == "linalg.generic" and len(k.shape) == 4]
+    return [k for k in report.schedules if k.op == "linalg.generic" and len(k.shape) == 4]
 
 
 @pytest.mark.parametrize(

@@ -114,9 +114,9 @@ def test_fusion_block_is_one_kernel_function(make):
         report = lower_to_llvm(module, "host")
         got = jit(module)["main"](x)[0]
     assert (report.launched, report.unique) == (1, 1)
-    assert len({k.function for k in report.kernels}) == 1 and report.kernels[0].function.startswith("kernel_0_")
+    assert len({k.function for k in report.schedules}) == 1 and report.schedules[0].function.startswith("kernel_0_")
     if contraction:
-        (kernel,) = [k for k in report.kernels if k.strategy == contraction]
+        (kernel,) = [k for k in report.schedules if k.strategy == contraction]
         if contraction == "matmul":
             assert "epilogue" in kernel.details  # bias + relu applied to the accumulators
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -11,7 +11,7 @@ are unrolled.
 from __future__ import annotations
 
 from ..._mlir import ir
-from ..kernel_plan import Kernel, Planner
+from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import static_tensor_type
 from .rows import schedule_rows
 from .tiles import conv_vector_tile, even_split
@@ -68,6 +68,6 @@ def schedule_conv(planner: Planner, op):
         details["unrolled"] = [trip for _, trip in unrolled]
     s.include(LIBRARY, "__dnnf_conv2d_vectorize", [s.match([op.name], tag=tag, within=tiles), tiles])
     planner.cleanup()
-    planner.add_kernel(Kernel(tag, op.name, tuple(out.shape) + (c, kh, kw), "conv2d", details))
+    planner.add_schedule(OpSchedule(tag, op.name, tuple(out.shape) + (c, kh, kw), "conv2d", details))
 
 __all__ = ["schedule_conv"]

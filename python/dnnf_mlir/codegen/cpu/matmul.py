@@ -14,7 +14,7 @@ whole function).
 from __future__ import annotations
 
 from ..._mlir import ir
-from ..kernel_plan import Kernel, Planner
+from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import has_default_maps, is_f32, parallel_loops, static_tensor_type
 from .rows import schedule_rows
 from .tiles import even_split, matmul_register_tile
@@ -158,7 +158,7 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
     if epilogue is not None:
         s.vectorize(s.match([epilogue.name], within=tiles, tag=etag))
     planner.cleanup()
-    planner.add_kernel(Kernel(tag, op.name, (bsz, m, n, k) if batch else (m, n, k), "matmul", details))
+    planner.add_schedule(OpSchedule(tag, op.name, (bsz, m, n, k) if batch else (m, n, k), "matmul", details))
     return epilogue is not None
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import affine_map, generic
-from ..kernel_plan import Kernel
+from ..kernel_plan import OpSchedule
 from ..linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, static_tensor_type
 
 MARK = "dnnf.matvec"  # unit attribute on the partial-sum generic
@@ -131,7 +131,7 @@ def schedule_matvec(planner, op):
     s.vectorize(h)
     planner.vectorize_fills(s.match(["linalg.fill"], within=loops[0]))
     planner.cleanup()
-    planner.add_kernel(Kernel(tag, "matvec", (n, kk * lanes), "matvec", details))
+    planner.add_schedule(OpSchedule(tag, "matvec", (n, kk * lanes), "matvec", details))
 
 
 __all__ = ["MARK", "rewrite_matvecs", "schedule_matvec"]

@@ -4,7 +4,7 @@
 schedule (``matvec.py``, ``matmul.py``, ``conv.py``, ``rows.py`` for the rest) and
 returns the transform-dialect script (``@__dnnf_codegen``, which includes sequences
 of the ``lowering/cpu/`` libraries) that the pipeline runs on linalg on tensors, with
-the ``Kernel`` decided for each op.
+the ``OpSchedule`` decided for each op.
 Every decision involving two ops (an epilogue, a fused fill) stays within a function:
 the ops are linked by SSA values, which do not cross functions.
 """
@@ -24,7 +24,7 @@ CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nchw_fch
 
 
 def plan(module: ir.Module, target: Target, threads: int = 1):
-    """Tag the linalg ops of ``module`` and return (transform ``Script``, [Kernel])."""
+    """Tag the linalg ops of ``module`` and return (transform ``Script``, [OpSchedule])."""
     planner = Planner(target, threads)
     ops = linalg_ops(module)
 
@@ -41,7 +41,7 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
     # an element-wise consumer is known to be an epilogue before it is reached.
     consumed = []
     for op in ops:
-        first = len(planner.kernels)
+        first = len(planner.schedules)
         if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:
@@ -56,10 +56,10 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
                 schedule_conv(planner, op)
         elif op not in fused_fills and op not in consumed:
             schedule_rows(planner, op)
-        for kernel in planner.kernels[first:]:
-            kernel.function = enclosing_function(op)
+        for schedule in planner.schedules[first:]:
+            schedule.function = enclosing_function(op)
     planner.finish()
-    return planner.script, planner.kernels
+    return planner.script, planner.schedules
 
 
 

@@ -15,7 +15,7 @@ import math
 from typing import Optional
 
 from ..._mlir import ir
-from ..kernel_plan import Kernel, Planner
+from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import element_bits, parallel_loops, reverses_access, static_tensor_type, touches_i1
 from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS
 
@@ -40,7 +40,7 @@ def schedule_rows(planner: Planner, op):
         # Nothing to tile (a 0-d fill); bool tensors: memrefs of i1 hold a byte per
         # element but LLVM loads / stores vectors of i1 as packed bits; backward
         # accesses (negative Slice steps): tiling computes wrong operand slices.
-        planner.add_kernel(Kernel(tag, op.name, tuple(loop_ranges), "loops", {}))
+        planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), "loops", {}))
         return
     lanes = planner.target.lanes(element_bits(out))
     sizes = [1 if p else 0 for p in parallel]
@@ -81,7 +81,7 @@ def schedule_rows(planner: Planner, op):
         strategy = "vectorized"
     else:
         strategy = "loops"
-    planner.add_kernel(Kernel(tag, op.name, tuple(loop_ranges), strategy, details))
+    planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), strategy, details))
 
 
 def static_loop_ranges(op) -> Optional[list]:

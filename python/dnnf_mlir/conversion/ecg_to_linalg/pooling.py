@@ -13,6 +13,7 @@ import numpy as np
 from ... import _mlir
 from ..._mlir import arith, ir
 from ...ecg import from_mlir
+from ...ecg.shapes import window_extra_end
 from ...linalg_builders import element_of
 from .builders import (
     add, constant, elementwise, empty, filled, lowest, map_values, maximum, pad, reduce, reshape, shape_of, tensor_type,
@@ -24,14 +25,6 @@ _POOLS = {("max", 1): "pooling_ncw_max", ("max", 2): "pooling_nchw_max",
           ("sum", 1): "pooling_ncw_sum", ("sum", 2): "pooling_nchw_sum"}
 
 
-def _extra_end(in_sizes, begins, ends, kernel, strides, dilations, outs):
-    """Padding past ``ends`` the last windows read in ceil mode (as ``ecg.kernels._extra_end``)."""
-    return [
-        max(0, (o - 1) * s + (k - 1) * d + 1 - (i + b + e))
-        for i, b, e, k, s, d, o in zip(in_sizes, begins, ends, kernel, strides, dilations, outs)
-    ]
-
-
 def _pool(kind, x, attrs, begins, ends, outs, pad_value, init_value):
     linalg = _mlir.linalg
     shape = shape_of(x)
@@ -40,7 +33,7 @@ def _pool(kind, x, attrs, begins, ends, outs, pad_value, init_value):
     name = _POOLS.get((kind, spatial))
     if name is None:
         raise Unsupported(f"{spatial}-d pooling")
-    extra = _extra_end(shape[2:], begins, ends, kernel, attrs["strides"], attrs["dilations"], outs)
+    extra = window_extra_end(shape[2:], begins, ends, kernel, attrs["strides"], attrs["dilations"], outs)
     x = pad(x, [0, 0] + list(begins), [0, 0] + [e + a for e, a in zip(ends, extra)], pad_value)
     element = element_of(x)
     out_shape = list(shape[:2]) + list(outs)

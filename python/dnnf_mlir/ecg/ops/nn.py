@@ -4,7 +4,7 @@ softmax and reductions.
 Windowed ops (convolution, pooling) share ``window_geometry``, which resolves
 ``auto_pad``/``pads``/``ceil_mode`` into explicit begin/end pads and output
 sizes as ONNX (spec and shape inference) and ONNX Runtime do; ``infer`` and
-``reference`` both use it, and the numpy kernels live in ``ecg/kernels.py``.
+``reference`` both use it, and the numpy implementations live in ``ecg/reference_windows.py``.
 """
 
 from math import prod
@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from .. import kernels
+from .. import reference_windows
 from ..attributes import Float, Int, Ints, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
@@ -170,7 +170,7 @@ class ConvOp(ECGOp, name="conv"):
         x, w = inputs[:2]
         bias = inputs[2] if len(inputs) == 3 else None
         begins, ends, outs = cls.geometry([TensorSpec.of(x), TensorSpec.of(w)], attrs)
-        y = kernels.conv(x, w, bias, begins, ends, attrs["strides"], attrs["dilations"], attrs["group"], outs)
+        y = reference_windows.conv(x, w, bias, begins, ends, attrs["strides"], attrs["dilations"], attrs["group"], outs)
         return [y]
 
 
@@ -294,7 +294,7 @@ class ConvTransposeOp(ECGOp, name="conv_transpose"):
         x, w = inputs[:2]
         bias = inputs[2] if len(inputs) == 3 else None
         begins, outs = cls.geometry([TensorSpec.of(x), TensorSpec.of(w)], attrs)
-        y = kernels.conv_transpose(x, w, bias, begins, attrs["strides"], attrs["dilations"], attrs["group"], outs)
+        y = reference_windows.conv_transpose(x, w, bias, begins, attrs["strides"], attrs["dilations"], attrs["group"], outs)
         return [y]
 
 
@@ -473,7 +473,7 @@ class MaxPoolOp(_WindowPool, name="max_pool"):
     def reference(cls, inputs, attrs, results):
         (x,) = inputs
         begins, ends, outs = cls.geometry(TensorSpec.of(x), attrs)
-        return [kernels.max_pool(x, attrs["kernel_shape"], begins, ends, attrs["strides"], attrs["dilations"], outs)]
+        return [reference_windows.max_pool(x, attrs["kernel_shape"], begins, ends, attrs["strides"], attrs["dilations"], outs)]
 
 
 class AveragePoolOp(_WindowPool, name="average_pool"):
@@ -493,7 +493,7 @@ class AveragePoolOp(_WindowPool, name="average_pool"):
     def reference(cls, inputs, attrs, results):
         (x,) = inputs
         begins, ends, outs = cls.geometry(TensorSpec.of(x), attrs)
-        y = kernels.average_pool(
+        y = reference_windows.average_pool(
             x, attrs["kernel_shape"], begins, ends, attrs["strides"], attrs["dilations"], outs, attrs["count_include_pad"]
         )
         return [y]
@@ -573,7 +573,7 @@ class LrnOp(ECGOp, name="lrn"):
 
     @classmethod
     def reference(cls, inputs, attrs, results):
-        return [kernels.lrn(inputs[0], attrs["size"], attrs["alpha"], attrs["beta"], attrs["bias"])]
+        return [reference_windows.lrn(inputs[0], attrs["size"], attrs["alpha"], attrs["beta"], attrs["bias"])]
 
 
 # ----- softmax -----

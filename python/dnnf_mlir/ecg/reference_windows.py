@@ -1,4 +1,4 @@
-"""Numpy kernels behind the reference semantics of the windowed ECG ops.
+"""Numpy implementations behind the reference semantics of the windowed ECG ops.
 
 The callers (``ops/nn.py``) validate shapes and resolve padding first: every
 kernel here takes explicit per-dimension begin/end pads and output sizes, works
@@ -12,6 +12,8 @@ from math import prod
 from typing import Sequence
 
 import numpy as np
+
+from .shapes import window_extra_end
 
 _ALL = slice(None)
 
@@ -35,14 +37,6 @@ def _pad(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], value) -> np
     padded = np.full(shape, value, dtype=x.dtype)
     padded[(_ALL, _ALL) + tuple(slice(b, b + n) for b, n in zip(begins, x.shape[2:]))] = x
     return padded
-
-
-def _extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes) -> list:
-    """Padding past ``ends`` that the last windows need (ceil mode) so slices stay in range."""
-    return [
-        max(0, (o - 1) * s + (k - 1) * d + 1 - (n + b + e))
-        for n, b, e, k, s, d, o in zip(in_sizes, begins, ends, kernel, strides, dilations, out_sizes)
-    ]
 
 
 def conv(x, w, bias, begins, ends, strides, dilations, group, out_sizes) -> np.ndarray:
@@ -112,7 +106,7 @@ def conv_transpose(x, w, bias, begins, strides, dilations, group, out_sizes) -> 
 def max_pool(x, kernel, begins, ends, strides, dilations, out_sizes) -> np.ndarray:
     """Max over each window; padding never wins (it is the lowest value of the type)."""
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    extra = _extra_end(x.shape[2:], begins, ends, kernel, strides, dilations, out_sizes)
+    extra = window_extra_end(x.shape[2:], begins, ends, kernel, strides, dilations, out_sizes)
     xp = _pad(x, begins, [e + a for e, a in zip(ends, extra)], lowest)
     y = None
     for offset in np.ndindex(*kernel):
@@ -132,7 +126,7 @@ def average_pool(x, kernel, begins, ends, strides, dilations, out_sizes, count_i
     dtype = x.dtype
     ctype = _compute_dtype(dtype)
     in_sizes = x.shape[2:]
-    extra = _extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes)
+    extra = window_extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes)
     xp = _pad(x.astype(ctype, copy=False), begins, [e + a for e, a in zip(ends, extra)], 0)
     total = np.zeros(x.shape[:2] + tuple(out_sizes), dtype=ctype)
     for offset in np.ndindex(*kernel):

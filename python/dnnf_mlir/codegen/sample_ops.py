@@ -1,4 +1,4 @@
-"""Linalg-on-tensors test kernels (MLIR text): matmul, batch_matmul, conv_2d_nchw_fchw.
+"""Linalg-on-tensors modules of one op (MLIR text): matmul, batch_matmul, conv_2d_nchw_fchw.
 
 Each function returns a module with one public function ``@main`` that zero-fills its
 result and runs the op, the form ``convert-ecg-to-linalg`` produces. Used by the

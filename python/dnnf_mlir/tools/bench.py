@@ -39,16 +39,13 @@ from ..conversion import ConversionError
 from ..ecg import TensorSpec
 from ..fusion import MODES
 from ..statistics import change
-from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool
+from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool, tool_parser
 
 PEERS = ("ort_disable_all", "ort_enable_all")
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="dnnf-bench", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-    )
+    parser = tool_parser("dnnf-bench", __doc__)
     parser.add_argument("models", nargs="+", metavar="MODEL", help="ONNX models")
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each before timing")

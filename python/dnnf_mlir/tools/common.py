@@ -1,11 +1,20 @@
 """What every dnnf command shares: one-line errors and exit codes, never a traceback."""
 
+import argparse
 import re
 import sys
 
 import numpy as np
 
 LOCATION = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+
+
+def tool_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """The argument parser of a tool whose module docstring is its help: the first
+    paragraph describes it, the rest (usage examples, details) follows the options."""
+    paragraphs = doc.split("\n\n")
+    return argparse.ArgumentParser(prog=prog, description=paragraphs[0], epilog="\n\n".join(paragraphs[1:]),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 class ToolError(Exception):

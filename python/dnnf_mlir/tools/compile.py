@@ -22,14 +22,11 @@ from ..codegen import CodegenError
 from ..compiler import CompileError, compile_model
 from ..conversion import ConversionError
 from ..fusion import MODES
-from .common import ToolError, parse_shape_overrides, run_tool
+from .common import ToolError, parse_shape_overrides, run_tool, tool_parser
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="dnnf-compile", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-    )
+    parser = tool_parser("dnnf-compile", __doc__)
     parser.add_argument("model", help="MODEL.onnx (or .onnxtxt)")
     parser.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory to write")
     parser.add_argument("--target", default="host", help="host (default) or aarch64")

@@ -25,14 +25,11 @@ from ..fusion import fuse_module
 from ..fusion.profile_db import ProfileDatabase
 from ..fusion.profiling import ProfilingOracle
 from ..rewriting import rewrite_module
-from .common import ToolError, parse_shape_overrides, run_tool
+from .common import ToolError, parse_shape_overrides, run_tool, tool_parser
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="dnnf-profile", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-    )
+    parser = tool_parser("dnnf-profile", __doc__)
     parser.add_argument("models", nargs="+", metavar="MODEL", help="ONNX models")
     parser.add_argument("--cpu", metavar="NAME", help="host CPU the code is for (default: $DNNF_CPU or native)")
     parser.add_argument("--threads", type=int, default=1, help="threads the measured code runs on")

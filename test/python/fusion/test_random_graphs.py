@@ -123,12 +123,17 @@ def check_limits(module):
         assert removable == [r not in yielded for r in results]
 
 
+def unfused_case(program, outputs_seed):
+    """The graph of ``program``, its two inputs and what the interpreter makes of them."""
+    inputs = [np.random.default_rng(seed).standard_normal((N, N)).astype(np.float32) for seed in (1, 2)]
+    module = build_graph(program, outputs_seed)
+    return module, inputs, interpret(module, inputs)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program=steps, outputs_seed=st.integers(0, 1000), mode=st.sampled_from(MODES))
 def test_fusion_preserves_results(program, outputs_seed, mode):
-    inputs = [np.random.default_rng(seed).standard_normal((N, N)).astype(np.float32) for seed in (1, 2)]
-    module = build_graph(program, outputs_seed)
-    expected = interpret(module, inputs)
+    module, inputs, expected = unfused_case(program, outputs_seed)
     report = fuse_module(module, mode)
     assert module.operation.verify()
     check_limits(module)
@@ -143,9 +148,7 @@ def test_fusion_preserves_results(program, outputs_seed, mode):
 @settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program=steps, outputs_seed=st.integers(0, 1000), mode=st.sampled_from(MODES))
 def test_fused_code_computes_the_unfused_results(program, outputs_seed, mode):
-    inputs = [np.random.default_rng(seed).standard_normal((N, N)).astype(np.float32) for seed in (1, 2)]
-    module = build_graph(program, outputs_seed)
-    expected = interpret(module, inputs)
+    module, inputs, expected = unfused_case(program, outputs_seed)
     fuse_module(module, mode)
     with module.context:
         got = compile_for_host(module)["main"](*inputs)

@@ -16,11 +16,7 @@ block again (the block would already be on a cycle).
 from dataclasses import dataclass
 
 from ..ecg import ECGOp, from_mlir
-
-# Constants with fewer elements than this (or splat) are cloned into fused bodies;
-# larger ones are weights and stay outside as block inputs (the weights pass needs them
-# in the entry function).
-SMALL_CONSTANT_ELEMENTS = 64
+from ..kernel_functions import stays_in_code
 # Ops no planner fuses: structure, not computation.
 NOT_FUSABLE = frozenset({"constant", "fused", "yield"})
 
@@ -36,8 +32,10 @@ class Node:
 
 
 def is_small_constant(view) -> bool:
-    attribute = view.operation.attributes["value"]
-    return getattr(attribute, "is_splat", False) or from_mlir(view.operation.results[0].type).numel < SMALL_CONSTANT_ELEMENTS
+    """A constant cloned into the fused bodies using it (``kernel_functions.stays_in_code``);
+    the others are weights and stay outside as block inputs (the weights pass needs them
+    in the entry function)."""
+    return stays_in_code(view.operation.attributes["value"])
 
 
 class OpGraph:

@@ -123,8 +123,9 @@ def test_fusion_block_is_one_kernel_function(make):
 
 
 def test_shared_library_of_outlined_model(tmp_path):
-    """Two convolutions of the same shape with different weights: one kernel function
-    called twice (weights are arguments), in the library as in the old pipeline."""
+    """Two convolutions of the same shape with different weights, each fused with its
+    Relu: one kernel function called twice (weights are arguments), in the library as in
+    the old pipeline; unfused, two (the convolution and the Relu) called twice each."""
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
              helper.make_node("Relu", ["c1"], ["r1"]),
              helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
@@ -133,9 +134,10 @@ def test_shared_library_of_outlined_model(tmp_path):
     onnx.save(model(nodes, [("x", [1, 8, 12, 12])], [1, 8, 12, 12], [weight("w1", 8, 8, 3, 3), weight("w2", 8, 8, 3, 3)]), path)
     x = RNG.standard_normal((1, 8, 12, 12)).astype(np.float32)
     want = onnxruntime_session(path).run(None, {"x": x})[0]
-    for outline in (True, False):
-        artifact = Artifact(compile_model(path, tmp_path / f"out-{outline}", outline=outline).outdir)
+    for fusion, outline, expected in (("dnnf", True, (2, 1)), ("none", True, (4, 2)), ("dnnf", False, None)):
+        outdir = tmp_path / f"out-{fusion}-{outline}"
+        artifact = Artifact(compile_model(path, outdir, outline=outline, fusion=fusion).outdir)
         kernels = (artifact.manifest["kernels"], artifact.manifest["unique_kernels"])
-        assert kernels == ((4, 2) if outline else (kernels[0], kernels[0]))
+        assert kernels == (expected or (kernels[0], kernels[0]))
         outputs, _ = artifact.run([x])
         np.testing.assert_allclose(outputs[0], want, rtol=1e-4, atol=1e-5)

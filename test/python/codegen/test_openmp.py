@@ -1,6 +1,6 @@
-"""OpenMP code: the entry point makes libomp's workers sleep right after each parallel
-region (``kmp_set_blocktime(0)``, see ``codegen/cpu/openmp.py``) and still computes the
-same result on one and on two threads."""
+"""OpenMP code: the entry point makes libomp's workers sleep soon after a parallel
+region (``kmp_set_blocktime(BLOCKTIME_MS)``, see ``codegen/cpu/openmp.py``) and still
+computes the same result on one and on two threads."""
 
 import ctypes
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from dnnf_mlir._mlir import ir
 from dnnf_mlir.codegen import find_libomp, jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu.openmp import BLOCKTIME_MS
 
 MATMUL = """
 func.func @main(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {
@@ -35,4 +36,4 @@ def test_parallel_entry_sets_blocktime():
             omp.omp_set_num_threads(threads)
             (y,) = compiled.main(a, b)
             np.testing.assert_allclose(y, a @ b, rtol=1e-4, atol=1e-4)
-        assert omp.kmp_get_blocktime() == 0
+        assert omp.kmp_get_blocktime() == BLOCKTIME_MS

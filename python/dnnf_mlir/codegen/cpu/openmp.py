@@ -6,15 +6,18 @@ clause: the thread count stays a run-time choice (``omp_set_num_threads`` /
 ``OMP_NUM_THREADS``), e.g. one thread for a benchmark.
 
 ``sleep_when_idle``: every public function of a module that uses OpenMP first calls
-``kmp_set_blocktime(0)``. By default libomp's workers spin for 200 ms after each
-parallel region waiting for the next one. On a machine with more runnable threads
-than cores (or in a VM, where a spinning vCPU is descheduled by pause-loop exiting)
-the spinning workers take the cores from the threads doing the work and every
-fork / join costs 20-40 us instead of ~3 us: a 2-thread SqueezeNet ran 2x slower
-than on one thread. Sleeping at once costs a futex wake per region (~2 us) on an
-idle machine. The call only sets the calling thread's ICV, hence once per call of
-the entry point (from whichever thread makes it), also when the parallel regions are
-in the kernel functions it calls.
+``kmp_set_blocktime(BLOCKTIME_MS)``: after a parallel region libomp's workers spin
+that long for the next one, then sleep. The parallel regions of one inference are
+microseconds apart, so the workers stay awake through it and sleep soon after it.
+Both libomp extremes are slow. Its default, 200 ms of spinning, keeps the cores busy
+long after an inference, taking them from whatever runs next (another model,
+onnxruntime's threads in dnnf-bench). Sleeping at once (0) makes every region wake a
+sleeping worker, which in a VM costs an inter-processor interrupt and a vCPU
+reschedule: measured on a 2-vCPU Zen 5 VM, SqueezeNet and DistilBERT on 2 threads took
+9.8 ms and 48.9 ms with 0 and 3.3 ms and 31.9 ms with 1 ms (one thread: 5.5 ms and
+60.8 ms). The call only sets the calling thread's ICV, hence once per call of the
+entry point (from whichever thread makes it), also when the parallel regions are in
+the kernel functions it calls.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ..lowered_module import functions, walk_ops
 from ..passes import has_pass, run_passes
 
 SET_BLOCKTIME = "kmp_set_blocktime"
+BLOCKTIME_MS = 1  # how long an idle worker spins before it sleeps (see above)
 
 
 def _parallel_functions(module: ir.Module) -> list:
@@ -37,7 +41,7 @@ def _parallel_functions(module: ir.Module) -> list:
 
 
 def sleep_when_idle(module: ir.Module) -> int:
-    """Make the OpenMP workers sleep right after each parallel region (see the module
+    """Make the OpenMP workers sleep when idle for ``BLOCKTIME_MS`` (see the module
     docstring). Returns how many functions got the call."""
     func, arith = _mlir.func, _mlir.arith
     functions = _parallel_functions(module)
@@ -55,8 +59,8 @@ def sleep_when_idle(module: ir.Module) -> int:
     for f in functions:
         block = f.regions[0].blocks[0]
         with ir.InsertionPoint.at_block_begin(block):
-            zero = arith.constant(i32, 0)
-            func.call([], ir.FlatSymbolRefAttr.get(SET_BLOCKTIME), [zero])
+            blocktime = arith.constant(i32, BLOCKTIME_MS)
+            func.call([], ir.FlatSymbolRefAttr.get(SET_BLOCKTIME), [blocktime])
     return len(functions)
 
 
@@ -75,4 +79,4 @@ def parallelize(module: ir.Module, threads: int) -> bool:
     return True
 
 
-__all__ = ["SET_BLOCKTIME", "parallelize", "sleep_when_idle"]
+__all__ = ["BLOCKTIME_MS", "SET_BLOCKTIME", "parallelize", "sleep_when_idle"]

@@ -14,11 +14,12 @@ target the conservative decision stands.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
 from .._mlir import func, ir
-from ..codegen import get_target, jit
+from ..codegen import CodegenError, get_target, jit
 from ..lowering import read_pipeline
 from ..transforms.pipeline import Pipeline, build_pass_manager
 from .oracle import ConservativeOracle
@@ -144,10 +145,18 @@ class ProfilingOracle:
             return self.fallback.decide(block_ops, op, cell)  # nothing to measure it on
         module = candidate_module(block_ops, op, cell.mapping)
         ops = " ".join(o.operation.name for o in block_ops) + " | " + op.operation.name
-        key = ProfileKey(ops=ops, candidate=str(module), target=self.target.name, cpu=self.target.cpu)
+        # The resolved CPU name: "native" means another CPU on another machine.
+        key = ProfileKey(ops=ops, candidate=str(module), target=self.target.name, cpu=self.target.cpu_name)
         measurement = self.database.lookup(key)
         if measurement is None:
-            measurement = self.database.store(key, measure(module, self.target.cpu, self.threads))
+            try:
+                measured = measure(module, self.target.cpu, self.threads)
+            except (ir.MLIRError, CodegenError) as error:
+                # A candidate the code generator cannot build alone: decide without it,
+                # and store nothing (a later compiler may build it).
+                warnings.warn(f"fusion candidate {ops} not measured ({error}); deciding conservatively", stacklevel=2)
+                return self.fallback.decide(block_ops, op, cell)
+            measurement = self.database.store(key, measured)
             self.measured += 1
         self.decisions["fused" if measurement.fuse else "not fused"] += 1
         return measurement.fuse
@@ -160,4 +169,7 @@ def profile_report(oracle: ProfilingOracle) -> dict:
             "measured": oracle.measured, "decisions": dict(oracle.decisions)}
 
 
-__all__ = ["BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host", "measure", "profile_report"]
+__all__ = [
+    "BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host", "measure",
+    "profile_report",
+]

@@ -22,7 +22,7 @@ from .graph import is_small_constant
 IR_REMOVABLE = "dnnf.ir_removable"
 
 
-def _operation(owner):
+def operation_of(owner):
     """The ``ir.Operation`` of a value's or a use's owner; None for a block argument's."""
     if isinstance(owner, ir.OpView):
         return owner.operation
@@ -51,7 +51,7 @@ def _units(plan) -> list:
     for key in deps:
         for op in members[key]:
             for value in op.operands:
-                owner = _operation(value.owner)
+                owner = operation_of(value.owner)
                 if owner is not None:
                     dep = unit_of[owner]
                     if dep != key and dep not in deps[key]:
@@ -81,20 +81,20 @@ def outline_ops(operations: list, mapping, terminator) -> ir.Operation:
     inputs, constants = {}, {}
     for op in operations:
         for value in op.operands:
-            owner = _operation(value.owner)
+            owner = operation_of(value.owner)
             if owner is not None and inside(owner):
                 continue
             if owner is not None and owner.name == "ecg.constant" and is_small_constant(owner.opview):
                 constants.setdefault(owner, None)
             else:
                 inputs.setdefault(value, None)
-    outputs = [r for op in operations for r in op.results if any(not inside(_operation(use.owner)) for use in r.uses)]
+    outputs = [r for op in operations for r in op.results if any(not inside(operation_of(use.owner)) for use in r.uses)]
     location = ir.Location.fused([op.location for op in operations])
     fused = FusedOp.build(list(inputs), {"mapping": mapping.value}, [r.type for r in outputs], loc=location,
                           ip=ir.InsertionPoint(terminator)).operation
     for old, new in zip(outputs, fused.results):
         for use in list(old.uses):
-            if not inside(_operation(use.owner)):
+            if not inside(operation_of(use.owner)):
                 use.owner.operands[use.operand_number] = new
     body = fused.regions[0].blocks.append(*[v.type for v in inputs], arg_locs=[location] * len(inputs))
     remap = dict(zip(inputs, body.arguments))

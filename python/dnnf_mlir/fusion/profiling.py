@@ -23,7 +23,7 @@ from ..codegen import CodegenError, get_target, jit
 from ..lowering import read_pipeline
 from ..transforms.pipeline import Pipeline, build_pass_manager
 from .oracle import ConservativeOracle
-from .outline import outline_ops
+from .outline import operation_of, outline_ops
 from .profile_db import Measurement, ProfileDatabase, ProfileKey
 
 # Passes of compile.pipeline that do not lower: the candidate is already rewritten and
@@ -35,16 +35,11 @@ BATCHES = 5
 BATCH_SECONDS = 0.01
 
 
-def _owner(value_or_use):
-    owner = value_or_use.owner
-    return owner.operation if isinstance(owner, ir.OpView) else owner
-
-
 def _outputs(ops: list) -> list:
     """The results of ``ops`` that something else reads, or nothing does (a result)."""
     members = set(ops)
     return [r for op in ops for r in op.results
-            if not list(r.uses) or any(_owner(use) not in members for use in r.uses)]
+            if not list(r.uses) or any(operation_of(use.owner) not in members for use in r.uses)]
 
 
 def _extract(ops: list, name: str, mapping, module: ir.Module) -> None:
@@ -53,7 +48,7 @@ def _extract(ops: list, name: str, mapping, module: ir.Module) -> None:
     form one ``ecg.fused``."""
     members = set(ops)
     inputs = list(dict.fromkeys(
-        v for op in ops for v in op.operands if isinstance(v.owner, ir.Block) or _owner(v) not in members
+        v for op in ops for v in op.operands if operation_of(v.owner) not in members
     ))
     outputs = _outputs(ops)
     function = func.FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), ip=ir.InsertionPoint(module.body))

@@ -80,16 +80,18 @@ def _median_rounds(runners: dict, args) -> dict:
 
 def bench_model(path: Path, threads: int, outdir: Path, modes: list, args) -> dict:
     """Compile ``path`` in each fusion mode and time them with onnxruntime."""
-    runners, compiled = {}, {}
-    for mode in modes:
-        report = compile_model(path, outdir / mode, target="host", cpu=args.cpu, threads=threads,
-                               rewrite=not args.no_rewrite, outline=not args.no_outline, fusion=mode,
-                               profile=args.profile)
-        artifact = Artifact(outdir / mode)
-        names = [name for name, _, _ in artifact.inputs]
-        inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in artifact.inputs])
-        runners[mode] = artifact.session(threads).bind(inputs)
-        compiled[mode] = report.manifest
+    compiled = {
+        mode: compile_model(path, outdir / mode, target="host", cpu=args.cpu, threads=threads,
+                            rewrite=not args.no_rewrite, outline=not args.no_outline, fusion=mode,
+                            profile=args.profile).manifest
+        for mode in modes
+    }
+    artifacts = {mode: Artifact(outdir / mode) for mode in modes}
+    # Every mode compiles the same model: one set of inputs serves all of them.
+    signature = artifacts[modes[0]].inputs
+    names = [name for name, _, _ in signature]
+    inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in signature])
+    runners = {mode: artifact.session(threads).bind(inputs) for mode, artifact in artifacts.items()}
     feeds = dict(zip(names, inputs))
     for peer in PEERS:
         session = onnxruntime_session(path, optimize=peer == "ort_enable_all", threads=threads)

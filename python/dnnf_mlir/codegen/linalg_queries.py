@@ -96,11 +96,19 @@ def _attr_ints(op, name):
 
 def parallel_loops(op) -> Optional[list]:
     """Per loop of a linalg op, whether it is parallel (not a reduction); None for a
-    named op without ``iterator_types``."""
+    named op without ``iterator_types`` (a fill, a copy: all parallel)."""
+    if op.name == "linalg.reduce":
+        reduced = set(reduced_dims(op))
+        return [i not in reduced for i in range(ir.ShapedType(op.operands[0].type).rank)]
     if "iterator_types" not in op.attributes:
         return None
     parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>", op.context)
     return [kind == parallel for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def reduced_dims(op) -> list:
+    """The dims of its input that a ``linalg.reduce`` reduces, ascending."""
+    return sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
 
 
 def has_default_maps(op) -> bool:
@@ -166,6 +174,7 @@ __all__ = [
     "linalg_ops",
     "parallel_loops",
     "reassociation",
+    "reduced_dims",
     "reverses_access",
     "static_tensor_type",
     "touches_i1",

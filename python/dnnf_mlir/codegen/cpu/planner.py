@@ -18,6 +18,7 @@ from ..target import Target
 from .conv import schedule_conv
 from .matmul import elementwise_consumer, schedule_matmul
 from .matvec import MARK, schedule_matvec
+from .row_fusion import row_groups, schedule_row_group
 from .rows import schedule_rows
 
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nchw_fchw")
@@ -36,6 +37,9 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
         owner = init.owner if isinstance(init, ir.OpResult) else None
         if owner is not None and owner.name == "linalg.fill":
             fused_fills.add(owner)
+    # Softmax, layer normalization: a loop over rows with the whole group fused in.
+    groups = {group.root: group for group in row_groups([op for op in ops if op not in contractions])}
+    in_groups = {member for group in groups.values() for member in group.members}
     # Program order: the producers of a contraction's operands are tiled before it (so
     # that structured.fuse, which fuses producers greedily, only finds the fill), and
     # an element-wise consumer is known to be an epilogue before it is reached.
@@ -54,7 +58,9 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
                     consumed.append(epilogue)
             else:
                 schedule_conv(planner, op)
-        elif op not in fused_fills and op not in consumed:
+        elif op in groups:
+            schedule_row_group(planner, groups[op])
+        elif op not in fused_fills and op not in consumed and op not in in_groups:
             schedule_rows(planner, op)
         for schedule in planner.schedules[first:]:
             schedule.function = enclosing_function(op)

@@ -69,8 +69,10 @@ def schedule_rows(planner: Planner, op):
             details["forall"] = fs
     if any(sizes) and vector_elems <= MAX_VECTOR_ELEMENTS and reduction_elems <= MAX_VECTOR_ELEMENTS:
         arg = s.begin_suppressed(h)
-        t, _ = s.tile_for(arg, sizes)
+        t, loops = s.tile_for(arg, sizes)
         s.vectorize(t, vsizes)
+        if reduces_trailing_loops(parallel):
+            horizontal_reductions(s, loops[0])
         s.end_nested()
         details["vector"] = vsizes
         strategy = "vectorized"
@@ -84,6 +86,22 @@ def schedule_rows(planner: Planner, op):
     planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), strategy, details))
 
 
+def reduces_trailing_loops(parallel: list) -> bool:
+    """Whether an op's reduction loops (there is one at least) come after all its parallel ones."""
+    return not parallel[-1] and all(parallel[: parallel.index(False)]) and not any(parallel[parallel.index(False):])
+
+
+def horizontal_reductions(s, loop: str):
+    """Lower the vectorized reductions in ``loop``, over the innermost dims, to
+    ``vector.reduction`` of whole rows (a tree of vector ops once lowered to LLVM,
+    which reassociates them), rather than the serial chain that the module's
+    ``innerparallel`` lowering, right for reductions over outer dims, makes of them."""
+    s.patterns(loop, [
+        'vector.multi_reduction_flattening lowering_strategy = "innerreduction"',
+        'vector.multi_reduction_unrolling lowering_strategy = "innerreduction"',
+    ])
+
+
 def static_loop_ranges(op) -> Optional[list]:
     """Static iteration-domain extents of a linalg op (from its operand shapes and maps)."""
     try:
@@ -91,6 +109,9 @@ def static_loop_ranges(op) -> Optional[list]:
     except (KeyError, ValueError, TypeError):
         maps = None
     operands = list(op.operands)
+    if op.name == "linalg.reduce":
+        source = static_tensor_type(operands[0])
+        return list(source.shape) if source is not None else None
     if maps is None:
         # Named ops without maps: fill / copy / transpose / broadcast iterate over
         # their result; so do element-wise ops whose operands all have its shape.
@@ -122,4 +143,4 @@ def static_loop_ranges(op) -> Optional[list]:
 
 
 
-__all__ = ["schedule_rows", "static_loop_ranges"]
+__all__ = ["horizontal_reductions", "reduces_trailing_loops", "schedule_rows", "static_loop_ranges"]

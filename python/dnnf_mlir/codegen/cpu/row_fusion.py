@@ -1,0 +1,180 @@
+"""Reductions with their neighbours, one row at a time: softmax, layer normalization.
+
+A softmax lowers to five linalg ops (max, subtract + exp, sum, divide, and the fills
+of the two accumulators), a layer normalization to more; scheduled one by one, each
+writes a whole tensor that the next one reads back. A *row group* is instead one
+loop nest over the rows: its root, an element-wise op that reads row reductions, is
+tiled to one row (every loop but the ``row_dims`` trailing ones, which the group's
+reductions reduce), and every op of its group is fused into that loop
+(``fuse_into_containing_op``, producers last to first). Each op of the loop body is
+then vectorized whole, a row is one n-D vector, so a row's intermediates live in
+vector registers (spilled to the stack when the row is long), never in a buffer; its
+reductions become horizontal ``vector.reduction`` ops (reassociated into a tree when
+lowered to LLVM). With several threads, big groups split the rows among them.
+
+A group holds the linalg ops of one function that feed its root and nothing else:
+element-wise generics, fills, and ``linalg.reduce`` over the trailing dims of a
+tensor of the root's rank. An op also used outside the group would be computed
+twice, so it stays out, and so does anything the row vectors cannot hold (i1 tensors,
+backward slices, rows longer than ``MAX_VECTOR_ELEMENTS``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from ..._mlir import ir
+from ..kernel_plan import OpSchedule, Planner
+from ..linalg_queries import is_f32, parallel_loops, reduced_dims, reverses_access, static_tensor_type, touches_i1
+from .rows import horizontal_reductions, static_loop_ranges
+from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS
+
+MEMBER_OPS = ("linalg.generic", "linalg.reduce", "linalg.fill")
+
+
+@dataclass
+class RowGroup:
+    root: ir.Operation  # the element-wise op whose loop nest the group becomes
+    members: list  # the ops fused into it, in program order
+    row_dims: int  # trailing loops of the root kept whole: one row
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(static_tensor_type(self.root.results[0]).shape)
+
+
+def _owner(value) -> Optional[ir.Operation]:
+    return value.owner if isinstance(value, ir.OpResult) else None
+
+
+def _reduced_trailing_dims(op, rank: int) -> Optional[int]:
+    """How many trailing dims a ``linalg.reduce`` of a rank-``rank`` tensor reduces
+    (None when it reduces others or its input has another rank)."""
+    source = static_tensor_type(op.operands[0])
+    if source is None or source.rank != rank:
+        return None
+    dims = reduced_dims(op)
+    if dims != list(range(rank - len(dims), rank)):
+        return None
+    return len(dims)
+
+
+def _is_candidate(op) -> bool:
+    """An op a row vector can hold: a static tensor result, no i1, no backward reads."""
+    if op.name not in MEMBER_OPS or len(op.results) != 1 or static_tensor_type(op.results[0]) is None:
+        return False
+    return not touches_i1(op) and not reverses_access(op)
+
+
+def _grow(root, ops: set) -> list:
+    """The ops of ``ops`` feeding ``root`` whose every use is in the group (a fixed
+    point: dropping an op used elsewhere drops what only it used)."""
+    cone, stack = set(), [root]
+    while stack:
+        for value in stack.pop().operands:
+            producer = _owner(value)
+            if producer is not None and producer in ops and producer not in cone and _is_candidate(producer):
+                cone.add(producer)
+                stack.append(producer)
+    while True:
+        inside = cone | {root}
+        outside_uses = {op for op in cone if any(use.owner not in inside for use in op.results[0].uses)}
+        if not outside_uses:
+            return [op for op in ops if op in cone]
+        cone -= outside_uses
+
+
+def row_group(root, function_ops: list) -> Optional[RowGroup]:
+    """The row group rooted at ``root`` (an element-wise op), or None when it has no
+    row reduction or its rows do not fit in vectors."""
+    out = static_tensor_type(root.results[0]) if len(root.results) == 1 else None
+    if root.name != "linalg.generic" or out is None or not is_f32(out) or not all(parallel_loops(root) or [False]):
+        return None
+    if touches_i1(root) or reverses_access(root):
+        return None
+    members = _grow(root, function_ops)
+    rank, row_dims = out.rank, 0
+    for op in members:
+        if op.name == "linalg.reduce":
+            reduced = _reduced_trailing_dims(op, rank)
+            if reduced is None:
+                return None
+            row_dims = max(row_dims, reduced)
+        elif op.name == "linalg.generic" and not all(parallel_loops(op)):
+            return None  # a generic reduction: its dims are not tracked here
+    if row_dims == 0 or row_dims == rank or math.prod(out.shape[rank - row_dims:]) > MAX_VECTOR_ELEMENTS:
+        return None
+    for op in members:
+        shape = static_tensor_type(op.results[0]).shape
+        if len(shape) == rank and math.prod(shape[rank - row_dims:]) > MAX_VECTOR_ELEMENTS:
+            return None
+        if len(shape) not in (rank, rank - row_dims):
+            return None
+    return RowGroup(root, members, row_dims)
+
+
+def row_groups(ops: list) -> list:
+    """The row groups among the linalg ops ``ops`` (program order), last root first;
+    an op belongs to one group at most."""
+    by_function: dict = {}
+    for op in ops:
+        by_function.setdefault(op.parent, []).append(op)
+    groups, taken = [], set()
+    for function_ops in by_function.values():
+        for root in reversed(function_ops):
+            if root in taken:
+                continue
+            group = row_group(root, [op for op in function_ops if op not in taken])
+            if group is not None:
+                groups.append(group)
+                taken.update(group.members)
+                taken.add(root)
+    return groups
+
+
+def _fuse_all(s, members: list, loop: str) -> list:
+    """Fuse the ops of the handles ``members`` (program order) into ``loop``, last
+    first; the handles of the fused copies, in program order."""
+    fused = []
+    for member in reversed(members):
+        copy, loop = s.fuse_into(member, loop)
+        fused.append(copy)
+    return fused[::-1]
+
+
+def schedule_row_group(planner: Planner, group: RowGroup):
+    """One loop over the rows of ``group.root`` with the whole group fused in, each op
+    vectorized a row at a time, its reductions horizontal."""
+    s = planner.script
+    shape = group.shape
+    rank = len(shape)
+    tag = planner.new_tag(group.root)
+    member_tags = [planner.new_tag(op) for op in group.members]
+    sizes = [1] * (rank - group.row_dims) + [0] * group.row_dims
+    members = [s.match([op.name], tag=member) for op, member in zip(group.members, member_tags)]
+    root = s.begin_suppressed(s.match([group.root.name], tag=tag))
+    details = {"row": list(shape[rank - group.row_dims:]), "fused": len(group.members)}
+    # Several threads: first a chunk of rows per thread (the outermost row dim with a
+    # chunk for each), the whole group fused into it, then the row loop within.
+    split = [i for i in range(rank - group.row_dims) if shape[i] >= planner.threads]
+    if planner.threads > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS and split:
+        chunks = [0] * rank
+        chunks[split[0]] = math.ceil(shape[split[0]] / planner.threads)
+        root, forall = s.tile_forall(root, chunks)
+        members = _fuse_all(s, members, forall)
+        details["forall"] = chunks
+    root, loops = s.tile_for(root, sizes)
+    loop = loops[0]
+    _fuse_all(s, members, loop)
+    body = s.match(list(MEMBER_OPS), within=loop)
+    s.vectorize(body)
+    horizontal_reductions(s, loop)
+    s.end_nested()
+    planner.add_schedule(OpSchedule(tag, group.root.name, shape, "row-fused", details))
+    for op, member in zip(group.members, member_tags):
+        planner.add_schedule(OpSchedule(member, op.name, tuple(static_loop_ranges(op)), f"in {tag}", {}))
+
+
+__all__ = ["RowGroup", "row_group", "row_groups", "schedule_row_group"]

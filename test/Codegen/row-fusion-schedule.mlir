@@ -1,0 +1,68 @@
+// Reductions with their neighbours, one row at a time (codegen/cpu/row_fusion.py): a
+// masked softmax and a residual add + layer normalization each become one loop nest
+// over the rows, every linalg op of the function fused into it and vectorized a row at
+// a time; the row's intermediates are vector values (no linalg op, no tensor.empty is
+// left in the loop), the reductions horizontal vector.reduction ops that LLVM
+// reassociates into a tree. Two threads: a chunk of rows per thread first.
+// RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v4 --stop-after=schedule | FileCheck %s
+// RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v4 --threads=2 --stop-after=schedule | FileCheck %s --check-prefix=THREADS
+// RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v4 --emit=schedules | FileCheck %s --check-prefix=PLAN
+// RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v4 | FileCheck %s --check-prefix=LLVM
+
+// CHECK-LABEL: func.func @softmax
+// CHECK:         %[[OUT:.*]] = tensor.empty() : tensor<12x128x128xf32>
+// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %c12
+// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c128
+// CHECK-NOT:         linalg.
+// CHECK-NOT:         tensor.empty
+// CHECK:             vector.transfer_read {{.*}} : tensor<1x1x128xf32>, vector<1x1x128xf32>
+// CHECK:             vector.reduction <maximumf>, %{{.*}} : vector<128xf32> into f32
+// CHECK-NOT:         linalg.
+// CHECK:             vector.reduction <add>, %{{.*}} : vector<128xf32> into f32
+// CHECK-NOT:         linalg.
+// CHECK:             arith.divf %{{.*}} : vector<1x1x128xf32>
+// CHECK-NEXT:        vector.transfer_write
+// CHECK-NEXT:        tensor.insert_slice
+// CHECK-NEXT:        scf.yield
+func.func @softmax(%x: tensor<12x128x128xf32>, %mask: tensor<128xf32>) -> tensor<12x128x128xf32> {
+  %0 = "ecg.add"(%x, %mask) : (tensor<12x128x128xf32>, tensor<128xf32>) -> tensor<12x128x128xf32>
+  %1 = "ecg.softmax"(%0) {axis = -1 : i64} : (tensor<12x128x128xf32>) -> tensor<12x128x128xf32>
+  return %1 : tensor<12x128x128xf32>
+}
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK:         scf.for %{{.*}} = %c0 to %c128
+// CHECK-NOT:       linalg.
+// CHECK-NOT:       tensor.empty
+// CHECK:           vector.reduction <add>, %{{.*}} : vector<768xf32> into f32
+// CHECK-NOT:       linalg.
+// CHECK:           vector.reduction <add>, %{{.*}} : vector<768xf32> into f32
+// CHECK-NOT:       linalg.
+// CHECK:           vector.transfer_write
+// CHECK-NEXT:      tensor.insert_slice
+// CHECK-NEXT:      scf.yield
+
+// THREADS-LABEL: func.func @softmax
+// THREADS:         scf.forall (%{{.*}}) in (2)
+// THREADS:           scf.for %{{.*}} = %c0 to %c6
+// THREADS-NEXT:        scf.for %{{.*}} = %c0 to %c128
+// THREADS:               vector.reduction <maximumf>
+// THREADS-LABEL: func.func @layer_norm
+// THREADS:         scf.forall (%{{.*}}) in (2)
+// THREADS:           scf.for %{{.*}} = %c0 to %c64
+// THREADS:             vector.reduction <add>
+
+// PLAN: linalg.generic [12, 128, 128] row-fused {'row': [128], 'fused': 6} @softmax
+// PLAN-NEXT: linalg.generic [12, 128, 128] in k0 {} @softmax
+// PLAN-NEXT: linalg.fill [12, 128] in k0 {} @softmax
+// PLAN-NEXT: linalg.reduce [12, 128, 128] in k0 {} @softmax
+// PLAN: linalg.generic [1, 128, 768] row-fused {'row': [768], 'fused': 6} @layer_norm
+
+// LLVM-LABEL: llvm.func @softmax
+// LLVM:         llvm.intr.vector.reduce.fmaximum
+// LLVM:         llvm.intr.vector.reduce.fadd{{.*}}#llvm.fastmath<reassoc>
+func.func @layer_norm(%x: tensor<1x128x768xf32>, %r: tensor<1x128x768xf32>, %g: tensor<768xf32>, %b: tensor<768xf32>) -> tensor<1x128x768xf32> {
+  %0 = "ecg.add"(%x, %r) : (tensor<1x128x768xf32>, tensor<1x128x768xf32>) -> tensor<1x128x768xf32>
+  %1 = "ecg.layer_normalization"(%0, %g, %b) {axis = -1 : i64, epsilon = 1.0E-5 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, stash_type = 1 : i64} : (tensor<1x128x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<1x128x768xf32>
+  return %1 : tensor<1x128x768xf32>
+}

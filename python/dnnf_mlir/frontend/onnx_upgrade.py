@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 # Ops that took ``broadcast``/``axis`` attributes before opset 7.
 LEGACY_BROADCAST_OPS = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
-BROADCAST_OPSET = 7  # numpy-style broadcasting, no ``broadcast``/``axis`` attributes
+BROADCAST_OPSET = 7  # from here on numpy-style broadcasting, no ``broadcast``/``axis`` attributes
 
 
 def default_opset(model: onnx.ModelProto) -> int | None:
@@ -49,7 +49,8 @@ def upgrade(model: onnx.ModelProto, min_opset: int) -> onnx.ModelProto:
         upgraded.ir_version = 4
     if not old_opset:
         return upgraded
-    _rewrite_legacy_broadcasts(upgraded, opset)
+    if opset < BROADCAST_OPSET:
+        _rewrite_legacy_broadcasts(upgraded, opset)
     try:
         upgraded = onnx.version_converter.convert_version(upgraded, min_opset)
     except Exception as error:  # noqa: BLE001 - the converter raises untyped C++ failures

@@ -23,7 +23,8 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
-from .frontend.onnx_importer import MAX_OPSET, import_onnx
+from .frontend.onnx_importer import MAX_OPSET, MIN_OPSET, import_onnx
+from .frontend.onnx_upgrade import upgrade
 from .interpreter import interpret
 
 
@@ -99,7 +100,7 @@ class DnnfBackend(Backend):
     def prepare(
         cls, model: onnx.ModelProto, device: str = "CPU", constant_inputs=(), context=None, **kwargs: Any
     ) -> DnnfBackendRep:
-        """Check and (with static input shapes) import ``model``.
+        """Upgrade (old opsets, see ``onnx_upgrade``), check and (with static input shapes) import ``model``.
 
         ``constant_inputs`` names graph inputs to bind to their values at ``run``;
         ``context`` is the MLIR context to import into (default: a new one per
@@ -107,6 +108,7 @@ class DnnfBackend(Backend):
         models). Other keyword arguments (such as the test runner's rtol/atol)
         are ignored.
         """
+        model = upgrade(model, MIN_OPSET)
         super().prepare(model, device)  # onnx.checker
         if not cls.supports_device(device):
             raise ValueError(f"device '{device}' is not supported")

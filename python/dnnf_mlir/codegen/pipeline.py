@@ -1,7 +1,8 @@
 """From linalg on tensors to the LLVM dialect: ``lower_to_llvm``, the stage driver.
 
 ``lower_to_llvm(module, target, threads)`` runs, in order (``PIPELINE_STAGES`` names
-the stages; ``dump(stage, module)`` sees the module after each):
+the stages; each is logged as it starts, see ``dnnf_mlir.progress``; ``dump(stage,
+module)`` sees the module after each):
 
 The pass pipelines of the stages are files of ``lowering/cpu/`` (``*.pipeline``),
 the fixed transform scripts its libraries (``*.mlir``); Python computes what depends
@@ -49,11 +50,13 @@ plan made), ``UNIQUE_KERNELS_ATTR`` the distinct ones.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .._mlir import ir
 from ..lowering import read_pipeline
+from ..progress import ProgressEvent, report
 from .bufferization import copies_to_linalg, results_in_place
 from .cpu.buffers import post_bufferization_script, vector_lowering_script
 from .cpu.openmp import parallelize
@@ -68,6 +71,14 @@ from .split import split_functions
 from .target import Target, get_target
 
 PIPELINE_STAGES = ("prepare", "schedule", "bufferize", "lower-vectors", "parallel", "llvm")
+logger = logging.getLogger("dnnf_mlir.codegen")
+
+
+def _starting(stage: str):
+    """Log the start of one of ``PIPELINE_STAGES``, a step of the compiler's ``lower`` stage
+    (DEBUG: the profiling oracle lowers its candidates through here too)."""
+    event = ProgressEvent("lower", "step", f"code generation: {stage}", PIPELINE_STAGES.index(stage), len(PIPELINE_STAGES))
+    report(logger, event, logging.DEBUG)
 
 @dataclass
 class LoweringReport:
@@ -100,11 +111,13 @@ def lower_to_llvm(
     with module.context, ir.Location.unknown(module.context):
         record_signatures(module)
         launched, unique = kernel_counts(module.operation)
+        _starting("prepare")
         _keep_kernels_apart(module)
         run_pipeline(read_pipeline("cpu/prepare.pipeline"), module)
         if dump:
             dump("prepare", module)
 
+        _starting("schedule")
         if cpu_prepare(module, target):
             run_passes("canonicalize,cse", module)
         script, schedules = plan(module, target, threads)
@@ -114,6 +127,7 @@ def lower_to_llvm(
         if dump:
             dump("schedule", module)
 
+        _starting("bufferize")
         run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
         results_in_place(module)
         copies = copies_to_linalg(module)
@@ -121,6 +135,7 @@ def lower_to_llvm(
         if dump:
             dump("bufferize", module)
 
+        _starting("lower-vectors")
         vector_script = post_bufferization_script(target, copies, threads)
         apply_script(module, vector_script, "__dnnf_vectorize_buffers", "vectorizing copies")
         run_passes("canonicalize,cse", module)
@@ -131,11 +146,13 @@ def lower_to_llvm(
         if dump:
             dump("lower-vectors", module)
 
+        _starting("parallel")
         uses_openmp = parallelize(module, threads)
         split_functions(module)
         if dump:
             dump("parallel", module)
 
+        _starting("llvm")
         run_pipeline(read_pipeline("cpu/to-llvm.pipeline"), module)
         _set_llvm_target(module, target)
         if uses_openmp:

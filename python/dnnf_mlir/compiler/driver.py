@@ -29,17 +29,19 @@ target (see ``artifact.py`` for running it)::
     libdnnf_model.so  dnnf_runner            built for the target
 
 The directory is built under a temporary name next to ``outdir`` and renamed at
-the end: a failed compilation leaves nothing behind.
+the end: a failed compilation leaves nothing behind. Each stage, and each pass of
+the pipeline within it, is logged as it starts on the ``dnnf_mlir.compiler`` logger
+(``dnnf_mlir.progress``): the tools draw a progress display from it, nothing prints.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -55,7 +57,9 @@ from ..codegen.target import get_target
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
 from ..fusion import fusion_summary
+from ..kernel_functions import kernel_counts
 from ..lowering import read_pipeline
+from ..progress import StageTimer
 from ..rewriting.rules import FAMILIES
 from ..statistics import module_statistics, rewrite_summary
 from ..transforms.pipeline import Pipeline, build_pass_manager
@@ -74,6 +78,8 @@ ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 REWRITE_STATS, FUSION_STATS = ".rewrite.json", ".fusion.json"  # the passes' reports, in the staging directory
 RUNTIME_FILES = ("CMakeLists.txt", "dnnf_runner.c", "aarch64-linux-gnu.cmake")
 TOOLCHAIN_FILES = {"aarch64": "aarch64-linux-gnu.cmake"}
+STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-fuse": "fuse"}  # any other pass: "lower"
+logger = logging.getLogger("dnnf_mlir.compiler")
 
 
 class CompileError(Exception):
@@ -139,18 +145,26 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir) -> Pipeli
     return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
 
 
-def _run_pipeline(module, pipeline: Pipeline, times: dict):
-    """Run ``pipeline`` pass by pass: ecg-rewrite's time is the manifest's ``rewrite``,
-    the others' ``lower``. A failing pass is a ``CompileError`` with its diagnostics."""
+def _pass_detail(name: str, module) -> str:
+    """What a pass's progress event says: its name, and for the code generator the kernels it lowers."""
+    if name != "dnnf-lower-to-llvm":
+        return name
+    launched, unique = kernel_counts(module.operation)
+    if not unique:
+        return f"{name}: kernels drawn by the code generator"
+    return f"{name}: {unique} kernels ({launched} launched per run)"
+
+
+def _run_pipeline(module, pipeline: Pipeline, timer: StageTimer):
+    """Run ``pipeline`` pass by pass, each in its stage of ``timer`` (``STAGE_OF_PASS``).
+    A failing pass is a ``CompileError`` with its diagnostics."""
     for name, element in zip(pipeline.names(), pipeline.element_texts()):
-        start = time.perf_counter()
+        timer.enter(STAGE_OF_PASS.get(name, "lower"), _pass_detail(name, module))
         try:
             build_pass_manager(f"builtin.module({element})", module.context).run(module.operation)
         except MLIRError as error:
             messages = "; ".join(d.message for d in error.error_diagnostics) or error.message
             raise CompileError(messages) from None
-        stage = {"ecg-rewrite": "rewrite", "ecg-fuse": "fuse"}.get(name, "lower")
-        times[stage] = times.get(stage, 0.0) + time.perf_counter() - start
 
 
 def _tensor_names(function, attribute_name: str, count: int, prefix: str) -> list:
@@ -242,10 +256,9 @@ def compile_model(
     if threads > 1 and not t.is_host:
         raise CompileError(f"--threads {threads}: only host libraries run on several threads")
     model, outdir = Path(model), Path(outdir)
-    times = {}
-    start = time.perf_counter()
+    timer = StageTimer(logger)
+    timer.enter("import", str(model))
     module = import_onnx(model, shapes=shapes, context=make_context())
-    times["import"] = time.perf_counter() - start
 
     outdir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
@@ -256,7 +269,7 @@ def compile_model(
                 write_module(module, str(staging / ECG_IR))
             rewritten = None if rewrite else _unrewritten(module)
             options = CompileOptions(t, threads, rewrite, fusion, profile, outline, fusion_svg)
-            _run_pipeline(module, compile_pipeline(options, staging / WEIGHTS, staging), times)
+            _run_pipeline(module, compile_pipeline(options, staging / WEIGHTS, staging), timer)
             if rewrite:
                 report = json.loads((staging / REWRITE_STATS).read_text())
                 (staging / REWRITE_STATS).unlink()
@@ -272,15 +285,14 @@ def compile_model(
             layout = recorded_layout(module)
             if keep_ir:
                 write_module(module, str(staging / LLVM_IR))
-            start = time.perf_counter()
+            timer.enter("llvm", "LLVM IR -> opt -O3 -> llc: model.o")
             llvm_ir = emit_llvm_ir(module)
         compile_object(llvm_ir, target=t, output=str(staging / "model.o"), pic=True)
-        times["llvm"] = time.perf_counter() - start
-        start = time.perf_counter()
+        timer.enter("build", f"CMake: {LIBRARY}, {RUNNER}")
         _write_sources(staging, model.stem, t, inputs, outputs, layout, openmp)
         _build(staging, t, openmp)
-        times["build"] = time.perf_counter() - start
-        times["total"] = sum(times.values())
+        timer.finish()
+        times = dict(timer.times, total=sum(timer.times.values()))
         manifest = {
             "format": 1,
             "name": model.stem,

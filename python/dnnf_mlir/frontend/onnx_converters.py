@@ -365,3 +365,19 @@ def _batch_norm(node: NodeBuilder):
         node.unsupported("training mode")
     return _generic("batch_normalization", _IGNORED["BatchNormalization"])(node)
 
+
+
+@converter("Shrink")
+def _shrink(node: NodeBuilder):
+    """x + bias below -lambd, x - bias above lambd, else 0: two selects, no ECG op of its own."""
+    x = node.operand(0)
+    dtype = node.spec(x).dtype
+    if not np.issubdtype(dtype, np.floating):
+        node.unsupported(f"Shrink on {dtype_name(dtype)} tensors (floating-point only)")
+    lambd, bias = node.attr("lambd", 0.5), np.array(node.attr("bias", 0.0), dtype)
+    (below,) = node.emit("less", [x, np.array(-lambd, dtype)])
+    (above,) = node.emit("greater", [x, np.array(lambd, dtype)])
+    (plus,) = node.emit("add", [x, bias])
+    (minus,) = node.emit("sub", [x, bias])
+    (inner,) = node.emit("where", [above, minus, np.zeros((), dtype)])
+    return node.emit("where", [below, plus, inner])

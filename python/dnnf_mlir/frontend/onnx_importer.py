@@ -21,6 +21,7 @@ from ..ecg.tensor_spec import UnsupportedTypeError, to_mlir
 from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
 from .onnx_converters import CONVERTERS
 from .onnx_types import OnnxImportError, onnx_dtype
+from .onnx_upgrade import upgrade
 
 # Up to 28: the converted ops' versions after opset 21 add element types the importer
 # rejects (bfloat16, float8, int4, ...), attributes for those types only (Cast's
@@ -56,10 +57,11 @@ def import_onnx(model, *, shapes: dict | None = None, context: ir.Context | None
     """Import an ONNX model (path or ModelProto) into a new module with ``@main``.
 
     ``shapes`` maps input names to static shapes, overriding or completing the
-    model's declared ones.
+    model's declared ones. Models below ``MIN_OPSET`` are upgraded first (``onnx_upgrade``).
     """
     if not isinstance(model, onnx.ModelProto):
         model = load_model(model)
+    model = upgrade(model, MIN_OPSET)
     context = context or make_context()
     with context:
         return _Importer(model, shapes or {}).run()

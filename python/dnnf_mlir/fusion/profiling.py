@@ -8,11 +8,13 @@ the target and the CPU. On a miss the module goes through the compile pipeline's
 lowering half (``lowering/compile.pipeline`` without rewriting, fusion and weight
 externalization) and the JIT, and the paper's test decides: fuse when latency(fused)
 <= latency(block) + latency(op). Only the host can be measured here; for another
-target the conservative decision stands.
+target the conservative decision stands. Each measurement is logged as it starts
+(``dnnf_mlir.progress``): a first compilation may measure for minutes.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 
@@ -21,6 +23,7 @@ import numpy as np
 from .._mlir import func, ir
 from ..codegen import CodegenError, get_target, jit
 from ..lowering import read_pipeline
+from ..progress import ProgressEvent, report
 from ..transforms.pipeline import Pipeline, build_pass_manager
 from .oracle import ConservativeOracle
 from .outline import operation_of, outline_ops
@@ -33,6 +36,7 @@ NOT_LOWERING = ("ecg-rewrite", "ecg-fuse", "dnnf-externalize-weights")
 # batch lasting at least BATCH_SECONDS (the best, not the mean: the machine is shared).
 BATCHES = 5
 BATCH_SECONDS = 0.01
+logger = logging.getLogger("dnnf_mlir.fusion")
 
 
 def _outputs(ops: list) -> list:
@@ -144,6 +148,7 @@ class ProfilingOracle:
         key = ProfileKey(ops=ops, candidate=str(module), target=self.target.name, cpu=self.target.cpu_name)
         measurement = self.database.lookup(key)
         if measurement is None:
+            report(logger, ProgressEvent("fuse", "step", f"measuring candidate {self.measured + 1}: {ops}"))
             try:
                 measured = measure(module, self.target.cpu, self.threads)
             except (ir.MLIRError, CodegenError) as error:

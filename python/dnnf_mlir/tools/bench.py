@@ -19,7 +19,8 @@ table shows its ops and GFLOP before>after rewriting, the JSON the reports of
 ecg-rewrite and ecg-fuse. Fusion decides Table 3's yellow cells conservatively
 unless --profile (then by the profiling database, measuring what it lacks).
 --no-outline compiles with the kernel boundaries the code generator draws by
-itself, the pipeline before kernel functions.
+itself, the pipeline before kernel functions. Each compilation shows its stages on
+stderr as it goes (as dnnf-compile's do).
 """
 
 import argparse
@@ -40,6 +41,7 @@ from ..ecg import TensorSpec
 from ..fusion import MODES
 from ..statistics import change
 from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool, tool_parser
+from .progress_display import progress_display
 
 PEERS = ("ort_disable_all", "ort_enable_all")
 
@@ -197,7 +199,7 @@ def main(argv=None) -> int:
         if not path.is_file():
             raise ToolError(f"no such model: {path}")
     results = {}
-    with tempfile.TemporaryDirectory(prefix="dnnf-bench-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="dnnf-bench-") as scratch, progress_display("dnnf-bench"):
         root = Path(args.keep) if args.keep else Path(scratch)
         for path in paths:
             results[path.stem] = {}

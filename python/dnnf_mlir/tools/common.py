@@ -122,7 +122,8 @@ def onnxruntime_session(onnx_path, optimize: bool = False, threads: int | None =
     reference semantics) or all on (ORT_ENABLE_ALL); ``threads`` intra-op threads."""
     import onnxruntime
 
-    from ..frontend.onnx_importer import load_model
+    from ..frontend.onnx_importer import MIN_OPSET, load_model
+    from ..frontend.onnx_upgrade import upgrade
 
     options = onnxruntime.SessionOptions()
     level = onnxruntime.GraphOptimizationLevel
@@ -135,7 +136,9 @@ def onnxruntime_session(onnx_path, optimize: bool = False, threads: int | None =
     # whatever runs next in this process (the compiled model, in dnnf-bench's rounds),
     # as the compiled code's OpenMP workers do (codegen/cpu/openmp.py).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    model = load_model(onnx_path).SerializeToString()  # also reads ONNX's text syntax
+    # Also reads ONNX's text syntax; an old opset is upgraded as the importer does it
+    # (onnxruntime lacks some opset-6 kernels, e.g. PRelu-6).
+    model = upgrade(load_model(onnx_path), MIN_OPSET).SerializeToString()
     try:
         return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures

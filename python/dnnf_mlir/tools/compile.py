@@ -9,7 +9,9 @@ The imported graph goes through the passes of lowering/compile.pipeline: ecg-rew
 (math-property rewriting that lowers the FLOPs; --no-rewrite skips it), then ecg-fuse
 (the fusion plan: which ops make one kernel; --fusion picks the planner), then the
 lowering. The second and third lines printed say what rewriting and fusion did;
-manifest.json's "rewrite" and "fusion" entries have the details.
+manifest.json's "rewrite" and "fusion" entries have the details. The stages show on
+stderr as they go: a live display on a terminal, a line each otherwise (--quiet: only
+errors, no summary either).
 
 OUTDIR receives the library, its C header (model.h), the weights file, the CMake
 project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
@@ -23,6 +25,7 @@ from ..compiler import CompileError, compile_model
 from ..conversion import ConversionError
 from ..fusion import MODES
 from .common import ToolError, parse_shape_overrides, run_tool, tool_parser
+from .progress_display import progress_display
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -60,21 +63,24 @@ def make_parser() -> argparse.ArgumentParser:
         "--keep-ir", action="store_true",
         help="also write model.ecg.mlir and model.llvm.mlir: what lowering/compile.pipeline starts from and ends with",
     )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (no progress, no summary)")
     return parser
 
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     try:
-        report = compile_model(
-            args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
-            shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite, keep_ir=args.keep_ir,
-            outline=not args.no_outline, fusion=args.fusion, profile=not args.no_profile,
-            fusion_stats=args.fusion_stats, fusion_svg=args.fusion_svg,
-        )
+        with progress_display("dnnf-compile", args.quiet):
+            report = compile_model(
+                args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
+                shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite, keep_ir=args.keep_ir,
+                outline=not args.no_outline, fusion=args.fusion, profile=not args.no_profile,
+                fusion_stats=args.fusion_stats, fusion_svg=args.fusion_svg,
+            )
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None
-    print(report.summary())
+    if not args.quiet:
+        print(report.summary())
     return 0
 
 

@@ -1,11 +1,12 @@
-"""Print ONNX backend node-test conformance counts for DnnfBackend.
+"""Print ONNX backend conformance counts for DnnfBackend.
 
     python test/python/conformance/report.py [--cases] [--filter SUBSTRING]
 
 Runs every covered node test case in-process exactly as ``test_onnx_backend.py``
 does and prints passed / failed / excluded / not covered, a table per covered
 ONNX operator (cases whose graph uses it), the exclusions with their reasons and
-the uncovered cases grouped by the operator they lack.
+the uncovered cases grouped by the operator they lack; then the same counts for
+each set of small real models (``model_cases.py``).
 """
 
 import argparse
@@ -16,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import model_cases  # noqa: E402
 import node_cases  # noqa: E402
 from dnnf_mlir.frontend.onnx_converters import CONVERTERS  # noqa: E402
 from dnnf_mlir.frontend.onnx_importer import OnnxImportError  # noqa: E402
@@ -49,6 +51,43 @@ def run(filter_text: str = "") -> dict:
             kind, ("passed", ops, None)
         )
     return results
+
+
+def run_models(filter_text: str = "") -> dict:
+    """set -> {name: (status, reason or error)}: passed, failed, excluded or stale-exclusion."""
+    results = {}
+    for kind in model_cases.SETS:
+        results[kind] = {}
+        for name, (status, case, reason) in sorted(model_cases.classify(kind).items()):
+            if filter_text not in name:
+                continue
+            try:
+                node_cases.run_case(case)
+            except Exception as error:  # noqa: BLE001 (an import error, a mismatch or a crash)
+                rejected = status == "excluded" and isinstance(error, OnnxImportError)
+                results[kind][name] = ("excluded", reason) if rejected else ("failed", _first_line(error))
+                continue
+            results[kind][name] = ("stale-exclusion", reason) if status == "excluded" else ("passed", None)
+    return results
+
+
+def print_models(results: dict, cases: bool) -> bool:
+    """Print the counts per set and each exclusion; True when a case failed."""
+    bad = False
+    for kind, cases_of_set in results.items():
+        counts = Counter(status for status, _ in cases_of_set.values())
+        print(f"\n{kind}: {len(cases_of_set)} models, {counts['passed']} passed, "
+              f"{counts['failed'] + counts['stale-exclusion']} failed, {counts['excluded']} excluded")
+        for pattern, reason in model_cases.EXCLUDED.items():
+            hits = sum(1 for status, r in cases_of_set.values() if status == "excluded" and r == reason)
+            if hits:
+                print(f"  {hits:>4}  {pattern}: {reason}")
+        for name, (status, detail) in cases_of_set.items():
+            if status in ("failed", "stale-exclusion"):
+                bad = True
+                if cases:
+                    print(f"  {status}: {name}: {detail}")
+    return bad
 
 
 def main(argv=None) -> int:
@@ -108,7 +147,8 @@ def main(argv=None) -> int:
         f"  not covered  {counts['uncovered']:>5}\n"
         f"  ({elapsed:.0f} s)"
     )
-    return 1 if bad else 0
+    models_bad = print_models(run_models(args.filter), args.cases)
+    return 1 if bad or models_bad else 0
 
 
 if __name__ == "__main__":

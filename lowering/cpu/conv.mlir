@@ -4,7 +4,7 @@
 // the target (FR output channels x WV output columns per register tile, the thread
 // split, which window loops to unroll) and calls these sequences in this order:
 //
-//   @__dnnf_conv2d_register_tiles
+//   @__dnnf_conv2d_register_tiles      (@__dnnf_conv2d_epilogue_register_tiles with an epilogue)
 //   @__dnnf_conv2d_reduction_steps    then the kw (and kh) loops unrolled
 //   @__dnnf_conv2d_vectorize
 //
@@ -22,6 +22,20 @@ module attributes {transform.with_named_sequence} {
       %fr: !transform.param<i64> {transform.readonly},
       %wv: !transform.param<i64> {transform.readonly}) -> (!transform.any_op, !transform.any_op) {
     %tiled, %n, %f, %oh, %ow = transform.structured.fuse %conv tile_sizes [1, %fr, 1, %wv, 0, 0, 0] interchange [0, 1, 2, 3]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.yield %tiled, %n : !transform.any_op, !transform.any_op
+  }
+
+  // The same tiles rooted at an element-wise consumer of the convolution (bias,
+  // activation, residual add over the output [N, F, OH, OW]): the convolution and its
+  // fill are fused into each of its tiles, and the consumer applies to the accumulator
+  // before the single store. Returns the tiled consumer and the outermost tile loop.
+  transform.named_sequence @__dnnf_conv2d_epilogue_register_tiles(
+      %epilogue: !transform.any_op {transform.consumed},
+      %fr: !transform.param<i64> {transform.readonly},
+      %wv: !transform.param<i64> {transform.readonly}) -> (!transform.any_op, !transform.any_op) {
+    %tiled, %n, %f, %oh, %ow = transform.structured.fuse %epilogue tile_sizes [1, %fr, 1, %wv] interchange [0, 1, 2, 3]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.yield %tiled, %n : !transform.any_op, !transform.any_op

@@ -33,3 +33,31 @@ def generic(inputs, maps, outputs, body, iterators=None):
         yielded = body(*block.arguments)
         linalg.YieldOp(list(yielded) if isinstance(yielded, (list, tuple)) else [yielded])
     return list(op.results)
+
+
+def with_operands(op, inputs, maps, outputs, iterators=None) -> list:
+    """A copy of the linalg.generic ``op`` over other operands: ``inputs`` and
+    ``outputs`` replace its operands one for one (same element types), ``maps`` its
+    indexing maps, ``iterators`` (names) its iterator types when given; the body is
+    kept. Inserted at the current insertion point; returns its results."""
+    linalg = _mlir.linalg
+    if iterators is None:
+        iterator_types = op.attributes["iterator_types"]
+    else:
+        iterator_types = ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in iterators])
+    copy = linalg.GenericOp(
+        [o.type for o in outputs], list(inputs), list(outputs),
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), iterator_types,
+    )
+    old = op.regions[0].blocks[0]
+    block = copy.regions[0].blocks.append(*[a.type for a in old.arguments])
+    clones = {}
+    for body_op in old.operations:
+        clone = body_op.clone(ip=ir.InsertionPoint(block))
+        for i, operand in enumerate(clone.operands):
+            if isinstance(operand, ir.BlockArgument) and operand.owner == old:
+                clone.operands[i] = block.arguments[operand.arg_number]
+            elif isinstance(operand, ir.OpResult) and operand.owner.operation in clones:
+                clone.operands[i] = clones[operand.owner.operation].results[operand.result_number]
+        clones[body_op.operation] = clone
+    return list(copy.results)

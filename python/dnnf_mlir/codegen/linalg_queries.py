@@ -111,6 +111,63 @@ def reduced_dims(op) -> list:
     return sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
 
 
+def is_broadcast_map(amap) -> bool:
+    """Whether every result of ``amap`` is a distinct loop dim or the constant 0 (an
+    operand read whole or broadcast, size-1 dims included: a bias ``(d1, 0, 0)``)."""
+    dims = []
+    for expr in amap.results:
+        if isinstance(expr, ir.AffineConstantExpr) and ir.AffineConstantExpr(expr).value == 0:
+            continue
+        if not isinstance(expr, ir.AffineDimExpr):
+            return False
+        dims.append(ir.AffineDimExpr(expr).position)
+    return len(set(dims)) == len(dims)
+
+
+def elementwise_consumer(op):
+    """The element-wise linalg.generic that is the only user of ``op``'s result, if any
+    (an epilogue the contraction computing it can apply in its output tile).
+
+    It must iterate over exactly the result's shape (all loops parallel), read the
+    result with the identity map and its other inputs whole or broadcast
+    (``is_broadcast_map``: a bias), and write its f32 result with the identity map.
+    """
+    if len(op.results) != 1:
+        return None
+    result = op.results[0]
+    uses = list(result.uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].owner
+    if user.name != "linalg.generic" or len(user.results) != 1:
+        return None
+    out = static_tensor_type(result)
+    uout = static_tensor_type(user.results[0])
+    if out is None or uout is None or tuple(out.shape) != tuple(uout.shape) or not is_f32(uout):
+        return None
+    parallel = parallel_loops(user)
+    if parallel is None or not all(parallel) or len(parallel) != len(out.shape):
+        return None
+    maps = indexing_maps(user)
+    identity = ir.AffineMap.get_identity(len(out.shape))
+    operands = list(user.operands)
+    for index, (value, amap) in enumerate(zip(operands, maps)):
+        if value == result:
+            if amap != identity or index >= len(operands) - 1:
+                return None
+        elif not is_broadcast_map(amap):
+            return None
+    if maps[-1] != identity:
+        return None
+    return user
+
+
+def indexing_maps(op) -> list:
+    """The indexing maps of a linalg op that has the attribute (a generic, a named
+    contraction with explicit maps)."""
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
 def has_default_maps(op) -> bool:
     """A linalg.matmul / batch_matmul without user-defined indexing maps (no transposes)."""
     if "indexing_maps" not in op.attributes:
@@ -167,8 +224,11 @@ def linalg_ops(module: ir.Module):
 __all__ = [
     "conv_params",
     "element_bits",
+    "elementwise_consumer",
     "enclosing_function",
     "has_default_maps",
+    "indexing_maps",
+    "is_broadcast_map",
     "is_f32",
     "is_i1",
     "linalg_ops",

@@ -5,7 +5,9 @@ library ``lowering/cpu/conv.mlir``.
 this computes what depends on the shapes and the target: the zero-padded input
 materialized once (``bufferize_to_allocation``), the thread split (output channels
 first), the register tile (FR channels x one row x WV columns), which window loops
-are unrolled.
+are unrolled, and whether an element-wise consumer (bias, activation, residual add;
+``epilogues.py`` moves it into the widened shape) becomes the root of the tiling,
+applied to the accumulators before the single store.
 """
 
 from __future__ import annotations
@@ -19,18 +21,22 @@ from .tiles import conv_vector_tile, even_split
 LIBRARY = "cpu/conv.mlir"
 
 
-def schedule_conv(planner: Planner, op):
+def schedule_conv(planner: Planner, op, epilogue=None) -> bool:
+    """Schedule a convolution; returns whether ``epilogue`` (an element-wise
+    linalg.generic consuming its result) was fused into its tiles."""
     s = planner.script
     inp, w = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
     out = static_tensor_type(op.results[0])
     if inp is None or w is None or out is None:
-        return schedule_rows(planner, op)
+        schedule_rows(planner, op)
+        return False
     nb, f, oh, ow = out.shape
     _, c, kh, kw = w.shape
     tag = planner.new_tag(op)
     fr, wv, padded = conv_vector_tile(ow, f, planner.target)
     if padded != ow:  # pad_convolutions did not apply (e.g. not enough input)
-        return schedule_rows(planner, op)
+        schedule_rows(planner, op)
+        return False
     details = dict(register_tile=(fr, wv))
     h = s.match([op.name], tag=tag)
     # Materialize the zero-padded input once: tiling would otherwise fuse the pad
@@ -40,6 +46,12 @@ def schedule_conv(planner: Planner, op):
         details["padded_input"] = True
     init = op.operands[2]
     fill = s.producer_of(h, 2) if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill" else None
+    root = h
+    if epilogue is not None:
+        etag = planner.new_tag(epilogue)
+        root = s.match([epilogue.name], tag=etag)
+        details["epilogue"] = etag
+        planner.strategies[etag] = "epilogue"
     if planner.threads > 1:
         # Output channels first (each thread reads half of the weights), then rows,
         # then images; only even splits (static tiles in every thread).
@@ -48,13 +60,19 @@ def schedule_conv(planner: Planner, op):
         if dim is None:
             details["threads"] = 1
         else:
-            sizes = [0, 0, 0, 0, 0, 0, 0]
+            sizes = [0, 0, 0, 0] if epilogue is not None else [0, 0, 0, 0, 0, 0, 0]
             sizes[dim] = tiles[dim] // planner.threads * [1, fr, 1][dim]
-            h, forall = s.tile_forall(h, sizes)
+            root, forall = s.tile_forall(root, sizes)
+            if epilogue is not None:
+                _, forall = s.fuse_into(h, forall)
             if fill is not None:
                 s.fuse_into(fill, forall)
             details["forall"] = sizes
-    h, tiles = s.include(LIBRARY, "__dnnf_conv2d_register_tiles", [h], [fr, wv], results=2)
+    if epilogue is None:
+        h, tiles = s.include(LIBRARY, "__dnnf_conv2d_register_tiles", [root], [fr, wv], results=2)
+    else:
+        _, tiles = s.include(LIBRARY, "__dnnf_conv2d_epilogue_register_tiles", [root], [fr, wv], results=2)
+        h = s.match([op.name], within=tiles, tag=tag)
     _, kh_loop, kw_loop = s.include(LIBRARY, "__dnnf_conv2d_reduction_steps", [h], results=3)
     # The window is unrolled whole: kw up to 8, kh too for windows up to 3x3.
     unrolled = []
@@ -67,7 +85,11 @@ def schedule_conv(planner: Planner, op):
     if unrolled:
         details["unrolled"] = [trip for _, trip in unrolled]
     s.include(LIBRARY, "__dnnf_conv2d_vectorize", [s.match([op.name], tag=tag, within=tiles), tiles])
+    if epilogue is not None:
+        s.vectorize(s.match([epilogue.name], within=tiles, tag=etag))
+        s.patterns(tiles, ["tensor.fold_tensor_subset_ops_into_vector_transfers", "canonicalization"])
     planner.cleanup()
     planner.add_schedule(OpSchedule(tag, op.name, tuple(out.shape) + (c, kh, kw), "conv2d", details))
+    return epilogue is not None
 
 __all__ = ["schedule_conv"]

@@ -15,46 +15,9 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
-from ..linalg_queries import has_default_maps, is_f32, parallel_loops, static_tensor_type
+from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
 from .tiles import even_split, matmul_register_tile
-
-
-def elementwise_consumer(op):
-    """The element-wise linalg.generic that is the only user of ``op``'s result, if any.
-
-    It must iterate over exactly the result's shape (all loops parallel), read the
-    result with the identity map and the other inputs with projected permutations
-    (e.g. a broadcast bias).
-    """
-    if len(op.results) != 1:
-        return None
-    result = op.results[0]
-    uses = list(result.uses)
-    if len(uses) != 1:
-        return None
-    user = uses[0].owner
-    if user.name != "linalg.generic" or len(user.results) != 1:
-        return None
-    out = static_tensor_type(result)
-    uout = static_tensor_type(user.results[0])
-    if out is None or uout is None or tuple(out.shape) != tuple(uout.shape) or not is_f32(uout):
-        return None
-    parallel = parallel_loops(user)
-    if parallel is None or not all(parallel) or len(parallel) != len(out.shape):
-        return None
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(user.attributes["indexing_maps"])]
-    identity = ir.AffineMap.get_identity(len(out.shape))
-    operands = list(user.operands)
-    for index, (value, amap) in enumerate(zip(operands, maps)):
-        if value == result:
-            if amap != identity or index >= len(operands) - 1:
-                return None
-        elif not amap.is_projected_permutation:
-            return None
-    if maps[-1] != identity:
-        return None
-    return user
 
 
 LIBRARY = "cpu/matmul.mlir"
@@ -162,4 +125,4 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
     return epilogue is not None
 
 
-__all__ = ["elementwise_consumer", "schedule_matmul"]
+__all__ = ["schedule_matmul"]

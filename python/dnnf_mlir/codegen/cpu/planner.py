@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ..kernel_plan import Planner
-from ..linalg_queries import enclosing_function, is_f32, linalg_ops, static_tensor_type
+from ..linalg_queries import elementwise_consumer, enclosing_function, is_f32, linalg_ops, static_tensor_type
 from ..target import Target
 from .conv import schedule_conv
-from .matmul import elementwise_consumer, schedule_matmul
+from .matmul import schedule_matmul
 from .matvec import MARK, schedule_matvec
 from .row_fusion import row_groups, schedule_row_group
 from .rows import schedule_rows
@@ -52,12 +52,17 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
             out = static_tensor_type(op.results[0]) if op.results else None
             if out is None or not is_f32(out):
                 schedule_rows(planner, op)
-            elif op.name in ("linalg.matmul", "linalg.batch_matmul"):
-                epilogue = elementwise_consumer(op)
-                if schedule_matmul(planner, op, batch=op.name == "linalg.batch_matmul", epilogue=epilogue):
-                    consumed.append(epilogue)
             else:
-                schedule_conv(planner, op)
+                # A consumer in a row group is fused there, not into the contraction.
+                epilogue = elementwise_consumer(op)
+                if epilogue in in_groups or epilogue in groups:
+                    epilogue = None
+                if op.name == "linalg.conv_2d_nchw_fchw":
+                    fused = schedule_conv(planner, op, epilogue=epilogue)
+                else:
+                    fused = schedule_matmul(planner, op, batch=op.name == "linalg.batch_matmul", epilogue=epilogue)
+                if fused:
+                    consumed.append(epilogue)
         elif op in groups:
             schedule_row_group(planner, groups[op])
         elif op not in fused_fills and op not in consumed and op not in in_groups:

@@ -9,7 +9,9 @@ operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutio
 split per group; pooling and depthwise convolutions become element-wise ops over
 the taps of their window (``windows``); single-image 1x1 convolutions become
 ``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
-output width, strided ones split by phase (``convolutions``).
+output width, strided ones split by phase (``convolutions``); their element-wise
+consumers moved past the slices and reshapes those leave, to become epilogues
+(``epilogues``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from ..target import Target
 from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
+from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
 from .windows import windows_to_taps
 
@@ -35,6 +38,8 @@ def prepare(module: ir.Module, target: Target) -> int:
     rewritten += conv1x1_to_matmul(module)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)
+    rewritten += widen_epilogues(module)
+    rewritten += collapse_epilogues(module)
     return rewritten
 
 

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import make_context
+from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import write_module
 from ..codegen import compile_object, emit_llvm_ir

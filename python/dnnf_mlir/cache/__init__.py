@@ -11,7 +11,7 @@ them (locks, atomic renames, the fallback when the directory cannot be written, 
 clear and prune), ``compiled.py`` compiles through it. ``dnnf-cache`` manages it.
 """
 
-from .compiled import compile_cached, compile_fields
+from .compiled import compile_cached, compile_fields, copy_entry, store_compiled
 from .entry import ENTRY_FILE, EntryInfo
 from .keys import compiler_fingerprint, file_digest, stat_key
 from .store import CACHE_ENV, CacheWarning, CompileCache, default_root
@@ -25,7 +25,9 @@ __all__ = [
     "compile_cached",
     "compile_fields",
     "compiler_fingerprint",
+    "copy_entry",
     "default_root",
     "file_digest",
     "stat_key",
+    "store_compiled",
 ]

@@ -8,9 +8,13 @@ compilation itself when the entry is missing.
 
 from __future__ import annotations
 
+import functools
+import shutil
+import tempfile
 from pathlib import Path
 
-from ..compiler.driver import CompileOptions, compile_model
+from ..compiler.driver import ECG_IR, LLVM_IR, CompileOptions, compile_model
+from .entry import ENTRY_FILE
 from .keys import entry_key
 from .store import CompileCache, build_uncached
 
@@ -30,7 +34,7 @@ def compile_fields(model_digest: str, shapes: dict, options: CompileOptions) -> 
 def compile_cached(model, model_digest: str, shapes: dict, options: CompileOptions,
                    cache: CompileCache | None, load, name: str | None = None):
     """``(load(directory), compiled)``: the compiled ``model`` (content ``model_digest``)
-    for input ``shapes`` (every input, static), from ``cache`` when it holds it, else
+    for input ``shapes`` (every input's, all static), from ``cache`` when it holds it, else
     compiled (into the cache, or a temporary directory when ``cache`` is None).
     ``model`` is the ONNX file, or a function returning it, called only to compile.
     ``load`` is as for ``CompileCache.fetch``; ``name`` is the model's, for the listing."""
@@ -39,12 +43,33 @@ def compile_cached(model, model_digest: str, shapes: dict, options: CompileOptio
         compile_model(model() if callable(model) else model, directory, target=options.target, threads=options.threads, shapes=shapes,
                       rewrite=options.rewrite, outline=options.outline, fusion=options.fusion, profile=options.profile)
 
-    static = all(isinstance(d, int) for shape in shapes.values() for d in shape)
-    if cache is None or not static:  # a symbolic shape cannot be compiled: compile_model says why
+    if cache is None:
         return build_uncached(build, load)
     fields = compile_fields(model_digest, shapes, options)
-    description = {"name": name or Path(model).stem, **fields}
-    return cache.fetch(entry_key(fields), build, load, description)
+    return cache.fetch(entry_key(fields), build, load, {"name": name or Path(model).stem, **fields})
 
 
-__all__ = ["compile_cached", "compile_fields"]
+def store_compiled(outdir: Path, model_digest: str, shapes: dict, options: CompileOptions, cache: CompileCache,
+                   name: str):
+    """Keep the directory ``compile_model`` made in ``outdir`` in ``cache`` (unless it has
+    that entry), without the IR files of ``keep_ir``: what a cache hit would have given."""
+    fields = compile_fields(model_digest, shapes, options)
+    copy = functools.partial(shutil.copytree, outdir, ignore=shutil.ignore_patterns(ECG_IR, LLVM_IR))
+    cache.fetch(entry_key(fields), copy, lambda directory: None, {"name": name, **fields})
+
+
+def copy_entry(entry: Path, outdir: Path):
+    """Copy a cache entry to ``outdir`` (replaced), as ``compile_model`` would have
+    written it: built under a temporary name next to it and renamed at the end."""
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
+    try:
+        shutil.copytree(entry, staging / "copy", ignore=shutil.ignore_patterns(ENTRY_FILE))
+        if outdir.exists():
+            shutil.rmtree(outdir)
+        (staging / "copy").rename(outdir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+__all__ = ["compile_cached", "compile_fields", "copy_entry", "store_compiled"]

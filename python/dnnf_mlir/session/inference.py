@@ -94,8 +94,9 @@ class InferenceSession:
         self._lock = threading.Lock()  # guards _loaded
         self._compiling = threading.Lock()  # one compilation at a time
         self.compilations = 0
-        if all(a.ranked and all(isinstance(d, int) for d in a.shape) for a in self._info.inputs):
-            self._specialization({a.name: tuple(a.shape) for a in self._info.inputs})
+        shapes = self._info.static_shapes({})
+        if shapes is not None:  # compiled now, as onnxruntime does its work when the session is made
+            self._specialization(shapes)
 
     def get_inputs(self) -> list:
         return list(self._info.inputs)

@@ -68,6 +68,14 @@ class ModelInfo:
         return cls([NodeArg.from_value_info(i) for i in graph.input if i.name not in initializers],
                    [NodeArg.from_value_info(o) for o in graph.output], metadata)
 
+    def static_shapes(self, overrides: dict) -> dict | None:
+        """Every input's shape, ``overrides`` (name -> shape) first; None when one is not
+        fixed or an override names no input (then only a compilation can say why)."""
+        if set(overrides) - {a.name for a in self.inputs}:
+            return None
+        shapes = {a.name: tuple(overrides.get(a.name, a.shape if a.ranked else [None])) for a in self.inputs}
+        return shapes if all(isinstance(d, int) for shape in shapes.values() for d in shape) else None
+
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 

@@ -66,6 +66,8 @@ def main():
         with tempfile.TemporaryDirectory(prefix="dnnf-bench-session-") as scratch:
             scratch = Path(scratch)
             cold = child(paths[name], scratch / "cache", scratch / "cold.npz")
+            if cold["compilations"] != 1:
+                sys.exit(f"bench_session: {name}: the cold session did not compile")
             want = list(np.load(scratch / "cold.npz").values())
             warm = []
             for run in range(args.runs):

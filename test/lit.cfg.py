@@ -22,6 +22,9 @@ config.environment.update({k: v for k, v in os.environ.items() if k.startswith("
 # Compiles measure fusion candidates into a profiling database of the test run's own,
 # not the user's (its answers do not depend on what the user compiled before).
 config.environment["DNNF_PROFILE_DB"] = os.path.join(config.test_exec_root, "fusion-profile.sqlite3")
+# Likewise a compile cache of its own, emptied for every run: each run compiles afresh.
+config.environment["DNNF_CACHE_DIR"] = os.path.join(config.test_exec_root, "compile-cache")
+shutil.rmtree(config.environment["DNNF_CACHE_DIR"], ignore_errors=True)
 # A checkout tested with another checkout's .venv puts its python/ first on PYTHONPATH.
 if "PYTHONPATH" in os.environ:
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -7,8 +7,9 @@
 #  2. compile it for this machine and for AArch64 (dnnf-compile, which rewrites the graph,
 #     then fuses it -- ecg-fuse, DNNFusion's planner, its yellow cells measured on this
 #     machine into the profiling database -- and says what both did; the plan is drawn in
-#     build/MODEL.fusion.svg, manifest.json has the details), run both -- the AArch64
-#     library under qemu-aarch64 through its C runner -- and check them against onnxruntime;
+#     build/MODEL.fusion.svg, manifest.json has the details), run both -- the host
+#     library through dnnf_mlir.InferenceSession, which finds it in the compile cache, the
+#     AArch64 one under qemu-aarch64 through its C runner -- and check them against onnxruntime;
 #  3. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench), with
 #     DNNFusion's planner, TVM's fixed patterns and no fusion side by side.
 set -euo pipefail
@@ -32,7 +33,7 @@ dnnf-run "build/$model.mlirbc" --reference "$onnx" --interpret --check --summary
 echo "== 2. compile for the host and for AArch64, run, check"
 dnnf-compile "$onnx" --target host -o "build/$model-host" --fusion-svg "build/$model.fusion.svg"
 echo "the fusion plan: build/$model.fusion.svg"
-dnnf-run "build/$model-host" --check --repeat 10
+python tools/run_session.py "$onnx" --threads 1 --profile --repeat 10   # dnnf-compile's options: a cache hit
 dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"
 dnnf-run "build/$model-aarch64" --check
 

@@ -12,7 +12,7 @@ import inspect
 import re
 from typing import Any
 
-from . import make_context
+from .context import make_context
 from ._mlir import ext, ir
 from .ecg import ECG, OPS, ECGOp, MappingType
 from .rewriting.listing import SEED, family_counts, rule_rows, rules_by_op

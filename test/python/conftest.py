@@ -40,6 +40,13 @@ def pytest_runtest_call(item):
         raise
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compile_cache(tmp_path_factory):
+    """What the tests compile through the cache (dnnf-compile, dnnf-bench, sessions) goes
+    to a cache of the test run's own, never the user's."""
+    os.environ["DNNF_CACHE_DIR"] = str(tmp_path_factory.mktemp("compile-cache"))
+
+
 @pytest.fixture(scope="session")
 def cpu_above_host():
     """A host ``Target`` whose code this machine cannot run (the first of ``CPUS_ABOVE``)."""

@@ -17,6 +17,11 @@ feature the code was compiled for (``DNNF_CPU_FEATURES``) and refuses, naming th
 missing ones, when it does not: the glue itself is built for the architecture's
 baseline, so the check runs on any CPU. It then maps the weights file read-only:
 the compiled code never writes its arguments (see ``weights.externalize_weights``).
+
+``dnnf_run`` is reentrant: one loaded model may run on several threads at once. The
+generated code keeps no state between calls (its intermediate buffers are allocated
+per call), the descriptors are on the caller's stack, the weights are read-only, and
+the texts of ``dnnf_error`` and ``dnnf_missing_cpu_features`` are per thread.
 """
 
 from __future__ import annotations
@@ -87,6 +92,7 @@ def header(model: str, target, inputs, outputs, weights_bytes: int) -> str:
         "/* Runs the model on dense row-major buffers; 0 on success. */",
         "int dnnf_run(dnnf_model *model, const void *const inputs[], void *const outputs[]);",
         "void dnnf_free(dnnf_model *model);",
+        "/* The last error of the calling thread. dnnf_run may run on several threads at once. */",
         "const char *dnnf_error(void);",
         "/* Threads of the parallel loops (OpenMP builds); returns the number in effect. */",
         "int dnnf_set_num_threads(int threads);",
@@ -135,7 +141,7 @@ def _cpu_check(target) -> list:
         "  const struct { const char *name; int present; } features[] = {",
         *[f"    {{{_c_string(feature)}, {present} != 0}}," for feature, present in checks],
         "  };",
-        "  static char missing[512];",
+        "  static _Thread_local char missing[512];",
         "  missing[0] = 0;",
         "  for (size_t i = 0; i < sizeof features / sizeof features[0]; ++i)",
         "    if (!features[i].present)",
@@ -177,7 +183,7 @@ def glue(entry: str, target, inputs, weights, outputs, openmp: bool) -> str:
         *_tensor_table("outputs", outputs),
         "struct dnnf_model { unsigned char *weights; size_t bytes; };",
         "",
-        "static char error_message[512];",
+        "static _Thread_local char error_message[512]; /* per thread: see model.h */",
         "",
         "const char *dnnf_error(void) { return error_message; }",
         "",

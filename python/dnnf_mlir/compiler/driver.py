@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import make_context
+from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import write_module
 from ..codegen import compile_object, emit_llvm_ir
@@ -338,4 +338,4 @@ def _write_sources(directory: Path, name: str, target, inputs, outputs, layout, 
         (directory / file).write_text((runtime / file).read_text())
 
 
-__all__ = ["CompileError", "CompileOptions", "CompileReport", "ENTRY", "MANIFEST", "compile_model"]
+__all__ = ["CompileError", "CompileOptions", "CompileReport", "ECG_IR", "ENTRY", "LLVM_IR", "MANIFEST", "compile_model"]

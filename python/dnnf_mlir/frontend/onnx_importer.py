@@ -14,7 +14,7 @@ import onnx
 import onnx.parser
 from onnx import numpy_helper
 
-from .. import make_context
+from ..context import make_context
 from .._mlir import func, ir
 from ..ecg import OPS, TensorSpec, VerificationError
 from ..ecg.tensor_spec import UnsupportedTypeError, to_mlir

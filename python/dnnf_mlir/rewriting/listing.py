@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import make_context
+from ..context import make_context
 from ..statistics import function_statistics
 from .catalogue import catalogue
 from .driver import apply_once

@@ -20,7 +20,9 @@ ecg-rewrite and ecg-fuse. Fusion decides Table 3's yellow cells conservatively
 unless --profile (then by the profiling database, measuring what it lacks).
 --no-outline compiles with the kernel boundaries the code generator draws by
 itself, the pipeline before kernel functions. Each compilation shows its stages on
-stderr as it goes (as dnnf-compile's do).
+stderr as it goes (as dnnf-compile's do). What was compiled is kept in the compile
+cache and taken from it next time (the compile times shown are then the first
+compilation's); --no-cache compiles afresh.
 """
 
 import argparse
@@ -34,11 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache import CompileCache, compile_cached, copy_entry
 from ..codegen import CodegenError, get_target
 from ..compiler import Artifact, ArtifactError, CompileError, compile_model
+from ..compiler.driver import CompileOptions
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
 from ..fusion import MODES
+from ..session import ModelSource
 from ..statistics import change
 from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool, tool_parser
 from .progress_display import progress_display
@@ -64,6 +69,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cpu", metavar="NAME", help="CPU to compile for (default: $DNNF_CPU or native)")
     parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode>")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="compile afresh and leave the compile cache ($DNNF_CACHE_DIR, see dnnf-cache) alone")
     return parser
 
 
@@ -80,20 +87,40 @@ def _median_rounds(runners: dict, args) -> dict:
     return {name: float(np.median(values)) for name, values in times.items()} | {"runs": rounds}
 
 
+def compile_mode(path: Path, source: ModelSource, threads: int, mode: str, outdir: Path, args):
+    """``(artifact, loaded library, compiled)`` of ``path`` in fusion ``mode``: through
+    the compile cache unless --no-cache (or the model's shapes are not all fixed);
+    with --keep, also copied to ``outdir``."""
+    options = CompileOptions(get_target("host", args.cpu), threads, not args.no_rewrite, mode, args.profile,
+                             not args.no_outline)
+    shapes = source.info.static_shapes({})
+    if args.no_cache or shapes is None:
+        compile_model(path, outdir, target=options.target, threads=threads, rewrite=options.rewrite,
+                      outline=options.outline, fusion=mode, profile=args.profile)
+        artifact = Artifact(outdir)
+        return artifact, artifact.session(threads), True
+
+    def load(directory: Path):
+        if args.keep:
+            copy_entry(directory, outdir)
+        artifact = Artifact(directory)
+        return artifact, artifact.session(threads)
+
+    (artifact, library), compiled = compile_cached(path, source.digest, shapes, options, source.cache, load, source.name)
+    return artifact, library, compiled
+
+
 def bench_model(path: Path, threads: int, outdir: Path, modes: list, args) -> dict:
     """Compile ``path`` in each fusion mode and time them with onnxruntime."""
-    compiled = {
-        mode: compile_model(path, outdir / mode, target="host", cpu=args.cpu, threads=threads,
-                            rewrite=not args.no_rewrite, outline=not args.no_outline, fusion=mode,
-                            profile=args.profile).manifest
-        for mode in modes
-    }
-    artifacts = {mode: Artifact(outdir / mode) for mode in modes}
+    source = ModelSource(path, None if args.no_cache else CompileCache())
+    loaded = {mode: compile_mode(path, source, threads, mode, outdir / mode, args) for mode in modes}
+    artifacts = {mode: artifact for mode, (artifact, _, _) in loaded.items()}
+    compiled = {mode: artifact.manifest for mode, artifact in artifacts.items()}
     # Every mode compiles the same model: one set of inputs serves all of them.
     signature = artifacts[modes[0]].inputs
     names = [name for name, _, _ in signature]
     inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in signature])
-    runners = {mode: artifact.session(threads).bind(inputs) for mode, artifact in artifacts.items()}
+    runners = {mode: library.bind(inputs) for mode, (_, library, _) in loaded.items()}
     feeds = dict(zip(names, inputs))
     for peer in PEERS:
         session = onnxruntime_session(path, optimize=peer == "ort_enable_all", threads=threads)
@@ -111,6 +138,7 @@ def bench_model(path: Path, threads: int, outdir: Path, modes: list, args) -> di
         entry = {
             "ms": medians[mode],
             "compile_seconds": manifest["compile_seconds"]["total"],
+            "cached": not loaded[mode][2],  # taken from the compile cache: compile_seconds are the first compile's
             "compile_stages": manifest["compile_seconds"],
             "kernels": manifest["kernels"],
             "unique_kernels": manifest["unique_kernels"],
@@ -213,7 +241,8 @@ def main(argv=None) -> int:
                       f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
                 for mode, m in r["modes"].items():
                     print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
-                          f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s, "
+                          f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
+                          f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
                           f"{m['kernels']} kernels ({m['unique_kernels']} distinct), rel error {m['rel_error']:.1e}",
                           flush=True)
     print()

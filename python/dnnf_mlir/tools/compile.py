@@ -16,14 +16,24 @@ errors, no summary either).
 OUTDIR receives the library, its C header (model.h), the weights file, the CMake
 project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
 replaced only when the compilation succeeds.
+
+The compile cache ($DNNF_CACHE_DIR or ~/.cache/dnnf-mlir/compiled; see dnnf-cache)
+keeps what was compiled: the same model, shapes, options, CPU and compiler again
+copy its entry to OUTDIR instead of compiling, and say so. --keep-ir, --fusion-stats
+and --fusion-svg describe a compilation as it runs, so they compile afresh (and
+keep the result). --no-cache neither reads nor fills the cache.
 """
 
 import argparse
+from pathlib import Path
 
-from ..codegen import CodegenError
-from ..compiler import CompileError, compile_model
+from ..cache import CompileCache, compile_cached, copy_entry, store_compiled
+from ..codegen import CodegenError, get_target
+from ..compiler import Artifact, CompileError, CompileReport, compile_model
+from ..compiler.driver import CompileOptions
 from ..conversion import ConversionError
 from ..fusion import MODES
+from ..session import ModelSource
 from .common import ToolError, parse_shape_overrides, run_tool, tool_parser
 from .progress_display import progress_display
 
@@ -64,23 +74,53 @@ def make_parser() -> argparse.ArgumentParser:
         help="also write model.ecg.mlir and model.llvm.mlir: what lowering/compile.pipeline starts from and ends with",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (no progress, no summary)")
+    parser.add_argument("--no-cache", action="store_true", help="compile afresh and leave the compile cache alone")
     return parser
+
+
+def compile_through_cache(args, shapes: dict) -> str:
+    """Compile into the cache, or take the cache's entry; copy it to OUTDIR; the summary."""
+    cache = CompileCache()
+    source = ModelSource(args.model, cache)
+    static = source.info.static_shapes(shapes)
+    options = CompileOptions(get_target(args.target, args.cpu), args.threads, not args.no_rewrite, args.fusion,
+                             not args.no_profile, not args.no_outline)
+    outdir = Path(args.output)
+    if static is None:  # symbolic or unknown shapes: compile_model says what is missing
+        return compile_fresh(args, shapes).summary()
+    if args.keep_ir or args.fusion_stats or args.fusion_svg:
+        report = compile_fresh(args, shapes)
+        store_compiled(outdir, source.digest, static, options, cache, source.name)
+        return report.summary()
+
+    def install(entry: Path) -> CompileReport:
+        copy_entry(entry, outdir)
+        return CompileReport(outdir, Artifact(outdir).manifest)
+
+    report, compiled = compile_cached(source.path, source.digest, static, options, cache, install, source.name)
+    if compiled:
+        return report.summary()
+    return report.summary() + f"\n(from the compile cache {cache.root}; --no-cache compiles afresh)"
+
+
+def compile_fresh(args, shapes: dict):
+    return compile_model(
+        args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads, shapes=shapes,
+        rewrite=not args.no_rewrite, keep_ir=args.keep_ir, outline=not args.no_outline, fusion=args.fusion,
+        profile=not args.no_profile, fusion_stats=args.fusion_stats, fusion_svg=args.fusion_svg,
+    )
 
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
+    shapes = parse_shape_overrides(args.shape)
     try:
         with progress_display("dnnf-compile", args.quiet):
-            report = compile_model(
-                args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads,
-                shapes=parse_shape_overrides(args.shape), rewrite=not args.no_rewrite, keep_ir=args.keep_ir,
-                outline=not args.no_outline, fusion=args.fusion, profile=not args.no_profile,
-                fusion_stats=args.fusion_stats, fusion_svg=args.fusion_svg,
-            )
+            summary = compile_fresh(args, shapes).summary() if args.no_cache else compile_through_cache(args, shapes)
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None
     if not args.quiet:
-        print(report.summary())
+        print(summary)
     return 0
 
 

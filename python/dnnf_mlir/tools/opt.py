@@ -14,7 +14,7 @@ import argparse
 import re
 import sys
 
-from .. import make_context
+from ..context import make_context
 from .._mlir import MLIRError
 from ..asm import module_to_bytecode, module_to_text, parse, read_source, write_bytes
 from ..lowering import pipeline_text

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .. import make_context
+from ..context import make_context
 from ..codegen import get_target
 from ..frontend.onnx_importer import import_onnx
 from ..fusion import fuse_module

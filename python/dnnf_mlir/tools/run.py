@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from .. import make_context
+from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import parse, read_source
 from ..compiler import Artifact, ArtifactError

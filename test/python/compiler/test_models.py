@@ -2,7 +2,8 @@
 checked against onnxruntime by dnnf-run --check (relative error <= 1e-4), with each
 fusion planner (dnnf, tvm) and without fusion. dnnf-compile rewrites the graph with
 ecg-rewrite first, so this checks the rewritten, fused graph's code; fusion decides
-conservatively (--no-profile), so the kernels do not depend on the machine's load.
+conservatively (--no-profile), so the kernels do not depend on the machine's load;
+every model is compiled afresh (--no-cache): these tests are of the compiler.
 
 Host libraries run in every test run. The AArch64 libraries run under qemu-aarch64,
 which executes about 0.1 GFLOP/s here: all 14 take about half an hour per mode, so the
@@ -32,7 +33,7 @@ def models():
 
 def compile_and_check(onnx_path, outdir, target, fusion):
     for command in (
-        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile"],
+        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile", "--no-cache"],
         ["dnnf-run", outdir, "--check"],
     ):
         result = subprocess.run([str(c) for c in command], capture_output=True, text=True)

@@ -1,0 +1,147 @@
+"""``InferenceSession``: a model compiled on first use and run as onnxruntime runs it.
+
+    import dnnf_mlir
+    session = dnnf_mlir.InferenceSession("bert.onnx")
+    (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
+
+A model whose inputs all have fixed shapes is compiled when the session is made; one
+with symbolic dimensions (batch, sequence length) when it is first fed, for the shapes
+fed, and again for each new set of shapes: a specialisation. The session keeps the
+``max_specializations`` most recently used ones loaded; every one is also kept in the
+compile cache (``dnnf_mlir.cache``), so a new session, in this process or the next,
+loads it instead of compiling it.
+
+``run`` may be called from several threads at once: each call gets its own output
+buffers, the generated code allocates its scratch memory per call and keeps no
+state between calls, and the C glue keeps its error text per thread; a thread that
+needs a new specialisation compiles it while the others go on running theirs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from ..cache import CompileCache, compile_cached
+from ..codegen import get_target
+from ..compiler import Artifact
+from ..compiler.driver import CompileOptions
+from ..fusion import MODES
+from .feeds import InvalidArgument, check_feeds, output_indices
+from .source import ModelSource
+
+
+class _Loaded:
+    """One specialisation, loaded: a host library in this process, or a private copy of
+    another target's directory (its runner reads the files at every run)."""
+
+    def __init__(self, directory: Path, threads: int):
+        self.threads = threads
+        self.scratch = None
+        artifact = Artifact(directory)
+        if artifact.is_host:
+            self.host = artifact.session(threads)
+            self.openmp = artifact.manifest["openmp"]
+        else:
+            self.scratch = tempfile.TemporaryDirectory(prefix="dnnf-session-")
+            copy = Path(self.scratch.name) / "model"
+            shutil.copytree(directory, copy)
+            self.host, self.artifact = None, Artifact(copy)
+
+    def run(self, arrays) -> list:
+        if self.host is None:
+            return self.artifact.run(arrays, threads=self.threads)[0]
+        if self.openmp:
+            self.host.set_threads(self.threads)  # OpenMP's thread count is per calling thread
+        return self.host.run(arrays)
+
+
+class InferenceSession:
+    """A compiled ONNX model, with onnxruntime's ``InferenceSession`` interface.
+
+    ``model`` is a path, the serialized model (bytes) or an ``onnx.ModelProto``.
+    ``target`` is ``host`` (run in this process) or ``aarch64`` (run under
+    qemu-aarch64, one process per run); ``threads`` the OpenMP threads of the
+    parallel loops (default: the CPUs this process may use; 1 for AArch64); ``cpu``,
+    ``fusion``, ``rewrite``, ``outline`` and ``profile`` as for ``compile_model``,
+    except that fusion decides Table 3's yellow cells conservatively unless
+    ``profile=True`` (deterministic plans, and no measuring on first use).
+    ``cache_dir`` overrides the compile cache's directory (``$DNNF_CACHE_DIR``, else
+    ``~/.cache/dnnf-mlir/compiled``); ``use_cache=False`` compiles every
+    specialisation afresh. ``compilations`` counts the compilations this session ran.
+    """
+
+    def __init__(self, model, *, target: str = "host", threads: int | None = None, fusion: str = "dnnf",
+                 cpu: str | None = None, cache_dir: "str | os.PathLike | None" = None, use_cache: bool = True,
+                 profile: bool = False, rewrite: bool = True, outline: bool = True, max_specializations: int = 8):
+        if fusion not in MODES:
+            raise ValueError(f"fusion must be one of {', '.join(MODES)}, got '{fusion}'")
+        if max_specializations < 1:
+            raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
+        resolved = get_target(target, cpu)
+        if threads is None:
+            threads = len(os.sched_getaffinity(0)) if resolved.is_host else 1
+        self._options = CompileOptions(resolved, threads, rewrite, fusion, profile, outline)
+        self._cache = CompileCache(cache_dir) if use_cache else None
+        self._source = ModelSource(model, self._cache)
+        self._info = self._source.info
+        self._max = max_specializations
+        self._loaded = OrderedDict()  # input shapes -> _Loaded, least recently used first
+        self._lock = threading.Lock()  # guards _loaded
+        self._compiling = threading.Lock()  # one compilation at a time
+        self.compilations = 0
+        shapes = self._info.static_shapes({})
+        if shapes is not None:  # compiled now, as onnxruntime does its work when the session is made
+            self._specialization(shapes)
+
+    def get_inputs(self) -> list:
+        return list(self._info.inputs)
+
+    def get_outputs(self) -> list:
+        return list(self._info.outputs)
+
+    def get_modelmeta(self):
+        return self._info.metadata
+
+    @property
+    def specializations(self) -> list:
+        """The input shapes of the loaded specialisations, least recently used first."""
+        with self._lock:
+            return [dict(key) for key in self._loaded]
+
+    def run(self, output_names, input_feed) -> list:
+        """The outputs named (all for None), in that order, for the inputs ``input_feed``
+        (name -> array); an ``InvalidArgument`` says what does not fit the model."""
+        arrays, shapes = check_feeds(self._info.inputs, input_feed)
+        indices = output_indices(self._info.outputs, output_names)
+        outputs = self._specialization(shapes).run(arrays)
+        return [outputs[i] for i in indices]
+
+    def _specialization(self, shapes: dict) -> _Loaded:
+        key = tuple(shapes.items())
+        with self._lock:
+            if key in self._loaded:
+                self._loaded.move_to_end(key)
+                return self._loaded[key]
+        with self._compiling:
+            with self._lock:
+                if key in self._loaded:  # another thread made it meanwhile
+                    return self._loaded[key]
+            options = self._options
+            loaded, compiled = compile_cached(
+                self._source.file, self._source.digest if self._cache else "", shapes, options, self._cache,
+                load=lambda directory: _Loaded(directory, options.threads), name=self._source.name,
+            )
+            with self._lock:
+                self.compilations += compiled
+                self._loaded[key] = loaded
+                while len(self._loaded) > self._max:
+                    self._loaded.popitem(last=False)  # freed once no run() holds it
+            return loaded
+
+
+__all__ = ["InferenceSession", "InvalidArgument"]

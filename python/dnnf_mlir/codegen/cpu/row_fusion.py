@@ -68,33 +68,39 @@ def _is_candidate(op) -> bool:
     return not touches_i1(op) and not reverses_access(op)
 
 
-def _grow(root, ops: set) -> list:
-    """The ops of ``ops`` feeding ``root`` whose every use is in the group (a fixed
-    point: dropping an op used elsewhere drops what only it used)."""
+def _reads_reduction(op) -> bool:
+    return any(_owner(v) is not None and _owner(v).name == "linalg.reduce" for v in op.operands)
+
+
+def _grow(root, available: dict) -> set:
+    """The ops of ``available`` feeding ``root`` whose every use is in the group (a
+    fixed point: dropping an op used elsewhere drops what only it used)."""
     cone, stack = set(), [root]
     while stack:
         for value in stack.pop().operands:
             producer = _owner(value)
-            if producer is not None and producer in ops and producer not in cone and _is_candidate(producer):
+            if producer is not None and producer in available and producer not in cone and _is_candidate(producer):
                 cone.add(producer)
                 stack.append(producer)
     while True:
         inside = cone | {root}
         outside_uses = {op for op in cone if any(use.owner not in inside for use in op.results[0].uses)}
         if not outside_uses:
-            return [op for op in ops if op in cone]
+            return cone
         cone -= outside_uses
 
 
-def row_group(root, function_ops: list) -> Optional[RowGroup]:
-    """The row group rooted at ``root`` (an element-wise op), or None when it has no
-    row reduction or its rows do not fit in vectors."""
+def row_group(root, available: dict) -> Optional[RowGroup]:
+    """The row group rooted at ``root`` (an element-wise op reading a reduction) among
+    the ops of its function not in another group (``available``: op -> position in
+    program order), or None when it has no row reduction or its rows do not fit in
+    vectors."""
     out = static_tensor_type(root.results[0]) if len(root.results) == 1 else None
     if root.name != "linalg.generic" or out is None or not is_f32(out) or not all(parallel_loops(root) or [False]):
         return None
-    if touches_i1(root) or reverses_access(root):
+    if touches_i1(root) or reverses_access(root) or not _reads_reduction(root):
         return None
-    members = _grow(root, function_ops)
+    members = sorted(_grow(root, available), key=available.get)
     rank, row_dims = out.rank, 0
     for op in members:
         if op.name == "linalg.reduce":
@@ -121,16 +127,17 @@ def row_groups(ops: list) -> list:
     by_function: dict = {}
     for op in ops:
         by_function.setdefault(op.parent, []).append(op)
-    groups, taken = [], set()
+    groups = []
     for function_ops in by_function.values():
+        available = {op: i for i, op in enumerate(function_ops)}
         for root in reversed(function_ops):
-            if root in taken:
+            if root not in available:
                 continue
-            group = row_group(root, [op for op in function_ops if op not in taken])
+            group = row_group(root, available)
             if group is not None:
                 groups.append(group)
-                taken.update(group.members)
-                taken.add(root)
+                for op in [root, *group.members]:
+                    del available[op]
     return groups
 
 

@@ -162,12 +162,15 @@ def compare(got, want, rtol: float = RTOL, atol: float = ATOL) -> Comparison:
 
 
 def with_softmax_inputs(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``model`` that also outputs the logits of every Softmax producing a
-    graph output: they stay informative where the softmax saturates, and a compiler
-    compiles the extra output like any other."""
-    model = onnx.shape_inference.infer_shapes(model)
+    """``model`` (itself when nothing changes) also outputting the logits of every
+    Softmax that produces a graph output: they stay informative where the softmax
+    saturates, and a compiler compiles the extra output like any other."""
     outputs = {o.name for o in model.graph.output}
+    logits = [n.input[0] for n in model.graph.node
+              if n.op_type == "Softmax" and n.output[0] in outputs and n.input[0] not in outputs]
+    if not logits:
+        return model
+    model = onnx.shape_inference.infer_shapes(model)
     types = {v.name: v for v in model.graph.value_info}
-    logits = [n.input[0] for n in model.graph.node if n.op_type == "Softmax" and n.output[0] in outputs]
-    model.graph.output.extend(types[name] for name in logits if name not in outputs)
+    model.graph.output.extend(types[name] for name in dict.fromkeys(logits))
     return model

@@ -9,9 +9,7 @@ the whole DistilBERT only with DNNF_JIT_LARGE=1 (its naive loops run for a minut
 """
 
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -503,21 +501,6 @@ def test_unsupported_configuration_is_an_error():
 
 # ----- whole models -----
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _model_path(name):
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        from gen_models import DEFAULT_DIR
-    finally:
-        sys.path.pop(0)
-    path = Path(DEFAULT_DIR) / f"{name}.onnx"
-    if not path.exists():
-        pytest.skip(f"{path} not generated (python tools/gen_models.py)")
-    return path
-
-
 def _model_inputs(module):
     inputs = []
     for argument in find_function(module).regions[0].blocks[0].arguments:
@@ -553,10 +536,11 @@ def _cut_after(module, location_part):
     module.operation.verify()
 
 
-def _end_to_end(name, capsys, cut=None):
+def _end_to_end(path, capsys, cut=None):
     from dnnf_mlir.frontend.onnx_importer import import_onnx
 
-    module = import_onnx(_model_path(name))
+    name = path.stem
+    module = import_onnx(path)
     if cut:
         _cut_after(module, cut)
     inputs = _model_inputs(module)
@@ -576,15 +560,15 @@ def _end_to_end(name, capsys, cut=None):
         assert relative_error(g, w) <= RTOL
 
 
-def test_squeezenet_end_to_end(capsys):
-    _end_to_end("squeezenet", capsys)
+def test_squeezenet_end_to_end(capsys, models):
+    _end_to_end(models["squeezenet"], capsys)
 
 
-def test_distilbert_two_layers_end_to_end(capsys):
+def test_distilbert_two_layers_end_to_end(capsys, models):
     """Embeddings and the first two transformer layers (attention mask, softmax, GELU, ...)."""
-    _end_to_end("distilbert", capsys, cut="layer.1/output_layer_norm/")
+    _end_to_end(models["distilbert"], capsys, cut="layer.1/output_layer_norm/")
 
 
 @pytest.mark.skipif(not os.environ.get("DNNF_JIT_LARGE"), reason="minutes of LLVM compilation; set DNNF_JIT_LARGE=1")
-def test_distilbert_end_to_end(capsys):
-    _end_to_end("distilbert", capsys)
+def test_distilbert_end_to_end(capsys, models):
+    _end_to_end(models["distilbert"], capsys)

@@ -15,12 +15,15 @@ import onnx
 
 # float32 code that sums in another order than the reference (tiling, vectorized and
 # threaded reductions, fused epilogues, rewritten algebra) differs in the last bits of
-# each term: relative errors stay near 1e-6 over the judged models' sums of thousands of
-# products, so RTOL leaves two orders of magnitude of room. ATOL covers the values that
-# arise from cancellation (a sum of large terms ending near 0), whose relative error is
-# unbounded; their absolute error is that of the terms, about 1e-6 on outputs of order 1.
+# each sum: relative errors stay near 1e-6 over the judged models' sums of thousands of
+# products, so RTOL leaves two orders of magnitude of room. ATOL covers the elements
+# that cancel (terms whose absolute sum S ends near 0), whose error is about
+# float32-epsilon * S per rounding, unbounded relative to the element: the near-zero
+# logits of AlexNet and VGG-19 (S ~ 120 over 4096 products) differ from onnxruntime's
+# by 8e-6 and 1e-5 after eight and nineteen layers; ATOL leaves a factor 3 for other
+# CPUs' summation orders.
 RTOL = 1e-4
-ATOL = 1e-5
+ATOL = 3e-5
 
 # Random float inputs are standard normal times the first of these scales whose reference
 # output is not degenerate (see ``informative_inputs``).
@@ -64,7 +67,7 @@ def informative_inputs(names, specs, reference, seed: int = 0, given: dict | Non
     """(inputs, reference outputs, scale): ``make_inputs`` at the first of INPUT_SCALES
     where no output of ``reference(inputs)`` is degenerate (a standard-normal image
     saturates some CNNs' softmax), else at scale 1. Given and dummy inputs are kept as
-    they are; ``scale`` is None when no input is random."""
+    they are; ``scale`` is None when no float input is random (nothing to scale)."""
     given = given or {}
     if dummy or not any(spec.is_float and name not in given for name, spec in zip(names, specs)):
         inputs = make_inputs(names, specs, seed, given, dummy)
@@ -146,7 +149,7 @@ def compare(got, want, rtol: float = RTOL, atol: float = ATOL) -> Comparison:
         return Comparison(True, 0.0, 0.0, None, rtol, atol, "")
     if want.dtype.kind not in "fc":
         rtol = atol = 0.0
-    g, w = got.astype(np.float64), want.astype(np.float64)
+    g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
     with np.errstate(invalid="ignore", divide="ignore"):
         error = np.abs(g - w)
         same = (g == w) | (np.isnan(g) & np.isnan(w))  # equal infinities, both NaN
@@ -157,7 +160,7 @@ def compare(got, want, rtol: float = RTOL, atol: float = ATOL) -> Comparison:
     flat = int(np.argmax(ratio))
     index = np.unravel_index(flat, want.shape)
     worst = (tuple(int(i) for i in index), got[index].item(), want[index].item())
-    return Comparison(bool(ratio.flat[flat] <= 1), float(ratio.flat[flat]), float(error.max()), worst,
+    return Comparison(bool(ratio[flat] <= 1), float(ratio[flat]), float(error.max()), worst,
                       rtol, atol, degenerate(want))
 
 

@@ -48,6 +48,7 @@ def test_non_finite_values_must_match_and_integers_exactly():
     assert not compare(np.array([np.nan, -np.inf, 1.0], np.float32), want).ok
     assert not compare(np.array([0.0, np.inf, 1.0], np.float32), want).ok
     assert not compare(np.array([1.0, np.inf, np.nan], np.float32), want).ok
+    assert compare(np.float32(2), np.float32(2)).ok and not compare(np.float32(2), np.float32(3)).ok
     assert compare(np.arange(4), np.arange(4)).ok
     assert not compare(np.array([0, 1, 2, 4]), np.arange(4)).ok
     shape = compare(np.zeros((2, 3)), np.zeros((3, 2)))

@@ -25,9 +25,9 @@ import onnx
 from onnx import numpy_helper
 
 from .. import make_context
-from ..checking import ATOL, RTOL, compare, informative_inputs, make_inputs
 from .._mlir import MLIRError, ir
 from ..asm import parse, read_source
+from ..checking import ATOL, RTOL, compare, informative_inputs, make_inputs
 from ..compiler import Artifact, ArtifactError
 from ..compiler.artifact import EMULATORS
 from ..ecg import TensorSpec, from_mlir

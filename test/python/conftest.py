@@ -1,4 +1,5 @@
-"""What every pytest case shares: the CPU the code generator is pinned to.
+"""What every pytest case shares: the CPU the code generator is pinned to, the
+process state no test may leave changed, the tools a test needs, the judged models.
 
 ``DNNF_CPU`` names the CPU of the host target (``tools/run_tests.sh`` runs the code
 generator's tests a second time with another x86 level than this machine's). When
@@ -11,7 +12,8 @@ No test leaves the environment, the working directory or numpy's print options
 changed for the tests after it (``unchanged_process_state``: use monkeypatch).
 
 A test that needs a tool tools/setup.sh installs fails without it, never skips: a
-broken set-up must not pass. And the judged models, as generated (``models``) and as checks run them (``checked_models``).
+broken set-up must not pass. The judged models come as generated (``models``) and as
+checks run them (``checked_models``).
 """
 
 import os

@@ -32,7 +32,7 @@ def measure(model: str, cache_dir: str, outputs: str):
     start = time.perf_counter()
     import dnnf_mlir
     from dnnf_mlir.ecg import TensorSpec
-    from dnnf_mlir.tools.common import make_inputs
+    from dnnf_mlir.checking import make_inputs
 
     imported = time.perf_counter()
     session = dnnf_mlir.InferenceSession(model, cache_dir=cache_dir)

@@ -6,9 +6,9 @@
 The session is made with dnnf-compile's defaults when asked (--threads 1 --profile),
 so that it loads what dnnf-compile left in the compile cache. Prints how the session
 came to be (compiled or loaded, and how long it took), the median time of --repeat
-runs and the error of each output against onnxruntime (graph optimizations off);
-exits 1 when one is over --rtol (relative to the output's largest magnitude, as
-dnnf-run --check measures it).
+runs and the error of each output against onnxruntime (graph optimizations off),
+element by element as dnnf-run --check measures it (dnnf_mlir.checking); exits 1
+when one is out of tolerance.
 """
 
 import argparse
@@ -19,7 +19,8 @@ import numpy as np
 
 import dnnf_mlir
 from dnnf_mlir.ecg import TensorSpec
-from dnnf_mlir.tools.common import errors, make_inputs, onnxruntime_session
+from dnnf_mlir.checking import RTOL, compare, make_inputs
+from dnnf_mlir.tools.common import onnxruntime_session
 
 
 def main():
@@ -28,7 +29,7 @@ def main():
     parser.add_argument("--threads", type=int, help="OpenMP threads (default: the CPUs this process may use)")
     parser.add_argument("--profile", action="store_true", help="fusion decides yellow cells by measuring them")
     parser.add_argument("--repeat", type=int, default=10, help="timed runs")
-    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--rtol", type=float, default=RTOL)
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -47,10 +48,9 @@ def main():
     print(f"ran {len(times)} times: median {np.median(times):.2f} ms")
     failed = False
     for arg, got, want in zip(session.get_outputs(), outputs, onnxruntime_session(args.model).run(None, feeds)):
-        max_abs, rel = errors(got, want)
-        failed |= rel > args.rtol
-        print(f"{'FAIL' if rel > args.rtol else 'ok'} {arg.name} vs onnxruntime: max abs error {max_abs:.3g}, "
-              f"relative {rel:.3g} (tolerance {args.rtol:g})")
+        result = compare(got, want, rtol=args.rtol)
+        failed |= not result.ok
+        print(f"{'ok' if result.ok else 'FAIL'} {arg.name} vs onnxruntime: {result}")
     sys.exit(1 if failed else 0)
 
 

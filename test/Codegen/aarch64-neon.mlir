@@ -1,6 +1,5 @@
 // The matmul micro-kernel for AArch64: 8x8 register tiles (two 4-lane NEON vectors
 // per row, 16 accumulators, k unrolled by 4), lowered to LLVM IR, compiled by llc-22.
-// REQUIRES: llc-22
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=aarch64 --emit=schedules | FileCheck %s --check-prefix=PLAN
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=aarch64 --emit=llvm | FileCheck %s --check-prefix=IR
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=aarch64 --emit=llvm | llc-22 -O3 -mtriple=aarch64-linux-gnu -mattr=+neon -o - | FileCheck %s --check-prefix=ASM

@@ -1,4 +1,5 @@
-"""What every pytest case shares: the CPU the code generator is pinned to.
+"""What every pytest case shares: the CPU the code generator is pinned to, the
+process state no test may leave changed, the tools a test needs, the judged models.
 
 ``DNNF_CPU`` names the CPU of the host target (``tools/run_tests.sh`` runs the code
 generator's tests a second time with another x86 level than this machine's). When
@@ -6,13 +7,29 @@ that CPU has features this machine lacks, the run is compile-only: every test
 still plans, lowers and compiles its code for that CPU, and a test that then
 tries to run the code (``UnsupportedCpuError``, raised instead of executing it)
 is reported as skipped with the reason. In any other run that error fails the test.
+
+No test leaves the environment, the working directory or numpy's print options
+changed for the tests after it (``unchanged_process_state``: use monkeypatch).
+
+A test that needs a tool tools/setup.sh installs fails without it, never skips: a
+broken set-up must not pass. The judged models come as generated (``models``) and as
+checks run them (``checked_models``).
 """
 
 import os
+import sys
+from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
 
+from dnnf_mlir.checking import with_softmax_inputs
 from dnnf_mlir.codegen import UnsupportedCpuError, get_target
+from dnnf_mlir.codegen.cpu.cross import missing_tools
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from gen_models import DEFAULT_DIR, ensure_models  # noqa: E402
 
 # x86 CPUs, lowest first, each with a run-time-testable feature the one before lacks:
 # AVX-512 (Zen 3 lacks it), AVX512-FP16 and AMX (Zen 4 and 5 lack them),
@@ -47,6 +64,19 @@ def compile_cache(tmp_path_factory):
     os.environ["DNNF_CACHE_DIR"] = str(tmp_path_factory.mktemp("compile-cache"))
 
 
+@pytest.fixture(autouse=True)
+def unchanged_process_state():
+    """Fails a test that leaves os.environ, the working directory or numpy's print options
+    changed (monkeypatch's changes are undone before this runs)."""
+    environ, cwd, printoptions = dict(os.environ), os.getcwd(), np.get_printoptions()
+    yield
+    changed = sorted(k for k in environ.keys() | os.environ.keys()
+                     if environ.get(k) != os.environ.get(k) and k != "PYTEST_CURRENT_TEST")  # pytest's own
+    assert not changed, f"the test left environment variables changed: {', '.join(changed)}"
+    assert os.getcwd() == cwd, f"the test left the working directory at {os.getcwd()}"
+    assert np.get_printoptions() == printoptions, "the test left numpy's print options changed"
+
+
 @pytest.fixture(scope="session")
 def cpu_above_host():
     """A host ``Target`` whose code this machine cannot run (the first of ``CPUS_ABOVE``)."""
@@ -56,3 +86,38 @@ def cpu_above_host():
             return target
     pytest.fail(f"this CPU ({get_target('host', 'native').cpu_name}) has every feature of {', '.join(CPUS_ABOVE)}: "
                 "add a CPU above it to CPUS_ABOVE")
+
+
+@pytest.fixture(scope="session")
+def models():
+    """name -> path of each judged model (tools/gen_models.py makes them on first use)."""
+    return ensure_models(DEFAULT_DIR)
+
+
+@pytest.fixture(scope="session")
+def checked_models(models, tmp_path_factory):
+    """name -> path of the judged model that checks compile and run: a model ending in a
+    Softmax also outputs its logits (``checking.with_softmax_inputs``), which a check
+    compares where the softmax saturates; other models as they are."""
+    directory = tmp_path_factory.mktemp("checked-models")
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            model = onnx.load(str(models[name]))
+            extended = with_softmax_inputs(model)
+            cache[name] = models[name]
+            if extended is not model:
+                cache[name] = directory / f"{name}.onnx"
+                onnx.save(extended, str(cache[name]))
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def aarch64_toolchain():
+    """The AArch64 cross toolchain and qemu-aarch64; a test using it fails when they are missing."""
+    missing = missing_tools("aarch64")
+    if missing:
+        pytest.fail("missing (tools/setup.sh installs them): " + ", ".join(missing))

@@ -11,6 +11,10 @@ not the mean, because the machine may be shared). numpy computes a convolution a
 im2col (``sliding_window_view``) + one sgemm; onnxruntime gets the weights as
 initializers (it may pre-pack them) and runs with ``intra_op_num_threads``.
 GFLOP/s count 2*M*N*K (matmul) or 2*N*F*OH*OW*C*KH*KW (conv) useful flops.
+Results are checked against numpy's (``checking.compare``; "err/tol" above 1 is
+wrong) with ``checking.RTOL`` and an atol of ``checking.RTOL * sqrt(K)``: each output
+sums K products of standard normals, so it is of order sqrt(K), and so is the
+rounding error of an element that cancels to near 0.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mlir import ir
+from ..checking import RTOL, compare
 from . import sample_ops
 from .jit import jit
 from .pipeline import lower_to_llvm
@@ -51,6 +56,14 @@ class Case:
             return sample_ops.matmul(*self.dims)
         n, c, h, w, f, kh, kw, pad = self.dims
         return sample_ops.conv2d_nchw(n, c, h, w, f, kh, kw, pad)
+
+    @property
+    def reduction(self) -> int:
+        """K: the products summed into each output element."""
+        if self.kind == "matmul":
+            return self.dims[2]
+        _, c, _, _, _, kh, kw, _ = self.dims
+        return c * kh * kw
 
     def inputs(self, rng):
         if self.kind == "matmul":
@@ -198,7 +211,7 @@ def run(cases, threads_list, repeat=7, seconds=0.25, check=True, out=sys.stdout)
             if check:
                 call()
                 got = call.outputs[0]
-                err = float(np.abs(got - reference).max() / max(1e-30, np.abs(reference).max()))
+                err = compare(got, reference, RTOL, RTOL * np.sqrt(case.reduction)).ratio
             else:
                 err = float("nan")
             orf = ort_fn(case, arrays, threads)
@@ -216,7 +229,7 @@ def run(cases, threads_list, repeat=7, seconds=0.25, check=True, out=sys.stdout)
             rows.append(row)
             print(
                 f"{name:12s} t={threads}  ours {row['ours']:6.1f}  numpy {row['numpy']:6.1f}  ort {row['ort']:6.1f}"
-                f"  GFLOP/s   ours/ort {row['ours'] / row['ort']:.2f}  ({row['ms']:.3f} ms, rel err {err:.1e})",
+                f"  GFLOP/s   ours/ort {row['ours'] / row['ort']:.2f}  ({row['ms']:.3f} ms, err/tol {err:.2g})",
                 file=out, flush=True,
             )
     set_numpy_threads(os.cpu_count() or 1)

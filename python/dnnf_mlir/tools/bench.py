@@ -12,7 +12,9 @@ off (ORT_DISABLE_ALL: one kernel per ONNX node) and on (ORT_ENABLE_ALL), warm th
 all up, then time them in interleaved rounds -- one run of each per round, so that
 a change in machine load hits all alike -- and report medians and the ratios dnnf /
 onnxruntime (below 1: dnnf is faster), and each mode's speed-up over none. Outputs
-are compared with ORT_DISABLE_ALL's.
+are compared with ORT_DISABLE_ALL's element by element as dnnf-run --check does, on
+the same informative inputs (dnnf_mlir/checking.py): "err/tol" is the worst
+element's error over its tolerance (above 1: wrong), and a degenerate reference is named.
 
 Each model is compiled after the ecg-rewrite pass (--no-rewrite: without it); the
 table shows its ops and GFLOP before>after rewriting, the JSON the reports of
@@ -37,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cache import CompileCache, compile_cached, copy_entry
+from ..checking import compare, informative_inputs
 from ..codegen import CodegenError, get_target
 from ..compiler import Artifact, ArtifactError, CompileError, compile_model
 from ..compiler.driver import CompileOptions
@@ -45,7 +48,7 @@ from ..ecg import TensorSpec
 from ..fusion import MODES
 from ..session import ModelSource
 from ..statistics import change
-from .common import ToolError, errors, make_inputs, onnxruntime_session, run_tool, tool_parser
+from .common import ToolError, onnxruntime_session, run_tool, tool_parser
 from .progress_display import progress_display
 
 PEERS = ("ort_disable_all", "ort_enable_all")
@@ -116,21 +119,23 @@ def bench_model(path: Path, threads: int, outdir: Path, modes: list, args) -> di
     loaded = {mode: compile_mode(path, source, threads, mode, outdir / mode, args) for mode in modes}
     artifacts = {mode: artifact for mode, (artifact, _, _) in loaded.items()}
     compiled = {mode: artifact.manifest for mode, artifact in artifacts.items()}
+    sessions = {peer: onnxruntime_session(path, optimize=peer == "ort_enable_all", threads=threads) for peer in PEERS}
     # Every mode compiles the same model: one set of inputs serves all of them.
     signature = artifacts[modes[0]].inputs
     names = [name for name, _, _ in signature]
-    inputs = make_inputs(names, [TensorSpec(s, d) for _, d, s in signature])
+    inputs, reference, scale = informative_inputs(
+        names, [TensorSpec(s, d) for _, d, s in signature],
+        lambda values: sessions["ort_disable_all"].run(None, dict(zip(names, values))))
     runners = {mode: library.bind(inputs) for mode, (_, library, _) in loaded.items()}
     feeds = dict(zip(names, inputs))
-    for peer in PEERS:
-        session = onnxruntime_session(path, optimize=peer == "ort_enable_all", threads=threads)
+    for peer, session in sessions.items():
         runners[peer] = (lambda s: lambda: s.run(None, feeds))(session)
     for run in runners.values():
         for _ in range(args.warmup):
             run()
-    reference = runners["ort_disable_all"]()
     medians = _median_rounds(runners, args)
-    result = {"threads": threads, "runs": medians["runs"], "rewrite": compiled[modes[0]]["rewrite"], "modes": {}}
+    result = {"threads": threads, "runs": medians["runs"], "rewrite": compiled[modes[0]]["rewrite"],
+              "input_scale": scale, "modes": {}}
     for peer in PEERS:
         result[f"{peer}_ms"] = medians[peer]
     for mode in modes:
@@ -143,8 +148,10 @@ def bench_model(path: Path, threads: int, outdir: Path, modes: list, args) -> di
             "kernels": manifest["kernels"],
             "unique_kernels": manifest["unique_kernels"],
             "fusion": manifest["fusion"],
-            "rel_error": max(errors(g, w)[1] for g, w in zip(runners[mode].outputs, reference)),
         }
+        checks = [compare(g, w) for g, w in zip(runners[mode].outputs, reference)]
+        entry["error_ratio"] = max(c.ratio for c in checks)
+        entry["degenerate"] = sorted({c.degenerate for c in checks if c.degenerate})
         for peer in PEERS:
             entry[f"ratio_{peer}"] = medians[mode] / medians[peer]
         if "none" in modes:
@@ -168,7 +175,7 @@ def _before_after(rewrite: dict) -> tuple:
 def _table(results: dict, threads: list, modes: list) -> str:
     """One row per model, thread count and mode; ops and GFLOP are before>after ecg-rewrite."""
     header = (f"{'model':<14} {'thr':>3} {'fusion':<6} {'ms':>9} {'ort-off ms':>10} {'ort-all ms':>10} "
-              f"{'/off':>6} {'/all':>6} {'kernels':>7} {'distinct':>8} {'compile s':>9} {'rel err':>8} {'ops':>9} {'GFLOP':>13}")
+              f"{'/off':>6} {'/all':>6} {'kernels':>7} {'distinct':>8} {'compile s':>9} {'err/tol':>8} {'ops':>9} {'GFLOP':>13}")
     lines = [header, "-" * len(header)]
     for t in threads:
         for name, per_thread in results.items():
@@ -181,7 +188,7 @@ def _table(results: dict, threads: list, modes: list) -> str:
                 lines.append(
                     f"{name:<14} {t:>3} {mode:<6} {m['ms']:>9.2f} {r['ort_disable_all_ms']:>10.2f} "
                     f"{r['ort_enable_all_ms']:>10.2f} {m['ratio_ort_disable_all']:>6.2f} {m['ratio_ort_enable_all']:>6.2f} "
-                    f"{m['kernels']:>7} {m['unique_kernels']:>8} {m['compile_seconds']:>9.1f} {m['rel_error']:>8.1e} "
+                    f"{m['kernels']:>7} {m['unique_kernels']:>8} {m['compile_seconds']:>9.1f} {m['error_ratio']:>8.2g} "
                     f"{ops:>9} {gflop:>13}"
                 )
         for mode, summary in _summary(results, t, modes).items():
@@ -243,7 +250,8 @@ def main(argv=None) -> int:
                     print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
                           f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
                           f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
-                          f"{m['kernels']} kernels ({m['unique_kernels']} distinct), rel error {m['rel_error']:.1e}",
+                          f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} of the tolerance"
+                          + "".join(f"; degenerate reference: {d}" for d in m["degenerate"]),
                           flush=True)
     print()
     print(_table(results, threads, modes))

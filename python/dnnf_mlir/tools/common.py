@@ -4,8 +4,6 @@ import argparse
 import re
 import sys
 
-import numpy as np
-
 LOCATION = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 
@@ -80,41 +78,6 @@ def print_diagnostic(diagnostic, filename: str):
     print(f"{where}: {severity}: {diagnostic.message}", file=sys.stderr)
     for note in diagnostic.notes:
         print_diagnostic(note, filename)
-
-
-def errors(got, want) -> tuple:
-    """(max absolute error, relative error = max|got - want| / max|want|; the absolute
-    error where ``want`` is all zeros), in float64."""
-    want = np.asarray(want, np.float64)
-    if not want.size:
-        return 0.0, 0.0
-    max_abs = float(np.abs(np.asarray(got, np.float64) - want).max())
-    scale = float(np.abs(want).max())
-    return max_abs, max_abs / scale if scale else max_abs
-
-
-def make_inputs(names, specs, seed: int = 0, given: dict | None = None, dummy: bool = False) -> list:
-    """Model inputs: ``given[name]`` where present; else the ONNX test runner's dummy
-    input (``dummy``, for models shipped with expected outputs); else seeded random
-    values: normal floats, token ids in [0, 100), all-ones attention masks."""
-    given = given or {}
-    rng = np.random.default_rng(seed)
-    inputs = []
-    for name, spec in zip(names, specs):
-        if name in given:
-            value = given[name]
-        elif dummy and spec.is_float:
-            value = (np.arange(spec.numel).reshape(spec.shape) / spec.numel).astype(spec.dtype)
-        elif spec.is_float:
-            value = rng.standard_normal(spec.shape).astype(spec.dtype)
-        elif spec.dtype == np.bool_:
-            value = rng.integers(0, 2, spec.shape).astype(np.bool_)
-        elif "mask" in name:
-            value = np.ones(spec.shape, spec.dtype)
-        else:
-            value = rng.integers(0, 100, spec.shape).astype(spec.dtype)
-        inputs.append(np.asarray(value))
-    return inputs
 
 
 def onnxruntime_session(onnx_path, optimize: bool = False, threads: int | None = None):

@@ -8,8 +8,12 @@ process, an AArch64 one under qemu-aarch64 through its C runner; ``--repeat N``
 times N more runs. ``--check`` compares every output
 with onnxruntime on the ONNX model (``--reference`` names it for an .mlir input)
 and with the expected-output files shipped next to a model (``NAME_output_0.pb``),
-printing max absolute and relative error; the exit status is non-zero outside the
-tolerance. Relative error is max|got - want| / max|want| per output.
+element by element: |got - want| <= --atol + --rtol * |want| (defaults: float32
+code summing in another order, see dnnf_mlir/checking.py); it prints the max absolute
+error and the worst element, and the exit status is non-zero outside the tolerance.
+Random float inputs are standard normal, scaled down (x0.25, x0.0625) while the
+reference's output is degenerate (a saturated softmax); a reference that stays
+degenerate (constant, all zero, not finite, saturated) is named in the output.
 """
 
 import argparse
@@ -23,6 +27,7 @@ from onnx import numpy_helper
 from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import parse, read_source
+from ..checking import ATOL, RTOL, compare, informative_inputs, make_inputs
 from ..compiler import Artifact, ArtifactError
 from ..compiler.artifact import EMULATORS
 from ..ecg import TensorSpec, from_mlir
@@ -30,7 +35,7 @@ from ..frontend.onnx_importer import import_onnx
 from ..interpreter import find_function, interpret
 from ..rewriting.pass_ import rewrite_module
 from ..statistics import compare_summary, function_statistics, rewrite_summary
-from .common import ToolError, errors, make_inputs, onnxruntime_session, parse_shape_overrides, print_diagnostic, run_tool
+from .common import ToolError, onnxruntime_session, parse_shape_overrides, print_diagnostic, run_tool
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -42,7 +47,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--input", action="append", metavar="NAME=FILE", help="input from .npy or .pb (default: random)")
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape for ONNX import")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    parser.add_argument("--rtol", type=float, default=1e-4, help="tolerance on the relative error")
+    parser.add_argument("--rtol", type=float, default=RTOL, help=f"relative tolerance per element (default {RTOL:g})")
+    parser.add_argument("--atol", type=float, default=ATOL, help=f"absolute tolerance per element (default {ATOL:g})")
     parser.add_argument("--summary", action="store_true", help="print ops by mapping type, FLOPs, result bytes")
     parser.add_argument("--rewrite", action="store_true", help="interpret the graph after the ecg-rewrite pass")
     parser.add_argument("--repeat", type=int, default=0, help="compiled model: timed runs after the first")
@@ -78,8 +84,9 @@ def main(argv=None) -> int:
     function = find_function(module)
     names = _input_names(function)
     specs = [from_mlir(a.type) for a in function.regions[0].blocks[0].arguments]
-    expected_files = _expected_output_files(onnx_path)
-    inputs = _make_inputs(names, specs, args, dummy=bool(expected_files))
+    if args.check and onnx_path is None:
+        raise ToolError("--check on an .mlir input needs --reference MODEL.onnx")
+    inputs, references = _inputs_and_references(names, specs, args, onnx_path)
 
     before = function_statistics(function) if args.summary else None
     if args.summary:
@@ -94,9 +101,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     outputs = interpret(module, inputs)
     print(f"interpreted in {time.perf_counter() - start:.2f} s")
-    if args.check and onnx_path is None:
-        raise ToolError("--check on an .mlir input needs --reference MODEL.onnx")
-    return _report(outputs, args, onnx_path, names, inputs, expected_files)
+    return _report(outputs, references, args)
 
 
 def _run_compiled(path: Path, args) -> int:
@@ -104,28 +109,24 @@ def _run_compiled(path: Path, args) -> int:
         artifact = Artifact(path)
         onnx_path = Path(args.reference or artifact.manifest["model"])
         names = [name for name, _, _ in artifact.inputs]
-        expected_files = _expected_output_files(onnx_path)
         specs = [TensorSpec(shape, dtype) for _, dtype, shape in artifact.inputs]
-        inputs = _make_inputs(names, specs, args, dummy=bool(expected_files))
+        inputs, references = _inputs_and_references(names, specs, args, onnx_path)
         outputs, times = artifact.run(inputs, repeat=args.repeat, threads=args.threads)
     except ArtifactError as error:
         raise ToolError(str(error)) from None
     how = "in this process" if artifact.is_host else "under " + " ".join(EMULATORS[artifact.target][:1])
     timing = f": median {np.median(times):.2f} ms over {len(times)} runs" if times else ""
     print(f"ran {artifact.manifest['name']} for {artifact.target} {how}{timing}")
-    return _report(outputs, args, onnx_path, names, inputs, expected_files)
+    return _report(outputs, references, args)
 
 
-def _report(outputs, args, onnx_path, names, inputs, expected_files) -> int:
+def _report(outputs, references: dict, args) -> int:
     """With --check, compare with the references (exit status); else summarise the outputs."""
     if not args.check:
         for index, value in enumerate(outputs):
             print(f"output {index}: {value.dtype}{list(value.shape)} mean {np.mean(value):.6g}")
         return 0
-    references = {"onnxruntime": _run_onnxruntime(onnx_path, names, inputs)}
-    if expected_files:
-        references["expected output files"] = [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in expected_files]
-    return 0 if _compare(outputs, references, args.rtol) else 1
+    return 0 if _compare(outputs, references, args) else 1
 
 
 def _input_names(function) -> list:
@@ -142,8 +143,10 @@ def _expected_output_files(onnx_path) -> list:
     return sorted(onnx_path.parent.glob(f"{onnx_path.stem}_output_*.pb"))
 
 
-def _make_inputs(names, specs, args, dummy: bool) -> list:
-    """Given inputs (--input), else ``common.make_inputs``."""
+def _inputs_and_references(names, specs, args, onnx_path) -> tuple:
+    """(inputs, {source: expected outputs}): given inputs (--input), the rest from
+    ``checking``: the dummy inputs of a model shipped with expected outputs, else random
+    ones, informative ones when checking (onnxruntime's outputs not degenerate)."""
     given = {}
     for item in args.input or ():
         name, _, file = item.partition("=")
@@ -151,16 +154,25 @@ def _make_inputs(names, specs, args, dummy: bool) -> list:
     unknown = set(given) - set(names)
     if unknown:
         raise ToolError(f"--input names no model input: {', '.join(sorted(unknown))}")
-    return make_inputs(names, specs, args.seed, given, dummy)
-
-
-def _run_onnxruntime(onnx_path, names, inputs) -> list:
+    expected_files = _expected_output_files(onnx_path)
+    if not args.check:
+        return make_inputs(names, specs, args.seed, given, bool(expected_files)), {}
     session = onnxruntime_session(onnx_path)
-    feed_names = [i.name for i in session.get_inputs()]
-    return session.run(None, {name: value for name, value in zip(names, inputs) if name in feed_names})
+    feed_names = {i.name for i in session.get_inputs()}
+
+    def run_onnxruntime(inputs):
+        return session.run(None, {name: value for name, value in zip(names, inputs) if name in feed_names})
+
+    inputs, want, scale = informative_inputs(names, specs, run_onnxruntime, args.seed, given, bool(expected_files))
+    if scale is not None and scale != 1:
+        print(f"random inputs scaled by {scale:g}: onnxruntime's outputs were degenerate on standard normal ones")
+    references = {"onnxruntime": want}
+    if expected_files:
+        references["expected output files"] = [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in expected_files]
+    return inputs, references
 
 
-def _compare(outputs, references: dict, rtol: float) -> bool:
+def _compare(outputs, references: dict, args) -> bool:
     ok = True
     for source, expected in references.items():
         if len(expected) != len(outputs):
@@ -168,20 +180,9 @@ def _compare(outputs, references: dict, rtol: float) -> bool:
             ok = False
             continue
         for index, (got, want) in enumerate(zip(outputs, expected)):
-            want = np.asarray(want)
-            if got.shape != want.shape:
-                print(f"FAIL output {index} vs {source}: shape {got.shape}, expected {want.shape}")
-                ok = False
-                continue
-            if want.dtype.kind in "fc":
-                max_abs, relative = errors(got, want)
-                good = relative <= rtol and np.isfinite(got).all() == np.isfinite(want).all()
-            else:
-                max_abs = relative = float(np.count_nonzero(got != want))
-                good = max_abs == 0
-            verdict = "ok" if good else "FAIL"
-            print(f"{verdict} output {index} vs {source}: max abs error {max_abs:.3g}, relative {relative:.3g} (tolerance {rtol:g})")
-            ok &= good
+            result = compare(got, want, args.rtol, args.atol)
+            print(f"{'ok' if result.ok else 'FAIL'} output {index} vs {source}: {result}")
+            ok &= result.ok
     return ok
 
 

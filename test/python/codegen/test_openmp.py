@@ -32,8 +32,12 @@ def test_parallel_entry_sets_blocktime():
         assert "omp.parallel" in text and "llvm.call @kmp_set_blocktime" in text
         compiled = jit(module)
         omp = ctypes.CDLL(find_libomp())
-        for threads in (1, 2):
-            omp.omp_set_num_threads(threads)
-            (y,) = compiled.main(a, b)
-            np.testing.assert_allclose(y, a @ b, rtol=1e-4, atol=1e-4)
+        default = omp.omp_get_max_threads()
+        try:
+            for threads in (1, 2):
+                omp.omp_set_num_threads(threads)
+                (y,) = compiled.main(a, b)
+                np.testing.assert_allclose(y, a @ b, rtol=1e-4, atol=1e-4)
+        finally:
+            omp.omp_set_num_threads(default)  # the tests after this one run with the default
         assert omp.kmp_get_blocktime() == BLOCKTIME_MS

@@ -1,7 +1,7 @@
 """compile_model and the artifacts it writes: weights file, C glue, host and AArch64 runs.
 
-Outputs are compared with onnxruntime (ORT_DISABLE_ALL) at relative error
-max|got - want| / max|want| <= 1e-4, the tolerance of dnnf-run --check.
+Outputs are compared with onnxruntime (ORT_DISABLE_ALL) as dnnf-run --check compares
+them (``checking.compare``: |got - want| <= 3e-5 + 1e-4 * |want| per element).
 """
 
 import subprocess
@@ -10,23 +10,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dnnf_mlir.checking import compare, make_inputs
 from dnnf_mlir.codegen import CodegenError, UnsupportedCpuError
-from dnnf_mlir.codegen.cpu.cross import missing_tools
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, driver
 from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
+from dnnf_mlir.ecg import TensorSpec
 from dnnf_mlir.tools.common import onnxruntime_session
 
 ROOT = Path(__file__).resolve().parents[3]
 GELU_MLP = ROOT / "test" / "tools" / "dnnf-run" / "Inputs" / "gelu_mlp.onnxtxt"
-RTOL = 1e-4
 
 
-def relative_error(got, want) -> float:
-    return float(np.abs(got - want).max() / np.abs(want).max())
+def gelu_input(seed):
+    """GELU_MLP's input x, as dnnf-run makes it."""
+    return make_inputs(["x"], [TensorSpec((2, 4), np.float32)], seed)[0]
 
 
-def reference(model, x):
-    return onnxruntime_session(model).run(None, {"x": x})[0]
+def assert_matches_onnxruntime(got, x):
+    result = compare(got, onnxruntime_session(GELU_MLP).run(None, {"x": x})[0])
+    assert result.ok and not result.degenerate, result
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +50,16 @@ def test_weights_file_is_aligned_and_reads_back(tmp_path):
 
 def test_host_library_matches_onnxruntime(gelu_host):
     """MatMul + Erf GELU: the library, loaded with ctypes, calls libm's erff."""
-    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    x = gelu_input(1)
     outputs, times = gelu_host.run([x], repeat=3)
-    assert relative_error(outputs[0], reference(GELU_MLP, x)) <= RTOL
+    assert_matches_onnxruntime(outputs[0], x)
     assert len(times) == 3 and all(t > 0 for t in times)
     assert gelu_host.manifest["inputs"] == [{"name": "x", "dtype": "float32", "shape": [2, 4]}]
 
 
 def test_host_runner_executable_agrees_with_library(gelu_host, tmp_path):
     """dnnf_runner (C) reads and writes raw tensors; same numbers as the in-process run."""
-    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    x = gelu_input(2)
     outputs, _ = gelu_host.run([x])
     x.tofile(tmp_path / "x.bin")
     runner = gelu_host.path / "dnnf_runner"
@@ -122,17 +124,13 @@ def test_failed_compilation_leaves_nothing_behind(tmp_path, monkeypatch):
     assert (outdir / "keep.txt").read_text() == "an earlier result"
 
 
-AARCH64_MISSING = missing_tools("aarch64")
-
-
-@pytest.mark.skipif(bool(AARCH64_MISSING), reason="missing (tools/setup.sh installs them): " + ", ".join(AARCH64_MISSING))
-def test_aarch64_library_runs_under_qemu(tmp_path):
+def test_aarch64_library_runs_under_qemu(tmp_path, aarch64_toolchain):
     compile_model(GELU_MLP, tmp_path / "arm", target="aarch64")
     artifact = Artifact(tmp_path / "arm")
     assert not artifact.is_host
-    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    x = gelu_input(3)
     outputs, times = artifact.run([x], repeat=1)
-    assert relative_error(outputs[0], reference(GELU_MLP, x)) <= RTOL
+    assert_matches_onnxruntime(outputs[0], x)
     assert len(times) == 1
     with pytest.raises(ArtifactError, match="cannot be loaded into this process"):
         artifact.session()

@@ -6,22 +6,17 @@ Peers, per model: onnxruntime's nodes with ORT_ENABLE_ALL and IREE's dispatches.
 DNNFusion's planner must need at most as many layers as the best of them.
 """
 
-import sys
-from pathlib import Path
-
-import numpy as np
 import onnxruntime
 import pytest
 
 import dnnf_mlir
+from dnnf_mlir.checking import compare, informative_inputs
+from dnnf_mlir.ecg import TensorSpec
 from dnnf_mlir.frontend.onnx_importer import import_onnx
 from dnnf_mlir.fusion import fuse_module
 from dnnf_mlir.interpreter import interpret
 from dnnf_mlir.rewriting import rewrite_module
-
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "tools"))
-from gen_models import DEFAULT_DIR, ensure_models  # noqa: E402
+from gen_models import input_specs
 
 # model -> (onnxruntime ORT_ENABLE_ALL nodes, IREE dispatches)
 PEERS = {
@@ -32,11 +27,6 @@ PEERS = {
 }
 # The planner on MobileBERT (~900 ops after rewriting, the largest graph) takes ~0.2 s.
 MAX_PLANNER_SECONDS = 2.0
-
-
-@pytest.fixture(scope="module")
-def models():
-    return ensure_models(DEFAULT_DIR)
 
 
 def rewritten(path):
@@ -59,25 +49,16 @@ def test_layers_against_peers(name, models):
     assert layers["dnnf"] <= layers["tvm"], layers
 
 
-def random_inputs(session):
-    rng = np.random.default_rng(0)
-    inputs = {}
-    for arg in session.get_inputs():
-        if "int" in arg.type:
-            inputs[arg.name] = rng.integers(0, 2 if "mask" in arg.name else 100, size=arg.shape).astype(np.int64)
-        else:
-            inputs[arg.name] = rng.standard_normal(arg.shape).astype(np.float32)
-    return inputs
-
-
 @pytest.mark.parametrize("name,mode", [("resnet50", "dnnf"), ("bert_base", "dnnf"), ("bert_base", "tvm")])
-def test_fused_model_matches_onnxruntime(name, mode, models):
-    """Relative error (max|got - want| / max|want|) at most 1e-4, as dnnf-run checks."""
-    module = rewritten(models[name])
+def test_fused_model_matches_onnxruntime(name, mode, checked_models):
+    """Every output (ResNet-50's logits too) as dnnf-run --check compares it, on its inputs."""
+    path = checked_models(name)
+    module = rewritten(path)
     fuse_module(module, mode)
-    session = onnxruntime.InferenceSession(str(models[name]), providers=["CPUExecutionProvider"])
-    feeds = random_inputs(session)
-    want = session.run(None, feeds)
-    got = interpret(module, [feeds[arg.name] for arg in session.get_inputs()])
-    for g, w in zip(got, want):
-        assert np.max(np.abs(g - w)) <= 1e-4 * max(np.max(np.abs(w)), 1e-30)
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [name for name, _, _ in input_specs(path)]
+    specs = [TensorSpec(shape, dtype) for _, shape, dtype in input_specs(path)]
+    inputs, want, _ = informative_inputs(names, specs, lambda values: session.run(None, dict(zip(names, values))))
+    for got, expected in zip(interpret(module, inputs), want, strict=True):
+        result = compare(got, expected)
+        assert result.ok and not result.degenerate, result

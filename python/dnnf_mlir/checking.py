@@ -1,0 +1,179 @@
+"""How computed outputs are checked against a reference (onnxruntime, the interpreter,
+numpy): inputs that keep the outputs informative, one element-wise tolerance, and a
+verdict on references too degenerate to prove anything. dnnf-run --check, dnnf-bench,
+the code generator's benchmark and the tests all check through ``compare``.
+
+The tolerance is numpy.testing.assert_allclose's, element by element:
+``|got - want| <= atol + rtol * |want|``. An error relative to the output's largest
+magnitude would hide a wrong small value next to a large one.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+# float32 code that sums in another order than the reference (tiling, vectorized and
+# threaded reductions, fused epilogues, rewritten algebra) differs in the last bits of
+# each sum: relative errors stay near 1e-6 over the judged models' sums of thousands of
+# products, so RTOL leaves two orders of magnitude of room. ATOL covers the elements
+# that cancel (terms whose absolute sum S ends near 0), whose error is about
+# float32-epsilon * S per rounding, unbounded relative to the element: the near-zero
+# logits of AlexNet and VGG-19 (S ~ 120 over 4096 products) differ from onnxruntime's
+# by 8e-6 and 1e-5 after eight and nineteen layers; ATOL leaves a factor 3 for other
+# CPUs' summation orders.
+RTOL = 1e-4
+ATOL = 3e-5
+
+# Random float inputs are standard normal times the first of these scales whose reference
+# output is not degenerate (see ``informative_inputs``).
+INPUT_SCALES = (1.0, 0.25, 0.0625)
+
+# A softmax-like output is saturated when its largest element holds nearly all the mass,
+# or when most elements are negligible next to it (their logits lie ln(1e6) ~ 14 below
+# the top one, or underflowed to 0): the check then rests on a handful of elements.
+ONE_HOT = 0.99
+NEGLIGIBLE = 1e-6
+MOSTLY = 0.9
+
+
+def make_inputs(names, specs, seed: int = 0, given: dict | None = None, dummy: bool = False,
+                scale: float = 1.0) -> list:
+    """Model inputs: ``given[name]`` where present; else the ONNX test runner's dummy
+    input (``dummy``, for models shipped with expected outputs); else seeded random
+    values: normal floats times ``scale``, token ids in [0, 100), all-ones attention masks."""
+    given = given or {}
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for name, spec in zip(names, specs):
+        if name in given:
+            value = given[name]
+        elif dummy and spec.is_float:
+            value = (np.arange(spec.numel).reshape(spec.shape) / spec.numel).astype(spec.dtype)
+        elif spec.is_float:
+            value = (rng.standard_normal(spec.shape) * scale).astype(spec.dtype)
+        elif spec.dtype == np.bool_:
+            value = rng.integers(0, 2, spec.shape).astype(np.bool_)
+        elif "mask" in name:
+            value = np.ones(spec.shape, spec.dtype)
+        else:
+            value = rng.integers(0, 100, spec.shape).astype(spec.dtype)
+        inputs.append(np.asarray(value))
+    return inputs
+
+
+def informative_inputs(names, specs, reference, seed: int = 0, given: dict | None = None,
+                       dummy: bool = False) -> tuple:
+    """(inputs, reference outputs, scale): ``make_inputs`` at the first of INPUT_SCALES
+    where no output of ``reference(inputs)`` is degenerate (a standard-normal image
+    saturates some CNNs' softmax), else at scale 1. Given and dummy inputs are kept as
+    they are; ``scale`` is None when no float input is random (nothing to scale)."""
+    given = given or {}
+    if dummy or not any(spec.is_float and name not in given for name, spec in zip(names, specs)):
+        inputs = make_inputs(names, specs, seed, given, dummy)
+        return inputs, reference(inputs), None
+    tries = []
+    for scale in INPUT_SCALES:
+        inputs = make_inputs(names, specs, seed, given, scale=scale)
+        tries.append((inputs, reference(inputs), scale))
+        if not any(degenerate(output) for output in tries[-1][1]):
+            return tries[-1]
+    return tries[0]
+
+
+def degenerate(want) -> str:
+    """Why comparing with ``want`` proves little ('' when it does not): not finite, all
+    zero, constant, or a saturated softmax (one-hot, or all but a few elements negligible)."""
+    want = np.asarray(want)
+    if want.dtype.kind not in "fc" or want.size < 2:
+        return ""
+    if not np.isfinite(want).all():
+        return "not finite"
+    if not want.any():
+        return "all zero"
+    if (want == want.flat[0]).all():
+        return "constant"
+    return _saturated(want.reshape(-1, want.shape[-1])) or _saturated(want.reshape(want.shape[0], -1))
+
+
+def _saturated(rows) -> str:
+    """Why ``rows``, if each is a probability distribution, is a saturated softmax; both
+    softmax layouts are tried: over the last axis, and opset 1-12's over all axes after the first."""
+    rows = rows.astype(np.float64)
+    if rows.shape[1] > 1 and (rows >= 0).all() and np.allclose(rows.sum(axis=1), 1, atol=1e-3):
+        top = rows.max(axis=1)
+        if (top >= ONE_HOT).any():
+            return f"one-hot (a saturated softmax: largest element {top.max():.4g})"
+        negligible = (rows < NEGLIGIBLE * top[:, None]).mean(axis=1)
+        if (negligible > MOSTLY).any():
+            return (f"a saturated softmax ({negligible.max():.1%} of a row below {NEGLIGIBLE:g} "
+                    "times its largest element)")
+    return ""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The verdict on one output. ``ratio`` is the worst element's error over its
+    tolerance (ok when at most 1); ``worst`` that element's (index, got, want)."""
+
+    ok: bool
+    ratio: float
+    max_abs: float
+    worst: tuple | None
+    rtol: float
+    atol: float
+    degenerate: str
+    problem: str = ""
+
+    def __str__(self) -> str:
+        if self.problem:
+            return self.problem
+        text = f"max abs error {self.max_abs:.3g}"
+        if self.worst is not None:
+            index, got, want = self.worst
+            text += (f", worst element {list(index)}: {got:.7g} vs {want:.7g}, {self.ratio:.3g} of its tolerance"
+                     f" (atol {self.atol:g} + rtol {self.rtol:g} * |want|)")
+        if self.degenerate:
+            text += f"; degenerate reference: {self.degenerate}"
+        return text
+
+
+def compare(got, want, rtol: float = RTOL, atol: float = ATOL) -> Comparison:
+    """Compare element by element: floats within ``atol + rtol * |want|`` (the same
+    non-finite values where the reference has them), anything else exactly."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return Comparison(False, float("inf"), float("inf"), None, rtol, atol, "",
+                          f"shape {list(got.shape)}, expected {list(want.shape)}")
+    if not want.size:
+        return Comparison(True, 0.0, 0.0, None, rtol, atol, "")
+    if want.dtype.kind not in "fc":
+        rtol = atol = 0.0
+    g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        error = np.abs(g - w)
+        same = (g == w) | (np.isnan(g) & np.isnan(w))  # equal infinities, both NaN
+        error[same] = 0.0
+        error[~same & ~np.isfinite(error)] = np.inf
+        allowed = atol + rtol * np.abs(w)
+        ratio = np.where(error == 0, 0.0, error / allowed)
+    flat = int(np.argmax(ratio))
+    index = np.unravel_index(flat, want.shape)
+    worst = (tuple(int(i) for i in index), got[index].item(), want[index].item())
+    return Comparison(bool(ratio[flat] <= 1), float(ratio[flat]), float(error.max()), worst,
+                      rtol, atol, degenerate(want))
+
+
+def with_softmax_inputs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` (itself when nothing changes) also outputting the logits of every
+    Softmax that produces a graph output: they stay informative where the softmax
+    saturates, and a compiler compiles the extra output like any other."""
+    outputs = {o.name for o in model.graph.output}
+    logits = [n.input[0] for n in model.graph.node
+              if n.op_type == "Softmax" and n.output[0] in outputs and n.input[0] not in outputs]
+    if not logits:
+        return model
+    model = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v for v in model.graph.value_info}
+    model.graph.output.extend(types[name] for name in dict.fromkeys(logits))
+    return model

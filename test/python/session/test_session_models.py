@@ -104,8 +104,9 @@ def test_four_threads_at_once(name, models, sessions):
 def export_dynamic_bert(path: Path):
     """A small BERT (2 layers, hidden 64) exported as tools/gen_models.py exports the
     judged transformers, but with the batch and sequence length symbolic."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    import torch
+    import transformers
+
     torch.manual_seed(0)
     config = transformers.BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                                      intermediate_size=128, max_position_embeddings=64, attn_implementation="eager")
@@ -130,8 +131,10 @@ def export_dynamic_bert(path: Path):
                           dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes})
 
 
-def test_symbolic_sequence_length(tmp_path):
+def test_symbolic_sequence_length(tmp_path, monkeypatch):
     path = tmp_path / "bert_dynamic.onnx"
+    # torch sets its compile cache's directory in the environment unless it is set.
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "torchinductor"))
     export_dynamic_bert(path)
     session = InferenceSession(path, cache_dir=tmp_path / "cache", max_specializations=2)
     reference = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])

@@ -202,6 +202,21 @@ func.func @average_pool(%arg0: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// A window far past its input (EfficientNet's pooler: AvgPool2d(1280, ceil_mode=True) on
+// 3x3) reads only its first 3x3 taps: no padding to the window's size, a 3x3 window,
+// divided by the 9 positions counted.
+// CHECK-LABEL: func.func @average_pool_window_past_input
+// CHECK-NOT: tensor.pad
+// CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: linalg.pooling_nchw_sum {{.*}} ins(%arg0, %[[WINDOW]] : tensor<1x2x3x3xf32>, tensor<3x3xf32>)
+// CHECK: arith.constant 9.000000e+00 : f32
+func.func @average_pool_window_past_input(%arg0: tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32> {
+  %0 = "ecg.average_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 1 : i64, count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 1280, 1280>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1280, 1280>} : (tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32>
+  return %0 : tensor<1x2x1x1xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @global_average_pool
 // CHECK: %[[SUM:.*]] = linalg.reduce {{.*}}ins(%arg0 : tensor<1x2x4x4xf32>) outs(%{{.*}} : tensor<1x2xf32>) dimensions = [2, 3]
 // CHECK: arith.constant 1.600000e+01 : f32

@@ -296,7 +296,8 @@ def test_mat_mul_int():
     dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
     dict(kernel_shape=[2, 3], strides=[1, 2], dilations=[2, 1], pads=[0, 1, 1, 0]),
     dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2]),
-], ids=["plain", "pads", "ceil", "dilated", "same"])
+    dict(kernel_shape=[12, 7], strides=[11, 6], dilations=[1, 2], pads=[1, 0, 0, 1], ceil_mode=1),
+], ids=["plain", "pads", "ceil", "dilated", "same", "window-past-input"])
 def test_max_pool(case):
     check([randn(2, 3, 9, 8)], lambda b, x: b.op("max_pool", x, **case))
 
@@ -312,7 +313,10 @@ def test_max_pool_1d_and_int():
     dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
     dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1, pads=[1, 0, 1, 0]),
     dict(kernel_shape=[3], strides=[2], pads=[1, 1]),
-], ids=["plain", "pads", "count-pad", "ceil", "1d"])
+    dict(kernel_shape=[12, 7], strides=[11, 6], dilations=[1, 2], pads=[1, 0, 0, 1], ceil_mode=1),
+    dict(kernel_shape=[12, 7], strides=[11, 6], dilations=[1, 2], pads=[1, 0, 0, 1], ceil_mode=1,
+         count_include_pad=1),
+], ids=["plain", "pads", "count-pad", "ceil", "1d", "window-past-input", "window-past-input-count-pad"])
 def test_average_pool(case):
     shape = (2, 3, 9) if len(case["kernel_shape"]) == 1 else (2, 3, 9, 8)
     check([randn(*shape)], lambda b, x: b.op("average_pool", x, **case))

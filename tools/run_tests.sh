@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, then run the whole test suite: lit (MLIR-style regression tests) and pytest
-# (ops, dialect, ONNX conformance, the 14 judged models). The judged models are derived
-# once into ~/.cache/dnnf-mlir/models-KEY (or $DNNF_MODELS); the first run takes ~5 min more.
+# (ops, dialect, ONNX conformance, the 14 judged models, six more from
+# tools/gen_extra_models.py). The judged models are derived once into
+# ~/.cache/dnnf-mlir/models-KEY (or $DNNF_MODELS); the first run takes ~5 min more.
 #
 # Then the code generator's CPU-sensitive tests run again with the host CPU pinned to
 # another x86 level than this machine's (DNNF_CPU), so that a test passing on one kind

@@ -1,0 +1,41 @@
+"""Models outside the judged 14 (tools/gen_extra_models.py: a Llama decoder, a T5
+encoder, Swin, MobileNetV2, EfficientNet-B0, ConvNeXt; small configs of the real
+layer structure) compiled for the host and checked against onnxruntime exactly as
+test_models checks the judged ones: dnnf-run --check, relative error max|got - want|
+/ max|want| at most 1e-4. Both sides compute in float32 and differ only in the order
+of additions (contractions over up to 1280 terms, softmax and norm reductions,
+reassociated by the rewriting and by vectorization), about 1e-6 of the largest
+output here; 1e-4 leaves room for that, while a wrong index map, mask, bucket or
+epilogue moves whole outputs.
+
+dnnf fusion runs in every test run (about a minute); tvm and none, which test_models
+already covers on the judged models, run too when DNNF_EXTRA_FUSION_MODES=all
+(about two minutes more).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_models import FUSION_MODES, compile_and_check
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+from gen_extra_models import EXTRA_NAMES, ensure_extra_models  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def extra_models():
+    return ensure_extra_models()
+
+
+@pytest.mark.parametrize("fusion", [
+    pytest.param(mode, marks=pytest.mark.skipif(
+        mode != "dnnf" and os.environ.get("DNNF_EXTRA_FUSION_MODES") != "all",
+        reason="covered on the judged models: set DNNF_EXTRA_FUSION_MODES=all"))
+    for mode in FUSION_MODES
+])
+@pytest.mark.parametrize("name", EXTRA_NAMES)
+def test_extra_host(name, fusion, extra_models, tmp_path):
+    compile_and_check(extra_models[name], tmp_path / name, "host", fusion)

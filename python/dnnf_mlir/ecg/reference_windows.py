@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .shapes import window_extra_end
+from .shapes import reachable_kernel, window_extra_end
 
 _ALL = slice(None)
 
@@ -106,6 +106,7 @@ def conv_transpose(x, w, bias, begins, strides, dilations, group, out_sizes) -> 
 def max_pool(x, kernel, begins, ends, strides, dilations, out_sizes) -> np.ndarray:
     """Max over each window; padding never wins (it is the lowest value of the type)."""
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    kernel = reachable_kernel(x.shape[2:], begins, ends, kernel, dilations)
     extra = window_extra_end(x.shape[2:], begins, ends, kernel, strides, dilations, out_sizes)
     xp = _pad(x, begins, [e + a for e, a in zip(ends, extra)], lowest)
     y = None
@@ -126,6 +127,7 @@ def average_pool(x, kernel, begins, ends, strides, dilations, out_sizes, count_i
     dtype = x.dtype
     ctype = _compute_dtype(dtype)
     in_sizes = x.shape[2:]
+    kernel = reachable_kernel(in_sizes, begins, ends, kernel, dilations)
     extra = window_extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes)
     xp = _pad(x.astype(ctype, copy=False), begins, [e + a for e, a in zip(ends, extra)], 0)
     total = np.zeros(x.shape[:2] + tuple(out_sizes), dtype=ctype)

@@ -50,6 +50,15 @@ def require_rank(spec: TensorSpec, ranks, what: str = "operand"):
     require(spec.rank in ranks, f"{what} must have rank {' or '.join(map(str, ranks))}, got {spec}")
 
 
+def reachable_kernel(in_sizes, begins, ends, kernel, dilations) -> list:
+    """The window taps, per spatial dim, that read the padded input for some window
+    (tap t of the first window reads position t * dilation, later windows further on);
+    the others read only ceil mode's positions past the padding, which add nothing. A
+    window far past its input (EfficientNet's pooler, AvgPool2d(1280, ceil_mode) on
+    3x3) then costs its nine values, not the 1280x1280 window."""
+    return [min(k, -(-(n + b + e) // d)) for n, b, e, k, d in zip(in_sizes, begins, ends, kernel, dilations)]
+
+
 def window_extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes) -> list:
     """Padding past ``ends`` that the last windows of a windowed op read (ceil mode), per
     spatial dim, so that every window lies inside the padded input."""

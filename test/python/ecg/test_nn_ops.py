@@ -247,6 +247,7 @@ POOL_CASES = [
     ((1, 2, 8, 9), {"kernel_shape": [3, 2], "strides": [2, 2], "auto_pad": "VALID"}),
     ((1, 2, 9, 9), {"kernel_shape": [2, 3], "dilations": [2, 2], "pads": [1, 1, 1, 1]}),
     ((1, 2, 10, 9), {"kernel_shape": [2, 2], "dilations": [2, 3], "strides": [2, 2], "ceil_mode": 1}),
+    ((1, 2, 3, 4), {"kernel_shape": [40, 6], "strides": [40, 8], "dilations": [1, 2], "ceil_mode": 1}),  # window past input
     ((2, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),  # 1-D
     ((1, 2, 5, 6, 7), {"kernel_shape": [2, 3, 2], "strides": [2, 2, 1], "pads": [1, 1, 0, 0, 1, 1]}),  # 3-D
 ]
@@ -287,6 +288,13 @@ def test_pool_flops():
     results = nn.MaxPoolOp.infer(specs, attrs)
     assert results[0].shape == (1, 64, 56, 56)
     assert nn.MaxPoolOp.count_flops(specs, results, attrs) == 64 * 56 * 56 * 9
+    # EfficientNet's pooler, AvgPool2d(1280, ceil_mode=True) on 3x3: nine values a channel.
+    specs = [TensorSpec((1, 1280, 3, 3), np.float32)]
+    attrs = nn.AveragePoolOp.complete_attrs(
+        specs, {"kernel_shape": [1280, 1280], "strides": [1280, 1280], "ceil_mode": 1, "count_include_pad": 1})
+    results = nn.AveragePoolOp.infer(specs, attrs)
+    assert results[0].shape == (1, 1280, 1, 1)
+    assert nn.AveragePoolOp.count_flops(specs, results, attrs) == 1280 * 9
 
 
 def _random_window_attrs(rng, spatial, pool):

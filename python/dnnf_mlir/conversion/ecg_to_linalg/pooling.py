@@ -4,9 +4,7 @@ pooling onto linalg.reduce.
 The input is padded explicitly, past its end too where ceil mode makes the last
 windows read beyond it: with the lowest value for max, with zeros for average,
 whose divisor then counts only the positions the op counts. Window taps that can
-only read past the padded input are dropped first: a window far larger than its
-input (EfficientNet's pooler, AvgPool2d(1280, ceil_mode) on 3x3) would otherwise
-pad the input to the window's size, gigabytes read for nine values.
+only read past the padded input are dropped first (``reachable_kernel``).
 """
 
 from math import prod
@@ -16,7 +14,7 @@ import numpy as np
 from ... import _mlir
 from ..._mlir import arith, ir
 from ...ecg import from_mlir
-from ...ecg.shapes import window_extra_end
+from ...ecg.shapes import reachable_kernel, window_extra_end
 from ...linalg_builders import element_of
 from .builders import (
     add, constant, elementwise, empty, filled, lowest, map_values, maximum, pad, reduce, reshape, shape_of, tensor_type,
@@ -28,17 +26,10 @@ _POOLS = {("max", 1): "pooling_ncw_max", ("max", 2): "pooling_nchw_max",
           ("sum", 1): "pooling_ncw_sum", ("sum", 2): "pooling_nchw_sum"}
 
 
-def _reachable_kernel(in_sizes, begins, ends, attrs):
-    """The window taps, per spatial dim, that read the padded input for some window:
-    tap t of the first window reads position t * dilation, later windows further on."""
-    return [min(k, -(-(b + n + e) // d))
-            for n, b, e, k, d in zip(in_sizes, begins, ends, attrs["kernel_shape"], attrs["dilations"])]
-
-
 def _pool(kind, x, attrs, begins, ends, outs, pad_value, init_value):
     linalg = _mlir.linalg
     shape = shape_of(x)
-    kernel = _reachable_kernel(shape[2:], begins, ends, attrs)
+    kernel = reachable_kernel(shape[2:], begins, ends, attrs["kernel_shape"], attrs["dilations"])
     spatial = len(kernel)
     name = _POOLS.get((kind, spatial))
     if name is None:
@@ -73,7 +64,7 @@ def lower_average_pool(op, args):
     total, extra = _pool("sum", args[0], attrs, begins, ends, outs, 0.0, 0.0)
     element = element_of(total)
     divisor = np.ones((), dtype=np.float64)
-    kernel = _reachable_kernel(spec.shape[2:], begins, ends, attrs)
+    kernel = reachable_kernel(spec.shape[2:], begins, ends, attrs["kernel_shape"], attrs["dilations"])
     for dim, (size, b, e, a, k, s, d, o) in enumerate(zip(
         spec.shape[2:], begins, ends, extra, kernel, attrs["strides"], attrs["dilations"], outs
     )):

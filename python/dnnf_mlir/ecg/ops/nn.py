@@ -16,7 +16,9 @@ from .. import reference_windows
 from ..attributes import Float, Int, Ints, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
-from ..shapes import broadcast, normalize_axes, normalize_axis, require, require_float, same_dtype
+from ..shapes import (
+    broadcast, normalize_axes, normalize_axis, reachable_kernel, require, require_float, same_dtype,
+)
 from ..tensor_spec import TensorSpec, dtype_name
 
 
@@ -452,7 +454,9 @@ class _WindowPool(ECGOp):
 
     @classmethod
     def count_flops(cls, operands, results, attrs):
-        return results[0].numel * prod(attrs["kernel_shape"])
+        begins, ends, _ = cls.geometry(operands[0], attrs)
+        return results[0].numel * prod(
+            reachable_kernel(operands[0].shape[2:], begins, ends, attrs["kernel_shape"], attrs["dilations"]))
 
 
 class MaxPoolOp(_WindowPool, name="max_pool"):

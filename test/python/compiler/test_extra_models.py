@@ -10,10 +10,11 @@ epilogue moves whole outputs.
 
 dnnf fusion runs in every test run (about a minute); tvm and none, which test_models
 already covers on the judged models, run too when DNNF_EXTRA_FUSION_MODES=all
-(about two minutes more).
+(about two minutes more). The reference interpreter is checked the same way.
 """
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -39,3 +40,10 @@ def extra_models():
 @pytest.mark.parametrize("name", EXTRA_NAMES)
 def test_extra_host(name, fusion, extra_models, tmp_path):
     compile_and_check(extra_models[name], tmp_path / name, "host", fusion)
+
+
+@pytest.mark.parametrize("name", EXTRA_NAMES)
+def test_extra_interpreted(name, extra_models):
+    result = subprocess.run(["dnnf-run", str(extra_models[name]), "--interpret", "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and "ok output 0 vs onnxruntime" in result.stdout, result.stdout + result.stderr

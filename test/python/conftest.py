@@ -13,7 +13,8 @@ changed for the tests after it (``unchanged_process_state``: use monkeypatch).
 
 A test that needs a tool tools/setup.sh installs fails without it, never skips: a
 broken set-up must not pass. The judged models come as generated (``models``) and as
-checks run them (``checked_models``).
+checks run them (``checked_models``); so do the models outside the judged set
+(``extra_models``, ``checked_extra_models``).
 """
 
 import os
@@ -29,6 +30,7 @@ from dnnf_mlir.codegen import UnsupportedCpuError, get_target
 from dnnf_mlir.codegen.cpu.cross import missing_tools
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from gen_extra_models import ensure_extra_models  # noqa: E402
 from gen_models import DEFAULT_DIR, ensure_models  # noqa: E402
 
 # x86 CPUs, lowest first, each with a run-time-testable feature the one before lacks:
@@ -99,7 +101,23 @@ def checked_models(models, tmp_path_factory):
     """name -> path of the judged model that checks compile and run: a model ending in a
     Softmax also outputs its logits (``checking.with_softmax_inputs``), which a check
     compares where the softmax saturates; other models as they are."""
-    directory = tmp_path_factory.mktemp("checked-models")
+    return _checked(models, tmp_path_factory.mktemp("checked-models"))
+
+
+@pytest.fixture(scope="session")
+def extra_models():
+    """name -> path of each model outside the judged set (tools/gen_extra_models.py)."""
+    return ensure_extra_models()
+
+
+@pytest.fixture(scope="session")
+def checked_extra_models(extra_models, tmp_path_factory):
+    """``checked_models`` for the models outside the judged set."""
+    return _checked(extra_models, tmp_path_factory.mktemp("checked-extra-models"))
+
+
+def _checked(models, directory):
+    """name -> the path ``checked_models`` describes, for the models ``models`` maps."""
     cache = {}
 
     def get(name):

@@ -95,6 +95,21 @@ class Planner:
                 changed = True
         return handle, changed
 
+    def contraction_root(self, op, handle: str, epilogue, details: dict):
+        """(tiling root, accumulator fill, epilogue tag) of the contraction ``op``
+        (``handle``): its element-wise ``epilogue``, tagged and recorded in ``details``,
+        when it has one, else the op itself; the handle of the ``linalg.fill`` that
+        initializes its accumulator, if one does (fused into its tiles)."""
+        s = self.script
+        init = op.operands[2]
+        fill = s.producer_of(handle, 2) if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill" else None
+        if epilogue is None:
+            return handle, fill, None
+        tag = self.new_tag(epilogue)
+        details["epilogue"] = tag
+        self.strategies[tag] = "epilogue"
+        return s.match([epilogue.name], tag=tag), fill, tag
+
     def vectorize_fills(self, fills):
         """Vectorize the (static, register-tile sized) fills fused into micro-kernels."""
         s = self.script

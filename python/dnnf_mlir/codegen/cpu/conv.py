@@ -12,7 +12,6 @@ applied to the accumulators before the single store.
 
 from __future__ import annotations
 
-from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import static_tensor_type
 from .rows import schedule_rows
@@ -44,14 +43,7 @@ def schedule_conv(planner: Planner, op, epilogue=None) -> bool:
     h, isolated = planner.isolate_operands(op, h, [0, 1, 2])
     if isolated:
         details["padded_input"] = True
-    init = op.operands[2]
-    fill = s.producer_of(h, 2) if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill" else None
-    root = h
-    if epilogue is not None:
-        etag = planner.new_tag(epilogue)
-        root = s.match([epilogue.name], tag=etag)
-        details["epilogue"] = etag
-        planner.strategies[etag] = "epilogue"
+    root, fill, etag = planner.contraction_root(op, h, epilogue, details)
     if planner.threads > 1:
         # Output channels first (each thread reads half of the weights), then rows,
         # then images; only even splits (static tiles in every thread).

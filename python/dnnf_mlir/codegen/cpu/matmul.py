@@ -86,14 +86,7 @@ def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
             split = [0] * (nb + 2)
             split[dim] = tiles[dim] // planner.threads * (([1] if batch else []) + [mr, nr])[dim]
 
-    init = op.operands[2]
-    fill = s.producer_of(h, 2) if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill" else None
-    root = h
-    if epilogue is not None:
-        etag = planner.new_tag(epilogue)
-        root = s.match([epilogue.name], tag=etag)
-        details["epilogue"] = etag
-        planner.strategies[etag] = "epilogue"
+    root, fill, etag = planner.contraction_root(op, h, epilogue, details)
     if split is not None:
         sizes = split if epilogue is not None else split + [0]
         root, forall = s.tile_forall(root, sizes)

@@ -74,10 +74,19 @@ def parse(source: str | bytes, context: ir.Context) -> ir.Module:
     return ir.Module.parse(source, context)
 
 
+class SourceError(ValueError):
+    """An input that is neither MLIR text (UTF-8) nor MLIR bytecode."""
+
+
 def read_source(path: str) -> str | bytes:
     """The content of ``path`` ('-' is stdin): bytes for bytecode, else text."""
     data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    return data if data.startswith(BYTECODE_MAGIC) else data.decode()
+    if data.startswith(BYTECODE_MAGIC):
+        return data
+    try:
+        return data.decode()
+    except UnicodeDecodeError as error:
+        raise SourceError(f"'{path}' is neither MLIR text nor MLIR bytecode (byte {error.start} is not UTF-8)") from None
 
 
 def write_module(module, path: str, *, bytecode: bool = False, **print_options):

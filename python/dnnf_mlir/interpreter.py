@@ -71,7 +71,10 @@ def evaluate(op, operands: Sequence[np.ndarray]) -> list:
         return run_block(_callee(view.operation).regions[0].blocks[0], operands, terminator="func.return")
     if not isinstance(view, ECGOp):
         raise InterpreterError(f"cannot interpret '{view.operation.name}' at {view.location}")
-    results = view.reference(operands, view.attrs, view.result_specs)
+    try:
+        results = view.reference(operands, view.attrs, view.result_specs)
+    except IndexError as error:  # indices out of range: ONNX's run-time error
+        raise InterpreterError(f"'{view.operation.name}' at {view.location}: {error}") from None
     for value, spec in zip(results, view.result_specs):
         if TensorSpec.of(value) != spec:
             raise InterpreterError(

@@ -32,6 +32,13 @@ DTYPE_BY_NAME = {name: dtype for dtype, name in _DTYPES.items()}
 SUPPORTED_DTYPES = tuple(_DTYPES)
 
 
+# The most elements one tensor may have: 2^31 (8 GiB of f32), far above any model's
+# largest tensor (GPT-2's embedding table: 39M) and far below what would make the
+# importer, the interpreter or the compiled code try to allocate terabytes for a
+# hostile declared shape.
+MAX_ELEMENTS = 1 << 31
+
+
 class UnsupportedTypeError(ValueError):
     """A type the ECG dialect does not model."""
 
@@ -46,6 +53,7 @@ class TensorSpec:
     def __post_init__(self):
         object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
+        check_shape(self.shape)
 
     @property
     def rank(self) -> int:
@@ -72,6 +80,18 @@ class TensorSpec:
     @staticmethod
     def of(array: np.ndarray) -> "TensorSpec":
         return TensorSpec(array.shape, array.dtype)
+
+
+def check_shape(shape):
+    """Raise UnsupportedTypeError for a negative dimension or more than MAX_ELEMENTS
+    elements (counted without overflow: Python integers)."""
+    shape, numel = [int(d) for d in shape], 1
+    for dim in shape:
+        if dim < 0:
+            raise UnsupportedTypeError(f"shape {shape} has a negative dimension")
+        numel *= dim
+    if numel > MAX_ELEMENTS:
+        raise UnsupportedTypeError(f"shape {shape} has {numel} elements, more than the {MAX_ELEMENTS} supported")
 
 
 def dtype_name(dtype) -> str:

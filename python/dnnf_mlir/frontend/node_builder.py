@@ -104,7 +104,9 @@ class NodeBuilder:
             folded = cls.reference(operands, attrs, results)
             return [np.asarray(value, dtype=r.dtype).reshape(r.shape) for value, r in zip(folded, results)]
         values = [self.importer.constant(v) if isinstance(v, np.ndarray) else v for v in operands]
-        return list(cls.build(values, attrs, results).results)
+        op = cls.build(values, attrs, results)
+        op.check()  # what the verifier would say later, now with the node's name (e.g. constant indices out of range)
+        return list(op.results)
 
     def unsupported(self, what: str):
         raise OnnxImportError(f"{self.info}: {what} is not supported")

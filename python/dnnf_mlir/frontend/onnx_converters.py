@@ -12,7 +12,7 @@ import numpy as np
 from ..ecg import OPS
 from ..ecg.ops import data_movement
 from ..ecg.shapes import broadcast, normalize_axis
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import check_shape, dtype_name
 from .node_builder import NodeBuilder
 from .onnx_types import onnx_dtype
 
@@ -129,6 +129,7 @@ def _size(node: NodeBuilder):
 def _constant_of_shape(node: NodeBuilder):
     shape = node.known(0, "shape")
     fill = node.attr("value", np.zeros(1, np.float32))
+    check_shape(tuple(shape))  # before allocating it
     return [np.full(tuple(shape), fill.reshape(()), dtype=fill.dtype)]
 
 
@@ -138,6 +139,9 @@ def _range(node: NodeBuilder):
     # float16 is computed in float32 (Range-27's default stash_type), then rounded.
     stash = np.float64 if node.attr("stash_type", 1) == 11 else np.float32
     dtype = stash if start.dtype == np.float16 else start.dtype
+    if delta == 0:
+        node.unsupported("Range with delta 0")
+    check_shape((max(0, int(np.ceil((limit - start) / delta))),))  # before allocating it
     return [np.arange(start, limit, delta, dtype=dtype).astype(start.dtype)]
 
 

@@ -13,11 +13,12 @@ import numpy as np
 import onnx
 import onnx.parser
 from onnx import numpy_helper
+from onnx.external_data_helper import load_external_data_for_model
 
 from ..context import make_context
 from .._mlir import func, ir
 from ..ecg import OPS, TensorSpec, VerificationError
-from ..ecg.tensor_spec import UnsupportedTypeError, to_mlir
+from ..ecg.tensor_spec import UnsupportedTypeError, check_shape, to_mlir
 from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
 from .onnx_converters import CONVERTERS
 from .onnx_types import OnnxImportError, onnx_dtype
@@ -42,14 +43,19 @@ def load_model(path) -> onnx.ModelProto:
     if path.suffix == ".onnxtxt":
         try:
             return onnx.parser.parse_model(data.decode())
-        except Exception as error:  # the parser raises a bare ParseError
-            raise OnnxImportError(f"'{path}': {str(error).strip().splitlines()[0]}") from None
+        except Exception as error:  # the parser raises a bare ParseError, whose argument may be bytes
+            message = error.args[0].decode(errors="replace") if error.args and isinstance(error.args[0], bytes) else str(error)
+            raise OnnxImportError(f"'{path}': {' '.join(message.split())}") from None
     try:
         model = onnx.load_from_string(data)
     except Exception as error:  # protobuf raises its own DecodeError types
         raise OnnxImportError(f"'{path}' is not a valid ONNX model (truncated or corrupt: {error})") from None
     if not model.graph.node and not model.graph.output:
         raise OnnxImportError(f"'{path}' is not a valid ONNX model (it has no graph)")
+    try:  # weights stored next to the model, which onnx keeps inside its directory
+        load_external_data_for_model(model, str(path.parent))
+    except Exception as error:  # onnx raises ValidationError, OSError, ValueError here
+        raise OnnxImportError(f"'{path}': cannot load its external data: {str(error).splitlines()[0]}") from None
     return model
 
 
@@ -67,6 +73,18 @@ def import_onnx(model, *, shapes: dict | None = None, context: ir.Context | None
         return _Importer(model, shapes or {}).run()
 
 
+def _initializer_array(init: onnx.TensorProto) -> np.ndarray:
+    """The value of an initializer whose element type ECG supports and whose data fits its dims."""
+    try:
+        onnx_dtype(init.data_type)
+        check_shape(tuple(init.dims))  # before numpy allocates it
+        return numpy_helper.to_array(init)
+    except (OnnxImportError, UnsupportedTypeError, ValueError) as error:
+        raise OnnxImportError(f"initializer '{init.name}': {error}") from None
+    except Exception as error:  # onnx's own errors, e.g. external data outside the model's directory
+        raise OnnxImportError(f"initializer '{init.name}': {str(error).splitlines()[0]}") from None
+
+
 class _Importer:
     def __init__(self, model: onnx.ModelProto, shapes: dict):
         self.model = model
@@ -80,12 +98,7 @@ class _Importer:
     # ----- entry -----
 
     def run(self) -> ir.Module:
-        initializers = {init.name: numpy_helper.to_array(init) for init in self.graph.initializer}
-        for init in self.graph.initializer:
-            try:
-                onnx_dtype(init.data_type)
-            except OnnxImportError as error:
-                raise OnnxImportError(f"initializer '{init.name}': {error}") from None
+        initializers = {init.name: _initializer_array(init) for init in self.graph.initializer}
         for init in self.graph.sparse_initializer:
             raise OnnxImportError(f"sparse initializer '{init.values.name}' is not supported")
         inputs = [i for i in self.graph.input if i.name not in initializers]

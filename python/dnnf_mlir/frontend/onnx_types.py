@@ -17,4 +17,6 @@ def onnx_dtype(elem_type: int) -> np.dtype:
         dtype_name(dtype)  # raises for types numpy has but ECG does not model (bfloat16, float8, strings)
         return dtype
     except (KeyError, UnsupportedTypeError):
-        raise OnnxImportError(f"ONNX element type {onnx.TensorProto.DataType.Name(elem_type)} is not supported") from None
+        names = dict(onnx.TensorProto.DataType.items())
+        name = next((n for n, v in names.items() if v == elem_type), f"#{elem_type} (not an ONNX type)")
+        raise OnnxImportError(f"ONNX element type {name} is not supported") from None

@@ -37,13 +37,17 @@ def _report(name: str, error: Exception) -> int:
     load the code generator (``UnsupportedCpuError``) into every tool, ``dnnf-opt --help`` too.
     """
     from .._mlir import MLIRError
+    from ..asm import SourceError
     from ..codegen import UnsupportedCpuError
     from ..ecg import UnsupportedTypeError, VerificationError
     from ..frontend.onnx_importer import OnnxImportError
     from ..interpreter import InterpreterError
 
+    if isinstance(error, MemoryError):
+        print(f"{name}: error: out of memory{f' ({error})' if str(error) else ''}", file=sys.stderr)
+        return 1
     if isinstance(error, (ToolError, OnnxImportError, InterpreterError, VerificationError, UnsupportedTypeError,
-                          UnsupportedCpuError, OSError)):
+                          UnsupportedCpuError, SourceError, OSError)):
         message = error.strerror + f": '{error.filename}'" if isinstance(error, OSError) and error.filename else error
         print(f"{name}: error: {message}", file=sys.stderr)
         return 1

@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from ..._mlir import ext
+from ..._mlir import ext, ir
 from ..attributes import Elements, Float, Int, Ints, Str
-from ..base import ECGOp, Tensor, TensorResult, define_with_slots, value_slots
+from ..base import ECGOp, Tensor, TensorResult, VerificationError, define_with_slots, value_slots
 from ..properties import UNARY_ELEMENTWISE, Algebra, MappingType
 from ..shapes import broadcast, normalize_axes, normalize_axis, require, same_dtype
 from ..tensor_spec import TensorSpec
@@ -604,6 +604,25 @@ class _IndexedBase(ECGOp):
         require(indices.dtype in (np.dtype(np.int32), np.dtype(np.int64)), f"indices must be i32 or i64, got {indices}")
         require(data.rank >= 1, f"data must have rank >= 1, got {data}")
         return normalize_axis(attrs["axis"], data.rank)
+
+    def check(self):
+        """Constant indices must be in range: ONNX makes any other a run-time error,
+        which a compiler can report now (indices computed at run time are checked by
+        the compiled code, see ``compiler.index_checks``)."""
+        super().check()
+        source = self.operation.operands[1].owner
+        if isinstance(source, ir.Block) or source.operation.name != "ecg.constant":
+            return
+        data = self.operand_specs[0]
+        dim = data.shape[normalize_axis(self.attrs["axis"], data.rank)]
+        try:
+            indices = Elements.from_attr(source.operation.attributes["value"])
+        except ValueError:  # no data (a missing resource): the constant's own verifier says so
+            return
+        try:
+            _normalized_indices(indices, dim, self.mnemonic)
+        except IndexError as error:
+            raise VerificationError(str(error)) from None
 
 
 def _normalized_indices(indices: np.ndarray, dim: int, op: str) -> np.ndarray:

@@ -27,6 +27,8 @@ class ConstantOp(ECGOp, name="constant"):
         value_type = self.operation.attributes["value"].type
         if value_type != self.operation.results[0].type:
             raise VerificationError(f"value type {value_type} does not match result type {self.operation.results[0].type}")
+        if not isinstance(self.operation.attributes["value"], ir.DenseElementsAttr):
+            raise VerificationError(f"value {self.operation.attributes['value']} has no data (a missing resource blob?)")
 
 
 # The values of a fusion block have all kinds of types, so each gets a field of its

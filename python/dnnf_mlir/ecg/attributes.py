@@ -46,7 +46,7 @@ class Int(AttributeKind):
 
     @staticmethod
     def accepts(attr):
-        return isinstance(attr, ir.IntegerAttr) and attr.type.width == 64
+        return isinstance(attr, ir.IntegerAttr) and isinstance(attr.type, ir.IntegerType) and attr.type.width == 64
 
 
 class Float(AttributeKind):

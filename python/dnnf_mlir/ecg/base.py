@@ -152,6 +152,29 @@ class ECGOp(ECG.Operation):
         return attrs
 
     @classmethod
+    def checked_attrs(cls, attrs: dict) -> dict:
+        """``attrs`` as their kinds store them (an ONNX int list given for an int raises
+        VerificationError here, not a TypeError in ``infer``)."""
+        checked = {}
+        for name, value in attrs.items():
+            kind = cls.ATTRIBUTES.get(name)
+            if kind is None:  # complete_attrs says so
+                checked[name] = value
+                continue
+            try:
+                checked[name] = kind.from_attr(kind.to_attr(value))
+            except (TypeError, ValueError, OverflowError):
+                raise VerificationError(f"attribute '{name}' must be a {kind.description}, got {value!r}") from None
+        return checked
+
+    @classmethod
+    def check_arity(cls, operands: int, results: int | None = None):
+        """Raise VerificationError unless the op's fields take that many operands (and results)."""
+        cls._segments(ext.OperandDef, operands)
+        if results is not None:
+            cls._segments(ext.ResultDef, results)
+
+    @classmethod
     def _segments(cls, kind, count: int) -> list:
         """How ``count`` values distribute over the op's operand or result fields."""
         fields = [f for f in cls._fields if isinstance(f, kind)]
@@ -221,6 +244,7 @@ class ECGOp(ECG.Operation):
 
     def check(self):
         """Raise VerificationError when the op is malformed; the verifier reports it."""
+        self.check_arity(len(self.operation.operands), len(self.operation.results))
         attributes = self.operation.attributes
         for name, kind in self.ATTRIBUTES.items():
             if name not in attributes:

@@ -98,7 +98,8 @@ class NodeBuilder:
         """Build an ECG op, or fold it when every operand is known and the result is small."""
         cls = OPS[mnemonic]
         specs = [self.spec(v) for v in operands]
-        attrs = cls.complete_attrs(specs, attrs or {})
+        cls.check_arity(len(operands))
+        attrs = cls.complete_attrs(specs, cls.checked_attrs(attrs or {}))
         results = cls.infer(specs, attrs)
         if all(isinstance(v, np.ndarray) for v in operands) and all(r.numel <= FOLD_LIMIT for r in results):
             folded = cls.reference(operands, attrs, results)

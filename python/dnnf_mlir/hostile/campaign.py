@@ -1,9 +1,9 @@
 """Run hostile inputs through the dnnf tools in subprocesses and judge how each ends.
 
 A run is *clean* when it exits 0 (the input happened to be valid), or exits 1 or 2
-with its error on stderr as one line per error (``tool: error: ...`` or an MLIR
-diagnostic ``file:line:col: error: ...``, with its notes) and leaves nothing in its
-output directory. Anything else is a finding: a Python traceback, a crash signal,
+with its error last on stderr, in one line (``tool: error: ...`` or an MLIR
+diagnostic ``file:line:col: error: ...``, or its last note; notices such as an
+opset upgrade may come before), and leaves nothing in its output directory. Anything else is a finding: a Python traceback, a crash signal,
 a hang (the run outlives ``timeout``), a partial output, an error not in one of the
 two forms, or a ``must_fail`` input accepted.
 """
@@ -58,7 +58,7 @@ def judge(returncode: int | None, stderr: str, leftovers: list, must_fail: bool)
     if leftovers:
         return "partial-output", f"left {', '.join(leftovers)}"
     lines = [line for line in stderr.splitlines() if line.strip()]
-    if returncode not in (1, 2) or not lines or not all(_ERROR_LINE.match(line) for line in lines):
+    if returncode not in (1, 2) or not _ERROR_LINE.match(last):
         return "unclear-error", f"exit {returncode}: {' | '.join(lines)[:300]}"
     return "clean-error", last
 

@@ -23,7 +23,8 @@ def _tensor(name, array) -> onnx.TensorProto:
 
 def embedding() -> onnx.ModelProto:
     """BERT's first step in miniature: token ids (a graph input) index an embedding
-    table, then a projection, a ReLU and a reshape."""
+    table (100 rows: the ids dnnf-run draws are in [0, 100)), then a projection, a
+    ReLU and a reshape."""
     rng = np.random.default_rng(0)
     return _model(
         [helper.make_node("Gather", ["table", "ids"], ["e"], name="embed", axis=0),
@@ -33,7 +34,7 @@ def embedding() -> onnx.ModelProto:
         "embedding",
         [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32])],
-        [_tensor("table", rng.standard_normal((50, 16)).astype(np.float32)),
+        [_tensor("table", rng.standard_normal((100, 16)).astype(np.float32)),
          _tensor("w", rng.standard_normal((16, 8)).astype(np.float32)),
          _tensor("shape", np.array([1, -1], np.int64))],
     )

@@ -5,7 +5,7 @@
     outputs, times_ms = Artifact("out/resnet50").run([x], repeat=3)
 """
 
-from .artifact import Artifact, ArtifactError, HostSession
+from .artifact import Artifact, ArtifactError, HostSession, InvalidInput
 from .driver import CompileError, CompileReport, compile_model
 
-__all__ = ["Artifact", "ArtifactError", "CompileError", "CompileReport", "HostSession", "compile_model"]
+__all__ = ["Artifact", "ArtifactError", "CompileError", "CompileReport", "HostSession", "InvalidInput", "compile_model"]

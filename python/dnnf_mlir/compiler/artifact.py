@@ -33,6 +33,14 @@ class ArtifactError(Exception):
     """A directory that is not a usable compiled model, or a failed run."""
 
 
+class InvalidInput(ArtifactError):
+    """Inputs the compiled model refused (``DNNF_INVALID_ARGUMENT``): an index out of
+    range, a buffer of the wrong size."""
+
+
+INVALID_ARGUMENT = 2  # model.h's DNNF_INVALID_ARGUMENT, and dnnf_runner's exit status for it
+
+
 class Artifact:
     def __init__(self, outdir: "str | os.PathLike"):
         self.path = Path(outdir)
@@ -92,7 +100,8 @@ class Artifact:
             command += in_files + out_files + [str(repeat), str(threads or 1)]
             proc = subprocess.run(command, capture_output=True, text=True)
             if proc.returncode != 0:
-                raise ArtifactError(f"{' '.join(emulator[:1])} {self.manifest['runner']} failed: {proc.stderr.strip()}")
+                error = InvalidInput if proc.returncode == INVALID_ARGUMENT else ArtifactError
+                raise error(f"{' '.join(emulator[:1])} {self.manifest['runner']} failed: {proc.stderr.strip()}")
             outputs = [np.fromfile(p, dtype).reshape(shape) for p, (_, dtype, shape) in zip(out_files, self.outputs)]
         times = [float(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("run-ms ")]
         return outputs, times
@@ -112,7 +121,7 @@ class HostSession:
         lib = ctypes.CDLL(str(artifact.path / artifact.manifest["library"]))
         lib.dnnf_load.restype = ctypes.c_void_p
         lib.dnnf_load.argtypes = [ctypes.c_char_p]
-        lib.dnnf_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        lib.dnnf_run_sized.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4
         lib.dnnf_free.argtypes = [ctypes.c_void_p]
         lib.dnnf_error.restype = ctypes.c_char_p
         lib.dnnf_missing_cpu_features.restype = ctypes.c_char_p
@@ -136,14 +145,17 @@ class HostSession:
         outputs = [np.empty(shape, dtype) for _, dtype, shape in self.artifact.outputs]
         ins = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
         outs = (ctypes.c_void_p * max(1, len(outputs)))(*[o.ctypes.data for o in outputs])
-        run, model, error = self._lib.dnnf_run, self._model, self._lib.dnnf_error
+        in_bytes = (ctypes.c_size_t * max(1, len(arrays)))(*[a.nbytes for a in arrays])
+        out_bytes = (ctypes.c_size_t * max(1, len(outputs)))(*[o.nbytes for o in outputs])
+        run, model, error = self._lib.dnnf_run_sized, self._model, self._lib.dnnf_error
 
         def call():
-            if run(model, ins, outs) != 0:
-                raise ArtifactError(error().decode())
+            status = run(model, ins, in_bytes, outs, out_bytes)
+            if status != 0:
+                raise (InvalidInput if status == INVALID_ARGUMENT else ArtifactError)(error().decode())
 
         call.outputs = outputs
-        call._keep = (self, arrays, ins, outs)  # the buffers must outlive the callable
+        call._keep = (self, arrays, ins, outs, in_bytes, out_bytes)  # the buffers must outlive the callable
         return call
 
     def run(self, arrays: Sequence[np.ndarray]) -> list:
@@ -157,4 +169,4 @@ class HostSession:
             self._model = None
 
 
-__all__ = ["Artifact", "ArtifactError", "EMULATORS", "HostSession"]
+__all__ = ["Artifact", "ArtifactError", "EMULATORS", "HostSession", "InvalidInput"]

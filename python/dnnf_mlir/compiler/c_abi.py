@@ -2,11 +2,13 @@
 
 The generated code's entry point is MLIR's C interface,
 ``_mlir_ciface_<entry>(inputs..., weights..., outputs...)``, one pointer to a memref
-descriptor per argument. The glue hides it behind six functions (``model.h``)::
+descriptor per argument. The glue hides it behind seven functions (``model.h``)::
 
     const char *dnnf_missing_cpu_features(void);       /* NULL when this CPU can run it */
     dnnf_model *dnnf_load(const char *weights_path);   /* NULL on error */
     int dnnf_run(dnnf_model *, const void *const inputs[], void *const outputs[]);
+    int dnnf_run_sized(dnnf_model *, const void *const inputs[], const size_t input_bytes[],
+                       void *const outputs[], const size_t output_bytes[]);
     void dnnf_free(dnnf_model *);
     const char *dnnf_error(void);                      /* the last error */
     int dnnf_set_num_threads(int);                     /* OpenMP builds only */
@@ -15,8 +17,14 @@ Tensors are dense, row-major buffers; ``dnnf_inputs`` / ``dnnf_outputs`` describ
 them (name, dtype, shape, bytes). ``dnnf_load`` first checks that this CPU has every
 feature the code was compiled for (``DNNF_CPU_FEATURES``) and refuses, naming the
 missing ones, when it does not: the glue itself is built for the architecture's
-baseline, so the check runs on any CPU. It then maps the weights file read-only:
-the compiled code never writes its arguments (see ``weights.externalize_weights``).
+baseline, so the check runs on any CPU. It then maps the weights file read-only
+(the compiled code never writes its arguments, see ``weights.externalize_weights``)
+after checking its size, and its header against the one compiled in: a file of
+another model, or of another compilation, is refused.
+
+``dnnf_run`` returns ``DNNF_INVALID_ARGUMENT`` with a message when its arguments do
+not fit: a NULL pointer, an input index out of range (``index_checks``), or, through
+``dnnf_run_sized``, a buffer of the wrong size. The generated code then does not run.
 
 ``dnnf_run`` is reentrant: one loaded model may run on several threads at once. The
 generated code keeps no state between calls (its intermediate buffers are allocated
@@ -31,6 +39,7 @@ import json
 import numpy as np
 
 from ..codegen.cpu.features import feature_checks
+from .weights import MAGIC
 
 _C_TYPES = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
             "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "uint8_t", "float16": "uint16_t"}
@@ -69,6 +78,7 @@ def header(model: str, target, inputs, outputs, weights_bytes: int) -> str:
         f"#define DNNF_NUM_INPUTS {len(inputs)}",
         f"#define DNNF_NUM_OUTPUTS {len(outputs)}",
         f"#define DNNF_WEIGHTS_BYTES {weights_bytes}ull",
+        "#define DNNF_INVALID_ARGUMENT 2 /* what dnnf_run returns for arguments that do not fit */",
         "",
         "typedef struct dnnf_model dnnf_model;",
         "",
@@ -87,10 +97,16 @@ def header(model: str, target, inputs, outputs, weights_bytes: int) -> str:
         "   has them all: the generated code may use every one, so dnnf_load refuses otherwise. */",
         "const char *dnnf_missing_cpu_features(void);",
         "/* Maps the weights file; NULL (and dnnf_error()) when this CPU lacks a feature of",
-        "   DNNF_CPU_FEATURES, or the weights file is missing or of the wrong size. */",
+        "   DNNF_CPU_FEATURES, or the weights file is missing, of the wrong size, or not this",
+        "   compilation's (its header differs). */",
         "dnnf_model *dnnf_load(const char *weights_path);",
-        "/* Runs the model on dense row-major buffers; 0 on success. */",
+        "/* Runs the model on dense row-major buffers; 0 on success, DNNF_INVALID_ARGUMENT (and",
+        "   dnnf_error()) for a NULL pointer or an index input out of range. */",
         "int dnnf_run(dnnf_model *model, const void *const inputs[], void *const outputs[]);",
+        "/* dnnf_run after checking the size of every buffer (in bytes) against dnnf_inputs and",
+        "   dnnf_outputs. */",
+        "int dnnf_run_sized(dnnf_model *model, const void *const inputs[], const size_t input_bytes[],",
+        "                   void *const outputs[], const size_t output_bytes[]);",
         "void dnnf_free(dnnf_model *model);",
         "/* The last error of the calling thread. dnnf_run may run on several threads at once. */",
         "const char *dnnf_error(void);",
@@ -154,12 +170,53 @@ def _cpu_check(target) -> list:
     return lines
 
 
-def glue(entry: str, target, inputs, weights, outputs, openmp: bool) -> str:
+def _c_bytes(data: bytes) -> str:
+    return ", ".join(f"0x{b:02x}" for b in data)
+
+
+def _argument_checks(inputs, outputs, checks) -> list:
+    """The start of ``dnnf_run``: NULL pointers, then the ``index_checks.IndexCheck``s."""
+    invalid = "return DNNF_INVALID_ARGUMENT;"
+    lines = [
+        f'  if (!model) {{ snprintf(error_message, sizeof error_message, "no model"); {invalid} }}',
+        f'  if ({len(inputs)} && !inputs) {{ snprintf(error_message, sizeof error_message, "inputs is NULL"); {invalid} }}',
+        f'  if (!outputs) {{ snprintf(error_message, sizeof error_message, "outputs is NULL"); {invalid} }}',
+        "  for (int i = 0; i < DNNF_NUM_INPUTS; ++i)",
+        "    if (!inputs[i]) {",
+        '      snprintf(error_message, sizeof error_message, "input %d (%s) is NULL", i, dnnf_inputs[i].name);',
+        f"      {invalid}",
+        "    }",
+        "  for (int j = 0; j < DNNF_NUM_OUTPUTS; ++j)",
+        "    if (!outputs[j]) {",
+        '      snprintf(error_message, sizeof error_message, "output %d (%s) is NULL", j, dnnf_outputs[j].name);',
+        f"      {invalid}",
+        "    }",
+    ]
+    for check in checks:
+        _, dtype, shape = inputs[check.input]
+        ctype = _C_TYPES[np.dtype(dtype).name]
+        lines += [
+            "  {",
+            f"    const {ctype} *indices = inputs[{check.input}];",
+            f"    for (size_t k = 0; k < {_bytes(dtype, shape) // np.dtype(dtype).itemsize}u; ++k)",
+            f"      if (indices[k] < -{check.size}ll || indices[k] >= {check.size}ll) {{",
+            "        snprintf(error_message, sizeof error_message,",
+            '                 "input %s: element %zu is %lld, out of the range [%lld, %lld] of the indices of %s node %s",',
+            f"                 dnnf_inputs[{check.input}].name, k, (long long)indices[k], -{check.size}ll, {check.size - 1}ll,",
+            f"                 {_c_string(check.op)}, {_c_string(check.node)});",
+            f"        {invalid}",
+            "      }",
+            "  }",
+        ]
+    return lines
+
+
+def glue(entry: str, target, inputs, weights, outputs, openmp: bool, weights_header: bytes, checks=()) -> str:
     """``model.c`` for a ``codegen.Target``: ``inputs`` / ``outputs`` as for ``header``,
-    ``weights`` the ``Weight`` layout."""
+    ``weights`` the ``Weight`` layout and ``weights_header`` the header of its file,
+    ``checks`` the ``index_checks.IndexCheck``s of the inputs."""
     arguments = [s for _, _, s in inputs] + [w.shape for w in weights] + [s for _, _, s in outputs]
     ranks = sorted({len(shape) for shape in arguments})
-    total = weights[-1].offset + weights[-1].nbytes if weights else 0
     lines = [
         "/* Generated by dnnf-compile: the C glue around the generated code (see model.h). */",
         "#define _POSIX_C_SOURCE 200809L",
@@ -206,7 +263,7 @@ def glue(entry: str, target, inputs, weights, outputs, openmp: bool) -> str:
         "  dnnf_model *model = calloc(1, sizeof(dnnf_model));",
         '  if (!model) { snprintf(error_message, sizeof error_message, "out of memory"); return NULL; }',
     ]
-    if total:
+    if weights:
         lines += [
             "  int fd = open(weights_path, O_RDONLY);",
             "  struct stat info;",
@@ -231,6 +288,15 @@ def glue(entry: str, target, inputs, weights, outputs, openmp: bool) -> str:
             "    free(model);",
             "    return NULL;",
             "  }",
+            f"  static const unsigned char expected[{len(weights_header)}] = {{{_c_bytes(weights_header)}}};",
+            f"  if (memcmp(model->weights, expected, {len(weights_header)}) != 0) {{",
+            f"    int foreign = memcmp(model->weights, expected, {len(MAGIC)}) == 0;",
+            '    snprintf(error_message, sizeof error_message, "weights file %s %s", weights_path,',
+            '             foreign ? "holds other weights than this library was compiled with"',
+            '                     : "is not a dnnf-compile weights file (no DNNFWTS1 header)");',
+            "    dnnf_free(model);",
+            "    return NULL;",
+            "  }",
         ]
     else:
         lines.append("  (void)weights_path;")
@@ -245,7 +311,7 @@ def glue(entry: str, target, inputs, weights, outputs, openmp: bool) -> str:
         "}",
         "",
         "int dnnf_run(dnnf_model *model, const void *const inputs[], void *const outputs[]) {",
-        '  if (!model) { snprintf(error_message, sizeof error_message, "no model"); return 1; }',
+        *_argument_checks(inputs, outputs, checks),
     ]
     calls = []
     for index, shape in enumerate(arguments):
@@ -260,6 +326,22 @@ def glue(entry: str, target, inputs, weights, outputs, openmp: bool) -> str:
         lines += _set_descriptor(var, pointer, shape)
         calls.append(f"&{var}")
     lines += [f"  _mlir_ciface_{entry}({', '.join(calls)});", "  return 0;", "}", ""]
+    lines += [
+        "int dnnf_run_sized(dnnf_model *model, const void *const inputs[], const size_t input_bytes[],",
+        "                   void *const outputs[], const size_t output_bytes[]) {",
+        "  const struct { const dnnf_tensor_info *info; const size_t *bytes; int count; const char *kind; } sides[] = {",
+        '    {dnnf_inputs, input_bytes, DNNF_NUM_INPUTS, "input"}, {dnnf_outputs, output_bytes, DNNF_NUM_OUTPUTS, "output"}};',
+        "  for (int s = 0; s < 2; ++s)",
+        "    for (int i = 0; i < sides[s].count; ++i)",
+        "      if (!sides[s].bytes || sides[s].bytes[i] != sides[s].info[i].bytes) {",
+        '        snprintf(error_message, sizeof error_message, "%s %d (%s) has %zu bytes, the model takes %zu", sides[s].kind, i,',
+        "                 sides[s].info[i].name, sides[s].bytes ? sides[s].bytes[i] : 0, sides[s].info[i].bytes);",
+        "        return DNNF_INVALID_ARGUMENT;",
+        "      }",
+        "  return dnnf_run(model, inputs, outputs);",
+        "}",
+        "",
+    ]
     if openmp:
         lines += [
             "extern void omp_set_num_threads(int);",

@@ -64,7 +64,8 @@ from ..rewriting.rules import FAMILIES
 from ..statistics import module_statistics, rewrite_summary
 from ..transforms.pipeline import Pipeline, build_pass_manager
 from . import c_abi
-from .weights import recorded_layout
+from .index_checks import index_checks
+from .weights import file_bytes, read_header, recorded_layout
 
 IMPORTED_ENTRY = "main"  # the function import_onnx makes
 # The compiled entry point; not `main`, which a program linking the library defines.
@@ -178,7 +179,8 @@ def _tensor_names(function, attribute_name: str, count: int, prefix: str) -> lis
 
 
 def _entry_signature(module: ir.Module):
-    """Rename the imported function to ``ENTRY``; (name, dtype, shape) of its inputs and outputs."""
+    """Rename the imported function to ``ENTRY``; (name, dtype, shape) of its inputs and
+    outputs, and the ``IndexCheck``s of its inputs."""
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == IMPORTED_ENTRY:
             op.attributes["sym_name"] = ir.StringAttr.get(ENTRY)
@@ -189,7 +191,7 @@ def _entry_signature(module: ir.Module):
             names_out = _tensor_names(op, "res_attrs", len(specs_out), "output")
             inputs = [(n, s.dtype, tuple(s.shape)) for n, s in zip(names_in, specs_in)]
             outputs = [(n, s.dtype, tuple(s.shape)) for n, s in zip(names_out, specs_out)]
-            return inputs, outputs
+            return inputs, outputs, index_checks(op)
     raise CompileError(f"the model has no @{IMPORTED_ENTRY} function")
 
 
@@ -264,7 +266,7 @@ def compile_model(
     staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
     try:
         with module.context, ir.Location.unknown():
-            inputs, outputs = _entry_signature(module)
+            inputs, outputs, checks = _entry_signature(module)
             if keep_ir:
                 write_module(module, str(staging / ECG_IR))
             rewritten = None if rewrite else _unrewritten(module)
@@ -289,7 +291,7 @@ def compile_model(
             llvm_ir = emit_llvm_ir(module)
         compile_object(llvm_ir, target=t, output=str(staging / "model.o"), pic=True)
         timer.enter("build", f"CMake: {LIBRARY}, {RUNNER}")
-        _write_sources(staging, model.stem, t, inputs, outputs, layout, openmp)
+        _write_sources(staging, model.stem, t, inputs, outputs, layout, openmp, checks)
         _build(staging, t, openmp)
         timer.finish()
         times = dict(timer.times, total=sum(timer.times.values()))
@@ -309,6 +311,7 @@ def compile_model(
             "inputs": _tensor_json(inputs),
             "outputs": _tensor_json(outputs),
             "weights": [dict(w.to_json(), nbytes=w.nbytes) for w in layout],
+            "index_checks": [check.to_json() for check in checks],
             "library": LIBRARY,
             "runner": RUNNER,
             "kernels": kernels,  # launched per run
@@ -328,11 +331,11 @@ def compile_model(
     return CompileReport(outdir, manifest)
 
 
-def _write_sources(directory: Path, name: str, target, inputs, outputs, layout, openmp: bool):
+def _write_sources(directory: Path, name: str, target, inputs, outputs, layout, openmp: bool, checks):
     """``model.h``, ``model.c`` and the runtime files the CMake build needs."""
-    total = layout[-1].offset + layout[-1].nbytes if layout else 0
-    (directory / "model.h").write_text(c_abi.header(name, target, inputs, outputs, total))
-    (directory / "model.c").write_text(c_abi.glue(ENTRY, target, inputs, layout, outputs, openmp))
+    (directory / "model.h").write_text(c_abi.header(name, target, inputs, outputs, file_bytes(layout)))
+    glue = c_abi.glue(ENTRY, target, inputs, layout, outputs, openmp, read_header(directory / WEIGHTS), checks)
+    (directory / "model.c").write_text(glue)
     runtime = resources.files("dnnf_mlir") / "runtime"
     for file in RUNTIME_FILES:
         (directory / file).write_text((runtime / file).read_text())

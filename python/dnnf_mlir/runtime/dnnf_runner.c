@@ -5,7 +5,9 @@
  * Each IN_i holds input i as raw little-endian elements in row-major order (the
  * shapes are in model.h), each OUT_j receives output j the same way. The model runs
  * once, then REPEAT more times (default 0); each timed run is printed on stderr as
- * "run-ms <milliseconds>". Exit status: 0, or 1 with a message on stderr.
+ * "run-ms <milliseconds>". Exit status: 0; 2 with a message on stderr when an input
+ * does not fit the model (a file of another size, an index out of range); 1 for any
+ * other failure (a missing file, weights that are not the model's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +16,18 @@
 
 #include "model.h"
 
-static void *read_file(const char *path, size_t bytes) {
-  void *data = aligned_alloc(64, (bytes + 63) / 64 * 64);
+/* The whole file at path, and its size in *bytes. */
+static void *read_file(const char *path, size_t *bytes) {
   FILE *f = fopen(path, "rb");
-  if (!data || !f || fread(data, 1, bytes, f) != bytes) {
-    fprintf(stderr, "dnnf_runner: cannot read %zu bytes from %s\n", bytes, path);
+  long size = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  void *data = size >= 0 ? aligned_alloc(64, ((size_t)size + 64) / 64 * 64) : NULL;
+  if (!data || fseek(f, 0, SEEK_SET) != 0 || fread(data, 1, (size_t)size, f) != (size_t)size) {
+    fprintf(stderr, "dnnf_runner: cannot read %s\n", path);
     exit(1);
   }
   fclose(f);
+  *bytes = (size_t)size;
   return data;
 }
 
@@ -54,14 +60,20 @@ int main(int argc, char **argv) {
     return 1;
   }
   const void *inputs[DNNF_NUM_INPUTS];
+  size_t input_bytes[DNNF_NUM_INPUTS];
   void *outputs[DNNF_NUM_OUTPUTS];
-  for (int i = 0; i < DNNF_NUM_INPUTS; ++i) inputs[i] = read_file(argv[2 + i], dnnf_inputs[i].bytes);
-  for (int j = 0; j < DNNF_NUM_OUTPUTS; ++j) outputs[j] = aligned_alloc(64, (dnnf_outputs[j].bytes + 63) / 64 * 64);
+  size_t output_bytes[DNNF_NUM_OUTPUTS];
+  for (int i = 0; i < DNNF_NUM_INPUTS; ++i) inputs[i] = read_file(argv[2 + i], &input_bytes[i]);
+  for (int j = 0; j < DNNF_NUM_OUTPUTS; ++j) {
+    output_bytes[j] = dnnf_outputs[j].bytes;
+    outputs[j] = aligned_alloc(64, (output_bytes[j] + 63) / 64 * 64);
+  }
   for (int r = 0; r <= repeat; ++r) {
     double start = now_ms();
-    if (dnnf_run(model, inputs, outputs) != 0) {
+    int status = dnnf_run_sized(model, inputs, input_bytes, outputs, output_bytes);
+    if (status != 0) {
       fprintf(stderr, "dnnf_runner: %s\n", dnnf_error());
-      return 1;
+      return status == DNNF_INVALID_ARGUMENT ? 2 : 1;
     }
     if (r > 0) fprintf(stderr, "run-ms %.4f\n", now_ms() - start);
   }

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..cache import CompileCache, compile_cached
 from ..codegen import get_target
-from ..compiler import Artifact
+from ..compiler import Artifact, InvalidInput
 from ..compiler.driver import CompileOptions
 from ..fusion import MODES
 from .feeds import InvalidArgument, check_feeds, output_indices
@@ -53,11 +53,16 @@ class _Loaded:
             self.host, self.artifact = None, Artifact(copy)
 
     def run(self, arrays) -> list:
-        if self.host is None:
-            return self.artifact.run(arrays, threads=self.threads)[0]
-        if self.openmp:
-            self.host.set_threads(self.threads)  # OpenMP's thread count is per calling thread
-        return self.host.run(arrays)
+        """The outputs; ``InvalidArgument`` for inputs the compiled code refused (an index
+        out of range), as onnxruntime's INVALID_ARGUMENT."""
+        try:
+            if self.host is None:
+                return self.artifact.run(arrays, threads=self.threads)[0]
+            if self.openmp:
+                self.host.set_threads(self.threads)  # OpenMP's thread count is per calling thread
+            return self.host.run(arrays)
+        except InvalidInput as error:
+            raise InvalidArgument(str(error)) from None
 
 
 class InferenceSession:

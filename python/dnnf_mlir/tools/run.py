@@ -161,7 +161,10 @@ def _inputs_and_references(names, specs, args, onnx_path) -> tuple:
     feed_names = {i.name for i in session.get_inputs()}
 
     def run_onnxruntime(inputs):
-        return session.run(None, {name: value for name, value in zip(names, inputs) if name in feed_names})
+        try:
+            return session.run(None, {name: value for name, value in zip(names, inputs) if name in feed_names})
+        except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures (indices out of range)
+            raise ToolError(f"onnxruntime cannot run {onnx_path}: {str(error).splitlines()[0]}") from None
 
     inputs, want, scale = informative_inputs(names, specs, run_onnxruntime, args.seed, given, bool(expected_files))
     if scale is not None and scale != 1:

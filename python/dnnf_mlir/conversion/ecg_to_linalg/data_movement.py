@@ -138,10 +138,14 @@ def lower_tile(op, args):
 
 
 def _normalized_index(raw, size):
-    """An index from an i32/i64 tensor element, negative values counting from the end."""
+    """An index from an i32/i64 tensor element, negative values counting from the end,
+    clamped into [0, size): the code never reads out of bounds, whatever the indices
+    (the C glue rejects out-of-range ones that come from the caller, see
+    ``compiler.index_checks``)."""
     position = arith.index_cast(ir.IndexType.get(), raw)
     negative = arith.cmpi(arith.CmpIPredicate.slt, position, index(0))
-    return select(negative, arith.addi(position, index(size)), position)
+    position = select(negative, arith.addi(position, index(size)), position)
+    return arith.minsi(arith.maxsi(position, index(0)), index(size - 1))
 
 
 @lowers("gather")

@@ -6,7 +6,7 @@ in subprocesses, each of which must end with a one-line error and a non-zero exi
     python -m dnnf_mlir.hostile 500 --seed 1 --jobs 2     # or: bash tools/hostile.sh 500
 """
 
-from .campaign import Outcome, Summary, judge, run_campaign, tool_environment
+from .campaign import Outcome, Summary, judge, run_campaign
 from .onnx_cases import Case
 
-__all__ = ["Case", "Outcome", "Summary", "judge", "run_campaign", "tool_environment"]
+__all__ = ["Case", "Outcome", "Summary", "judge", "run_campaign"]

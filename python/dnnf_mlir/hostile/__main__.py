@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from . import mlir_cases, onnx_cases
-from .campaign import COMMANDS, run_campaign, tool_environment
+from .campaign import COMMANDS, run_campaign
 from .seeds import SEEDS
 
 
@@ -38,7 +38,6 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", type=Path, help="copy the inputs of findings into this directory")
     parser.add_argument("--json", type=Path, help="write every outcome here")
     args = parser.parse_args(argv)
-    tool_environment()
     start = time.perf_counter()
     summary = run_campaign(cases(args.count, args.seed, args.truncations), args.jobs, args.timeout,
                            set(args.tools.split(",")), args.keep)

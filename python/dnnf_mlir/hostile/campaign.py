@@ -63,7 +63,7 @@ def judge(returncode: int | None, stderr: str, leftovers: list, must_fail: bool)
     return "clean-error", last
 
 
-def run_one(case, tool: str, root: Path, timeout: float) -> Outcome:
+def run_one(case, tool: str, root: Path, timeout: float, env: dict) -> Outcome:
     """``tool`` on ``case`` in a scratch directory of its own, its output directory empty."""
     work = Path(tempfile.mkdtemp(prefix=f"{tool}-", dir=root))
     source = work / f"input{case.suffix}"
@@ -71,7 +71,7 @@ def run_one(case, tool: str, root: Path, timeout: float) -> Outcome:
     out = work / "out"
     out.mkdir()
     process = subprocess.Popen(COMMANDS[tool](str(source), str(out)), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, start_new_session=True, cwd=work)
+                               stderr=subprocess.PIPE, start_new_session=True, cwd=work, env=env)
     try:
         _, stderr = process.communicate(timeout=timeout)
         returncode = process.returncode
@@ -118,7 +118,8 @@ def run_campaign(cases, jobs: int = 2, timeout: float = 120.0, tools=None, keep:
     runs at a time; the inputs of findings are copied into ``keep``."""
     runs = [(case, tool) for case in cases for tool in TOOLS_FOR[case.suffix] if tools is None or tool in tools]
     with tempfile.TemporaryDirectory(prefix="dnnf-hostile-") as root, ThreadPoolExecutor(jobs) as pool:
-        outcomes = list(pool.map(lambda run: run_one(run[0], run[1], Path(root), timeout), runs))
+        env = tool_environment(Path(root) / "compile-cache")
+        outcomes = list(pool.map(lambda run: run_one(run[0], run[1], Path(root), timeout, env), runs))
     summary = Summary(outcomes)
     if keep is not None and summary.findings:
         keep.mkdir(parents=True, exist_ok=True)
@@ -129,14 +130,11 @@ def run_campaign(cases, jobs: int = 2, timeout: float = 120.0, tools=None, keep:
     return summary
 
 
-def tool_environment():
-    """The tools must run from this checkout's package (also in subprocesses), with a
-    compile cache and profiling database of their own."""
+def tool_environment(cache_dir: Path) -> dict:
+    """The environment of the tools' processes: this checkout's package first on the
+    Python path, this Python's scripts first on PATH, a compile cache of their own."""
+    env = dict(os.environ, DNNF_CACHE_DIR=str(cache_dir))
     package_root = str(Path(__file__).resolve().parents[2])
-    path = os.environ.get("PYTHONPATH", "")
-    if package_root not in path.split(os.pathsep):
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, path) if p)
-    os.environ.setdefault("DNNF_CACHE_DIR", tempfile.mkdtemp(prefix="dnnf-hostile-cache-"))
-    bin_dir = str(Path(sys.executable).parent)
-    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    env["PATH"] = os.pathsep.join(p for p in (str(Path(sys.executable).parent), env.get("PATH", "")) if p)
+    return env

@@ -71,7 +71,10 @@ def parse(source: str | bytes, context: ir.Context) -> ir.Module:
         source = source.decode()
     if isinstance(source, str):
         source = text_to_inline(source)
-    return ir.Module.parse(source, context)
+    try:
+        return ir.Module.parse(source, context)
+    except RuntimeError as error:  # corrupt bytecode whose strings the bindings cannot convert
+        raise SourceError(f"the input is not valid MLIR ({error})") from None
 
 
 class SourceError(ValueError):

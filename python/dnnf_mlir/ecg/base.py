@@ -236,14 +236,16 @@ class ECGOp(ECG.Operation):
 
     def verify_invariants(self) -> bool:
         try:
+            self.check_fields()
             self.check()
         except (VerificationError, UnsupportedTypeError) as error:
             self.operation.location.emit_error(f"'{self.operation.name}' op {error}")
             return False
         return True
 
-    def check(self):
-        """Raise VerificationError when the op is malformed; the verifier reports it."""
+    def check_fields(self):
+        """Raise VerificationError unless the op has its operand and result counts and
+        each attribute of its kind: what every ``check`` may then rely on."""
         self.check_arity(len(self.operation.operands), len(self.operation.results))
         attributes = self.operation.attributes
         for name, kind in self.ATTRIBUTES.items():
@@ -251,6 +253,9 @@ class ECGOp(ECG.Operation):
                 raise VerificationError(f"requires attribute '{name}' ({kind.description})")
             if not kind.accepts(attributes[name]):
                 raise VerificationError(f"attribute '{name}' must be a {kind.description}, got {attributes[name]}")
+
+    def check(self):
+        """Raise VerificationError when the op is malformed; the verifier reports it."""
         expected = self.infer(self.operand_specs, self.attrs)
         actual = self.result_specs
         if expected != actual:

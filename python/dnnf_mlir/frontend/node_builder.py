@@ -88,6 +88,13 @@ class NodeBuilder:
             raise OnnxImportError(f"{self.info}: input {index} ({what}) must be a compile-time constant")
         return value
 
+    def required(self, index: int, what: str) -> np.ndarray:
+        """``known``, for an input the op cannot do without: an error when absent."""
+        value = self.known(index, what)
+        if value is None:
+            raise OnnxImportError(f"{self.info}: input {index} ({what}) is missing")
+        return value
+
     def attr(self, name: str, default=None):
         return self.attributes.get(name, default)
 

@@ -127,7 +127,7 @@ def _size(node: NodeBuilder):
 
 @converter("ConstantOfShape")
 def _constant_of_shape(node: NodeBuilder):
-    shape = node.known(0, "shape")
+    shape = node.required(0, "shape")
     fill = node.attr("value", np.zeros(1, np.float32))
     check_shape(tuple(shape))  # before allocating it
     return [np.full(tuple(shape), fill.reshape(()), dtype=fill.dtype)]
@@ -135,7 +135,7 @@ def _constant_of_shape(node: NodeBuilder):
 
 @converter("Range")
 def _range(node: NodeBuilder):
-    start, limit, delta = (node.known(i, name) for i, name in enumerate(("start", "limit", "delta")))
+    start, limit, delta = (node.required(i, name) for i, name in enumerate(("start", "limit", "delta")))
     # float16 is computed in float32 (Range-27's default stash_type), then rounded.
     stash = np.float64 if node.attr("stash_type", 1) == 11 else np.float32
     dtype = stash if start.dtype == np.float16 else start.dtype
@@ -148,7 +148,7 @@ def _range(node: NodeBuilder):
 @converter("Reshape")
 def _reshape(node: NodeBuilder):
     data = node.operand(0)
-    target = node.known(1, "shape") if node.opset >= 5 else np.array(node.attr("shape"))
+    target = node.required(1, "shape") if node.opset >= 5 else np.array(node.attr("shape"))
     shape = data_movement.ReshapeOp.resolve_shape(node.spec(data).shape, target.tolist(), node.attr("allowzero", 0))
     return node.emit("reshape", [data], {"shape": shape})
 
@@ -156,7 +156,7 @@ def _reshape(node: NodeBuilder):
 @converter("Expand")
 def _expand(node: NodeBuilder):
     data = node.operand(0)
-    shape = broadcast(node.spec(data).shape, node.known(1, "shape").tolist())
+    shape = broadcast(node.spec(data).shape, node.required(1, "shape").tolist())
     return node.emit("expand", [data], {"shape": list(shape)})
 
 
@@ -206,7 +206,7 @@ def _resize(node: NodeBuilder):
     attrs = {"mode": node.attr("mode", "nearest")}
     if node.node.op_type == "Upsample" or node.opset < 11:
         # Resize-10 and Upsample: scales only, asymmetric coordinates, "simple" rounding.
-        scales = node.attr("scales") if node.opset < 9 else node.known(1, "scales")
+        scales = node.attr("scales") if node.opset < 9 else node.required(1, "scales")
         attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="simple")
         attrs.update(data_movement.ResizeOp.resolve(shape, scales=np.asarray(scales, np.float32)))
         return node.emit("resize", [data], attrs)
@@ -243,7 +243,7 @@ def _pad(node: NodeBuilder):
         attrs["constant_value"] = node.attr("value", 0.0)
     else:
         rank = node.spec(node.operand(0)).rank
-        pads = node.known(1, "pads").tolist()
+        pads = node.required(1, "pads").tolist()
         axes = node.known(3, "axes")
         if axes is not None:
             full = [0] * (2 * rank)

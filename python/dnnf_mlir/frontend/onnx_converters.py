@@ -14,7 +14,7 @@ from ..ecg.ops import data_movement
 from ..ecg.shapes import broadcast, normalize_axis
 from ..ecg.tensor_spec import check_shape, dtype_name
 from .node_builder import NodeBuilder
-from .onnx_types import onnx_dtype
+from .onnx_types import OnnxImportError, onnx_dtype
 
 CONVERTERS = {}
 
@@ -173,6 +173,9 @@ def _slice(node: NodeBuilder):
         attrs = dict(node.attributes)
     else:
         attrs = _inputs_as_attrs(node, {1: "starts", 2: "ends", 3: "axes", 4: "steps"})
+    missing = [name for name in ("starts", "ends") if name not in attrs]
+    if missing:
+        raise OnnxImportError(f"{node.info}: {' and '.join(missing)} missing")
     attrs = data_movement.SliceOp.normalize(node.spec(node.operand(0)).shape, **attrs)
     return node.emit("slice", [node.operand(0)], attrs)
 

@@ -52,11 +52,22 @@ def load_model(path) -> onnx.ModelProto:
         raise OnnxImportError(f"'{path}' is not a valid ONNX model (truncated or corrupt: {error})") from None
     if not model.graph.node and not model.graph.output:
         raise OnnxImportError(f"'{path}' is not a valid ONNX model (it has no graph)")
+    _check_names(model.graph, path)
     try:  # weights stored next to the model, which onnx keeps inside its directory
         load_external_data_for_model(model, str(path.parent))
     except Exception as error:  # onnx raises ValidationError, OSError, ValueError here
         raise OnnxImportError(f"'{path}': cannot load its external data: {str(error).splitlines()[0]}") from None
     return model
+
+
+def _check_names(graph: onnx.GraphProto, path: Path):
+    """Protobuf hands string fields that are not UTF-8 (a corrupt file) over as bytes."""
+    names = [v.name for v in (*graph.input, *graph.output, *graph.initializer)]
+    for node in graph.node:
+        names += [node.name, node.op_type, node.domain, *node.input, *node.output]
+    for text in names:
+        if isinstance(text, bytes):
+            raise OnnxImportError(f"'{path}' is not a valid ONNX model (a name is not UTF-8: {text!r})")
 
 
 def import_onnx(model, *, shapes: dict | None = None, context: ir.Context | None = None) -> ir.Module:

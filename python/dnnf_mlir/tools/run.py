@@ -134,7 +134,8 @@ def _input_names(function) -> list:
     count = len(function.regions[0].blocks[0].arguments)
     if arg_attrs is None:
         return [f"arg{i}" for i in range(count)]
-    return [ir_dict["onnx.name"].value if "onnx.name" in ir_dict else f"arg{i}" for i, ir_dict in enumerate(arg_attrs)]
+    names = [ir_dict["onnx.name"] if "onnx.name" in ir_dict else None for ir_dict in arg_attrs]
+    return [name.value if isinstance(name, ir.StringAttr) else f"arg{i}" for i, name in enumerate(names)]
 
 
 def _expected_output_files(onnx_path) -> list:

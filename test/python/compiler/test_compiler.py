@@ -81,7 +81,7 @@ def test_truncated_weights_file_is_reported(tmp_path):
     compile_model(model, tmp_path / "out")
     weights = tmp_path / "out" / "weights.bin"
     weights.write_bytes(weights.read_bytes()[:100])
-    with pytest.raises(ArtifactError, match="weights file .* has 100 bytes, the model needs 12288"):
+    with pytest.raises(ArtifactError, match="weights file .* has 100 bytes, the model needs 12352"):
         Artifact(tmp_path / "out").run([np.zeros((24, 64), np.float32)])
 
 

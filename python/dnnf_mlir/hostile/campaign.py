@@ -3,8 +3,9 @@
 A run is *clean* when it exits 0 (the input happened to be valid), or exits 1 or 2
 with its error last on stderr, in one line (``tool: error: ...`` or an MLIR
 diagnostic ``file:line:col: error: ...``, or its last note; notices such as an
-opset upgrade may come before), and leaves nothing in its output directory. Anything else is a finding: a Python traceback, a crash signal,
-a hang (the run outlives ``timeout``), a partial output, an error not in one of the
+opset upgrade may come before), and leaves nothing in its output directory or next
+to its input. Anything else is a finding: a Python traceback, a crash signal, a
+hang (the run outlives ``timeout``), a partial output, an error not in one of the
 two forms, or a ``must_fail`` input accepted.
 """
 

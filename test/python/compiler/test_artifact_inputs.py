@@ -160,3 +160,13 @@ def test_computed_indices_never_read_out_of_bounds(tmp_path):
     assert artifact.manifest["index_checks"] == []
     (got,) = artifact.run([np.array([0, 1], np.int64)])[0]
     np.testing.assert_array_equal(got, table[[0, 3]])
+
+
+def test_aarch64_runner_refuses_index_out_of_range(compiled, tmp_path, aarch64_toolchain):
+    compile_model(compiled[0], tmp_path / "arm", target="aarch64")
+    artifact = Artifact(tmp_path / "arm")
+    (got,) = artifact.run([_ids(0, 1, 2, 3)])[0]
+    (want,) = Artifact(compiled[1]).run([_ids(0, 1, 2, 3)])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(InvalidInput, match=r"element 2 is -200, out of the range \[-100, 99\]"):
+        artifact.run([_ids(0, 1, -200, 3)])

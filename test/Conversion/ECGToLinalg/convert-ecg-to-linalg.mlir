@@ -337,14 +337,18 @@ func.func @slice(%arg0: tensor<4x6xf32>) -> (tensor<2x3xf32>, tensor<4x6xf32>) {
 
 // -----
 
-// An embedding lookup: a generic over the output extracts the indexed rows.
+// An embedding lookup: a generic over the output extracts the indexed rows; a negative
+// index wraps, and the row is clamped to [0, 9], so that no index reads out of bounds
+// (run-time indices are checked before the code runs).
 // CHECK-LABEL: func.func @gather
 // CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<1x4xi64>) outs(%{{.*}} : tensor<1x4x3xf32>)
 // CHECK: ^bb0(%[[ID:.*]]: i64, %{{.*}}: f32):
 // CHECK: %[[COL:.*]] = linalg.index 2 : index
 // CHECK: %[[ROW:.*]] = arith.index_cast %[[ID]] : i64 to index
 // CHECK: %[[WRAPPED:.*]] = arith.select
-// CHECK: tensor.extract %arg0[%[[WRAPPED]], %[[COL]]] : tensor<10x3xf32>
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[WRAPPED]], %{{.*}} : index
+// CHECK: %[[CLAMPED:.*]] = arith.minsi %[[LOW]], %{{.*}} : index
+// CHECK: tensor.extract %arg0[%[[CLAMPED]], %[[COL]]] : tensor<10x3xf32>
 func.func @gather(%arg0: tensor<10x3xf32>, %arg1: tensor<1x4xi64>) -> tensor<1x4x3xf32> {
   %0 = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<10x3xf32>, tensor<1x4xi64>) -> tensor<1x4x3xf32>
   return %0 : tensor<1x4x3xf32>

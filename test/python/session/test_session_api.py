@@ -7,7 +7,6 @@ these models are one matmul of 16 terms plus element-wise ops, whose float32 rou
 differs from onnxruntime's only by summation order and FMA contraction.
 """
 
-import shutil
 
 import numpy as np
 import onnxruntime
@@ -148,8 +147,7 @@ def test_bad_arguments(cache_dir, tmp_path):
         InferenceSession(b"\x01garbage", cache_dir=cache_dir)
 
 
-@pytest.mark.skipif(shutil.which("qemu-aarch64") is None, reason="needs qemu-aarch64 (package qemu-user)")
-def test_aarch64_target_runs_under_qemu(tiny, cache_dir):
+def test_aarch64_target_runs_under_qemu(tiny, cache_dir, aarch64_toolchain):
     """target="aarch64": the AArch64 library, run through its C runner under qemu-aarch64."""
     x = np.random.default_rng(4).standard_normal((2, 16)).astype(np.float32)
     arm = InferenceSession(matmul_relu(), target="aarch64", cache_dir=cache_dir)

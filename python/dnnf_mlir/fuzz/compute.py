@@ -1,0 +1,269 @@
+"""Compute op families: MatMul and Gemm (matrices, batches, vectors), Conv and
+ConvTranspose and pooling with random strides, pads, dilations and groups,
+reductions over random axes, Softmax/LogSoftmax and the normalizations.
+
+A contraction is often followed by the epilogue the code generator fuses into its
+output tile (bias, activation, residual add), and a row op (Softmax, LayerNorm)
+by the element-wise neighbours that join its row group. Weights are scaled by
+1/sqrt(fan-in) so that products keep their input's magnitude.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+from .draws import DIMS, MAX_NUMEL, axis, broadcast, constant, dims, pick, weight
+from .elementwise import positive
+from .graph import FLOAT, GraphBuilder, Value
+
+MAX_MACS = 1 << 22  # multiply-adds per contraction: the interpreter and onnxruntime run each graph too
+SPATIAL = DIMS[:8]  # spatial extents of convolutions and pools: up to 17
+ACTIVATIONS = ("Relu", "Sigmoid", "Tanh", "Gelu", "LeakyRelu")
+REDUCTIONS = {
+    "ReduceSum": lambda s, n: s * math.sqrt(n), "ReduceMean": lambda s, n: s, "ReduceMax": lambda s, n: 2 * s,
+    "ReduceMin": lambda s, n: 2 * s, "ReduceL1": lambda s, n: s * n, "ReduceL2": lambda s, n: s * math.sqrt(n),
+    "ReduceSumSquare": lambda s, n: s * s * n, "ReduceLogSumExp": lambda s, n: s + math.log(n),
+    "ReduceProd": lambda s, n: s**n, "ReduceLogSum": lambda s, n: 1 + math.log(n),
+}
+
+
+def epilogue(draw, g: GraphBuilder, y: Value, channel: int) -> None:
+    """What often follows a contraction: a bias along ``channel``, an activation, a residual add."""
+    steps = draw(st.integers(0, 3))
+    if steps >= 1:
+        shape = tuple(y.shape[i] if i == channel % y.rank else 1 for i in range(channel % y.rank, y.rank))
+        y = g.one("Add", [y, constant(draw, g, shape)], y.shape, scale=math.hypot(y.scale, 1))
+    if steps >= 2:
+        op_type = draw(st.sampled_from(ACTIVATIONS))
+        y = g.one(op_type, [y], y.shape, scale=y.scale)
+    if steps >= 3:
+        other = pick(draw, g, lambda v: v.shape == y.shape and v is not y, lambda d, g: constant(d, g, y.shape))
+        g.one("Add", [y, other], y.shape, scale=math.hypot(y.scale, other.scale))
+
+
+def matmul_shape(a: tuple, b: tuple) -> tuple:
+    """numpy.matmul's result shape (1-D operands promoted, then their unit dim dropped)."""
+    a2, b2 = (a if len(a) > 1 else (1,) + a), (b if len(b) > 1 else b + (1,))
+    out = broadcast(a2[:-2], b2[:-2]) + (a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+def matmul(draw, g: GraphBuilder) -> None:
+    a = pick(draw, g, lambda v: v.numel * 2 <= MAX_NUMEL)
+    k = a.shape[-1]
+    rows = a.numel // k
+
+    def fits(shape):
+        try:
+            out = matmul_shape(a.shape, shape)
+        except ValueError:
+            return False
+        return math.prod(out) <= MAX_NUMEL and math.prod(out) * k <= MAX_MACS
+
+    kind = draw(st.sampled_from(("weights", "vector", "batched", "activations")))
+    b = None
+    if kind == "activations":
+        found = [v for v in reversed(g.values) if v.is_float and v.rank >= 2 and v.shape[-2] == k and fits(v.shape)]
+        b = g.normalized(found[draw(st.integers(0, len(found) - 1))]) if found else None
+    if b is None:
+        n = draw(st.sampled_from([d for d in DIMS if rows * d <= MAX_NUMEL and rows * d * k <= MAX_MACS] or [1]))
+        shape = (k,) if kind == "vector" else (k, n)
+        if kind == "batched" and a.rank >= 3 and fits(a.shape[-3:-2] + shape):
+            shape = a.shape[-3:-2] + shape
+        b = weight(draw, g, shape, k)
+    out = matmul_shape(a.shape, b.shape)
+    y = g.one("MatMul", [a, b], out, scale=a.scale * b.scale * math.sqrt(k))
+    if y.rank:
+        epilogue(draw, g, y, -1)
+
+
+def gemm(draw, g: GraphBuilder) -> None:
+    a = pick(draw, g, lambda v: v.rank == 2, lambda d, g: g.input(dims(d, 2, cap=MAX_NUMEL // 16)))
+    trans_a, trans_b = draw(st.integers(0, 1)), draw(st.integers(0, 1))
+    m, k = a.shape[::-1] if trans_a else a.shape
+    n = draw(st.sampled_from([d for d in DIMS if m * d <= MAX_NUMEL and m * d * k <= MAX_MACS] or [1]))
+    b = weight(draw, g, (n, k) if trans_b else (k, n), k)
+    alpha, beta = draw(st.sampled_from((1.0, 0.5, -2.0))), draw(st.sampled_from((1.0, 0.5, -2.0)))
+    inputs = [a, b]
+    if draw(st.booleans()):
+        inputs.append(constant(draw, g, draw(st.sampled_from(((), (n,), (1, n), (m, 1), (m, n))))))
+    scale = abs(alpha) * a.scale * b.scale * math.sqrt(k) + abs(beta)
+    y = g.one("Gemm", inputs, (m, n), scale=scale, alpha=alpha, beta=beta, transA=trans_a, transB=trans_b)
+    epilogue(draw, g, y, -1)
+
+
+def image(draw, g: GraphBuilder) -> Value:
+    """A new NCHW (or NCW) input of convolution-sized extents."""
+    rank = draw(st.sampled_from((4, 3)))
+    return g.input((draw(st.sampled_from((1, 2))),) + dims(draw, rank - 1, cap=MAX_NUMEL // 2, choices=SPATIAL))
+
+
+def is_image(v: Value) -> bool:
+    return v.rank in (3, 4) and v.shape[1] <= 65 and all(d <= 65 for d in v.shape[2:])
+
+
+def window(draw, extent: int, pool: bool) -> dict:
+    """One spatial axis of a sliding window: kernel, stride, dilation and pads whose
+    window fits the padded extent (a pool's pads stay below its kernel)."""
+    kernel, stride = draw(st.sampled_from((1, 2, 3, 5))), draw(st.sampled_from((1, 2, 3)))
+    dilation = draw(st.sampled_from((1, 2)))
+    reach = (kernel - 1) * dilation
+    begin, end = (draw(st.integers(0, max(kernel - 1, 0) if pool else reach)) for _ in range(2))
+    if extent + begin + end < reach + 1:
+        kernel, dilation, begin, end = min(kernel, extent), 1, 0, 0
+    return {"kernel": kernel, "stride": stride, "dilation": dilation, "begin": begin, "end": end}
+
+
+def out_extent(extent: int, w: dict, auto_pad: str, ceil_mode: int = 0) -> int:
+    reach = (w["kernel"] - 1) * w["dilation"] + 1
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return -(-extent // w["stride"])
+    if auto_pad == "VALID":
+        return (extent - reach) // w["stride"] + 1
+    span = extent + w["begin"] + w["end"] - reach
+    out = (-(-span // w["stride"]) if ceil_mode else span // w["stride"]) + 1
+    if ceil_mode and (out - 1) * w["stride"] >= extent + w["begin"]:
+        out -= 1  # the last window would start in the end padding
+    return out
+
+
+def window_attrs(draw, x: Value, pool: bool, dilations: bool = True) -> tuple:
+    """(attributes, output spatial extents) of a sliding window over ``x``'s spatial axes."""
+    windows = [window(draw, d, pool) for d in x.shape[2:]]
+    if not dilations:
+        for w in windows:
+            w["dilation"] = 1
+    auto_pad = draw(st.sampled_from(("NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")))
+    if auto_pad == "VALID" and any(d < (w["kernel"] - 1) * w["dilation"] + 1 for d, w in zip(x.shape[2:], windows)):
+        auto_pad = "NOTSET"
+    if auto_pad.startswith("SAME"):
+        for w in windows:  # onnxruntime: no dilated SAME padding, nor a stride over the kernel (negative pads)
+            w["dilation"], w["stride"] = 1, min(w["stride"], w["kernel"])
+    attrs = {"kernel_shape": [w["kernel"] for w in windows], "strides": [w["stride"] for w in windows]}
+    if dilations:
+        attrs["dilations"] = [w["dilation"] for w in windows]
+    if auto_pad == "NOTSET":
+        attrs["pads"] = [w["begin"] for w in windows] + [w["end"] for w in windows]
+    else:
+        attrs["auto_pad"] = auto_pad
+    ceil_mode = draw(st.integers(0, 1)) if pool and auto_pad == "NOTSET" else 0
+    if ceil_mode:
+        attrs["ceil_mode"] = 1
+    return attrs, [out_extent(d, w, auto_pad, ceil_mode) for d, w in zip(x.shape[2:], windows)]
+
+
+def conv(draw, g: GraphBuilder) -> None:
+    x = pick(draw, g, is_image, image)
+    n, c = x.shape[:2]
+    group = draw(st.sampled_from(sorted({1, c} | {d for d in (2, 4) if c % d == 0})))
+    m = group * draw(st.sampled_from((1, 2, 3, 4, 8)))
+    attrs, spatial = window_attrs(draw, x, pool=False)
+    fan_in = c // group * math.prod(attrs["kernel_shape"])
+    out = (n, m, *spatial)
+    if math.prod(out) > MAX_NUMEL or math.prod(out) * fan_in > MAX_MACS:
+        out, m, group, attrs, spatial = (n, c, *x.shape[2:]), c, c, {"kernel_shape": [1] * (x.rank - 2)}, x.shape[2:]
+        fan_in = 1
+    inputs = [x, weight(draw, g, (m, c // group, *attrs["kernel_shape"]), fan_in)]
+    if draw(st.booleans()):
+        inputs.append(constant(draw, g, (m,)))
+    y = g.one("Conv", inputs, out, scale=x.scale + 0.5, group=group, **attrs)
+    epilogue(draw, g, y, 1)
+
+
+def conv_transpose(draw, g: GraphBuilder) -> None:
+    x = pick(draw, g, lambda v: is_image(v) and v.rank == 4, lambda d, g: g.input(dims(d, 4, 4096, SPATIAL)))
+    n, c, h, w = x.shape
+    group = draw(st.sampled_from(sorted({1, c})))
+    m = group * draw(st.sampled_from((1, 2, 3)))
+    kernels = [draw(st.sampled_from((1, 2, 3, 4))) for _ in range(2)]
+    strides = [draw(st.sampled_from((1, 2, 3))) for _ in range(2)]
+    pads = [draw(st.integers(0, k - 1)) for k in kernels * 2]
+    output_padding = [draw(st.integers(0, s - 1)) for s in strides]
+    spatial = [s * (d - 1) + op + k - pads[i] - pads[i + 2]
+               for i, (d, s, op, k) in enumerate(zip((h, w), strides, output_padding, kernels))]
+    if min(spatial) < 1 or n * m * math.prod(spatial) > MAX_NUMEL:
+        kernels, strides, pads, output_padding, spatial = [1, 1], [1, 1], [0] * 4, [0, 0], [h, w]
+    fan_in = c // group * math.prod(kernels) // math.prod(strides)
+    inputs = [x, weight(draw, g, (c, m // group, *kernels), fan_in)]
+    if draw(st.booleans()):
+        inputs.append(constant(draw, g, (m,)))
+    g.one("ConvTranspose", inputs, (n, m, *spatial), scale=x.scale + 0.5, group=group, kernel_shape=kernels,
+          strides=strides, pads=pads, output_padding=output_padding)
+
+
+def pool(draw, g: GraphBuilder) -> None:
+    x = pick(draw, g, is_image, image)
+    kind = draw(st.sampled_from(("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")))
+    if kind.startswith("Global"):
+        g.one(kind, [x], x.shape[:2] + (1,) * (x.rank - 2), scale=x.scale)
+        return
+    attrs, spatial = window_attrs(draw, x, pool=True, dilations=kind == "MaxPool")
+    if kind == "AveragePool":
+        attrs["count_include_pad"] = draw(st.integers(0, 1))
+    g.one(kind, [x], x.shape[:2] + tuple(spatial), scale=x.scale * (2 if kind == "MaxPool" else 1), **attrs)
+
+
+def reduce(draw, g: GraphBuilder) -> None:
+    x = pick(draw, g)
+    op_type = draw(st.sampled_from(sorted(REDUCTIONS)))
+    axes = draw(st.lists(st.integers(0, x.rank - 1), max_size=x.rank, unique=True))
+    reduced = axes or list(range(x.rank))
+    count = math.prod(x.shape[a] for a in reduced)
+    if op_type == "ReduceProd" and count > 8:
+        op_type = "ReduceMax"
+    if op_type == "ReduceLogSum":
+        x = positive(g, x)
+    keepdims = draw(st.integers(0, 1))
+    shape = tuple(1 if i in reduced else d for i, d in enumerate(x.shape) if keepdims or i not in reduced)
+    inputs = [x]
+    if axes:
+        inputs.append(g.constant(np.array([a - x.rank if draw(st.booleans()) else a for a in axes], np.int64)))
+    g.one(op_type, inputs, shape, scale=REDUCTIONS[op_type](x.scale, count), keepdims=keepdims)
+
+
+def row_op(draw, g: GraphBuilder) -> None:
+    """Softmax, LogSoftmax or LayerNormalization along a random axis."""
+    x = pick(draw, g)
+    a = axis(draw, x.rank)
+    kind = draw(st.sampled_from(("Softmax", "LogSoftmax", "LayerNormalization")))
+    if kind == "Softmax":
+        g.one(kind, [x], x.shape, scale=1 / x.shape[a], axis=a)
+    elif kind == "LogSoftmax":
+        g.one(kind, [x], x.shape, scale=x.scale + math.log(x.shape[a]), axis=a)
+    else:
+        inner = x.shape[a % x.rank:]
+        inputs = [x, constant(draw, g, inner)]
+        if draw(st.booleans()):
+            inputs.append(constant(draw, g, inner))
+        g.one(kind, inputs, x.shape, scale=1.5, axis=a, epsilon=draw(st.sampled_from((1e-5, 1e-3))))
+
+
+def normalization(draw, g: GraphBuilder) -> None:
+    """BatchNormalization (inference), InstanceNormalization or LRN over channel axis 1."""
+    kind = draw(st.sampled_from(("BatchNormalization", "InstanceNormalization", "LRN")))
+    x = pick(draw, g, lambda v: v.rank >= (4 if kind == "LRN" else 3) and is_image(v),
+             lambda d, g: g.input(dims(d, 4, MAX_NUMEL // 4, SPATIAL)))
+    c = x.shape[1]
+    if kind == "LRN":
+        g.one(kind, [x], x.shape, scale=x.scale, size=draw(st.sampled_from((1, 3, 5))),
+              alpha=draw(st.sampled_from((1e-4, 0.5))), beta=0.75, bias=draw(st.sampled_from((1.0, 2.0))))
+        return
+    inputs = [x, constant(draw, g, (c,)), constant(draw, g, (c,))]
+    if kind == "BatchNormalization":
+        inputs += [constant(draw, g, (c,)), g.constant(np.abs(np.random.default_rng(c).standard_normal(c)).astype(FLOAT) + 0.5)]
+    g.one(kind, inputs, x.shape, scale=2.0, epsilon=draw(st.sampled_from((1e-5, 1e-3))))
+
+
+FAMILIES = {
+    "matmul": matmul, "gemm": gemm, "conv": conv, "conv_transpose": conv_transpose, "pool": pool,
+    "reduce": reduce, "row_op": row_op, "normalization": normalization,
+}
+
+__all__ = ["FAMILIES", "matmul_shape", "out_extent"]

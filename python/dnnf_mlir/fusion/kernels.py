@@ -115,7 +115,9 @@ class Outliner:
 
     def _unique(self, kernel, inner_ops):
         """``kernel`` named, or the known function printing the same (``kernel`` erased)."""
-        text = str(kernel.operation)
+        # Printed without verifying: the pass manager verifies the module after the
+        # pass, and verifying every kernel as it was printed took most of the pass's time.
+        text = kernel.operation.get_asm(assume_verified=True)
         if text in self.known:
             kernel.operation.erase()
             return self.known[text]

@@ -9,6 +9,7 @@ from pathlib import Path
 from .campaign import format_summary, run_campaign
 from .differential import check_cases
 from .graph import Case
+from .strategies import FAMILIES
 
 
 def replay(paths) -> int:
@@ -31,12 +32,17 @@ def main(argv=None) -> int:
     run.add_argument("--workers", type=int, default=2)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--out", default="build/fuzz", help="where failing graphs and summary.json go")
+    run.add_argument("--families", default="", help="only these op families, comma-separated (e.g. conv,pool,matmul)")
     again = commands.add_parser("replay", help="check saved graphs (.onnx)")
     again.add_argument("paths", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "replay":
         return replay(args.paths)
-    summary = run_campaign(args.graphs, args.workers, args.seed, args.out)
+    families = tuple(f for f in args.families.split(",") if f)
+    unknown = set(families) - set(FAMILIES)
+    if unknown:
+        parser.error(f"unknown families {', '.join(sorted(unknown))} (known: {', '.join(FAMILIES)})")
+    summary = run_campaign(args.graphs, args.workers, args.seed, args.out, families)
     (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=1))
     print(format_summary(summary))
     return 1 if summary["failures"] else 0

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from .draws import DIMS, MAX_NUMEL, axis, broadcast, constant, dims, pick, weight
+from .draws import DIMS, MAX_NUMEL, axis, broadcast, constant, dims, partner, pick, weight
 from .elementwise import positive
 from .graph import FLOAT, GraphBuilder, Value
 
@@ -39,9 +39,9 @@ def epilogue(draw, g: GraphBuilder, y: Value, channel: int) -> None:
     if steps >= 2:
         op_type = draw(st.sampled_from(ACTIVATIONS))
         y = g.one(op_type, [y], y.shape, scale=y.scale)
-    if steps >= 3:
-        other = pick(draw, g, lambda v: v.shape == y.shape and v is not y, lambda d, g: constant(d, g, y.shape))
-        g.one("Add", [y, other], y.shape, scale=math.hypot(y.scale, other.scale))
+    if steps >= 3:  # the residual may broadcast (a row, a column, a scalar)
+        other = partner(draw, g, y.shape)
+        g.one("Add", [y, other], broadcast(y.shape, other.shape), scale=math.hypot(y.scale, other.scale))
 
 
 def matmul_shape(a: tuple, b: tuple) -> tuple:

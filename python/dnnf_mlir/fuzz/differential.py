@@ -32,6 +32,7 @@ import numpy as np
 import onnxruntime as ort
 
 from .._mlir import ir
+from ..codegen import UnsupportedCpuError
 from ..compiler.weights import externalize_weights
 from ..context import make_context
 from ..fusion import MODES
@@ -46,6 +47,8 @@ ATOL = 1e-4
 ENTRY = "main"
 # A clean refusal of the code generator (an op or a variant it has no lowering for),
 # reported as kind ``unsupported``: a known limit, not a wrong result.
+CASE_PREFIX = "case"
+LOCATED = re.compile(rf'"{CASE_PREFIX}([0-9]+)/')
 UNSUPPORTED = re.compile(r"failed to legalize operation '([^']+)': (no lowering to linalg|.*?(?= is not supported by))")
 
 
@@ -82,8 +85,8 @@ def difference(got, want, scale: float) -> str:
     if not wrong.any():
         return ""
     worst = np.unravel_index(np.argmax(np.where(wrong, error / allowed, -1)), want.shape)
-    return (f"{int(wrong.sum())} of {want.size} elements off; worst at {list(worst)}: {got[worst]!r} vs "
-            f"{want[worst]!r} (tolerance {allowed[worst]:.3g})")
+    return (f"{int(wrong.sum())} of {want.size} elements off; worst at {[int(i) for i in worst]}: "
+            f"{float(got[worst]):.7g} vs {float(want[worst]):.7g} (tolerance {allowed[worst]:.3g})")
 
 
 def onnxruntime_outputs(case: Case, inputs: list) -> list:
@@ -96,6 +99,16 @@ def onnxruntime_outputs(case: Case, inputs: list) -> list:
     run = ort.RunOptions()
     run.log_severity_level = 3
     return session.run(None, dict(zip(names, inputs)), run)
+
+
+def located(model, index: int):
+    """``model`` with its nodes named ``case<index>/<op type>``: the name is each op's
+    location, so a diagnostic about a module of many cases names the case."""
+    named = type(model)()
+    named.CopyFrom(model)
+    for node in named.graph.node:
+        node.name = f"{CASE_PREFIX}{index}/{node.op_type}"
+    return named
 
 
 def run_passes(module: ir.Module, pipeline: str) -> ir.Module:
@@ -151,7 +164,9 @@ class Batch:
         """``action()``, or None with the exception recorded as a failure of ``stage``."""
         try:
             return action()
-        except Exception as error:  # any exception is a finding, named by its stage
+        except UnsupportedCpuError:  # code for another CPU (DNNF_CPU): not a finding
+            raise
+        except Exception as error:  # any other exception is a finding, named by its stage
             self.record(case, stage, error)
             return None
 
@@ -171,7 +186,7 @@ class Batch:
         """onnxruntime, the interpreter, ecg-rewrite and every fusion mode on case ``index``."""
         case, inputs = self.cases[index], self.inputs[index]
         reference = self.guarded(index, "onnxruntime", lambda: onnxruntime_outputs(case, inputs))
-        imported = self.guarded(index, "import", lambda: import_onnx(case.model, context=self.context))
+        imported = self.guarded(index, "import", lambda: import_onnx(located(case.model, index), context=self.context))
         if reference is None or imported is None:
             return
         expected = self.guarded(index, "interpreter", lambda: interpret(imported, inputs))
@@ -214,10 +229,20 @@ class Batch:
                 self.interpreted(case, f"ecg-outline-kernels ({mode})", module, name)
         try:
             weights = converted(module, names)
-        except Exception:  # find the cases that cannot be converted
-            cases = self.survivors(cases, modes, "convert-ecg-to-linalg" + suffix)
-            module, names = self.outlined(cases, modes)
-            weights = converted(module, names)
+        except Exception as error:  # leave out the cases the diagnostics name, else bisect
+            stage = "convert-ecg-to-linalg" + suffix
+            culprits = {int(i) for i in LOCATED.findall(str(error))}
+            for case in culprits:
+                lines = [line for line in str(error).splitlines() if f'"{CASE_PREFIX}{case}/' in line]
+                self.fail(case, type(error).__name__, stage, "\n".join(lines))
+            cases = [i for i in cases if i not in culprits]
+            try:
+                module, names = self.outlined(cases, modes)
+                weights = converted(module, names)
+            except Exception:
+                cases = self.survivors(cases, modes, stage)
+                module, names = self.outlined(cases, modes)
+                weights = converted(module, names)
         if not names:
             return
         try:

@@ -1,0 +1,143 @@
+"""The differential fuzzer: its graphs are valid ONNX of the shapes it claims, it covers
+the op families, its comparisons catch wrong results, and a fixed-seed budget of
+random graphs (CI's share of ``tools/fuzz.sh``) checks clean.
+"""
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import onnx
+from hypothesis import HealthCheck, given, seed, settings
+
+from dnnf_mlir.ecg import OPS
+from dnnf_mlir.fuzz import differential
+from dnnf_mlir.fuzz.differential import check_cases, difference
+from dnnf_mlir.fuzz.graph import Case, GraphBuilder
+from dnnf_mlir.fuzz.strategies import batches, graphs
+
+# About 250 graphs in 55 batches: two minutes on one core of a 2-vCPU machine.
+CI_BATCHES = 55
+CI_SEED = 20261125
+QUIET = dict(database=None, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def real_failures(failures) -> list:
+    return [f for f in failures if f.kind != "unsupported"]
+
+
+@settings(max_examples=100, **QUIET)
+@given(graphs())
+def test_graphs_are_valid_onnx_of_the_declared_shapes(case):
+    onnx.checker.check_model(case.model, full_check=True)
+    inferred = onnx.shape_inference.infer_shapes(case.model, strict_mode=True)
+    for declared, output in zip(case.model.graph.output, inferred.graph.output):
+        assert declared.type == output.type, f"{declared.name}: {declared.type} vs inferred {output.type}"
+    assert len(case.inputs()) == len(case.model.graph.input)
+
+
+def test_graphs_cover_the_op_families():
+    """A few hundred graphs use every op the generator knows, and odd and whole-vector extents."""
+    seen, extents = Counter(), Counter()
+
+    @seed(CI_SEED)
+    @settings(max_examples=400, **QUIET)
+    @given(graphs())
+    def collect(case):
+        seen.update(case.op_types())
+        for info in case.model.graph.input:
+            extents.update(d.dim_value for d in info.type.tensor_type.shape.dim)
+
+    collect()
+    expected = {
+        "MatMul", "Gemm", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax",
+        "LogSoftmax", "LayerNormalization", "BatchNormalization", "InstanceNormalization", "LRN", "ReduceSum",
+        "ReduceMax", "ReduceMean", "Reshape", "Transpose", "Slice", "Concat", "Split", "Gather", "GatherElements",
+        "Expand", "Tile", "Pad", "Flatten", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Resize", "Where",
+        "Cast", "Floor", "Add", "Mul", "Div", "Pow", "PRelu", "Exp", "Log", "Sqrt", "Gelu", "Sum",
+    }
+    assert expected <= set(seen), f"never drawn: {sorted(expected - set(seen))}"
+    assert seen["ArgMax"] + seen["ArgMin"]
+    assert {1, 7, 17, 33, 65} <= set(extents) and {8, 16, 32, 64} <= set(extents)
+
+
+def test_difference_is_element_wise():
+    want = np.array([1000.0, 1e-3, -2.0], np.float32)
+    assert difference(want.copy(), want, 1.0) == ""
+    assert difference(want * (1 + 5e-5), want, 1.0) == ""  # within rtol
+    wrong = want.copy()
+    wrong[1] = 2e-3  # a wrong small value next to a large one
+    assert "worst at [1]" in difference(wrong, want, 1.0)
+    assert difference(np.array([1, 2]), np.array([1, 3]), 1.0) == "1 of 2 elements differ"
+    assert "expected float32[3]" in difference(want[:2], want, 1.0)
+
+
+def relu_case(threads=(1,)) -> Case:
+    g = GraphBuilder()
+    x = g.input((4, 17))
+    return Case(g.model([g.one("Relu", [x], x.shape)], threads))
+
+
+def test_a_clean_case_checks_clean():
+    assert check_cases([relu_case((1, 2))]) == []
+
+
+def test_a_wrong_reference_is_caught(monkeypatch):
+    """The interpreter (the reference of every later path) disagreeing with onnxruntime."""
+    monkeypatch.setattr(OPS["relu"], "reference", classmethod(lambda cls, inputs, attrs, results: [inputs[0]]))
+    (failure,) = check_cases([relu_case()])
+    assert failure.signature == "mismatch in interpreter vs onnxruntime"
+
+
+def test_wrong_compiled_code_is_caught(monkeypatch):
+    """Compiled code off by one element, in every mode, on both thread counts."""
+    compile_for_host = differential.compile_for_host
+
+    def off_by_one(module, threads=1):
+        compiled = compile_for_host(module, threads=threads)
+
+        class Wrong:
+            def __getitem__(self, name):
+                def call(*arrays):
+                    outputs = compiled[name](*arrays)
+                    outputs[0].flat[-1] += 1
+                    return outputs
+                return call
+
+        return Wrong()
+
+    monkeypatch.setattr(differential, "compile_for_host", off_by_one)
+    failures = check_cases([relu_case((1, 2))])
+    assert sorted(f.signature for f in failures) == [
+        "mismatch in compiled dnnf, 1 thread", "mismatch in compiled dnnf, 2 threads",
+        "mismatch in compiled none, 1 thread", "mismatch in compiled tvm, 1 thread",
+    ]
+    assert all("worst at [3, 16]" in f.detail for f in failures)
+
+
+def test_unsupported_ops_are_named_not_failed():
+    g = GraphBuilder()
+    x = g.input((1, 2, 3, 3))
+    y = g.one("Resize", [x, "", g.constant(np.array([1, 1, 2, 2], np.float32))], (1, 2, 6, 6), mode="nearest")
+    failures = check_cases([Case(g.model([y], (1,)))])
+    assert {f.signature for f in failures} == {"unsupported in ecg.resize: no lowering to linalg"}
+
+
+@seed(CI_SEED)
+@settings(max_examples=CI_BATCHES, **QUIET)
+@given(batches())
+def test_fixed_seed_budget(cases):
+    failures = real_failures(check_cases(cases))
+    assert not failures, "\n".join(f"graph {f.case}: {f}" for f in failures)
+
+
+def test_campaign_runs_and_summarizes(tmp_path):
+    """tools/fuzz.sh's command: a few graphs on one worker, its summary and exit status."""
+    result = subprocess.run([sys.executable, "-m", "dnnf_mlir.fuzz", "run", "6", "--workers", "1", "--seed", "3",
+                             "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["graphs"] >= 6 and summary["ops"] and not summary["failures"]
+    assert "failures: 0 graphs" in result.stdout

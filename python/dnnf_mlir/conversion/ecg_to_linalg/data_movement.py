@@ -45,9 +45,17 @@ def lower_slice(op, args):
         offsets[axis], strides[axis] = start, step
     if all(s > 0 for s in strides) or 0 in spec.shape:
         return [extract_slice(x, offsets, spec.shape, [abs(s) for s in strides])]
+    # The axes of positive steps first, as an extract_slice: linalg takes a loop's extent
+    # from any operand indexed by the bare loop dimension, so an axis sliced from 0 with
+    # step 1 would give the generic the input's extent where the result's is meant.
+    forward = [s > 0 for s in strides]
+    x = extract_slice(x, [o if f else 0 for o, f in zip(offsets, forward)],
+                      [n if f else d for n, d, f in zip(spec.shape, shape, forward)],
+                      [s if f else 1 for s, f in zip(strides, forward)])
     rank = len(shape)
     exprs = [
-        ir.AffineConstantExpr.get(o) + ir.AffineDimExpr.get(d) * s for d, (o, s) in enumerate(zip(offsets, strides))
+        ir.AffineConstantExpr.get(0 if f else o) + ir.AffineDimExpr.get(d) * (1 if f else s)
+        for d, (o, s, f) in enumerate(zip(offsets, strides, forward))
     ]
     maps = [ir.AffineMap.get(rank, 0, exprs), identity_map(rank)]
     return generic([x], maps, [empty(spec.shape, element_of(x))], lambda v, _o: v)

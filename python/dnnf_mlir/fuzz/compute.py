@@ -128,10 +128,13 @@ def out_extent(extent: int, w: dict, auto_pad: str, ceil_mode: int = 0) -> int:
     if auto_pad == "VALID":
         return (extent - reach) // w["stride"] + 1
     span = extent + w["begin"] + w["end"] - reach
-    out = (-(-span // w["stride"]) if ceil_mode else span // w["stride"]) + 1
-    if ceil_mode and (out - 1) * w["stride"] >= extent + w["begin"]:
-        out -= 1  # the last window would start in the end padding
-    return out
+    return (-(-span // w["stride"]) if ceil_mode else span // w["stride"]) + 1
+
+
+def starts_in_end_padding(extent: int, w: dict) -> bool:
+    """Whether ceil mode adds a window that starts past the input and its begin padding:
+    onnxruntime drops it, ONNX's shape inference keeps it; such pools are not drawn."""
+    return (out_extent(extent, w, "NOTSET", 1) - 1) * w["stride"] >= extent + w["begin"]
 
 
 def window_attrs(draw, x: Value, pool: bool, dilations: bool = True) -> tuple:
@@ -154,6 +157,8 @@ def window_attrs(draw, x: Value, pool: bool, dilations: bool = True) -> tuple:
     else:
         attrs["auto_pad"] = auto_pad
     ceil_mode = draw(st.integers(0, 1)) if pool and auto_pad == "NOTSET" else 0
+    if any(starts_in_end_padding(d, w) for d, w in zip(x.shape[2:], windows)):
+        ceil_mode = 0
     if ceil_mode:
         attrs["ceil_mode"] = 1
     return attrs, [out_extent(d, w, auto_pad, ceil_mode) for d, w in zip(x.shape[2:], windows)]

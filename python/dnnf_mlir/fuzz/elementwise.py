@@ -97,9 +97,11 @@ def binary(draw, g: GraphBuilder) -> None:
 
 def variadic(draw, g: GraphBuilder) -> None:
     """Sum, Mean, Max or Min of two or three broadcasting operands."""
-    first = pick(draw, g)
-    operands = [first] + [partner(draw, g, first.shape) for _ in range(draw(st.integers(1, 2)))]
-    shape = broadcast(*(v.shape for v in operands))
+    operands = [pick(draw, g)]
+    shape = operands[0].shape
+    for _ in range(draw(st.integers(1, 2))):
+        operands.append(partner(draw, g, shape))
+        shape = broadcast(shape, operands[-1].shape)
     scale = math.sqrt(sum(v.scale**2 for v in operands))
     g.one(draw(st.sampled_from(("Sum", "Mean", "Max", "Min"))), operands, shape, scale=scale)
 

@@ -2,8 +2,9 @@
 
 For each case: onnxruntime (graph optimizations off, one thread) and the reference
 interpreter on the imported ECG module must agree; the module after ``ecg-rewrite``,
-after ``ecg-fuse{mode=M}`` for every mode, and after ``ecg-outline-kernels``
-(interpreted) must compute what the imported one does; and so must the compiled
+after ``ecg-fuse{mode=M}`` for every mode (whose fused ops must also keep the
+planner's limits: ``invariants``), and after ``ecg-outline-kernels`` (interpreted)
+must compute what the imported one does; and so must the compiled
 host code of every mode on one thread, and of the dnnf mode on two threads for the
 cases that ask for it. The compiled functions of the whole batch share one module
 and one JIT compilation (kernels that print alike are compiled once); when that
@@ -41,6 +42,7 @@ from ..frontend.onnx_importer import import_onnx
 from ..interpreter import interpret
 from ..transforms.pipeline import build_pass_manager
 from .graph import Case
+from .invariants import fused_op_problems
 
 RTOL = 1e-4
 ATOL = 1e-4
@@ -203,7 +205,12 @@ class Batch:
         for mode in MODES:
             stage = f"ecg-fuse{{mode={mode}}}"
             fused = self.guarded(index, stage, lambda: run_passes(fresh_module(entry_of(rewritten), self.context), stage))
-            if fused is not None and self.interpreted(index, stage, fused):
+            if fused is None:
+                continue
+            problems = fused_op_problems(entry_of(fused))
+            if problems:
+                self.fail(index, "invariant", stage, "; ".join(problems))
+            elif self.interpreted(index, stage, fused):
                 self.fused[index, mode] = fused
 
     def interpreted(self, index: int, stage: str, module: ir.Module, entry: str = ENTRY) -> bool:

@@ -114,7 +114,8 @@ def split(draw, g: GraphBuilder) -> None:
         sizes = [chunk] * (count - 1) + [extent - chunk * (count - 1)]
         inputs, attrs = [x], {"num_outputs": count}
     else:
-        cuts = sorted(draw(st.lists(st.integers(1, extent - 1), min_size=count - 1, max_size=count - 1, unique=True)))
+        cuts = sorted(draw(st.lists(st.integers(1, extent - 1), min_size=count - 1, max_size=count - 1, unique=True))
+                      if count > 1 else [])
         sizes = [b - e for e, b in zip([0] + cuts, cuts + [extent])]
         inputs, attrs = [x, ints(g, sizes)], {}
     shapes = [tuple(s if i == a else d for i, d in enumerate(x.shape)) for s in sizes]

@@ -155,6 +155,9 @@ class Batch:
 
     def compare(self, case: int, stage: str, got: list) -> bool:
         scales = self.cases[case].output_scales
+        if len(got) != len(self.expected[case]):
+            self.fail(case, "mismatch", stage, f"{len(got)} outputs, expected {len(self.expected[case])}")
+            return False
         for index, (value, want) in enumerate(zip(got, self.expected[case])):
             problem = difference(value, want, scales[index])
             if problem:

@@ -20,7 +20,8 @@ ATOL = 1e-4 leaves a factor of 5 over that for elements that cancel to near 0;
 RTOL = 1e-4 covers the rest (transcendental approximations are good to a few ulp,
 and guarded operands keep condition numbers small). A wrong index, a dropped
 epilogue or a misplaced window is off by the operands' own magnitude, far above it.
-Integer and boolean outputs must be equal.
+Integer and boolean outputs must be equal. The test is ``checking.compare``'s, the one
+dnnf-run --check and the tests use.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 import onnxruntime as ort
 
 from .._mlir import ir
+from ..checking import compare
 from ..codegen import UnsupportedCpuError
 from ..compiler.weights import externalize_weights
 from ..context import make_context
@@ -73,22 +75,13 @@ class Failure:
 
 
 def difference(got, want, scale: float) -> str:
-    """'' when ``got`` matches ``want`` within the tolerance, else where and by how much."""
+    """'' when ``got`` matches ``want`` within the tolerance (``checking.compare``'s
+    element-wise test, ATOL scaled by the output's magnitude), else where and by how much."""
     got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
-    if want.dtype.kind != "f":
-        wrong = got != want
-        return f"{int(wrong.sum())} of {want.size} elements differ" if wrong.any() else ""
-    got64, want64 = got.astype(np.float64), want.astype(np.float64)
-    error = np.abs(got64 - want64)
-    allowed = ATOL * max(1.0, scale) + RTOL * np.abs(want64)
-    wrong = ~(error <= allowed) & ~((got64 == want64) | (np.isnan(got64) & np.isnan(want64)))
-    if not wrong.any():
-        return ""
-    worst = np.unravel_index(np.argmax(np.where(wrong, error / allowed, -1)), want.shape)
-    return (f"{int(wrong.sum())} of {want.size} elements off; worst at {[int(i) for i in worst]}: "
-            f"{float(got[worst]):.7g} vs {float(want[worst]):.7g} (tolerance {allowed[worst]:.3g})")
+    if got.dtype != want.dtype:
+        return f"got {got.dtype} elements, expected {want.dtype}"
+    verdict = compare(got, want, rtol=RTOL, atol=ATOL * max(1.0, scale))
+    return "" if verdict.ok else str(verdict)
 
 
 def onnxruntime_outputs(case: Case, inputs: list) -> list:

@@ -81,9 +81,11 @@ def test_difference_is_element_wise():
     assert difference(want * (1 + 5e-5), want, 1.0) == ""  # within rtol
     wrong = want.copy()
     wrong[1] = 2e-3  # a wrong small value next to a large one
-    assert "worst at [1]" in difference(wrong, want, 1.0)
-    assert difference(np.array([1, 2]), np.array([1, 3]), 1.0) == "1 of 2 elements differ"
-    assert "expected float32[3]" in difference(want[:2], want, 1.0)
+    assert "worst element [1]" in difference(wrong, want, 1.0)
+    assert difference(wrong, want, 20.0) == ""  # within atol of an output of magnitude 20
+    assert difference(np.array([1, 2]), np.array([1, 3]), 1.0)
+    assert difference(np.array([1, 2], np.int32), np.array([1, 2]), 1.0) == "got int32 elements, expected int64"
+    assert difference(want[:2], want, 1.0) == "shape [2], expected [3]"
 
 
 def relu_case(threads=(1,)) -> Case:
@@ -126,7 +128,7 @@ def test_wrong_compiled_code_is_caught(monkeypatch):
         "mismatch in compiled dnnf, 1 thread", "mismatch in compiled dnnf, 2 threads",
         "mismatch in compiled none, 1 thread", "mismatch in compiled tvm, 1 thread",
     ]
-    assert all("worst at [3, 16]" in f.detail for f in failures)
+    assert all("worst element [3, 16]" in f.detail for f in failures)
 
 
 def test_unsupported_ops_are_named_not_failed():

@@ -52,6 +52,13 @@ def schedule_rows(planner: Planner, op):
         vsizes[inner] = width
     reduction_elems = math.prod(r for p, r in zip(parallel, loop_ranges) if not p)
     vector_elems = math.prod(vsizes)
+    if not any(parallel) and rank > 1:
+        # A reduction to a scalar over several dims: loops over all but the innermost,
+        # each step reducing one row horizontally into the accumulator. As one n-D
+        # vector it was unrolled into a load per row: a 32x16x8x1 reduction became
+        # 29,000 lines of LLVM IR that LLVM did not finish compiling in minutes.
+        sizes, vsizes = [1] * (rank - 1) + [0], [1] * (rank - 1) + [loop_ranges[-1]]
+        reduction_elems = vector_elems = loop_ranges[-1]
     h = s.match([op.name], tag=tag)
     details = {}
     if planner.threads > 1 and math.prod(loop_ranges) >= PARALLEL_MIN_ELEMENTS:

@@ -102,7 +102,7 @@ def lower_pad(op, args):
         return [pad(x, low, high, attrs["constant_value"])]
     if 0 in spec.shape:
         return [empty(spec.shape, element_of(x))]
-    source = x
+    source, starts, steps = _unstrided(x)
 
     def body(indices):
         reads = []
@@ -120,9 +120,27 @@ def lower_pad(op, args):
                 over = arith.cmpi(arith.CmpIPredicate.sge, position, index(size))
                 position = select(over, arith.subi(index(2 * (size - 1)), position), position)
             reads.append(position)
+        reads = [r if step == 1 else arith.addi(index(start), arith.muli(r, index(step)))
+                 for r, start, step in zip(reads, starts, steps)]
         return extract(source, reads)
 
     return [gather_generic([], [], spec.shape, element_of(x), body)]
+
+
+def _unstrided(x) -> tuple:
+    """(source, starts, steps): when ``x`` is cut from ``source`` with steps (a strided
+    tensor.extract_slice: a Slice in the same kernel), the element ``i`` of an axis is
+    ``source``'s ``start + step * i``; reading ``source`` at those indices keeps the
+    vectorized gather off a strided buffer, which vector.gather cannot lower to LLVM.
+    Otherwise (x, 0s, 1s)."""
+    rank = len(shape_of(x))
+    owner = x.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "tensor.extract_slice" and not owner.operation.operands[1:]:
+        steps = list(ir.DenseI64ArrayAttr(owner.operation.attributes["static_strides"]))
+        if any(step != 1 for step in steps) and len(steps) == rank:
+            starts = list(ir.DenseI64ArrayAttr(owner.operation.attributes["static_offsets"]))
+            return owner.operation.operands[0], starts, steps
+    return x, [0] * rank, [1] * rank
 
 
 @lowers("expand")

@@ -35,7 +35,7 @@ from .strategies import batches
 
 ROUND = 25  # batches per Hypothesis run
 BATCH = 12  # graphs per batch at most (one module, one JIT compilation)
-HANG_SECONDS = 900  # a batch, or the shrinking of a failure, that takes longer is a hang
+HANG_SECONDS = 600  # a batch, or the shrinking of a failure, that takes longer is a hang
 UNSHRUNK_SAVED = 3  # failures of a kind already seen that are still saved (unshrunk)
 
 
@@ -170,12 +170,14 @@ class Campaign:
         with tqdm(total=self.total, unit="graph", smoothing=0.05) as bar:
             while processes:
                 try:
-                    message = messages.get(timeout=5)
+                    while True:  # every message there is, before looking for silent workers
+                        message = messages.get(timeout=5)
+                        heard[message[1]] = time.monotonic()
+                        self.receive(message, bar, processes)
+                        if messages.empty():
+                            break
                 except queue.Empty:
-                    message = None
-                if message is not None:
-                    heard[message[1]] = time.monotonic()
-                    self.receive(message, bar, processes)
+                    pass
                 for index, process in list(processes.items()):
                     hung = time.monotonic() - heard[index] > HANG_SECONDS
                     if process.is_alive() and not hung:
@@ -186,6 +188,7 @@ class Campaign:
                     del processes[index]
                     if process.exitcode != 0 or hung:
                         self.died(index, "hang" if hung else f"exit code {process.exitcode}")
+                        heard.update(dict.fromkeys(heard, time.monotonic()))  # died() took that long, not they
                         if done.value < self.total:
                             start(index)
         return self.summary(time.monotonic() - started)

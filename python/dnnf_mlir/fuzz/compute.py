@@ -21,6 +21,11 @@ from .graph import FLOAT, GraphBuilder, Value
 
 MAX_MACS = 1 << 22  # multiply-adds per contraction: the interpreter and onnxruntime run each graph too
 SPATIAL = DIMS[:8]  # spatial extents of convolutions and pools: up to 17
+# Normalizations divide by sqrt(variance + epsilon): a row of equal values (a max pool's
+# or an expand's) has a variance of rounding noise, which a small epsilon amplifies past
+# any tolerance (two LayerNorms at 1e-5 and 1e-3 turned a 1e-8 rounding difference between
+# the interpreter and onnxruntime into 2e-4). These bound the amplification to 10.
+EPSILONS = (1e-2, 1e-1)
 ACTIVATIONS = ("Relu", "Sigmoid", "Tanh", "Gelu", "LeakyRelu")
 REDUCTIONS = {
     "ReduceSum": lambda s, n: s * math.sqrt(n), "ReduceMean": lambda s, n: s, "ReduceMax": lambda s, n: 2 * s,
@@ -247,7 +252,7 @@ def row_op(draw, g: GraphBuilder) -> None:
         inputs = [x, constant(draw, g, inner)]
         if draw(st.booleans()):
             inputs.append(constant(draw, g, inner))
-        g.one(kind, inputs, x.shape, scale=1.5, axis=a, epsilon=draw(st.sampled_from((1e-5, 1e-3))))
+        g.one(kind, inputs, x.shape, scale=1.5, axis=a, epsilon=draw(st.sampled_from(EPSILONS)))
 
 
 def normalization(draw, g: GraphBuilder) -> None:
@@ -263,7 +268,7 @@ def normalization(draw, g: GraphBuilder) -> None:
     inputs = [x, constant(draw, g, (c,)), constant(draw, g, (c,))]
     if kind == "BatchNormalization":
         inputs += [constant(draw, g, (c,)), g.constant(np.abs(np.random.default_rng(c).standard_normal(c)).astype(FLOAT) + 0.5)]
-    g.one(kind, inputs, x.shape, scale=2.0, epsilon=draw(st.sampled_from((1e-5, 1e-3))))
+    g.one(kind, inputs, x.shape, scale=2.0, epsilon=draw(st.sampled_from(EPSILONS)))
 
 
 FAMILIES = {

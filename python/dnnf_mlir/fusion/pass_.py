@@ -7,6 +7,7 @@ from ..statistics import function_statistics
 from ..transforms.pass_base import ModulePass, PassError, write_stats
 from ..transforms.registry import described_by_table
 from .graph import OpGraph
+from .horizontal import combine_siblings
 from .oracle import ConservativeOracle
 from .outline import outline
 from .picture import PictureError, plan_dot, render_svg
@@ -20,35 +21,39 @@ from .stats import function_report, layer_statistics, module_report
 MODES = ("dnnf", "tvm", "none")
 
 
-def plan_fusion(function, mode: str = "dnnf", oracle=None) -> FusionPlan:
-    """The fusion plan of one ``func.func`` (nothing changes yet; ``outline(plan)`` applies
-    it). ``oracle`` decides the Y cells in dnnf mode (default: ``ConservativeOracle``)."""
+def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = True) -> FusionPlan:
+    """The fusion plan of one ``func.func``; ``outline(plan)`` applies it. ``oracle``
+    decides the Y cells in dnnf mode (default: ``ConservativeOracle``); ``horizontal``
+    merges sibling contractions after Listing 1 in dnnf mode (``horizontal.py``), which
+    already rewrites the function (the contractions, not the blocks)."""
     if mode not in MODES:
         raise ValueError(f"unknown fusion mode '{mode}' (one of {', '.join(MODES)})")
     start = time.perf_counter()
     plan = FusionPlan(mode, OpGraph(function.regions[0].blocks[0]))
     if mode == "dnnf":
         plan_dnnf(plan, oracle or ConservativeOracle())
+        if horizontal:
+            plan = combine_siblings(plan)
     elif mode == "tvm":
         plan_tvm(plan)
     plan.seconds = time.perf_counter() - start
     return plan
 
 
-def fuse_function(function, mode: str = "dnnf", oracle=None) -> dict:
+def fuse_function(function, mode: str = "dnnf", oracle=None, horizontal: bool = True) -> dict:
     """Fuse one ``func.func`` in place; return its report entry."""
     before, layers_before = function_statistics(function), layer_statistics(function)
-    plan = plan_fusion(function, mode, oracle)
+    plan = plan_fusion(function, mode, oracle, horizontal)
     outline(plan)
     return function_report(plan, before, layers_before, layer_statistics(function))
 
 
-def fuse_module(module, mode: str = "dnnf", oracle=None) -> dict:
+def fuse_module(module, mode: str = "dnnf", oracle=None, horizontal: bool = True) -> dict:
     """Fuse every function of ``module`` in place; return the report ``stats-file`` holds."""
     start = time.perf_counter()
     op = module.operation if hasattr(module, "operation") else module
     functions = {
-        f.attributes["sym_name"].value: fuse_function(f.operation, mode, oracle)
+        f.attributes["sym_name"].value: fuse_function(f.operation, mode, oracle, horizontal)
         for f in op.regions[0].blocks[0].operations
         if f.operation.name == "func.func"
     }
@@ -75,7 +80,7 @@ class FusePass(ModulePass):
                 oracle = ProfilingOracle(database, self.options["target"], self.options["cpu"])
             except ValueError as error:  # an unknown target or CPU
                 raise PassError(str(error), where) from None
-        report = fuse_module(module, mode, oracle)
+        report = fuse_module(module, mode, oracle, self.options["horizontal"])
         if oracle is not None:
             report["profile"] = profile_report(oracle)
             database.close()

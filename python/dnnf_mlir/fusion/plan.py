@@ -26,6 +26,7 @@ class Decisions:
     cells: Counter = field(default_factory=Counter)  # Table 3 class: G / Y / R
     oracle: Counter = field(default_factory=Counter)  # Y cells: accepted / rejected
     constraints: Counter = field(default_factory=Counter)  # legality rejections by constraint name
+    horizontal: Counter = field(default_factory=Counter)  # sibling contractions merged: groups / contractions
 
     def table(self, decision: Decision):
         self.cells[decision.value] += 1
@@ -35,6 +36,7 @@ class Decisions:
             "table": {d.value: self.cells.get(d.value, 0) for d in Decision},
             "oracle": {k: self.oracle.get(k, 0) for k in ("accepted", "rejected")},
             "constraints": dict(sorted(self.constraints.items())),
+            "horizontal": {k: self.horizontal.get(k, 0) for k in ("groups", "contractions")},
         }
 
 

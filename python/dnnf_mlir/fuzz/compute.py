@@ -1,5 +1,5 @@
 """Compute op families: MatMul and Gemm (matrices, batches, vectors), Conv and
-ConvTranspose and pooling with random strides, pads, dilations and groups,
+ConvTranspose, sibling contractions of one input, and pooling with random strides, pads, dilations and groups,
 reductions over random axes, Softmax/LogSoftmax and the normalizations.
 
 A contraction is often followed by the epilogue the code generator fuses into its
@@ -187,6 +187,45 @@ def conv(draw, g: GraphBuilder) -> None:
     epilogue(draw, g, y, 1)
 
 
+def siblings(draw, g: GraphBuilder) -> None:
+    """2-4 MatMuls or Convs of one input with weights of their own (the Q/K/V
+    projections, an Inception module's 1x1 convolutions: ecg-fuse merges them), each
+    followed by its own epilogue or all by the same bias + activation."""
+    x = pick(draw, g, lambda v: v.rank >= 2 and v.numel * 4 <= MAX_NUMEL)
+    if is_image(x) and draw(st.booleans()):
+        c = x.shape[1]
+        attrs, spatial = window_attrs(draw, x, pool=False)
+        fan_in = c * math.prod(attrs["kernel_shape"])
+        widths = [m for m in (1, 2, 3, 4, 8)
+                  if math.prod((x.shape[0], m, *spatial)) <= MAX_NUMEL // 4 and math.prod(spatial) * m * fan_in <= MAX_MACS // 4]
+        if not widths:
+            return
+        kernel, channel = attrs["kernel_shape"], 1
+        branches = []
+        for _ in range(draw(st.integers(2, 4))):
+            m = draw(st.sampled_from(widths))
+            inputs = [x, weight(draw, g, (m, c, *kernel), fan_in)]
+            if draw(st.booleans()):
+                inputs.append(constant(draw, g, (m,)))
+            branches.append(g.one("Conv", inputs, (x.shape[0], m, *spatial), scale=x.scale + 0.5, **attrs))
+    else:
+        k, channel = x.shape[-1], -1
+        widths = [d for d in DIMS if x.numel // k * d <= MAX_NUMEL // 4 and x.numel * d <= MAX_MACS // 4] or [1]
+        branches = []
+        for _ in range(draw(st.integers(2, 4))):
+            w = weight(draw, g, (k, draw(st.sampled_from(widths))), k)
+            branches.append(g.one("MatMul", [x, w], matmul_shape(x.shape, w.shape), scale=x.scale * w.scale * math.sqrt(k)))
+    if draw(st.booleans()):
+        activation = draw(st.sampled_from(ACTIVATIONS))
+        for y in branches:
+            shape = tuple(y.shape[i] if i == channel % y.rank else 1 for i in range(channel % y.rank, y.rank))
+            y = g.one("Add", [y, constant(draw, g, shape)], y.shape, scale=math.hypot(y.scale, 1))
+            g.one(activation, [y], y.shape, scale=y.scale)
+    else:
+        for y in branches:
+            epilogue(draw, g, y, channel)
+
+
 def conv_transpose(draw, g: GraphBuilder) -> None:
     x = pick(draw, g, lambda v: is_image(v) and v.rank == 4, lambda d, g: g.input(dims(d, 4, 4096, SPATIAL)))
     n, c, h, w = x.shape
@@ -272,7 +311,7 @@ def normalization(draw, g: GraphBuilder) -> None:
 
 
 FAMILIES = {
-    "matmul": matmul, "gemm": gemm, "conv": conv, "conv_transpose": conv_transpose, "pool": pool,
+    "matmul": matmul, "gemm": gemm, "conv": conv, "siblings": siblings, "conv_transpose": conv_transpose, "pool": pool,
     "reduce": reduce, "row_op": row_op, "normalization": normalization,
 }
 

@@ -68,6 +68,8 @@ PASS_TABLE: dict[str, PassEntry] = {
             "Fuse ECG ops into ecg.fused blocks by mapping type (DNNFusion's Listing 1) or TVM's fixed patterns",
             (
                 Option("mode", str, "dnnf", "dnnf (Table 3 planner), tvm (TVM's FuseOps baseline) or none"),
+                Option("horizontal", bool, True, "dnnf mode: merge sibling contractions of one input (Q/K/V "
+                       "projections, an Inception module's 1x1 convolutions) into one after Listing 1"),
                 Option("profile", bool, False, "decide Table 3's Y cells by measuring them on this machine, kept in the "
                        "profiling database (false: the conservative oracle)"),
                 Option("profile-db", str, "", "the profiling database (default: $DNNF_PROFILE_DB or "

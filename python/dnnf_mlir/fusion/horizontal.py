@@ -9,11 +9,11 @@ are the branches' values. Table 3 has no cell for siblings (it classifies produc
 -> consumer pairs), so this runs after Listing 1, on the blocks it formed.
 
 A unit (a block, or a contraction fused into nothing) qualifies when it holds one
-contraction, whose weights (and bias) are constants, and reads nothing computed but
-that contraction's data operand. Units with the same data operand and compatible
-contractions become one block. They read nothing else, so joining them cannot
-close a cycle, and every value they wrote out is still written out once: none is
-added. Element-wise ops that every branch applies in the same way right after its
+contraction, whose weights (and bias) are constants. Units with the same data
+operand and compatible contractions become one block when, together, they read
+nothing computed but that operand (a SwiGLU's gate block may read the up
+projection beside it): so joining them cannot close a cycle, and no value is
+written out that was not before. Element-wise ops that every branch applies in the same way right after its
 contraction (each Inception branch's ReLU) are applied once to the wide result
 instead, which keeps them in the contraction's epilogue.
 """
@@ -54,16 +54,13 @@ def _array(value) -> np.ndarray:
 def sibling_key(graph: OpGraph, members: set):
     """What a unit's contraction must share with its siblings to merge with them
     (its kind, its data operand, its weights' shape except along the merged axis,
-    their element type, its attributes), or None when the unit does not qualify."""
+    their element type, its attributes), or None when it has none to share."""
     heads = [m for m in members if graph.nodes[m].mnemonic in _WEIGHT_AXIS]
     if len(heads) != 1:
         return None
     view = graph.nodes[heads[0]].operation.opview
     data, weights, *bias = view.operation.operands
     if not _is_constant(weights) or not all(_is_constant(b) for b in bias):
-        return None
-    computed = [vid for vid in graph.inputs(members) if not _is_constant(graph.values[vid])]
-    if len(computed) != 1 or graph.values[computed[0]] != data:
         return None
     shape = list(weights.type.shape)
     if view.mnemonic == "mat_mul":
@@ -75,7 +72,21 @@ def sibling_key(graph: OpGraph, members: set):
             return None
         attrs = tuple(sorted((name, str(value)) for name, value in view.attrs.items()))
     del shape[_WEIGHT_AXIS[view.mnemonic]]
-    return view.mnemonic, computed[0], tuple(shape), str(weights.type.element_type), attrs
+    return view.mnemonic, graph.operands[heads[0]][0], tuple(shape), str(weights.type.element_type), attrs
+
+
+def self_contained(graph: OpGraph, units: list, data: int) -> list:
+    """The largest subset of ``units`` each of which reads nothing computed but ``data``
+    and the outputs of the others (a SwiGLU's gate block reads the up projection): the
+    subset together reads only ``data``, so merging it cannot close a cycle."""
+    while True:
+        produced = {vid: index for index, members in enumerate(units) for vid in graph.outputs(members)}
+        kept = [members for index, members in enumerate(units)
+                if all(vid == data or _is_constant(graph.values[vid]) or produced.get(vid, index) != index
+                       for vid in graph.inputs(members))]
+        if len(kept) == len(units):
+            return units
+        units = kept
 
 
 def _within_limits(graph: OpGraph, units: list) -> list:
@@ -230,7 +241,12 @@ def combine_siblings(plan: FusionPlan) -> FusionPlan:
         key = sibling_key(graph, members)
         if key is not None:
             by_key[key].append(members)
-    groups = [g for siblings in by_key.values() for g in _within_limits(graph, sorted(siblings, key=min)) if len(g) > 1]
+    groups = [
+        group
+        for (_, data, *_), siblings in by_key.items()
+        for chunk in _within_limits(graph, self_contained(graph, sorted(siblings, key=min), data))
+        if len(group := self_contained(graph, chunk, data)) > 1
+    ]
     if not groups:
         return plan
     grouped = {id(members) for group in groups for members in group}

@@ -108,3 +108,24 @@ def test_batched_input_and_a_branch_with_a_residual():
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
     assert report["total"]["decisions"]["horizontal"] == {"groups": 1, "contractions": 2}
     assert report["total"]["ops_after"] == 2
+
+
+def test_swiglu_gate_reads_the_up_projection():
+    """silu(x @ Wg) * (x @ Wu): the gate's block reads the up projection, a sibling,
+    so the two merge into one block reading only x; the up projection, written out
+    before, is not any more."""
+    text = (
+        "func.func @main(%x: tensor<4x8xf32>) -> tensor<4x6xf32> {\n"
+        + constant("wg", (8, 6)) + constant("wu", (8, 6))
+        + '  %g = "ecg.mat_mul"(%x, %wg) : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>\n'
+        + '  %s = "ecg.sigmoid"(%g) : (tensor<4x6xf32>) -> tensor<4x6xf32>\n'
+        + '  %a = "ecg.mul"(%g, %s) : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>\n'
+        + '  %u = "ecg.mat_mul"(%x, %wu) : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>\n'
+        + '  %y = "ecg.mul"(%a, %u) : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>\n'
+        + "  return %y : tensor<4x6xf32>\n}\n"
+    )
+    got, want, report = fused_and_unfused(text, [RNG.standard_normal((4, 8)).astype(np.float32)])
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    assert report["total"]["decisions"]["horizontal"] == {"groups": 1, "contractions": 2}
+    assert report["total"]["ops_after"] == 1
+    assert report["total"]["ir_bytes_after"] == 4 * 6 * 4

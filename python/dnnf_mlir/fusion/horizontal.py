@@ -13,9 +13,9 @@ contraction, whose weights (and bias) are constants. Units with the same data
 operand and compatible contractions become one block when, together, they read
 nothing computed but that operand (a SwiGLU's gate block may read the up
 projection beside it): so joining them cannot close a cycle, and no value is
-written out that was not before. Element-wise ops that every branch applies in the same way right after its
-contraction (each Inception branch's ReLU) are applied once to the wide result
-instead, which keeps them in the contraction's epilogue.
+written out that was not before. Element-wise ops that every branch applies in the
+same way right after its contraction (each Inception branch's bias and ReLU) are
+applied once to the wide result instead, which keeps them in its epilogue.
 """
 
 from collections import defaultdict
@@ -132,7 +132,8 @@ class _Rewriter:
         if key not in self.constants:
             values = [p for p in parts if isinstance(p, ir.Value)]
             self.sources += [v.owner.operation for v in values]
-            joined = np.concatenate([_array(p) if isinstance(p, ir.Value) else p for p in parts], axis)
+            arrays = [_array(p) if isinstance(p, ir.Value) else p for p in parts]
+            joined = arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis)
             op = OPS["constant"].build([], {"value": np.ascontiguousarray(joined)}, loc=values[0].owner.location,
                                        ip=ir.InsertionPoint.at_block_begin(self.block)).operation
             self.constants[key] = op.results[0]
@@ -201,12 +202,12 @@ class _Rewriter:
             values = [u.operands[index] for u, _ in users]
             if not all(_is_constant(v) for v in values):
                 return None
-            arrays = [_array(v) for v in values]
-            arrays = [a.reshape((1,) * (rank - a.ndim) + a.shape) for a in arrays]
+            raw = [_array(v) for v in values]
+            arrays = [a.reshape((1,) * (rank - a.ndim) + a.shape) for a in raw]
             widths = [s.type.shape[axis] for s in slices]
             if all(a.shape[axis] == 1 for a in arrays) and all(np.array_equal(a, arrays[0]) for a in arrays):
-                operands.append(self.concatenated([values[0]], 0))
-            elif (min(_array(v).ndim for v in values) >= rank - axis and [a.shape[axis] for a in arrays] == widths
+                operands.append(self.concatenated([values[0]], 0))  # a copy defined before the slices
+            elif (min(a.ndim for a in raw) >= rank - axis and [a.shape[axis] for a in arrays] == widths
                   and len({a.shape[:axis] + a.shape[axis + 1:] for a in arrays}) == 1):
                 operands.append(self.concatenated(values, axis - rank))
             else:

@@ -129,3 +129,24 @@ def test_swiglu_gate_reads_the_up_projection():
     assert report["total"]["decisions"]["horizontal"] == {"groups": 1, "contractions": 2}
     assert report["total"]["ops_after"] == 1
     assert report["total"]["ir_bytes_after"] == 4 * 6 * 4
+
+
+def test_a_scalar_tail_is_applied_once():
+    """Each projection divided by the same scalar, then tanh: both ops move before
+    the slices (a scalar constant is not concatenated, it is shared)."""
+    text = "func.func @main(%x: tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x5xf32>) {\n" + constant("w0", (8, 3)) \
+        + constant("w1", (8, 5)) + '  %d = "ecg.constant"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>\n'
+    for i, n in enumerate((3, 5)):
+        text += (f'  %y{i} = "ecg.mat_mul"(%x, %w{i}) : (tensor<4x8xf32>, tensor<8x{n}xf32>) -> tensor<4x{n}xf32>\n'
+                 f'  %q{i} = "ecg.div"(%y{i}, %d) : (tensor<4x{n}xf32>, tensor<f32>) -> tensor<4x{n}xf32>\n'
+                 f'  %t{i} = "ecg.tanh"(%q{i}) : (tensor<4x{n}xf32>) -> tensor<4x{n}xf32>\n')
+    text += "  return %t0, %t1 : tensor<4x3xf32>, tensor<4x5xf32>\n}\n"
+    context = dnnf_mlir.make_context()
+    module = ir.Module.parse(text, context)
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    want = interpret(module, [x])
+    fuse_module(module, "dnnf")
+    for g, w in zip(interpret(module, [x]), want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    body = str(module)
+    assert body.count('"ecg.div"') == 1 and body.count('"ecg.tanh"') == 1 and body.count('"ecg.mat_mul"') == 1

@@ -142,11 +142,21 @@ def starts_in_end_padding(extent: int, w: dict) -> bool:
     return (out_extent(extent, w, "NOTSET", 1) - 1) * w["stride"] >= extent + w["begin"]
 
 
+def reads_input(extent: int, w: dict, ceil_mode: int) -> bool:
+    """Whether every window (explicit pads) has a tap on the input: a dilated window can
+    fall wholly in the padding, where a max pool is -inf (onnxruntime) and whatever
+    follows compares infinities (a degenerate reference, not a bug)."""
+    return all(
+        any(0 <= o * w["stride"] - w["begin"] + t * w["dilation"] < extent for t in range(w["kernel"]))
+        for o in range(out_extent(extent, w, "NOTSET", ceil_mode))
+    )
+
+
 def window_attrs(draw, x: Value, pool: bool, dilations: bool = True) -> tuple:
     """(attributes, output spatial extents) of a sliding window over ``x``'s spatial axes."""
     windows = [window(draw, d, pool) for d in x.shape[2:]]
-    if not dilations:
-        for w in windows:
+    for extent, w in zip(x.shape[2:], windows):
+        if not dilations or (pool and not reads_input(extent, w, ceil_mode=1)):
             w["dilation"] = 1
     auto_pad = draw(st.sampled_from(("NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")))
     if auto_pad == "VALID" and any(d < (w["kernel"] - 1) * w["dilation"] + 1 for d, w in zip(x.shape[2:], windows)):

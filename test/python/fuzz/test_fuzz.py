@@ -3,6 +3,7 @@ the op families, its comparisons catch wrong results, and a fixed-seed budget of
 random graphs (CI's share of ``tools/fuzz.sh``) checks clean.
 """
 
+import itertools
 import json
 import subprocess
 import sys
@@ -74,6 +75,22 @@ def test_graphs_cover_the_op_families():
     assert not missing, f"families never drawn: {missing}"
     assert len(seen) >= 60
     assert {1, 7, 17, 33, 65} <= set(extents) and {8, 16, 32, 64} <= set(extents)
+
+
+def test_pool_windows_read_the_input():
+    """A dilated window can lie wholly in the padding (the campaign's finding: width
+    1, kernel 2, dilation 2, pads 1 and 1), and window_attrs then draws dilation 1:
+    over every pool window that window() can draw, dilation 1 reads the input."""
+    found = {"kernel": 2, "stride": 3, "dilation": 2, "begin": 1, "end": 1}
+    assert not compute.reads_input(1, found, ceil_mode=0)
+    undilated = 0
+    for extent, kernel, stride in itertools.product(range(1, 8), (1, 2, 3, 5), (1, 2, 3)):
+        for begin, end in itertools.product(range(kernel), repeat=2):
+            w = {"kernel": kernel, "stride": stride, "dilation": 1, "begin": begin, "end": end}
+            if extent + begin + end >= kernel:  # window() keeps a window that fits
+                assert compute.reads_input(extent, w, ceil_mode=0), (extent, w)
+                undilated += 1
+    assert undilated > 300
 
 
 def test_difference_is_element_wise():

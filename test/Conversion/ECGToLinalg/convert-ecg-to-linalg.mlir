@@ -337,6 +337,20 @@ func.func @slice(%arg0: tensor<4x6xf32>) -> (tensor<2x3xf32>, tensor<4x6xf32>) {
 
 // -----
 
+// One index kept along an axis: step 1 there, whatever the step (a strided one-element
+// view read as a broadcast has no vector lowering); a negative step then needs no generic.
+// CHECK-LABEL: func.func @slice_one_element
+// CHECK: tensor.extract_slice %arg0[32] [1] [1] : tensor<33xf32> to tensor<1xf32>
+// CHECK: tensor.extract_slice %arg0[5] [1] [1] : tensor<33xf32> to tensor<1xf32>
+// CHECK-NOT: linalg.generic
+func.func @slice_one_element(%arg0: tensor<33xf32>) -> (tensor<1xf32>, tensor<1xf32>) {
+  %0 = "ecg.slice"(%arg0) {axes = array<i64: 0>, ends = array<i64: 33>, starts = array<i64: 32>, steps = array<i64: 3>} : (tensor<33xf32>) -> tensor<1xf32>
+  %1 = "ecg.slice"(%arg0) {axes = array<i64: 0>, ends = array<i64: 4>, starts = array<i64: 5>, steps = array<i64: -2>} : (tensor<33xf32>) -> tensor<1xf32>
+  return %0, %1 : tensor<1xf32>, tensor<1xf32>
+}
+
+// -----
+
 // An embedding lookup: a generic over the output extracts the indexed rows; a negative
 // index wraps, and the row is clamped to [0, 9], so that no index reads out of bounds
 // (run-time indices are checked before the code runs).

@@ -42,7 +42,9 @@ def lower_slice(op, args):
     attrs = op.attrs
     offsets, strides = [0] * len(shape), [1] * len(shape)
     for start, axis, step in zip(attrs["starts"], attrs["axes"], attrs["steps"]):
-        offsets[axis], strides[axis] = start, step
+        # Keeping one index, the step does not matter; a unit one keeps a broadcast read of
+        # that element a plain load (a 0-d vector read of a strided view has no lowering).
+        offsets[axis], strides[axis] = start, step if spec.shape[axis] != 1 else 1
     if all(s > 0 for s in strides) or 0 in spec.shape:
         return [extract_slice(x, offsets, spec.shape, [abs(s) for s in strides])]
     # The axes of positive steps first, as an extract_slice: linalg takes a loop's extent

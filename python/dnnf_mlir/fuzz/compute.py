@@ -1,6 +1,7 @@
 """Compute op families: MatMul and Gemm (matrices, batches, vectors), Conv and
-ConvTranspose, sibling contractions of one input, and pooling with random strides, pads, dilations and groups,
-reductions over random axes, Softmax/LogSoftmax and the normalizations.
+ConvTranspose, sibling contractions of one input, pooling with random strides,
+pads, dilations and groups, reductions over random axes, Softmax/LogSoftmax and
+the normalizations.
 
 A contraction is often followed by the epilogue the code generator fuses into its
 output tile (bias, activation, residual add), and a row op (Softmax, LayerNorm)
@@ -35,12 +36,17 @@ REDUCTIONS = {
 }
 
 
+def bias(draw, g: GraphBuilder, y: Value, channel: int) -> Value:
+    """``y`` plus a constant along its axis ``channel`` (broadcast over the axes after it)."""
+    shape = tuple(y.shape[i] if i == channel % y.rank else 1 for i in range(channel % y.rank, y.rank))
+    return g.one("Add", [y, constant(draw, g, shape)], y.shape, scale=math.hypot(y.scale, 1))
+
+
 def epilogue(draw, g: GraphBuilder, y: Value, channel: int) -> None:
     """What often follows a contraction: a bias along ``channel``, an activation, a residual add."""
     steps = draw(st.integers(0, 3))
     if steps >= 1:
-        shape = tuple(y.shape[i] if i == channel % y.rank else 1 for i in range(channel % y.rank, y.rank))
-        y = g.one("Add", [y, constant(draw, g, shape)], y.shape, scale=math.hypot(y.scale, 1))
+        y = bias(draw, g, y, channel)
     if steps >= 2:
         op_type = draw(st.sampled_from(ACTIVATIONS))
         y = g.one(op_type, [y], y.shape, scale=y.scale)
@@ -206,8 +212,8 @@ def siblings(draw, g: GraphBuilder) -> None:
         c = x.shape[1]
         attrs, spatial = window_attrs(draw, x, pool=False)
         fan_in = c * math.prod(attrs["kernel_shape"])
-        widths = [m for m in (1, 2, 3, 4, 8)
-                  if math.prod((x.shape[0], m, *spatial)) <= MAX_NUMEL // 4 and math.prod(spatial) * m * fan_in <= MAX_MACS // 4]
+        widths = [m for m in (1, 2, 3, 4, 8) if math.prod((x.shape[0], m, *spatial)) <= MAX_NUMEL // 4
+                  and math.prod(spatial) * m * fan_in <= MAX_MACS // 4]
         if not widths:
             return
         kernel, channel = attrs["kernel_shape"], 1
@@ -224,12 +230,12 @@ def siblings(draw, g: GraphBuilder) -> None:
         branches = []
         for _ in range(draw(st.integers(2, 4))):
             w = weight(draw, g, (k, draw(st.sampled_from(widths))), k)
-            branches.append(g.one("MatMul", [x, w], matmul_shape(x.shape, w.shape), scale=x.scale * w.scale * math.sqrt(k)))
+            scale = x.scale * w.scale * math.sqrt(k)
+            branches.append(g.one("MatMul", [x, w], matmul_shape(x.shape, w.shape), scale=scale))
     if draw(st.booleans()):
         activation = draw(st.sampled_from(ACTIVATIONS))
         for y in branches:
-            shape = tuple(y.shape[i] if i == channel % y.rank else 1 for i in range(channel % y.rank, y.rank))
-            y = g.one("Add", [y, constant(draw, g, shape)], y.shape, scale=math.hypot(y.scale, 1))
+            y = bias(draw, g, y, channel)
             g.one(activation, [y], y.shape, scale=y.scale)
     else:
         for y in branches:

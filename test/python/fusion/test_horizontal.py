@@ -51,7 +51,8 @@ def test_convolutions_with_and_without_bias_and_a_shared_epilogue():
     """3x3 convolutions (one without a bias: zeros stand in), each adding its own
     per-channel constant then a ReLU: one convolution, one add, one ReLU."""
     text = (
-        "func.func @main(%x: tensor<1x3x5x5xf32>) -> (tensor<1x2x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x1x5x5xf32>) {\n"
+        "func.func @main(%x: tensor<1x3x5x5xf32>) -> "
+        "(tensor<1x2x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x1x5x5xf32>) {\n"
         + constant("w0", (2, 3, 3, 3)) + constant("b0", (2,)) + constant("w1", (4, 3, 3, 3))
         + constant("w2", (1, 3, 3, 3)) + constant("b2", (1,))
         + constant("c0", (2, 1, 1)) + constant("c1", (4, 1, 1)) + constant("c2", (1, 1, 1))
@@ -80,7 +81,8 @@ def test_more_siblings_than_outputs_split_into_groups():
     for i in range(count):
         text += constant(f"w{i}", (8, 5))
         text += f'  %y{i} = "ecg.mat_mul"(%x, %w{i}) : (tensor<3x8xf32>, tensor<8x5xf32>) -> tensor<3x5xf32>\n'
-    text += "  return " + ", ".join(f"%y{i}" for i in range(count)) + " : " + ", ".join(["tensor<3x5xf32>"] * count) + "\n}\n"
+    results = ", ".join(f"%y{i}" for i in range(count))
+    text += f"  return {results} : " + ", ".join(["tensor<3x5xf32>"] * count) + "\n}\n"
     got, want, report = fused_and_unfused(text, [RNG.standard_normal((3, 8)).astype(np.float32)])
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
@@ -93,7 +95,8 @@ def test_batched_input_and_a_branch_with_a_residual():
     """Projections of a [2, 3, 8] input; the branch whose matmul adds another
     computed value (its epilogue) stays out, the others merge."""
     text = (
-        "func.func @main(%x: tensor<2x3x8xf32>, %r: tensor<2x3x6xf32>) -> (tensor<2x3x6xf32>, tensor<2x3x6xf32>, tensor<2x3x6xf32>) {\n"
+        "func.func @main(%x: tensor<2x3x8xf32>, %r: tensor<2x3x6xf32>) -> "
+        "(tensor<2x3x6xf32>, tensor<2x3x6xf32>, tensor<2x3x6xf32>) {\n"
         + constant("w0", (8, 6)) + constant("w1", (8, 6)) + constant("w2", (8, 6))
         + '  %y0 = "ecg.mat_mul"(%x, %w0) : (tensor<2x3x8xf32>, tensor<8x6xf32>) -> tensor<2x3x6xf32>\n'
         + '  %y1 = "ecg.mat_mul"(%x, %w1) : (tensor<2x3x8xf32>, tensor<8x6xf32>) -> tensor<2x3x6xf32>\n'

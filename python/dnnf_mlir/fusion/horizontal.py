@@ -24,10 +24,9 @@ import numpy as np
 
 from .._mlir import ir
 from ..ecg import OPS
-from ..ecg.attributes import Elements
 from ..ecg.properties import MappingType
 from ..ecg.ops.structure import MAX_FUSED_OUTPUTS
-from ..rewriting.matching import op_key
+from ..rewriting.matching import constant_array, is_constant, op_key
 from .constraints import MAX_LIVE_VALUES, live_values
 from .graph import OpGraph
 from .plan import Block, FusionPlan
@@ -42,15 +41,6 @@ def _result_axis(mnemonic: str, rank: int) -> int:
     return rank - 1 if mnemonic == "mat_mul" else 1
 
 
-def _is_constant(value) -> bool:
-    owner = value.owner
-    return isinstance(owner, ir.OpView) and owner.operation.name == "ecg.constant"
-
-
-def _array(value) -> np.ndarray:
-    return Elements.from_attr(value.owner.operation.attributes["value"])
-
-
 def sibling_key(graph: OpGraph, members: set):
     """What a unit's contraction must share with its siblings to merge with them
     (its kind, its data operand, its weights' shape except along the merged axis,
@@ -60,7 +50,7 @@ def sibling_key(graph: OpGraph, members: set):
         return None
     view = graph.nodes[heads[0]].operation.opview
     data, weights, *bias = view.operation.operands
-    if not _is_constant(weights) or not all(_is_constant(b) for b in bias):
+    if not is_constant(weights) or not all(is_constant(b) for b in bias):
         return None
     shape = list(weights.type.shape)
     if view.mnemonic == "mat_mul":
@@ -82,7 +72,7 @@ def self_contained(graph: OpGraph, units: list, data: int) -> list:
     while True:
         produced = {vid: index for index, members in enumerate(units) for vid in graph.outputs(members)}
         kept = [members for index, members in enumerate(units)
-                if all(vid == data or _is_constant(graph.values[vid]) or produced.get(vid, index) != index
+                if all(vid == data or is_constant(graph.values[vid]) or produced.get(vid, index) != index
                        for vid in graph.inputs(members))]
         if len(kept) == len(units):
             return units
@@ -132,7 +122,7 @@ class _Rewriter:
         if key not in self.constants:
             values = [p for p in parts if isinstance(p, ir.Value)]
             self.sources += [v.owner.operation for v in values]
-            arrays = [_array(p) if isinstance(p, ir.Value) else p for p in parts]
+            arrays = [constant_array(p) if isinstance(p, ir.Value) else p for p in parts]
             joined = arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis)
             op = OPS["constant"].build([], {"value": np.ascontiguousarray(joined)}, loc=values[0].owner.location,
                                        ip=ir.InsertionPoint.at_block_begin(self.block)).operation
@@ -148,7 +138,7 @@ class _Rewriter:
         weights = self.concatenated([h.operands[1] for h in heads], axis)
         operands = [first.operands[0], weights]
         if any(len(h.operands) > 2 for h in heads):  # a Conv bias; zeros where a head has none
-            dtype = _array(next(h.operands[2] for h in heads if len(h.operands) > 2)).dtype
+            dtype = constant_array(next(h.operands[2] for h in heads if len(h.operands) > 2)).dtype
             operands.append(self.concatenated([
                 h.operands[2] if len(h.operands) > 2 else np.zeros(h.operands[1].type.shape[0], dtype)
                 for h in heads], 0))
@@ -200,9 +190,9 @@ class _Rewriter:
                 operands.append(whole)
                 continue
             values = [u.operands[index] for u, _ in users]
-            if not all(_is_constant(v) for v in values):
+            if not all(is_constant(v) for v in values):
                 return None
-            raw = [_array(v) for v in values]
+            raw = [constant_array(v) for v in values]
             arrays = [a.reshape((1,) * (rank - a.ndim) + a.shape) for a in raw]
             widths = [s.type.shape[axis] for s in slices]
             if all(a.shape[axis] == 1 for a in arrays) and all(np.array_equal(a, arrays[0]) for a in arrays):

@@ -6,6 +6,7 @@ from ..asm import write_bytes
 from ..statistics import function_statistics
 from ..transforms.pass_base import ModulePass, PassError, write_stats
 from ..transforms.registry import described_by_table
+from .attention import fuse_attention
 from .graph import OpGraph
 from .horizontal import combine_siblings
 from .oracle import ConservativeOracle
@@ -21,11 +22,13 @@ from .stats import function_report, layer_statistics, module_report
 MODES = ("dnnf", "tvm", "none")
 
 
-def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = True) -> FusionPlan:
+def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = True,
+                attention: bool = True) -> FusionPlan:
     """The fusion plan of one ``func.func``; ``outline(plan)`` applies it. ``oracle``
-    decides the Y cells in dnnf mode (default: ``ConservativeOracle``); ``horizontal``
-    merges sibling contractions after Listing 1 in dnnf mode (``horizontal.py``), which
-    already rewrites the function (the contractions, not the blocks)."""
+    decides the Y cells in dnnf mode (default: ``ConservativeOracle``). After Listing 1
+    in dnnf mode, ``horizontal`` merges sibling contractions (``horizontal.py``, which
+    already rewrites the function: the contractions, not the blocks) and ``attention``
+    makes each attention chain one block (``attention.py``)."""
     if mode not in MODES:
         raise ValueError(f"unknown fusion mode '{mode}' (one of {', '.join(MODES)})")
     start = time.perf_counter()
@@ -34,26 +37,30 @@ def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = Tr
         plan_dnnf(plan, oracle or ConservativeOracle())
         if horizontal:
             plan = combine_siblings(plan)
+        if attention:
+            plan = fuse_attention(plan)
     elif mode == "tvm":
         plan_tvm(plan)
     plan.seconds = time.perf_counter() - start
     return plan
 
 
-def fuse_function(function, mode: str = "dnnf", oracle=None, horizontal: bool = True) -> dict:
+def fuse_function(function, mode: str = "dnnf", oracle=None, horizontal: bool = True,
+                  attention: bool = True) -> dict:
     """Fuse one ``func.func`` in place; return its report entry."""
     before, layers_before = function_statistics(function), layer_statistics(function)
-    plan = plan_fusion(function, mode, oracle, horizontal)
+    plan = plan_fusion(function, mode, oracle, horizontal, attention)
     outline(plan)
     return function_report(plan, before, layers_before, layer_statistics(function))
 
 
-def fuse_module(module, mode: str = "dnnf", oracle=None, horizontal: bool = True) -> dict:
+def fuse_module(module, mode: str = "dnnf", oracle=None, horizontal: bool = True,
+                attention: bool = True) -> dict:
     """Fuse every function of ``module`` in place; return the report ``stats-file`` holds."""
     start = time.perf_counter()
     op = module.operation if hasattr(module, "operation") else module
     functions = {
-        f.attributes["sym_name"].value: fuse_function(f.operation, mode, oracle, horizontal)
+        f.attributes["sym_name"].value: fuse_function(f.operation, mode, oracle, horizontal, attention)
         for f in op.regions[0].blocks[0].operations
         if f.operation.name == "func.func"
     }
@@ -80,7 +87,7 @@ class FusePass(ModulePass):
                 oracle = ProfilingOracle(database, self.options["target"], self.options["cpu"])
             except ValueError as error:  # an unknown target or CPU
                 raise PassError(str(error), where) from None
-        report = fuse_module(module, mode, oracle, self.options["horizontal"])
+        report = fuse_module(module, mode, oracle, self.options["horizontal"], self.options["attention"])
         if oracle is not None:
             report["profile"] = profile_report(oracle)
             database.close()

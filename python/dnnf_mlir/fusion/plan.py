@@ -27,6 +27,7 @@ class Decisions:
     oracle: Counter = field(default_factory=Counter)  # Y cells: accepted / rejected
     constraints: Counter = field(default_factory=Counter)  # legality rejections by constraint name
     horizontal: Counter = field(default_factory=Counter)  # sibling contractions merged: groups / contractions
+    attention: Counter = field(default_factory=Counter)  # attention chains made one block: blocks
 
     def table(self, decision: Decision):
         self.cells[decision.value] += 1
@@ -37,6 +38,7 @@ class Decisions:
             "oracle": {k: self.oracle.get(k, 0) for k in ("accepted", "rejected")},
             "constraints": dict(sorted(self.constraints.items())),
             "horizontal": {k: self.horizontal.get(k, 0) for k in ("groups", "contractions")},
+            "attention": {"blocks": self.attention.get("blocks", 0)},
         }
 
 

@@ -57,7 +57,7 @@ def function_report(plan, before, layers_before: dict, after: dict) -> dict:
 def module_report(mode: str, functions: dict, seconds: float) -> dict:
     """The report over all functions: per function, the sums, the planner's time."""
     total = {key: sum(f[key] for f in functions.values()) for key in _SUMMED}
-    decisions = {"table": {}, "oracle": {}, "constraints": {}, "horizontal": {}}
+    decisions = {"table": {}, "oracle": {}, "constraints": {}, "horizontal": {}, "attention": {}}
     for entry in functions.values():
         for group, counts in entry["decisions"].items():
             for key, count in counts.items():
@@ -72,6 +72,7 @@ def fusion_summary(report: dict) -> str:
     table = t["decisions"].get("table", {})
     oracle = t["decisions"].get("oracle", {})
     horizontal = t["decisions"].get("horizontal", {})
+    attention = t["decisions"].get("attention", {})
     memory_before = t["ops_before"] - t["compute_layers_before"]
     memory_after = t["ops_after"] - t["compute_layers_after"]
     return (
@@ -80,6 +81,7 @@ def fusion_summary(report: dict) -> str:
         f"{t['compute_layers_after']}, memory-intensive {memory_before} -> {memory_after}); Table 3 G {table.get('G', 0)} / Y {table.get('Y', 0)} "
         f"/ R {table.get('R', 0)}, Y accepted {oracle.get('accepted', 0)} of {sum(oracle.values())}; "
         f"horizontal: {horizontal.get('contractions', 0)} contractions merged into {horizontal.get('groups', 0)}; "
+        f"attention blocks: {attention.get('blocks', 0)}; "
         f"intermediate results {t['ir_bytes_before'] / 2**20:.1f} -> {t['ir_bytes_after'] / 2**20:.1f} MiB; "
         f"{report['seconds']:.2f} s" + _profile_summary(report.get("profile"))
     )

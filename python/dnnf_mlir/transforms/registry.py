@@ -70,6 +70,8 @@ PASS_TABLE: dict[str, PassEntry] = {
                 Option("mode", str, "dnnf", "dnnf (Table 3 planner), tvm (TVM's FuseOps baseline) or none"),
                 Option("horizontal", bool, True, "dnnf mode: merge sibling contractions of one input (Q/K/V "
                        "projections, an Inception module's 1x1 convolutions) into one after Listing 1"),
+                Option("attention", bool, True, "dnnf mode: make each attention chain (scores matmul, softmax, "
+                       "probabilities matmul) one block, the one exception to Table 3's Many-to-Many R cell"),
                 Option("profile", bool, False, "decide Table 3's Y cells by measuring them on this machine, kept in the "
                        "profiling database (false: the conservative oracle)"),
                 Option("profile-db", str, "", "the profiling database (default: $DNNF_PROFILE_DB or "

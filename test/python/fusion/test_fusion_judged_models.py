@@ -5,7 +5,8 @@ fused graph still computing what onnxruntime computes (reference interpreter).
 Peers, per model: onnxruntime's nodes with ORT_ENABLE_ALL and IREE's dispatches.
 DNNFusion's planner must need at most as many layers as the best of them, at least
 1.25x fewer than IREE on the transformers, and 1.3x fewer than TVM's rules in
-geometric mean over the 14 models (issue 12's targets).
+geometric mean over the 14 models, and on every transformer write at most half the
+intermediate bytes that one kernel per op writes (issue 12's targets).
 """
 
 import math
@@ -41,22 +42,27 @@ def rewritten(path):
     return module
 
 
-_LAYERS = {}  # model -> {mode: layers}, shared by the tests of this module
+_REPORTS = {}  # model -> {mode: ecg-fuse's report}, shared by the tests of this module
 
 
-def layers_of(name, models) -> dict:
-    """Layers after ecg-fuse in tvm and dnnf mode (each plan verified and timed)."""
-    if name not in _LAYERS:
+def reports_of(name, models) -> dict:
+    """ecg-fuse's reports in tvm and dnnf mode (each plan verified and timed)."""
+    if name not in _REPORTS:
         module = rewritten(models[name])
-        layers = {}
+        reports = {}
         for mode in ("tvm", "dnnf"):
             copy = module.operation.clone()
             report = fuse_module(copy, mode)
             assert copy.verify()
             assert report["seconds"] < MAX_PLANNER_SECONDS
-            layers[mode] = report["total"]["ops_after"]
-        _LAYERS[name] = layers
-    return _LAYERS[name]
+            reports[mode] = report
+        _REPORTS[name] = reports
+    return _REPORTS[name]
+
+
+def layers_of(name, models) -> dict:
+    """Layers after ecg-fuse in tvm and dnnf mode."""
+    return {mode: report["total"]["ops_after"] for mode, report in reports_of(name, models).items()}
 
 
 @pytest.mark.parametrize("name", sorted(PEERS))
@@ -66,6 +72,13 @@ def test_layers_against_peers(name, models):
     assert layers["dnnf"] <= layers["tvm"], layers
     if name in TRANSFORMERS:
         assert layers["dnnf"] * 1.25 <= PEERS[name][1], layers
+
+
+@pytest.mark.parametrize("name", TRANSFORMERS)
+def test_intermediate_bytes_halved(name, models):
+    """Bytes before fusion are every op's results (what one kernel per op writes)."""
+    total = reports_of(name, models)["dnnf"]["total"]
+    assert total["ir_bytes_after"] <= total["ir_bytes_before"] / 2, total
 
 
 def test_dnnf_against_tvm_rules(models):

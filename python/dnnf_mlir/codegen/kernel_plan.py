@@ -41,6 +41,7 @@ class Planner:
         self.schedules: list[OpSchedule] = []
         self.strategies: dict = {}
         self._next = 0
+        self._tagged: dict = {}  # op -> its tag
         self._cleanup = False
 
     def cleanup(self):
@@ -68,10 +69,15 @@ class Planner:
         self.strategies[schedule.tag] = schedule.strategy
 
     def new_tag(self, op) -> str:
-        """Tag ``op`` for ``Script.match``: ``k0``, ``k1``, ... in program order."""
+        """Tag ``op`` for ``Script.match``: ``k0``, ``k1``, ... in program order. An op
+        tagged before keeps its tag (a loop that ops are fused into before their own
+        schedules run, ``cpu/attention.py``, matches them by it too)."""
+        if op in self._tagged:
+            return self._tagged[op]
         tag = f"k{self._next}"
         self._next += 1
         op.attributes[TAG] = ir.StringAttr.get(tag)
+        self._tagged[op] = tag
         return tag
 
     def isolate_operands(self, op, handle: str, operands):

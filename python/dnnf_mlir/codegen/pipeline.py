@@ -58,6 +58,7 @@ from .._mlir import ir
 from ..lowering import read_pipeline
 from ..progress import ProgressEvent, report
 from .bufferization import copies_to_linalg, results_in_place
+from .cpu.attention import confirm_head_loops
 from .cpu.buffers import post_bufferization_script, vector_lowering_script
 from .cpu.openmp import parallelize
 from .cpu.planner import plan
@@ -123,6 +124,7 @@ def lower_to_llvm(
         script, schedules = plan(module, target, threads)
         script_text = script.text()
         apply_script(module, script_text, "__dnnf_codegen", "transform schedule")
+        confirm_head_loops(module, schedules)
         run_passes("canonicalize,cse", module)
         if dump:
             dump("schedule", module)

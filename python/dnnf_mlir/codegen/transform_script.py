@@ -191,6 +191,12 @@ class Script:
         )
         return h
 
+    def annotate(self, handle: str, name: str, value: str):
+        """Set the string attribute ``name`` to ``value`` on the ops of ``handle``."""
+        param = self.fresh("p")
+        self.emit(f"{param} = transform.param.constant {json.dumps(value)} -> !transform.any_param")
+        self.emit(f"transform.annotate {handle} {json.dumps(name)} = {param} : !transform.any_op, !transform.any_param")
+
     def begin_suppressed(self, handle: str):
         """Open a nested sequence whose silenceable failures are ignored (closed by ``end_nested``)."""
         arg = self.fresh("s")
@@ -207,8 +213,28 @@ class Script:
         self._indent += 1
         return arg
 
+    def begin_alternatives(self, scope: str) -> str:
+        """Open the first alternative of ``transform.alternatives`` on the op ``scope``
+        (isolated from above, e.g. a function): it runs on a copy of the op, which
+        replaces it if it succeeds; else the next alternative (``next_alternative``)
+        runs on the op as it was. Closed by ``end_nested``."""
+        self.emit(f"transform.alternatives {scope} : !transform.any_op {{")
+        return self._alternative_block()
+
+    def next_alternative(self) -> str:
+        self.emit("transform.yield")
+        self._indent -= 1
+        self.emit("}, {")
+        return self._alternative_block()
+
+    def _alternative_block(self) -> str:
+        arg = self.fresh("alt")
+        self.emit(f"^bb0({arg}: !transform.any_op):")
+        self._indent += 1
+        return arg
+
     def end_nested(self):
-        """Close a sequence opened by ``begin_suppressed`` or ``begin_foreach``."""
+        """Close a sequence opened by ``begin_suppressed``, ``begin_foreach`` or ``begin_alternatives``."""
         self.emit("transform.yield")
         self._indent -= 1
         self.emit("}")

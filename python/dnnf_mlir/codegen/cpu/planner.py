@@ -1,7 +1,8 @@
 """The CPU kernel plan of a module: which schedule each linalg op gets.
 
-``plan(module, target, threads)`` tags every linalg op, dispatches it by kind to its
-schedule (``matvec.py``, ``matmul.py``, ``conv.py``, ``rows.py`` for the rest) and
+``plan(module, target, threads)`` tags every linalg op, makes each attention chain a
+loop over its heads (``attention.py``), dispatches every op by kind to its schedule
+(``matvec.py``, ``matmul.py``, ``conv.py``, ``row_fusion.py``, ``rows.py`` for the rest) and
 returns the transform-dialect script (``@__dnnf_codegen``, which includes sequences
 of the ``lowering/cpu/`` libraries) that the pipeline runs on linalg on tensors, with
 the ``OpSchedule`` decided for each op.
@@ -15,6 +16,7 @@ from ..._mlir import ir
 from ..kernel_plan import Planner
 from ..linalg_queries import elementwise_consumer, enclosing_function, is_f32, linalg_ops, static_tensor_type
 from ..target import Target
+from .attention import attention_chains, schedule_head_loop
 from .conv import schedule_conv
 from .matmul import schedule_matmul
 from .matvec import MARK, schedule_matvec
@@ -28,6 +30,10 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
     """Tag the linalg ops of ``module`` and return (transform ``Script``, [OpSchedule])."""
     planner = Planner(target, threads)
     ops = linalg_ops(module)
+    # Tags first, in program order: an op's hash changes with its attributes, and the
+    # sets and dicts below are keyed by ops.
+    for op in ops:
+        planner.new_tag(op)
 
     contractions = [op for op in ops if op.name in CONTRACTIONS or MARK in op.attributes]
     # Fills that initialize a contraction's accumulator are fused into its tiles.
@@ -40,12 +46,21 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
     # Softmax, layer normalization: a loop over rows with the whole group fused in.
     groups = {group.root: group for group in row_groups([op for op in ops if op not in contractions])}
     in_groups = {member for group in groups.values() for member in group.members}
+    # An attention chain first becomes a loop over its heads; its ops, fused into that
+    # loop, are then scheduled below as any other, on one thread each (the heads are
+    # what the threads share).
+    in_head_loops = set()
+    threads = planner.threads
+    for chain in attention_chains(contractions, threads):
+        schedule_head_loop(planner, chain)
+        in_head_loops.update([chain.output, *chain.ops])
     # Program order: the producers of a contraction's operands are tiled before it (so
     # that structured.fuse, which fuses producers greedily, only finds the fill), and
     # an element-wise consumer is known to be an epilogue before it is reached.
     consumed = []
     for op in ops:
         first = len(planner.schedules)
+        planner.threads = 1 if op in in_head_loops else threads
         if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:
@@ -69,6 +84,7 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
             schedule_rows(planner, op)
         for schedule in planner.schedules[first:]:
             schedule.function = enclosing_function(op)
+    planner.threads = threads
     planner.finish()
     return planner.script, planner.schedules
 

@@ -1,0 +1,128 @@
+"""Attention, one head at a time: the scores and probabilities never fill a buffer.
+
+An attention block of the fusion plan (``fusion/attention.py``) lowers to a
+``batch_matmul`` Q @ K^T over (batch x heads), the mask add and the softmax (a row
+group), and a ``batch_matmul`` P @ V. Scheduled one by one, each writes its whole
+(batch x heads) x seq x seq result into a buffer that the next reads back. The head
+loop is instead one ``scf.forall`` over the batch dim of P @ V (one head per
+iteration, spread over the threads) with the whole chain fused into it
+(``fuse_into_containing_op``, producers last to first; ``bubble_up_extract_slice``
+moves each head's slice above the reshapes between the ops). The ops of an
+iteration are then scheduled as usual (register-tiled matmuls, the row loop of the
+softmax), on one head: its scores and probabilities (seq x seq) stay in the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..._mlir import ir
+from ..kernel_plan import OpSchedule, Planner
+from ..linalg_queries import enclosing_function, static_tensor_type
+from ..lowered_module import walk_ops
+
+RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
+HEAD_LOOP = "dnnf.head_loop"  # on the scf.forall of a head loop made: the tag of its output
+_MIDDLE = ("linalg.generic", "linalg.reduce", "linalg.fill")
+
+
+@dataclass
+class AttentionChain:
+    scores: ir.Operation  # batch_matmul Q @ K^T
+    middle: list  # the linalg ops between the two, in program order (mask, softmax, fills)
+    output: ir.Operation  # batch_matmul P @ V, the root of the head loop
+
+    @property
+    def heads(self) -> int:
+        """Iterations of the head loop: the batch dim of the output (batch x heads)."""
+        return static_tensor_type(self.output.results[0]).shape[0]
+
+    @property
+    def ops(self) -> list:
+        """Every op of the chain but the output, in program order."""
+        order = {op: i for i, op in enumerate(self.output.parent.regions[0].blocks[0].operations)}
+        return sorted([self.scores, *self.middle], key=lambda op: order[op])
+
+
+def _producer(value):
+    return value.owner if isinstance(value, ir.OpResult) else None
+
+
+def _fill_of(contraction) -> list:
+    """The ``linalg.fill`` initializing ``contraction``'s accumulator, if one does."""
+    init = _producer(contraction.operands[2])
+    return [init] if init is not None and init.name == "linalg.fill" else []
+
+
+def attention_chain(output) -> AttentionChain | None:
+    """The chain whose P @ V is ``output`` (a ``batch_matmul``), or None: its left
+    operand computed, through reshapes, by element-wise ops and row reductions from
+    one other ``batch_matmul``, all of them used only within the chain."""
+    if output.name != "linalg.batch_matmul" or static_tensor_type(output.results[0]) is None:
+        return None
+    middle, scores, reshapes = [], [], []
+    stack = [output.operands[0]]
+    while stack:
+        producer = _producer(stack.pop())
+        if producer is None or producer in middle or producer in reshapes or producer in scores:
+            continue
+        if producer.name in RESHAPES:
+            reshapes.append(producer)
+            stack.append(producer.operands[0])
+        elif producer.name == "linalg.batch_matmul":
+            scores.append(producer)
+        elif producer.name in _MIDDLE:
+            middle.append(producer)
+            stack.extend(producer.operands)
+    if len(scores) != 1 or not any(op.name == "linalg.reduce" for op in middle):
+        return None
+    inside = {output, *middle, *reshapes, *scores}
+    for op in [*middle, *reshapes, *scores]:
+        if any(use.owner not in inside for result in op.results for use in result.uses):
+            return None
+    return AttentionChain(scores[0], middle, output)
+
+
+def attention_chains(ops: list, threads: int) -> list:
+    """The attention chains among the linalg ops ``ops`` worth a head loop on
+    ``threads`` threads: with a head for each thread at least (else their own
+    schedules, which split rows among the threads, use them better)."""
+    chains = [chain for op in ops if (chain := attention_chain(op)) is not None]
+    return [chain for chain in chains if chain.heads >= max(2, threads)]
+
+
+def schedule_head_loop(planner: Planner, chain: AttentionChain):
+    """One ``scf.forall`` over the heads (the batch dim of ``chain.output``) with the
+    chain fused into it; the ops keep their tags, so their own schedules find them in it."""
+    s = planner.script
+    tag = planner.new_tag(chain.output)
+    function = s.begin_alternatives(s.parent_func(s.match([chain.output.name], tag=tag)))
+    _, forall = s.tile_forall(s.match([chain.output.name], within=function, tag=tag), [1, 0, 0])
+    producers = _fill_of(chain.output) + chain.ops[::-1] + _fill_of(chain.scores)
+    for op in producers:
+        s.patterns(forall, ["tensor.bubble_up_extract_slice", "canonicalization"])
+        _, forall = s.fuse_into(s.match([op.name], within=function, tag=planner.new_tag(op)), forall)
+    s.annotate(forall, HEAD_LOOP, tag)
+    # The ops fused in are dead outside now; erase them (the tags must match one op
+    # each) and merge the copies of an op that two others in the loop read.
+    s.canonicalize(function)
+    # A chain that does not fuse (e.g. a reshape between its ops that the slices of
+    # one head cannot cross) keeps the function as it was: each op on its own.
+    s.next_alternative()
+    s.end_nested()
+    shape = tuple(static_tensor_type(chain.output.results[0]).shape)
+    planner.add_schedule(OpSchedule(f"{tag}.heads", chain.output.name, shape, "head-loop", {"fused": len(producers)},
+                                    enclosing_function(chain.output)))
+
+
+def confirm_head_loops(module: ir.Module, schedules: list) -> None:
+    """After the schedule ran: a head loop whose chain did not fuse (its alternative
+    kept the ops apart, each then on one thread) is reported as such."""
+    made = {ir.StringAttr(op.attributes[HEAD_LOOP]).value for op in walk_ops(module.operation, {"scf.forall"})
+            if HEAD_LOOP in op.attributes}
+    for schedule in schedules:
+        if schedule.strategy == "head-loop" and schedule.tag.removesuffix(".heads") not in made:
+            schedule.strategy = "head-loop not fused: ops apart"
+
+
+__all__ = ["AttentionChain", "attention_chain", "attention_chains", "confirm_head_loops", "schedule_head_loop"]

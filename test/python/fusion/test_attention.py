@@ -1,0 +1,113 @@
+"""Attention blocks (``fusion/attention.py``, ``codegen/cpu/attention.py``): the scores
+matmul, the mask add and softmax and the probabilities matmul become one block, which
+computes what the three layers computed, and one kernel that loops over the heads.
+(test/Transforms/ECGFuse/attention.mlir shows the plans, including the chains that
+stay apart.)
+
+The scores are scaled like a real head's (Q and K standard normal, 1/sqrt(d)): their
+softmax rows spread over many keys, not one-hot, so a wrong row or head shows. The
+mask is -10000 on a random third of the keys per query, as BERT's padding mask.
+The interpreter computes the same products in another grouping: rtol 1e-5, atol 1e-6;
+the compiled kernel (packed, vectorized, polynomial exp) against float64 numpy:
+rtol 1e-4, atol 1e-5.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+import dnnf_mlir
+from dnnf_mlir._mlir import ir
+from dnnf_mlir.codegen import jit, lower_to_llvm
+from dnnf_mlir.conversion import convert_ecg_to_linalg
+from dnnf_mlir.fusion import fuse_module
+from dnnf_mlir.fusion.kernels import outline_kernels
+from dnnf_mlir.fuzz.invariants import fused_op_problems
+from dnnf_mlir.interpreter import interpret
+
+RNG = np.random.default_rng(11)
+HEADS, SEQ, DEPTH = 4, 32, 16
+
+
+def head_chain() -> str:
+    """Q [1, h, s, d] and K^T [1, h, d, s] of one layer, a [1, 1, s, s] mask, V; the
+    heads merged back into [1, s, h * d]."""
+    q, kt, v = f"1x{HEADS}x{SEQ}x{DEPTH}", f"1x{HEADS}x{DEPTH}x{SEQ}", f"1x{HEADS}x{SEQ}x{DEPTH}"
+    s, m = f"1x{HEADS}x{SEQ}x{SEQ}", f"1x1x{SEQ}x{SEQ}"
+    t, r = f"1x{SEQ}x{HEADS}x{DEPTH}", f"1x{SEQ}x{HEADS * DEPTH}"
+    return f"""
+func.func @main(%q: tensor<{q}xf32>, %kt: tensor<{kt}xf32>, %mask: tensor<{m}xf32>, %v: tensor<{v}xf32>) -> tensor<{r}xf32> {{
+  %s = "ecg.mat_mul"(%q, %kt) : (tensor<{q}xf32>, tensor<{kt}xf32>) -> tensor<{s}xf32>
+  %a = "ecg.add"(%s, %mask) : (tensor<{s}xf32>, tensor<{m}xf32>) -> tensor<{s}xf32>
+  %p = "ecg.softmax"(%a) {{axis = -1 : i64}} : (tensor<{s}xf32>) -> tensor<{s}xf32>
+  %o = "ecg.mat_mul"(%p, %v) : (tensor<{s}xf32>, tensor<{v}xf32>) -> tensor<{v}xf32>
+  %t = "ecg.transpose"(%o) {{perm = array<i64: 0, 2, 1, 3>}} : (tensor<{v}xf32>) -> tensor<{t}xf32>
+  %r = "ecg.reshape"(%t) {{shape = array<i64: 1, {SEQ}, {HEADS * DEPTH}>}} : (tensor<{t}xf32>) -> tensor<{r}xf32>
+  return %r : tensor<{r}xf32>
+}}
+"""
+
+
+def inputs() -> list:
+    q = RNG.standard_normal((1, HEADS, SEQ, DEPTH)) / np.sqrt(DEPTH)
+    kt = RNG.standard_normal((1, HEADS, DEPTH, SEQ))
+    mask = np.where(RNG.random((1, 1, SEQ, SEQ)) < 1 / 3, -10000.0, 0.0)
+    v = RNG.standard_normal((1, HEADS, SEQ, DEPTH))
+    return [x.astype(np.float32) for x in (q, kt, mask, v)]
+
+
+def reference(q, kt, mask, v):
+    """Attention in float64 numpy, and its probabilities."""
+    scores = q.astype(np.float64) @ kt + mask
+    probs = np.exp(scores - scores.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    out = (probs @ v).transpose(0, 2, 1, 3).reshape(1, SEQ, HEADS * DEPTH)
+    return out, probs
+
+
+def fused_module(context, attention: bool = True):
+    module = ir.Module.parse(head_chain(), context)
+    report = fuse_module(module, "dnnf", attention=attention)
+    assert module.operation.verify()
+    assert not fused_op_problems(module.body.operations[0].operation)
+    return module, report
+
+
+def test_inputs_make_a_spread_softmax():
+    """The premise of the tolerances: no row of probabilities is nearly one-hot."""
+    _, probs = reference(*inputs())
+    assert probs.max() < 0.9 and (probs > 1e-3).sum(-1).min() >= 4
+
+
+def test_one_block_computes_what_three_layers_did():
+    x = inputs()
+    context = dnnf_mlir.make_context()
+    merged, report = fused_module(context)
+    apart, apart_report = fused_module(context, attention=False)
+    assert report["total"]["decisions"]["attention"] == {"blocks": 1}
+    assert (report["total"]["ops_after"], apart_report["total"]["ops_after"]) == (1, 3)
+    assert report["total"]["ir_bytes_after"] < apart_report["total"]["ir_bytes_after"] / 3
+    want = interpret(apart, x)[0]
+    np.testing.assert_allclose(interpret(merged, x)[0], want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(want, reference(*x)[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_kernel_loops_over_the_heads(threads):
+    x = inputs()
+    with dnnf_mlir.make_context() as context, ir.Location.unknown():
+        module, _ = fused_module(context)
+        assert outline_kernels(module.operation) == (1, 1)
+        convert_ecg_to_linalg(module)
+        stages = {}
+        report = lower_to_llvm(module, "host", threads=threads, dump=lambda stage, m: stages.setdefault(stage, str(m)))
+        got = jit(module, threads=threads)["main"](*x)[0]
+    (loop,) = [s for s in report.schedules if s.strategy == "head-loop"]
+    assert loop.shape == (HEADS, SEQ, DEPTH)
+    assert {s.function for s in report.schedules if s.function} == {"kernel_0_mat_mul_add_softmax_etc"}
+    # The scores and probabilities are buffers of one head, allocated in the loop.
+    allocations = re.findall(r"memref.alloc\(\).*: memref<([0-9x]+)xf32>", stages["bufferize"])
+    assert not [a for a in allocations if a.endswith(f"{HEADS}x{SEQ}x{SEQ}")]
+    assert [a for a in allocations if a.endswith(f"1x{SEQ}x{SEQ}")]
+    np.testing.assert_allclose(got, reference(*x)[0], rtol=1e-4, atol=1e-5)

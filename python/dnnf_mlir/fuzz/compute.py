@@ -1,7 +1,7 @@
 """Compute op families: MatMul and Gemm (matrices, batches, vectors), Conv and
-ConvTranspose, sibling contractions of one input, pooling with random strides,
-pads, dilations and groups, reductions over random axes, Softmax/LogSoftmax and
-the normalizations.
+ConvTranspose, sibling contractions of one input, self-attention, pooling with
+random strides, pads, dilations and groups, reductions over random axes,
+Softmax/LogSoftmax and the normalizations.
 
 A contraction is often followed by the epilogue the code generator fuses into its
 output tile (bias, activation, residual add), and a row op (Softmax, LayerNorm)
@@ -242,6 +242,36 @@ def siblings(draw, g: GraphBuilder) -> None:
             epilogue(draw, g, y, channel)
 
 
+def attention(draw, g: GraphBuilder) -> None:
+    """Self-attention over the last two axes of a value x [..., s, d]: Q and K
+    projections of x, their scores scaled to unit magnitude, an optional additive
+    mask (-10000 on some keys, as BERT's padding mask), a softmax over the keys and
+    the probabilities times x (ecg-fuse makes the chain one block; the code generator
+    loops over its leading dims, the heads)."""
+    def fits(v: Value) -> bool:
+        return v.rank >= 3 and v.numel * v.shape[-2] <= MAX_NUMEL and v.numel * max(v.shape[-2:]) <= MAX_MACS // 4
+
+    def heads(d, g) -> Value:  # [batch,] heads, sequence, depth: within both bounds
+        return g.input(d(st.sampled_from(((), (1,), (2,)))) + dims(d, 3, cap=2048, choices=DIMS[:7]))
+
+    x = pick(draw, g, fits, heads)
+    if not fits(x):
+        x = heads(draw, g)
+    s, d = x.shape[-2:]
+    q, k = (g.one("MatMul", [x, w], x.shape, scale=x.scale) for w in (weight(draw, g, (d, d), d) for _ in range(2)))
+    perm = list(range(x.rank - 2)) + [x.rank - 1, x.rank - 2]
+    kt = g.one("Transpose", [k], x.shape[:-2] + (d, s), scale=k.scale, perm=perm)
+    scores = g.one("MatMul", [q, kt], x.shape[:-2] + (s, s), scale=q.scale * k.scale * math.sqrt(d))
+    scores = g.one("Mul", [scores, g.constant(np.array(1 / scores.scale, FLOAT))], scores.shape)
+    if draw(st.booleans()):
+        mask = np.where(np.random.default_rng(draw(st.integers(0, 2**16))).random((s, s)) < 1 / 3, -10000.0, 0.0)
+        mask[:, 0] = 0.0  # every query sees a key
+        # Its magnitude is the mask's (rescaled if a later op reads it), not the scores'.
+        scores = g.one("Add", [scores, g.constant(mask.astype(FLOAT))], scores.shape, scale=float(np.std(mask)) + 1)
+    probs = g.one("Softmax", [scores], scores.shape, scale=1 / s, axis=-1)
+    g.one("MatMul", [probs, x], x.shape, scale=x.scale)
+
+
 def conv_transpose(draw, g: GraphBuilder) -> None:
     x = pick(draw, g, lambda v: is_image(v) and v.rank == 4, lambda d, g: g.input(dims(d, 4, 4096, SPATIAL)))
     n, c, h, w = x.shape
@@ -327,7 +357,8 @@ def normalization(draw, g: GraphBuilder) -> None:
 
 
 FAMILIES = {
-    "matmul": matmul, "gemm": gemm, "conv": conv, "siblings": siblings, "conv_transpose": conv_transpose, "pool": pool,
+    "matmul": matmul, "gemm": gemm, "conv": conv, "siblings": siblings, "attention": attention,
+    "conv_transpose": conv_transpose, "pool": pool,
     "reduce": reduce, "row_op": row_op, "normalization": normalization,
 }
 

@@ -23,7 +23,7 @@ FAMILIES = {**elementwise.FAMILIES, **movement.FAMILIES, **compute.FAMILIES}
 # is checked up to fusion only), are the rarest.
 WEIGHTS = {
     "unary": 6, "binary": 6, "variadic": 2, "discontinuous": 2,
-    "matmul": 6, "gemm": 2, "conv": 6, "siblings": 3, "conv_transpose": 1, "pool": 4, "reduce": 4, "row_op": 6, "normalization": 2,
+    "matmul": 6, "gemm": 2, "conv": 6, "siblings": 3, "attention": 2, "conv_transpose": 1, "pool": 4, "reduce": 4, "row_op": 6, "normalization": 2,
     "reshape": 2, "transpose": 2, "slice": 2, "concat": 2, "split": 2, "gather": 2, "expand": 2, "tile": 2,
     "pad": 2, "reshaping": 2, "depth_space": 2, "resize": 1,
 }

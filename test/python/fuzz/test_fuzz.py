@@ -46,6 +46,7 @@ FAMILY_OPS = {
     "binary": {"Sub", "Div", "Pow", "PRelu"}, "variadic": {"Sum", "Mean"},
     "discontinuous": {"Floor", "Ceil", "Round", "Sign", "Where", "ArgMax", "ArgMin", "Cast"},
     "matmul": {"MatMul"}, "gemm": {"Gemm"}, "conv": {"Conv"}, "siblings": {"MatMul", "Conv"},
+    "attention": {"Softmax"},
     "conv_transpose": {"ConvTranspose"},
     "pool": {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}, "reduce": set(compute.REDUCTIONS),
     "row_op": {"Softmax", "LogSoftmax", "LayerNormalization"},

@@ -2,7 +2,7 @@
 """Generate models outside the judged 14, to check the compiler on structures it was
 not tuned on: a Llama decoder (RMSNorm, SwiGLU, rotary embeddings, grouped-query
 attention, causal and padding mask; logits), a T5 encoder (relative position
-buckets, RMS norm without bias, ReLU FFN), a Swin vision transformer (shifted
+buckets, RMS norm without bias, ReLU FFN), a BERT encoder on a 512-token sequence, a Swin vision transformer (shifted
 windows, patch merging), MobileNetV2 (depthwise convolutions, ReLU6 as Clip,
 TF-style padding), EfficientNet-B0 (SiLU, squeeze-and-excitation) and ConvNeXt
 (7x7 depthwise convolutions, LayerNorm over channels, GELU).
@@ -13,7 +13,7 @@ seeded random init and eager attention, in eval mode, exported as
 tools/gen_models.py exports its transformers (TorchScript exporter, opset 17,
 static shapes, weights in the file). Text models take ``input_ids`` and
 ``attention_mask`` (int64 [1, seq], seq 50 and 77: not multiples of a vector
-width), traced with a padded mask; image models take ``pixel_values`` (float32
+width; 512 for the long BERT), traced with a padded mask; image models take ``pixel_values`` (float32
 [1, 3, side, side]); the output is the model's first (logits, last hidden state).
 
 The classifiers (MobileNetV2, EfficientNet) output softmax(logits). Their default
@@ -65,6 +65,9 @@ EXTRA = {
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128), size=50),
     "t5_encoder": Extra("T5EncoderModel", "T5Config", dict(
         vocab_size=1000, d_model=256, d_kv=64, d_ff=1024, num_layers=4, num_heads=4), size=77),
+    # BERT-base layers on a long sequence: the scores of a layer's 12 heads (12 MiB) outgrow the L2 caches.
+    "bert_long": Extra("BertModel", "BertConfig", dict(
+        vocab_size=1000, num_hidden_layers=2, max_position_embeddings=512), size=512),
     "swin": Extra("SwinModel", "SwinConfig", dict(
         image_size=64, patch_size=4, embed_dim=48, depths=[2, 2], num_heads=[3, 6], window_size=4),
         image=True),

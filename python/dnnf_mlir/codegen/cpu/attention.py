@@ -57,29 +57,30 @@ def _fill_of(contraction) -> list:
 def attention_chain(output) -> AttentionChain | None:
     """The chain whose P @ V is ``output`` (a ``batch_matmul``), or None: its left
     operand computed, through reshapes, by element-wise ops and row reductions from
-    one other ``batch_matmul``, all of them used only within the chain."""
+    one other ``batch_matmul``. An op that is also used outside the chain (a mask
+    that other kernels read too) stays out of it, and so does what only it needs."""
     if output.name != "linalg.batch_matmul" or static_tensor_type(output.results[0]) is None:
         return None
-    middle, scores, reshapes = [], [], []
+    found = []
     stack = [output.operands[0]]
     while stack:
         producer = _producer(stack.pop())
-        if producer is None or producer in middle or producer in reshapes or producer in scores:
+        if producer is None or producer in found:
             continue
-        if producer.name in RESHAPES:
-            reshapes.append(producer)
-            stack.append(producer.operands[0])
-        elif producer.name == "linalg.batch_matmul":
-            scores.append(producer)
-        elif producer.name in _MIDDLE:
-            middle.append(producer)
-            stack.extend(producer.operands)
+        if producer.name in RESHAPES + _MIDDLE + ("linalg.batch_matmul",):
+            found.append(producer)
+            if producer.name != "linalg.batch_matmul":
+                stack.extend(producer.operands[:1] if producer.name in RESHAPES else producer.operands)
+    while True:  # a fixed point: an op dropped may leave its producers with uses outside
+        inside = {output, *found}
+        kept = [op for op in found if all(use.owner in inside for result in op.results for use in result.uses)]
+        if len(kept) == len(found):
+            break
+        found = kept
+    scores = [op for op in found if op.name == "linalg.batch_matmul"]
+    middle = [op for op in found if op.name in _MIDDLE]
     if len(scores) != 1 or not any(op.name == "linalg.reduce" for op in middle):
         return None
-    inside = {output, *middle, *reshapes, *scores}
-    for op in [*middle, *reshapes, *scores]:
-        if any(use.owner not in inside for result in op.results for use in result.uses):
-            return None
     return AttentionChain(scores[0], middle, output)
 
 

@@ -135,3 +135,32 @@ func.func @main(%q: tensor<17x1x1x4xf32>, %kt: tensor<17x1x4x1xf32>, %v: tensor<
         got = jit(module)["main"](q, kt, v)[0]
     assert [s.strategy for s in report.schedules if "head" in s.strategy] == ["head-loop not fused: ops apart"]
     np.testing.assert_allclose(got, v, rtol=1e-6)  # a softmax over one key is 1
+
+
+def test_a_mask_other_kernels_read_stays_out_of_the_head_loop():
+    """BERT's first layer computes the additive mask that every layer reads: the mask
+    is an output of its attention kernel, so it is computed whole before the head loop,
+    which still holds the rest of the chain."""
+    q, kt, mask, v = inputs()
+    keep = (mask == 0).astype(np.float32)
+    m = f"1x1x{SEQ}x{SEQ}"
+    text = head_chain().replace(
+        f"%mask: tensor<{m}xf32>", f"%keep: tensor<{m}xf32>").replace(
+        f"-> tensor<1x{SEQ}x{HEADS * DEPTH}xf32> {{", f"-> (tensor<1x{SEQ}x{HEADS * DEPTH}xf32>, tensor<{m}xf32>) {{\n"
+        f'  %big = "ecg.constant"() {{value = dense<10000.0> : tensor<f32>}} : () -> tensor<f32>\n'
+        f'  %one = "ecg.constant"() {{value = dense<1.0> : tensor<f32>}} : () -> tensor<f32>\n'
+        f'  %off = "ecg.sub"(%keep, %one) : (tensor<{m}xf32>, tensor<f32>) -> tensor<{m}xf32>\n'
+        f'  %mask = "ecg.mul"(%off, %big) : (tensor<{m}xf32>, tensor<f32>) -> tensor<{m}xf32>').replace(
+        f"return %r : tensor<1x{SEQ}x{HEADS * DEPTH}xf32>",
+        f"return %r, %mask : tensor<1x{SEQ}x{HEADS * DEPTH}xf32>, tensor<{m}xf32>")
+    with dnnf_mlir.make_context() as context, ir.Location.unknown():
+        module = ir.Module.parse(text, context)
+        report = fuse_module(module, "dnnf")
+        assert (report["total"]["ops_after"], report["total"]["decisions"]["attention"]) == (1, {"blocks": 1})
+        outline_kernels(module.operation)
+        convert_ecg_to_linalg(module)
+        lowered = lower_to_llvm(module, "host")
+        got, got_mask = jit(module)["main"](q, kt, keep, v)
+    assert [s.strategy for s in lowered.schedules if "head" in s.strategy] == ["head-loop"]
+    np.testing.assert_array_equal(got_mask, mask)
+    np.testing.assert_allclose(got, reference(q, kt, mask, v)[0], rtol=1e-4, atol=1e-5)

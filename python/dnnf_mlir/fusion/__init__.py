@@ -1,7 +1,8 @@
 """Mapping-type fusion: DNNFusion's planner (Listing 1 over Table 3) and TVM's baseline.
 
 ``plan_fusion(function, mode, oracle)`` returns a ``FusionPlan`` (in dnnf mode
-Listing 1's blocks, then sibling contractions merged: ``horizontal.py``); ``outline(plan)``
+Listing 1's blocks, then sibling contractions merged: ``horizontal.py``, then each
+attention chain made one block: ``attention.py``); ``outline(plan)``
 turns its blocks into ``ecg.fused`` ops; ``fuse_module(module, mode, oracle)`` does
 both for every function and returns the statistics report (``stats.fusion_summary``
 prints it in one line). The pass is ``ecg-fuse{mode=dnnf|tvm|none}``.

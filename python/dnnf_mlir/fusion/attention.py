@@ -68,19 +68,10 @@ def _chain(graph, unit_of: dict, softmax: int):
     return first, middle, last
 
 
-def _closes_cycle(graph, members: set) -> bool:
-    """True when a path leaves ``members`` and comes back (blocks committed in ``graph``)."""
-    mask = sum(1 << m for m in members)
-    return any(graph.desc[succ] & mask
-               for member in members for succ in graph.succs[member] if succ not in members)
-
-
 def fuse_attention(plan: FusionPlan) -> FusionPlan:
     """``plan`` with every attention chain's three units merged into one block
     (Many-to-Many); the function body is not changed."""
     graph = plan.graph
-    for block in plan.blocks:
-        graph.commit(block.members)
     in_blocks = {m: block.members for block in plan.blocks for m in block.members}
     unit_of = {n: in_blocks.get(n, frozenset({n})) for n, node in enumerate(graph.nodes) if node.fusable}
     merged = []
@@ -89,7 +80,7 @@ def fuse_attention(plan: FusionPlan) -> FusionPlan:
         if chain is None:
             continue
         union = set().union(*chain)
-        if _closes_cycle(graph, union):
+        if graph.closes_cycle(union):
             plan.decisions.constraints["cycle"] += 1
             continue
         violation = limits_violation(graph, union)

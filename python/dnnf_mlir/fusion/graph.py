@@ -112,6 +112,13 @@ class OpGraph:
                     before |= 1 << pred
         return bool((after >> candidate) & 1) or bool(self.desc[candidate] & before)
 
+    def closes_cycle(self, members: set) -> bool:
+        """True when joining ``members`` (committed blocks, or ops) into one block closes
+        a cycle: a path leaves them and comes back."""
+        mask = sum(1 << m for m in members)
+        return any(self.desc[succ] & mask
+                   for member in members for succ in self.succs[member] if succ not in members)
+
     def commit(self, members: set):
         """Contract ``members`` into one node for every later reachability query."""
         mask = 0

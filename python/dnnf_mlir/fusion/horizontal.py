@@ -264,5 +264,7 @@ def combine_siblings(plan: FusionPlan) -> FusionPlan:
         rewriter.erase_unused_sources()
     new_graph = OpGraph(graph.block)
     index = {op_key(node.operation): n for n, node in enumerate(new_graph.nodes)}
-    return FusionPlan(plan.mode, new_graph, [Block({index[k] for k in keys}, mapping) for keys, mapping in blocks],
-                      plan.decisions, plan.seconds)
+    new_blocks = [Block({index[k] for k in keys}, mapping) for keys, mapping in blocks]
+    for block in new_blocks:  # as the planners leave their graph: every block contracted
+        new_graph.commit(block.members)
+    return FusionPlan(plan.mode, new_graph, new_blocks, plan.decisions, plan.seconds)

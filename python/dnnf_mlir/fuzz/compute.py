@@ -255,8 +255,6 @@ def attention(draw, g: GraphBuilder) -> None:
         return g.input(d(st.sampled_from(((), (1,), (2,)))) + dims(d, 3, cap=2048, choices=DIMS[:7]))
 
     x = pick(draw, g, fits, heads)
-    if not fits(x):
-        x = heads(draw, g)
     s, d = x.shape[-2:]
     q, k = (g.one("MatMul", [x, w], x.shape, scale=x.scale) for w in (weight(draw, g, (d, d), d) for _ in range(2)))
     perm = list(range(x.rank - 2)) + [x.rank - 1, x.rank - 2]

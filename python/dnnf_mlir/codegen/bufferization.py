@@ -11,6 +11,8 @@ from .lowered_module import functions, walk_ops
 from .linalg_queries import is_i1
 from .transform_script import TAG
 
+RESHAPES = ("memref.collapse_shape", "memref.expand_shape")
+
 
 def _erase_with_deallocs(value):
     for use in list(value.uses):
@@ -25,7 +27,10 @@ def results_in_place(module: ir.Module):
     out-parameter; when that buffer is a static allocation of the function, the
     allocation is replaced by the out-parameter and the copy disappears (what the
     pass's ``hoist-static-allocs`` option does, which needs an interface this build
-    does not register for memref.alloc).
+    does not register for memref.alloc). When the returned buffer is a reshape of
+    such an allocation (a kernel whose last op, a matmul or a transpose, is followed by
+    an expand or collapse of its result), the allocation is replaced by the inverse
+    reshape of the out-parameter.
     """
     for func in functions(module):
         if len(func.regions[0].blocks) == 0:
@@ -35,17 +40,37 @@ def results_in_place(module: ir.Module):
             if op.name != "memref.copy":
                 continue
             source, target = op.operands
-            if not isinstance(target, ir.BlockArgument) or target.owner != block:
+            if not isinstance(target, ir.BlockArgument) or target.owner != block or len(list(target.uses)) != 1:
                 continue
+            reshape = source.owner if isinstance(source, ir.OpResult) and source.owner.name in RESHAPES else None
+            if reshape is not None:
+                if len(list(source.uses)) != 1:
+                    continue
+                source = reshape.operands[0]
             alloc = source.owner if isinstance(source, ir.OpResult) else None
-            if alloc is None or alloc.name != "memref.alloc" or alloc.parent != op.parent:
+            if alloc is None or alloc.name != "memref.alloc" or alloc.parent != op.parent or len(alloc.operands) != 0:
                 continue
-            if source.type != target.type or len(list(target.uses)) != 1 or len(alloc.operands) != 0:
+            if reshape is None and source.type != target.type:
                 continue
             _erase_with_deallocs(source)
             op.erase()
-            source.replace_all_uses_with(target)
+            if reshape is None:
+                source.replace_all_uses_with(target)
+            else:
+                with ir.InsertionPoint(alloc), alloc.location:
+                    view = _inverse_reshape(reshape, target, source.type)
+                reshape.erase()
+                source.replace_all_uses_with(view)
             alloc.erase()
+
+
+def _inverse_reshape(reshape, value, result_type):
+    """``value`` (what ``reshape`` makes) reshaped back to ``result_type`` (its source)."""
+    memref = _mlir.memref
+    groups = reshape.attributes["reassociation"]
+    if reshape.name == "memref.collapse_shape":
+        return memref.expand_shape(result_type, value, groups, [], ir.MemRefType(result_type).shape)
+    return memref.collapse_shape(result_type, value, groups)
 
 
 def copies_to_linalg(module: ir.Module) -> list:

@@ -135,11 +135,8 @@ def elementwise_consumer(op):
     if len(op.results) != 1:
         return None
     result = op.results[0]
-    uses = list(result.uses)
-    if len(uses) != 1:
-        return None
-    user = uses[0].owner
-    if user.name != "linalg.generic" or len(user.results) != 1:
+    user = only_user(result)
+    if user is None or user.name != "linalg.generic" or len(user.results) != 1:
         return None
     out = static_tensor_type(result)
     uout = static_tensor_type(user.results[0])
@@ -196,6 +193,17 @@ def conv_params(op):
 def reassociation(groups):
     """The reassociation attribute of tensor.collapse_shape / expand_shape for ``groups``."""
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g]) for g in groups])
+
+
+def reassociation_groups(reshape) -> list:
+    """The groups of dims of a tensor.collapse_shape / expand_shape, as lists of ints."""
+    return [[int(ir.IntegerAttr(d).value) for d in ir.ArrayAttr(g)] for g in ir.ArrayAttr(reshape.attributes["reassociation"])]
+
+
+def only_user(value):
+    """The op using ``value``, if exactly one use does."""
+    uses = list(value.uses)
+    return uses[0].owner if len(uses) == 1 else None
 
 
 def enclosing_function(op) -> str:

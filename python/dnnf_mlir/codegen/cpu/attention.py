@@ -4,12 +4,15 @@ An attention block of the fusion plan (``fusion/attention.py``) lowers to a
 ``batch_matmul`` Q @ K^T over (batch x heads), the mask add and the softmax (a row
 group), and a ``batch_matmul`` P @ V. Scheduled one by one, each writes its whole
 (batch x heads) x seq x seq result into a buffer that the next reads back. The head
-loop is instead one ``scf.forall`` over the batch dim of P @ V (one head per
-iteration, spread over the threads) with the whole chain fused into it
-(``fuse_into_containing_op``, producers last to first; ``bubble_up_extract_slice``
-moves each head's slice above the reshapes between the ops). The ops of an
-iteration are then scheduled as usual (register-tiled matmuls, the row loop of the
-softmax), on one head: its scores and probabilities (seq x seq) stay in the cache.
+loop is instead one ``scf.forall`` over the heads (one head per iteration, spread
+over the threads) with the whole chain fused into it (``fuse_into_containing_op``,
+producers last to first; ``bubble_up_extract_slice`` moves each head's slice above
+the reshapes between the ops). The ops of an iteration are then scheduled as usual
+(register-tiled matmuls, the row loop of the softmax), on one head: its scores and
+probabilities (seq x seq) stay in the cache. When the heads are merged back by a
+transpose of P @ V (``[b, h, s, d] -> [b, s, h, d]``), that transpose is the loop's
+root: each head's P @ V is a tile that the transpose stores in its place, and no
+buffer holds the P @ V of all heads.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
-from ..linalg_queries import enclosing_function, static_tensor_type
+from ..linalg_queries import enclosing_function, only_user, reassociation_groups, static_tensor_type
 from ..lowered_module import walk_ops
 
 RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
@@ -30,7 +33,9 @@ _MIDDLE = ("linalg.generic", "linalg.reduce", "linalg.fill")
 class AttentionChain:
     scores: ir.Operation  # batch_matmul Q @ K^T
     middle: list  # the linalg ops between the two, in program order (mask, softmax, fills)
-    output: ir.Operation  # batch_matmul P @ V, the root of the head loop
+    output: ir.Operation  # batch_matmul P @ V
+    root: ir.Operation  # the root of the head loop: the output, or the transpose merging its heads
+    head_dims: tuple  # the dims of the root's result that are the heads (batch x heads)
 
     @property
     def heads(self) -> int:
@@ -39,7 +44,7 @@ class AttentionChain:
 
     @property
     def ops(self) -> list:
-        """Every op of the chain but the output, in program order."""
+        """Every op of the chain but the output and the root, in program order."""
         order = {op: i for i, op in enumerate(self.output.parent.regions[0].blocks[0].operations)}
         return sorted([self.scores, *self.middle], key=lambda op: order[op])
 
@@ -81,7 +86,23 @@ def attention_chain(output) -> AttentionChain | None:
     middle = [op for op in found if op.name in _MIDDLE]
     if len(scores) != 1 or not any(op.name == "linalg.reduce" for op in middle):
         return None
-    return AttentionChain(scores[0], middle, output)
+    root = _merging_transpose(output)
+    if root is None:
+        return AttentionChain(scores[0], middle, output, output, (0,))
+    return AttentionChain(scores[0], middle, output, *root)
+
+
+def _merging_transpose(output):
+    """(transpose, head dims of its result) when the only use of ``output``'s result
+    is a ``linalg.transpose``, directly or through a reshape splitting the batch dim
+    (``[b * h, s, d] -> [b, h, s, d]``); else None."""
+    user, batch_dims = only_user(output.results[0]), [0]
+    if user is not None and user.name == "tensor.expand_shape":
+        user, batch_dims = only_user(user.results[0]), reassociation_groups(user)[0]
+    if user is None or user.name != "linalg.transpose":
+        return None
+    permutation = list(ir.DenseI64ArrayAttr(user.attributes["permutation"]))
+    return user, tuple(j for j, source in enumerate(permutation) if source in batch_dims)
 
 
 def attention_chains(ops: list, threads: int) -> list:
@@ -98,8 +119,11 @@ def schedule_head_loop(planner: Planner, chain: AttentionChain):
     s = planner.script
     tag = planner.new_tag(chain.output)
     function = s.begin_alternatives(s.parent_func(s.match([chain.output.name], tag=tag)))
-    _, forall = s.tile_forall(s.match([chain.output.name], within=function, tag=tag), [1, 0, 0])
-    producers = _fill_of(chain.output) + chain.ops[::-1] + _fill_of(chain.scores)
+    rank = static_tensor_type(chain.root.results[0]).rank
+    sizes = [1 if dim in chain.head_dims else 0 for dim in range(rank)]
+    _, forall = s.tile_forall(s.match([chain.root.name], within=function, tag=planner.new_tag(chain.root)), sizes)
+    producers = ([chain.output] if chain.root != chain.output else []) + _fill_of(chain.output)
+    producers += chain.ops[::-1] + _fill_of(chain.scores)
     for op in producers:
         s.patterns(forall, ["tensor.bubble_up_extract_slice", "canonicalization"])
         _, forall = s.fuse_into(s.match([op.name], within=function, tag=planner.new_tag(op)), forall)

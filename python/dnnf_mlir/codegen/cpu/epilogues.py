@@ -22,7 +22,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import with_operands
-from ..linalg_queries import elementwise_consumer, indexing_maps, reassociation, static_tensor_type
+from ..linalg_queries import elementwise_consumer, indexing_maps, only_user, reassociation, reassociation_groups, static_tensor_type
 from ..lowered_module import walk_ops
 
 CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
@@ -32,11 +32,6 @@ def _map_dims(amap) -> set:
     return {ir.AffineDimExpr(e).position for e in amap.results if isinstance(e, ir.AffineDimExpr)}
 
 
-def _only_user(value):
-    uses = list(value.uses)
-    return uses[0].owner if len(uses) == 1 else None
-
-
 def widen_epilogues(module: ir.Module) -> int:
     """``g(extract_slice(conv))`` -> ``extract_slice(g'(conv))`` (see above); returns
     how many consumers were widened."""
@@ -44,7 +39,7 @@ def widen_epilogues(module: ir.Module) -> int:
     count = 0
     for slice_op in walk_ops(module.operation, {"tensor.extract_slice"}):
         source = slice_op.operands[0]
-        if not isinstance(source, ir.OpResult) or source.owner.name not in CONVOLUTIONS or _only_user(source) is None:
+        if not isinstance(source, ir.OpResult) or source.owner.name not in CONVOLUTIONS or only_user(source) is None:
             continue
         consumer = elementwise_consumer(slice_op)
         wide, narrow = static_tensor_type(source), static_tensor_type(slice_op.results[0])
@@ -76,13 +71,13 @@ def collapse_epilogues(module: ir.Module) -> int:
     count = 0
     for expand in walk_ops(module.operation, {"tensor.expand_shape"}):
         source = expand.operands[0]
-        if not isinstance(source, ir.OpResult) or source.owner.name != "linalg.matmul" or _only_user(source) is None:
+        if not isinstance(source, ir.OpResult) or source.owner.name != "linalg.matmul" or only_user(source) is None:
             continue
         consumer = elementwise_consumer(expand)
         flat, image = static_tensor_type(source), static_tensor_type(expand.results[0])
         if consumer is None or flat is None or image is None or image.rank != 4 or image.shape[0] != 1:
             continue
-        if _groups(expand) != [[0, 1], [2, 3]]:
+        if reassociation_groups(expand) != [[0, 1], [2, 3]]:
             continue
         maps = indexing_maps(consumer)
         with ir.InsertionPoint(consumer), consumer.location:
@@ -129,10 +124,6 @@ def _collapsed_operand(value, amap, expand, matmul_result):
 
 def _identity(rank: int):
     return ir.AffineMap.get_identity(rank)
-
-
-def _groups(reshape) -> list:
-    return [[int(ir.IntegerAttr(d).value) for d in ir.ArrayAttr(g)] for g in ir.ArrayAttr(reshape.attributes["reassociation"])]
 
 
 __all__ = ["collapse_epilogues", "widen_epilogues"]

@@ -20,7 +20,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import affine_map, generic
 from ..kernel_plan import OpSchedule
-from ..linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, static_tensor_type
+from ..linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, reassociation_groups, static_tensor_type
 
 MARK = "dnnf.matvec"  # unit attribute on the partial-sum generic
 ROWS = 8  # NR: output rows per register tile
@@ -36,7 +36,7 @@ def _transposed_source(value):
     """
     owner = value.owner if isinstance(value, ir.OpResult) else None
     if owner is not None and owner.name == "tensor.collapse_shape":
-        groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(g)] for g in ir.ArrayAttr(owner.attributes["reassociation"])]
+        groups = reassociation_groups(owner)
         value = owner.operands[0]
         rank = static_tensor_type(value).rank
         if groups != [list(range(rank - 1)), [rank - 1]]:

@@ -53,7 +53,7 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
     threads = planner.threads
     for chain in attention_chains(contractions, threads):
         schedule_head_loop(planner, chain)
-        in_head_loops.update([chain.output, *chain.ops])
+        in_head_loops.update([chain.root, chain.output, *chain.ops])
     # Program order: the producers of a contraction's operands are tiled before it (so
     # that structured.fuse, which fuses producers greedily, only finds the fill), and
     # an element-wise consumer is known to be an epilogue before it is reached.

@@ -13,7 +13,7 @@ from dnnf_mlir._mlir import ext, func, ir
 from dnnf_mlir.dialect_docs import irdl_text, op_reference_markdown, rules_markdown
 from dnnf_mlir.ecg import OPS, Algebra, ECGOp, MappingType, TensorSpec, to_mlir
 from dnnf_mlir.ecg.attributes import AttributeKind
-from dnnf_mlir.ecg.ops import elementwise, nn
+from dnnf_mlir.ecg.ops import elementwise, pooling, reduction, softmax
 from dnnf_mlir.rewriting.listing import family_counts, rule_rows
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,13 +214,13 @@ def example(mnemonic):
     if issubclass(cls, elementwise.BinaryElementwise):
         dtype = np.bool_ if cls.OPERAND_KINDS == "b" else F32
         return [t(2, 3, 4, dtype=dtype), t(3, 4, dtype=dtype)], {}
-    if issubclass(cls, nn.ReduceOp):
+    if issubclass(cls, reduction.ReduceOp):
         return [X], {"axes": [1]}
-    if issubclass(cls, nn._ArgReduce):
+    if issubclass(cls, reduction._ArgReduce):
         return [X], {"axis": 1}
-    if issubclass(cls, (nn._GlobalPool, nn._Softmax)):
+    if issubclass(cls, (pooling._GlobalPool, softmax._Softmax)):
         return [IMAGE], {}
-    if issubclass(cls, nn._WindowPool):
+    if issubclass(cls, pooling._WindowPool):
         return [IMAGE], {"kernel_shape": [2, 2]}
     pytest.fail(f"no representative instance of ecg.{mnemonic}: add one to EXAMPLES in {Path(__file__).name}")
 

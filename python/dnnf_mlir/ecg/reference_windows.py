@@ -1,11 +1,11 @@
 """Numpy implementations behind the reference semantics of the windowed ECG ops.
 
-The callers (``ops/nn.py``) validate shapes and resolve padding first: every
-kernel here takes explicit per-dimension begin/end pads and output sizes, works
-on N-d spatial layouts (N, C, *spatial) and loops only over kernel offsets, so
-each step is one strided numpy slice over the whole tensor. Convolution is
-im2col + one batched ``np.matmul`` (BLAS), which keeps whole CNNs fast enough
-for the reference interpreter.
+The callers (``ops/convolution.py``, ``ops/pooling.py``) validate shapes and
+resolve padding first: every kernel here takes explicit per-dimension begin/end
+pads and output sizes, works on N-d spatial layouts (N, C, *spatial) and loops
+only over kernel offsets, so each step is one strided numpy slice over the whole
+tensor. Convolution is im2col + one batched ``np.matmul`` (BLAS), which keeps
+whole CNNs fast enough for the reference interpreter.
 """
 
 from math import prod

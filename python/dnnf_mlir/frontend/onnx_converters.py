@@ -10,7 +10,9 @@ A converter gets a ``NodeBuilder`` and returns the node's output values.
 import numpy as np
 
 from ..ecg import OPS
-from ..ecg.ops import data_movement
+from ..ecg.ops.reshape import ReshapeOp
+from ..ecg.ops.resize import ResizeOp
+from ..ecg.ops.slicing import SliceOp, SplitOp
 from ..ecg.shapes import broadcast, normalize_axis
 from ..ecg.tensor_spec import check_shape, dtype_name
 from .node_builder import NodeBuilder
@@ -149,7 +151,7 @@ def _range(node: NodeBuilder):
 def _reshape(node: NodeBuilder):
     data = node.operand(0)
     target = node.required(1, "shape") if node.opset >= 5 else np.array(node.attr("shape"))
-    shape = data_movement.ReshapeOp.resolve_shape(node.spec(data).shape, target.tolist(), node.attr("allowzero", 0))
+    shape = ReshapeOp.resolve_shape(node.spec(data).shape, target.tolist(), node.attr("allowzero", 0))
     return node.emit("reshape", [data], {"shape": shape})
 
 
@@ -176,7 +178,7 @@ def _slice(node: NodeBuilder):
     missing = [name for name in ("starts", "ends") if name not in attrs]
     if missing:
         raise OnnxImportError(f"{node.info}: {' and '.join(missing)} missing")
-    attrs = data_movement.SliceOp.normalize(node.spec(node.operand(0)).shape, **attrs)
+    attrs = SliceOp.normalize(node.spec(node.operand(0)).shape, **attrs)
     return node.emit("slice", [node.operand(0)], attrs)
 
 
@@ -198,7 +200,7 @@ def _split(node: NodeBuilder):
         sizes = None if sizes is None else sizes.tolist()
     if sizes is None:
         extent = node.spec(node.operand(0)).shape[axis]
-        sizes = data_movement.SplitOp.resolve_split(extent, len(node.node.output))
+        sizes = SplitOp.resolve_split(extent, len(node.node.output))
     return node.emit("split", [node.operand(0)], {"axis": axis, "split": sizes})
 
 
@@ -211,7 +213,7 @@ def _resize(node: NodeBuilder):
         # Resize-10 and Upsample: scales only, asymmetric coordinates, "simple" rounding.
         scales = node.attr("scales") if node.opset < 9 else node.required(1, "scales")
         attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="simple")
-        attrs.update(data_movement.ResizeOp.resolve(shape, scales=np.asarray(scales, np.float32)))
+        attrs.update(ResizeOp.resolve(shape, scales=np.asarray(scales, np.float32)))
         return node.emit("resize", [data], attrs)
     if node.attr("antialias", 0):
         node.unsupported("antialias")
@@ -222,7 +224,7 @@ def _resize(node: NodeBuilder):
             attrs[name] = node.attributes[name]
     scales, sizes = node.known(2, "scales"), node.known(3, "sizes")
     attrs.update(
-        data_movement.ResizeOp.resolve(
+        ResizeOp.resolve(
             shape,
             scales=scales if scales is not None and scales.size else None,
             sizes=sizes if sizes is not None and sizes.size else None,

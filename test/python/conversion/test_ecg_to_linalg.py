@@ -21,7 +21,7 @@ from dnnf_mlir.checking import compare, make_inputs
 from dnnf_mlir.conversion import ConversionError, convert_ecg_to_linalg
 from dnnf_mlir.conversion.jit import LoopsJitFunction
 from dnnf_mlir.ecg import OPS, TensorSpec, from_mlir, to_mlir
-from dnnf_mlir.ecg.ops.data_movement import SliceOp
+from dnnf_mlir.ecg.ops.slicing import SliceOp
 from dnnf_mlir.interpreter import find_function, interpret
 
 RNG = np.random.default_rng(0)

@@ -8,7 +8,11 @@ from onnx import helper, numpy_helper
 import dnnf_mlir
 from dnnf_mlir._mlir import MLIRError, func, ir
 from dnnf_mlir.ecg import MappingType, TensorSpec, VerificationError, to_mlir
-from dnnf_mlir.ecg.ops import data_movement as dm
+from dnnf_mlir.ecg.ops.one_to_many import ExpandOp, GatherElementsOp, GatherOp, TileOp
+from dnnf_mlir.ecg.ops.reshape import FlattenOp, ReshapeOp, SqueezeOp, UnsqueezeOp
+from dnnf_mlir.ecg.ops.resize import ResizeOp
+from dnnf_mlir.ecg.ops.shuffle import DepthToSpaceOp, SpaceToDepthOp, TransposeOp
+from dnnf_mlir.ecg.ops.slicing import ConcatOp, PadOp, SliceOp, SplitOp
 
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
@@ -109,32 +113,32 @@ def check(op_cls, arrays, attrs, expected):
 def test_reshape(shape, onnx_shape, allowzero):
     x = data(*shape)
     expected = run_onnx("Reshape", [x, ints(onnx_shape)], {"allowzero": allowzero}, opset=14)
-    resolved = dm.ReshapeOp.resolve_shape(shape, onnx_shape, allowzero)
-    check(dm.ReshapeOp, [x], {"shape": resolved}, expected)
+    resolved = ReshapeOp.resolve_shape(shape, onnx_shape, allowzero)
+    check(ReshapeOp, [x], {"shape": resolved}, expected)
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, 3, -1, -3])
 def test_flatten(axis):
     x = data(2, 3, 4)
-    check(dm.FlattenOp, [x], {"axis": axis}, run_onnx("Flatten", [x], {"axis": axis}))
+    check(FlattenOp, [x], {"axis": axis}, run_onnx("Flatten", [x], {"axis": axis}))
 
 
 def test_flatten_default_axis():
     x = data(2, 3, 4, dtype=np.int64)
-    check(dm.FlattenOp, [x], {}, run_onnx("Flatten", [x]))
+    check(FlattenOp, [x], {}, run_onnx("Flatten", [x]))
 
 
 @pytest.mark.parametrize("axes", [[0], [-1], [0, 2], [2, -4], None])
 def test_squeeze(axes):
     x = data(1, 3, 1, 1)
     expected = run_onnx("Squeeze", [x, None if axes is None else ints(axes)])
-    check(dm.SqueezeOp, [x], {} if axes is None else {"axes": axes}, expected)
+    check(SqueezeOp, [x], {} if axes is None else {"axes": axes}, expected)
 
 
 @pytest.mark.parametrize("axes", [[0], [-1], [1, 3], [-1, 0], [4, 0, 2]])
 def test_unsqueeze(axes):
     x = data(3, 4, dtype=np.int32)
-    check(dm.UnsqueezeOp, [x], {"axes": axes}, run_onnx("Unsqueeze", [x, ints(axes)]))
+    check(UnsqueezeOp, [x], {"axes": axes}, run_onnx("Unsqueeze", [x, ints(axes)]))
 
 
 SLICE_CASES = [
@@ -157,21 +161,21 @@ def test_slice(starts, ends, axes, steps):
     x = data(4, 6, 5)
     inputs = [x, ints(starts), ints(ends), None if axes is None else ints(axes), None if steps is None else ints(steps)]
     expected = run_onnx("Slice", inputs)
-    attrs = dm.SliceOp.normalize(x.shape, starts, ends, axes, steps)
-    check(dm.SliceOp, [x], attrs, expected)
+    attrs = SliceOp.normalize(x.shape, starts, ends, axes, steps)
+    check(SliceOp, [x], attrs, expected)
 
 
 def test_slice_default_axes_and_steps():
     x = data(4, 6)
     expected = run_onnx("Slice", [x, ints([1, 2]), ints([3, 5])])
-    check(dm.SliceOp, [x], {"starts": [1, 2], "ends": [3, 5]}, expected)
+    check(SliceOp, [x], {"starts": [1, 2], "ends": [3, 5]}, expected)
 
 
 def test_slice_negative_step_through_index_zero():
     x = data(5)
-    attrs = dm.SliceOp.normalize(x.shape, [3], [INT64_MIN], [0], [-1])
+    attrs = SliceOp.normalize(x.shape, [3], [INT64_MIN], [0], [-1])
     assert attrs == {"starts": [3], "ends": [-1], "axes": [0], "steps": [-1]}
-    check(dm.SliceOp, [x], attrs, [x[3::-1]])
+    check(SliceOp, [x], attrs, [x[3::-1]])
 
 
 @pytest.mark.parametrize(
@@ -180,12 +184,12 @@ def test_slice_negative_step_through_index_zero():
 )
 def test_concat(shapes, axis):
     xs = [data(*s) + i for i, s in enumerate(shapes)]
-    check(dm.ConcatOp, xs, {"axis": axis}, run_onnx("Concat", xs, {"axis": axis}))
+    check(ConcatOp, xs, {"axis": axis}, run_onnx("Concat", xs, {"axis": axis}))
 
 
 def test_concat_bool():
     xs = [data(2, 2, dtype=np.bool_), ~data(2, 3, dtype=np.bool_)]
-    check(dm.ConcatOp, xs, {"axis": 1}, run_onnx("Concat", xs, {"axis": 1}))
+    check(ConcatOp, xs, {"axis": 1}, run_onnx("Concat", xs, {"axis": 1}))
 
 
 @pytest.mark.parametrize(
@@ -211,8 +215,8 @@ def test_split(shape, axis, split, opset, attrs):
         if opset >= 18:
             onnx_attrs["num_outputs"] = num
         expected = run_onnx("Split", [x], onnx_attrs, opset=opset, num_outputs=num)
-        sizes = dm.SplitOp.resolve_split(shape[axis], num)
-    check(dm.SplitOp, [x], {"axis": axis, "split": sizes}, expected)
+        sizes = SplitOp.resolve_split(shape[axis], num)
+    check(SplitOp, [x], {"axis": axis, "split": sizes}, expected)
 
 
 @pytest.mark.parametrize(
@@ -236,13 +240,13 @@ def test_pad(shape, pads, mode, value, dtype):
     if mode == "constant":
         inputs.append(Const(value, dtype))
     expected = run_onnx("Pad", inputs, {"mode": mode})
-    attrs = {"mode": mode, "pads": dm.PadOp.resolve_pads(len(shape), pads), "constant_value": value}
-    check(dm.PadOp, [x], attrs, expected)
+    attrs = {"mode": mode, "pads": PadOp.resolve_pads(len(shape), pads), "constant_value": value}
+    check(PadOp, [x], attrs, expected)
 
 
 def test_pad_default_mode_and_value():
     x = data(2, 3)
-    check(dm.PadOp, [x], {"pads": [1, 1, 1, 1]}, run_onnx("Pad", [x, ints([1, 1, 1, 1])]))
+    check(PadOp, [x], {"pads": [1, 1, 1, 1]}, run_onnx("Pad", [x, ints([1, 1, 1, 1])]))
 
 
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
@@ -250,16 +254,16 @@ def test_pad_axes_opset18(mode):
     x = data(2, 3, 4)
     axes, pads = [-1, 1], [2, 1, 1, 0]
     expected = run_onnx("Pad", [x, ints(pads), None, ints(axes)], {"mode": mode}, opset=18)
-    full = dm.PadOp.resolve_pads(3, pads, axes)
+    full = PadOp.resolve_pads(3, pads, axes)
     assert full == [0, 1, 2, 0, 0, 1]
-    check(dm.PadOp, [x], {"mode": mode, "pads": full}, expected)
+    check(PadOp, [x], {"mode": mode, "pads": full}, expected)
 
 
 @pytest.mark.parametrize("pads", [[1, 2, 2, 3], [-1, 3, 1, -2], [1, -1, 2, 6]])
 def test_pad_wrap_opset19(pads):
     x = data(4, 5)
     expected = run_onnx("Pad", [x, ints(pads)], {"mode": "wrap"}, opset=19)
-    check(dm.PadOp, [x], {"mode": "wrap", "pads": pads}, expected)
+    check(PadOp, [x], {"mode": "wrap", "pads": pads}, expected)
 
 
 # ----------------------------------------------------------------------
@@ -271,7 +275,7 @@ def test_pad_wrap_opset19(pads):
 def test_transpose(perm):
     x = data(2, 3, 4)
     expected = run_onnx("Transpose", [x], None if perm is None else {"perm": perm})
-    check(dm.TransposeOp, [x], {} if perm is None else {"perm": perm}, expected)
+    check(TransposeOp, [x], {} if perm is None else {"perm": perm}, expected)
 
 
 @pytest.mark.parametrize("shape, blocksize", [((1, 8, 2, 3), 2), ((2, 18, 2, 2), 3), ((1, 4, 1, 1), 1)])
@@ -279,19 +283,19 @@ def test_transpose(perm):
 def test_depth_to_space(shape, blocksize, mode):
     x = data(*shape)
     expected = run_onnx("DepthToSpace", [x], {"blocksize": blocksize, "mode": mode})
-    check(dm.DepthToSpaceOp, [x], {"blocksize": blocksize, "mode": mode}, expected)
+    check(DepthToSpaceOp, [x], {"blocksize": blocksize, "mode": mode}, expected)
 
 
 def test_depth_to_space_default_mode_is_dcr():
     x = data(1, 8, 2, 2)
-    check(dm.DepthToSpaceOp, [x], {"blocksize": 2}, run_onnx("DepthToSpace", [x], {"blocksize": 2}))
+    check(DepthToSpaceOp, [x], {"blocksize": 2}, run_onnx("DepthToSpace", [x], {"blocksize": 2}))
 
 
 @pytest.mark.parametrize("shape, blocksize", [((1, 2, 4, 6), 2), ((2, 3, 3, 6), 3)])
 def test_space_to_depth(shape, blocksize):
     x = data(*shape)
     expected = run_onnx("SpaceToDepth", [x], {"blocksize": blocksize})
-    check(dm.SpaceToDepthOp, [x], {"blocksize": blocksize}, expected)
+    check(SpaceToDepthOp, [x], {"blocksize": blocksize}, expected)
 
 
 # ----------------------------------------------------------------------
@@ -306,13 +310,13 @@ def test_space_to_depth(shape, blocksize):
 def test_expand(shape, onnx_shape):
     x = data(*shape)
     expected = run_onnx("Expand", [x, ints(onnx_shape)])
-    check(dm.ExpandOp, [x], {"shape": dm.ExpandOp.resolve_shape(shape, onnx_shape)}, expected)
+    check(ExpandOp, [x], {"shape": ExpandOp.resolve_shape(shape, onnx_shape)}, expected)
 
 
 @pytest.mark.parametrize("shape, repeats", [((2, 3), [2, 1]), ((2, 3), [1, 3]), ((2, 3), [0, 2]), ((2, 1, 2), [1, 2, 3])])
 def test_tile(shape, repeats):
     x = data(*shape, dtype=np.int64)
-    check(dm.TileOp, [x], {"repeats": repeats}, run_onnx("Tile", [x, ints(repeats)]))
+    check(TileOp, [x], {"repeats": repeats}, run_onnx("Tile", [x, ints(repeats)]))
 
 
 @pytest.mark.parametrize(
@@ -330,13 +334,13 @@ def test_gather(shape, indices, axis, idtype):
     x = data(*shape)
     idx = np.asarray(indices, dtype=idtype)
     expected = run_onnx("Gather", [x, idx], {"axis": axis})
-    check(dm.GatherOp, [x, idx], {"axis": axis}, expected)
+    check(GatherOp, [x, idx], {"axis": axis}, expected)
 
 
 def test_gather_default_axis():
     x = data(4, 2)
     idx = np.array([-1, 1], np.int64)
-    check(dm.GatherOp, [x, idx], {}, run_onnx("Gather", [x, idx]))
+    check(GatherOp, [x, idx], {}, run_onnx("Gather", [x, idx]))
 
 
 @pytest.mark.parametrize(
@@ -352,15 +356,15 @@ def test_gather_elements(shape, indices, axis):
     x = data(*shape)
     idx = np.asarray(indices, dtype=np.int64)
     expected = run_onnx("GatherElements", [x, idx], {"axis": axis})
-    check(dm.GatherElementsOp, [x, idx], {"axis": axis}, expected)
+    check(GatherElementsOp, [x, idx], {"axis": axis}, expected)
 
 
 def test_gather_index_out_of_range_is_a_runtime_error():
     x = data(3, 2)
     idx = np.array([0, 3], np.int64)
-    spec = dm.GatherOp.infer([TensorSpec.of(x), TensorSpec.of(idx)], {"axis": 0})
+    spec = GatherOp.infer([TensorSpec.of(x), TensorSpec.of(idx)], {"axis": 0})
     with pytest.raises(IndexError, match=r"gather index 3 is out of range \[-3, 3\)"):
-        dm.GatherOp.reference([x, idx], {"axis": 0}, spec)
+        GatherOp.reference([x, idx], {"axis": 0}, spec)
 
 
 RESIZE_TRANSFORMS = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"]
@@ -373,13 +377,13 @@ def run_resize(x, attrs, scales=None, sizes=None, opset=19):
 
 def check_resize(x, ecg_attrs, expected, exact):
     if exact:
-        check(dm.ResizeOp, [x], ecg_attrs, expected)
+        check(ResizeOp, [x], ecg_attrs, expected)
         return
     specs = [TensorSpec.of(x)]
-    full = dm.ResizeOp.complete_attrs(specs, ecg_attrs)
-    (result,) = dm.ResizeOp.infer(specs, full)
+    full = ResizeOp.complete_attrs(specs, ecg_attrs)
+    (result,) = ResizeOp.infer(specs, full)
     assert result.shape == expected[0].shape and result.dtype == expected[0].dtype
-    (got,) = dm.ResizeOp.reference([x], full, [result])
+    (got,) = ResizeOp.reference([x], full, [result])
     assert got.dtype == expected[0].dtype
     # onnxruntime interpolates in f32, the reference in f64: they agree to a few ulps.
     np.testing.assert_allclose(got, expected[0], rtol=2e-6, atol=2e-6)
@@ -396,7 +400,7 @@ def test_resize_nearest_scales(transform, nearest_mode, scales):
     x = resize_input(1, 2, 5, 4)
     attrs = {"mode": "nearest", "coordinate_transformation_mode": transform, "nearest_mode": nearest_mode}
     expected = run_resize(x, attrs, scales=scales)
-    check_resize(x, {**attrs, **dm.ResizeOp.resolve(x.shape, scales=scales)}, expected, exact=True)
+    check_resize(x, {**attrs, **ResizeOp.resolve(x.shape, scales=scales)}, expected, exact=True)
 
 
 @pytest.mark.parametrize("transform", RESIZE_TRANSFORMS)
@@ -406,7 +410,7 @@ def test_resize_sizes(transform, mode, sizes):
     x = resize_input(1, 2, 5, 4)
     attrs = {"mode": mode, "coordinate_transformation_mode": transform}
     expected = run_resize(x, attrs, sizes=sizes)
-    check_resize(x, {**attrs, "sizes": dm.ResizeOp.resolve(x.shape, sizes=sizes)["sizes"]}, expected, exact=mode == "nearest")
+    check_resize(x, {**attrs, "sizes": ResizeOp.resolve(x.shape, sizes=sizes)["sizes"]}, expected, exact=mode == "nearest")
 
 
 @pytest.mark.parametrize("transform", RESIZE_TRANSFORMS)
@@ -417,7 +421,7 @@ def test_resize_interpolating(transform, mode, cubic_coeff_a, exclude_outside, s
     attrs = {"mode": mode, "coordinate_transformation_mode": transform, "cubic_coeff_a": cubic_coeff_a,
              "exclude_outside": exclude_outside}
     expected = run_resize(x, attrs, scales=scales)
-    check_resize(x, {**attrs, **dm.ResizeOp.resolve(x.shape, scales=scales)}, expected, exact=False)
+    check_resize(x, {**attrs, **ResizeOp.resolve(x.shape, scales=scales)}, expected, exact=False)
 
 
 @pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
@@ -428,22 +432,22 @@ def test_resize_axes_and_keep_aspect_ratio_opset18(policy, mode):
     x = resize_input(1, 2, 5, 4)
     attrs = {"mode": mode, "axes": [3, 2], "keep_aspect_ratio_policy": policy}
     expected = run_resize(x, attrs, sizes=[7, 8], opset=18)
-    resolved = dm.ResizeOp.resolve(x.shape, sizes=[7, 8], axes=[3, 2], keep_aspect_ratio_policy=policy)
+    resolved = ResizeOp.resolve(x.shape, sizes=[7, 8], axes=[3, 2], keep_aspect_ratio_policy=policy)
     check_resize(x, {"mode": mode, **resolved}, expected, exact=mode == "nearest")
 
 
 def test_resize_negative_axes():
     x = resize_input(1, 2, 5, 4)
     expected = run_resize(x, {"axes": [-1, 2]}, sizes=[7, 8], opset=18)
-    check_resize(x, dm.ResizeOp.resolve(x.shape, sizes=[7, 8], axes=[-1, 2]), expected, exact=True)
+    check_resize(x, ResizeOp.resolve(x.shape, sizes=[7, 8], axes=[-1, 2]), expected, exact=True)
     expected = run_resize(x, {"axes": [-1, -2]}, scales=[1.5, 0.5], opset=18)
-    check_resize(x, dm.ResizeOp.resolve(x.shape, scales=[1.5, 0.5], axes=[-1, -2]), expected, exact=True)
+    check_resize(x, ResizeOp.resolve(x.shape, scales=[1.5, 0.5], axes=[-1, -2]), expected, exact=True)
 
 
 def test_resize_default_attributes_and_integer_input():
     x = data(2, 3, 5, 4, dtype=np.int32)
     expected = run_resize(x, {}, scales=[1, 1, 2, 3])
-    check_resize(x, dm.ResizeOp.resolve(x.shape, scales=[1, 1, 2, 3]), expected, exact=True)
+    check_resize(x, ResizeOp.resolve(x.shape, scales=[1, 1, 2, 3]), expected, exact=True)
 
 
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
@@ -453,15 +457,15 @@ def test_resize_opset10(mode, scales):
     x = resize_input(1, 2, 5, 4)
     expected = run_onnx("Resize", [x, Const(scales, np.float32)], {"mode": mode}, opset=10)
     attrs = {"mode": mode, "coordinate_transformation_mode": "asymmetric", "nearest_mode": "simple",
-             **dm.ResizeOp.resolve(x.shape, scales=scales)}
+             **ResizeOp.resolve(x.shape, scales=scales)}
     check_resize(x, attrs, expected, exact=mode == "nearest")
 
 
 def test_resize_flops():
     x, y = spec(1, 2, 5, 4), spec(1, 2, 10, 8)
-    attrs = dm.ResizeOp.complete_attrs([x], {"sizes": [1, 2, 10, 8], "mode": "linear"})
-    assert dm.ResizeOp.count_flops([x], [y], attrs) == 3 * 2 * y.numel
-    assert dm.ResizeOp.count_flops([x], [y], {**attrs, "mode": "nearest"}) == 0
+    attrs = ResizeOp.complete_attrs([x], {"sizes": [1, 2, 10, 8], "mode": "linear"})
+    assert ResizeOp.count_flops([x], [y], attrs) == 3 * 2 * y.numel
+    assert ResizeOp.count_flops([x], [y], {**attrs, "mode": "nearest"}) == 0
 
 
 # ----------------------------------------------------------------------
@@ -479,48 +483,48 @@ def spec(*shape, dtype=F32):
 @pytest.mark.parametrize(
     "op_cls, operands, attrs, message",
     [
-        (dm.TransposeOp, [spec(2, 3, 4)], {"perm": [0, 0, 1]}, r"perm \[0, 0, 1\] is not a permutation of 0..2"),
-        (dm.TransposeOp, [spec(2, 3, 4)], {"perm": [1, 0]}, r"perm \[1, 0\] is not a permutation"),
-        (dm.ReshapeOp, [spec(2, 3)], {"shape": [4, 2]}, r"shape \[4, 2\] has 8 elements but the input tensor<2x3xf32> has 6"),
-        (dm.ReshapeOp, [spec(2, 3)], {"shape": [-1, 2]}, r"must be static and non-negative"),
-        (dm.FlattenOp, [spec(2, 3, 4)], {"axis": 4}, r"axis 4 is out of range \[-3, 3\]"),
-        (dm.FlattenOp, [spec(2, 3, 4)], {"axis": -4}, r"axis -4 is out of range"),
-        (dm.ConcatOp, [spec(2, 3), spec(2, 3)], {"axis": 2}, r"axis 2 is out of range for rank 2"),
-        (dm.ConcatOp, [spec(2, 3), spec(3, 3)], {"axis": 1}, r"does not match tensor<2x3xf32> outside axis 1"),
-        (dm.ConcatOp, [spec(2, 3), spec(2, 3, dtype=np.int64)], {"axis": 0}, r"one element type"),
-        (dm.SplitOp, [spec(6, 2)], {"axis": 0, "split": [2, 3]}, r"split sizes \[2, 3\] sum to 5 but axis 0"),
-        (dm.SplitOp, [spec(6, 2)], {"axis": -3, "split": [6]}, r"axis -3 is out of range for rank 2"),
-        (dm.SqueezeOp, [spec(1, 3)], {"axes": [1]}, r"cannot squeeze axis 1 of size 3"),
-        (dm.SqueezeOp, [spec(1, 3)], {"axes": [2]}, r"axis 2 is out of range for rank 2"),
-        (dm.UnsqueezeOp, [spec(2, 3)], {"axes": [3]}, r"axis 3 is out of range for rank 3"),
-        (dm.UnsqueezeOp, [spec(2, 3)], {"axes": [1, -3]}, r"repeat an axis"),
-        (dm.SliceOp, [spec(4, 5)], {"starts": [0], "ends": [INT64_MAX], "axes": [1], "steps": [1]}, r"must be normalized"),
-        (dm.SliceOp, [spec(4, 5)], {"starts": [0], "ends": [2], "axes": [-1], "steps": [1]}, r"axes \[-1\] must be normalized"),
-        (dm.SliceOp, [spec(4, 5)], {"starts": [0], "ends": [2], "axes": [0], "steps": [0]}, r"step for axis 0 must not be 0"),
-        (dm.SliceOp, [spec(4, 5)], {"starts": [0, 1], "ends": [2], "axes": [0], "steps": [1]}, r"must have one length"),
-        (dm.PadOp, [spec(3, 4)], {"pads": [1, 1]}, r"pads \[1, 1\] must have 4 entries"),
-        (dm.PadOp, [spec(3, 4)], {"pads": [3, 0, 0, 0], "mode": "reflect"}, r"reflect pads \(3, 0\) of axis 0 must be smaller than its size 3"),
-        (dm.PadOp, [spec(3, 4)], {"pads": [0, 0, 0, 0], "mode": "symmetric"}, r"mode 'symmetric' is not one of"),
-        (dm.PadOp, [spec(3, 4)], {"pads": [-2, 0, -2, 0]}, r"crop more than the 3 elements of axis 0"),
-        (dm.DepthToSpaceOp, [spec(1, 6, 2, 2)], {"blocksize": 2}, r"channels 6 .* not divisible by blocksize² 4"),
-        (dm.DepthToSpaceOp, [spec(1, 8, 2, 2)], {"blocksize": 2, "mode": "XYZ"}, r"mode 'XYZ' must be DCR or CRD"),
-        (dm.DepthToSpaceOp, [spec(8, 2, 2)], {"blocksize": 2}, r"input must have rank 4"),
-        (dm.SpaceToDepthOp, [spec(1, 2, 3, 4)], {"blocksize": 2}, r"spatial dimensions 3x4 .* not divisible by blocksize 2"),
-        (dm.ExpandOp, [spec(3, 2)], {"shape": [3, 4]}, r"does not broadcast to shape \[3, 4\]"),
-        (dm.ExpandOp, [spec(3, 1)], {"shape": [4]}, r"does not broadcast to shape \[4\]"),
-        (dm.TileOp, [spec(2, 3)], {"repeats": [2]}, r"repeats \[2\] must have one entry per dimension"),
-        (dm.TileOp, [spec(2, 3)], {"repeats": [2, -1]}, r"must be non-negative"),
-        (dm.GatherOp, [spec(3, 4), spec(2)], {"axis": 0}, r"indices must be i32 or i64, got tensor<2xf32>"),
-        (dm.GatherOp, [spec(3, 4), spec(2, dtype=np.int64)], {"axis": 2}, r"axis 2 is out of range for rank 2"),
-        (dm.GatherElementsOp, [spec(3, 4), spec(2, dtype=np.int64)], {"axis": 0}, r"must have the rank of data"),
-        (dm.GatherElementsOp, [spec(3, 4), spec(2, 5, dtype=np.int64)], {"axis": 0}, r"exceed data .* in dimension 1"),
-        (dm.ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6]}, r"sizes \[1, 2, 6\] must have one entry per dimension"),
-        (dm.ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "mode": "bicubic"}, r"mode 'bicubic' is not nearest, linear or cubic"),
-        (dm.ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "coordinate_transformation_mode": "tf_crop_and_resize"},
+        (TransposeOp, [spec(2, 3, 4)], {"perm": [0, 0, 1]}, r"perm \[0, 0, 1\] is not a permutation of 0..2"),
+        (TransposeOp, [spec(2, 3, 4)], {"perm": [1, 0]}, r"perm \[1, 0\] is not a permutation"),
+        (ReshapeOp, [spec(2, 3)], {"shape": [4, 2]}, r"shape \[4, 2\] has 8 elements but the input tensor<2x3xf32> has 6"),
+        (ReshapeOp, [spec(2, 3)], {"shape": [-1, 2]}, r"must be static and non-negative"),
+        (FlattenOp, [spec(2, 3, 4)], {"axis": 4}, r"axis 4 is out of range \[-3, 3\]"),
+        (FlattenOp, [spec(2, 3, 4)], {"axis": -4}, r"axis -4 is out of range"),
+        (ConcatOp, [spec(2, 3), spec(2, 3)], {"axis": 2}, r"axis 2 is out of range for rank 2"),
+        (ConcatOp, [spec(2, 3), spec(3, 3)], {"axis": 1}, r"does not match tensor<2x3xf32> outside axis 1"),
+        (ConcatOp, [spec(2, 3), spec(2, 3, dtype=np.int64)], {"axis": 0}, r"one element type"),
+        (SplitOp, [spec(6, 2)], {"axis": 0, "split": [2, 3]}, r"split sizes \[2, 3\] sum to 5 but axis 0"),
+        (SplitOp, [spec(6, 2)], {"axis": -3, "split": [6]}, r"axis -3 is out of range for rank 2"),
+        (SqueezeOp, [spec(1, 3)], {"axes": [1]}, r"cannot squeeze axis 1 of size 3"),
+        (SqueezeOp, [spec(1, 3)], {"axes": [2]}, r"axis 2 is out of range for rank 2"),
+        (UnsqueezeOp, [spec(2, 3)], {"axes": [3]}, r"axis 3 is out of range for rank 3"),
+        (UnsqueezeOp, [spec(2, 3)], {"axes": [1, -3]}, r"repeat an axis"),
+        (SliceOp, [spec(4, 5)], {"starts": [0], "ends": [INT64_MAX], "axes": [1], "steps": [1]}, r"must be normalized"),
+        (SliceOp, [spec(4, 5)], {"starts": [0], "ends": [2], "axes": [-1], "steps": [1]}, r"axes \[-1\] must be normalized"),
+        (SliceOp, [spec(4, 5)], {"starts": [0], "ends": [2], "axes": [0], "steps": [0]}, r"step for axis 0 must not be 0"),
+        (SliceOp, [spec(4, 5)], {"starts": [0, 1], "ends": [2], "axes": [0], "steps": [1]}, r"must have one length"),
+        (PadOp, [spec(3, 4)], {"pads": [1, 1]}, r"pads \[1, 1\] must have 4 entries"),
+        (PadOp, [spec(3, 4)], {"pads": [3, 0, 0, 0], "mode": "reflect"}, r"reflect pads \(3, 0\) of axis 0 must be smaller than its size 3"),
+        (PadOp, [spec(3, 4)], {"pads": [0, 0, 0, 0], "mode": "symmetric"}, r"mode 'symmetric' is not one of"),
+        (PadOp, [spec(3, 4)], {"pads": [-2, 0, -2, 0]}, r"crop more than the 3 elements of axis 0"),
+        (DepthToSpaceOp, [spec(1, 6, 2, 2)], {"blocksize": 2}, r"channels 6 .* not divisible by blocksize² 4"),
+        (DepthToSpaceOp, [spec(1, 8, 2, 2)], {"blocksize": 2, "mode": "XYZ"}, r"mode 'XYZ' must be DCR or CRD"),
+        (DepthToSpaceOp, [spec(8, 2, 2)], {"blocksize": 2}, r"input must have rank 4"),
+        (SpaceToDepthOp, [spec(1, 2, 3, 4)], {"blocksize": 2}, r"spatial dimensions 3x4 .* not divisible by blocksize 2"),
+        (ExpandOp, [spec(3, 2)], {"shape": [3, 4]}, r"does not broadcast to shape \[3, 4\]"),
+        (ExpandOp, [spec(3, 1)], {"shape": [4]}, r"does not broadcast to shape \[4\]"),
+        (TileOp, [spec(2, 3)], {"repeats": [2]}, r"repeats \[2\] must have one entry per dimension"),
+        (TileOp, [spec(2, 3)], {"repeats": [2, -1]}, r"must be non-negative"),
+        (GatherOp, [spec(3, 4), spec(2)], {"axis": 0}, r"indices must be i32 or i64, got tensor<2xf32>"),
+        (GatherOp, [spec(3, 4), spec(2, dtype=np.int64)], {"axis": 2}, r"axis 2 is out of range for rank 2"),
+        (GatherElementsOp, [spec(3, 4), spec(2, dtype=np.int64)], {"axis": 0}, r"must have the rank of data"),
+        (GatherElementsOp, [spec(3, 4), spec(2, 5, dtype=np.int64)], {"axis": 0}, r"exceed data .* in dimension 1"),
+        (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6]}, r"sizes \[1, 2, 6\] must have one entry per dimension"),
+        (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "mode": "bicubic"}, r"mode 'bicubic' is not nearest, linear or cubic"),
+        (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "coordinate_transformation_mode": "tf_crop_and_resize"},
          r"coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
-        (dm.ResizeOp, [spec(1, 2, 3, 3, dtype=np.int32)], {"sizes": [1, 2, 6, 6], "mode": "linear"}, r"linear interpolation needs a floating-point input"),
-        (dm.ResizeOp, [spec(2, 3)], {"sizes": [4, 6], "scales": np.array([2, 0], np.float32)}, r"scales \[2.0, 0.0\] must be positive"),
-        (dm.ResizeOp, [spec(2, 3)], {"sizes": [4, 6], "scales": np.array([2, 2], np.float64)}, r"scales must be 2 f32 values"),
+        (ResizeOp, [spec(1, 2, 3, 3, dtype=np.int32)], {"sizes": [1, 2, 6, 6], "mode": "linear"}, r"linear interpolation needs a floating-point input"),
+        (ResizeOp, [spec(2, 3)], {"sizes": [4, 6], "scales": np.array([2, 0], np.float32)}, r"scales \[2.0, 0.0\] must be positive"),
+        (ResizeOp, [spec(2, 3)], {"sizes": [4, 6], "scales": np.array([2, 2], np.float64)}, r"scales must be 2 f32 values"),
     ],
 )
 def test_verification_errors(op_cls, operands, attrs, message):
@@ -530,29 +534,29 @@ def test_verification_errors(op_cls, operands, attrs, message):
 
 def test_required_attributes():
     with pytest.raises(VerificationError, match="requires attribute split"):
-        dm.SplitOp.complete_attrs([spec(4)], {})
+        SplitOp.complete_attrs([spec(4)], {})
     with pytest.raises(VerificationError, match="requires attribute axis"):
-        dm.ConcatOp.complete_attrs([spec(4)], {})
+        ConcatOp.complete_attrs([spec(4)], {})
     with pytest.raises(VerificationError, match="has no attribute allowzero"):
-        dm.ReshapeOp.complete_attrs([spec(4)], {"shape": [4], "allowzero": 1})
+        ReshapeOp.complete_attrs([spec(4)], {"shape": [4], "allowzero": 1})
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: dm.ReshapeOp.resolve_shape((2, 3), [-1, -1]), r"more than one -1"),
-        (lambda: dm.ReshapeOp.resolve_shape((2, 3), [4, -1]), r"cannot hold the 6 elements"),
-        (lambda: dm.ReshapeOp.resolve_shape((2, 3), [0, 0, 0]), r"copies dimension 2 \(0\) of a rank-2 input"),
-        (lambda: dm.ReshapeOp.resolve_shape((0, 3), [0, -1], allowzero=1), r"both 0 and -1"),
-        (lambda: dm.ReshapeOp.resolve_shape((2, 3), [5]), r"has 5 elements but the input of shape \(2, 3\) has 6"),
-        (lambda: dm.SplitOp.resolve_split(5, 4), r"cannot be split into 4 pieces"),
-        (lambda: dm.SliceOp.normalize((3,), [0], [1], [0], [0]), r"must not be 0"),
-        (lambda: dm.SliceOp.normalize((3,), [0], [1], [1], [1]), r"axis 1 is out of range for rank 1"),
-        (lambda: dm.PadOp.resolve_pads(2, [1, 1], axes=[0, 1]), r"must have 4 entries for axes"),
-        (lambda: dm.ExpandOp.resolve_shape((3,), [2]), r"do not broadcast"),
-        (lambda: dm.ResizeOp.resolve((2, 3), scales=[1, 2], sizes=[2, 6]), r"scales or sizes, not both"),
-        (lambda: dm.ResizeOp.resolve((2, 3), sizes=[2, 6], axes=[0]), r"one entry per axis in \[0\]"),
-        (lambda: dm.ResizeOp.resolve((2, 3), sizes=[4], axes=[1], keep_aspect_ratio_policy="fit"), r"keep_aspect_ratio_policy 'fit'"),
+        (lambda: ReshapeOp.resolve_shape((2, 3), [-1, -1]), r"more than one -1"),
+        (lambda: ReshapeOp.resolve_shape((2, 3), [4, -1]), r"cannot hold the 6 elements"),
+        (lambda: ReshapeOp.resolve_shape((2, 3), [0, 0, 0]), r"copies dimension 2 \(0\) of a rank-2 input"),
+        (lambda: ReshapeOp.resolve_shape((0, 3), [0, -1], allowzero=1), r"both 0 and -1"),
+        (lambda: ReshapeOp.resolve_shape((2, 3), [5]), r"has 5 elements but the input of shape \(2, 3\) has 6"),
+        (lambda: SplitOp.resolve_split(5, 4), r"cannot be split into 4 pieces"),
+        (lambda: SliceOp.normalize((3,), [0], [1], [0], [0]), r"must not be 0"),
+        (lambda: SliceOp.normalize((3,), [0], [1], [1], [1]), r"axis 1 is out of range for rank 1"),
+        (lambda: PadOp.resolve_pads(2, [1, 1], axes=[0, 1]), r"must have 4 entries for axes"),
+        (lambda: ExpandOp.resolve_shape((3,), [2]), r"do not broadcast"),
+        (lambda: ResizeOp.resolve((2, 3), scales=[1, 2], sizes=[2, 6]), r"scales or sizes, not both"),
+        (lambda: ResizeOp.resolve((2, 3), sizes=[2, 6], axes=[0]), r"one entry per axis in \[0\]"),
+        (lambda: ResizeOp.resolve((2, 3), sizes=[4], axes=[1], keep_aspect_ratio_policy="fit"), r"keep_aspect_ratio_policy 'fit'"),
     ],
 )
 def test_importer_helper_errors(call, message):
@@ -566,24 +570,24 @@ def test_importer_helper_errors(call, message):
 
 
 MLIR_CASES = [
-    (dm.ReshapeOp, [spec(2, 3, 4)], {"shape": [6, 4]}),
-    (dm.FlattenOp, [spec(2, 3, 4)], {"axis": -1}),
-    (dm.SqueezeOp, [spec(1, 3, 1)], {}),
-    (dm.UnsqueezeOp, [spec(3)], {"axes": [0, -1]}),
-    (dm.SliceOp, [spec(4, 6)], dm.SliceOp.normalize((4, 6), [-1, 1], [INT64_MIN, 100], [0, 1], [-1, 2])),
-    (dm.ConcatOp, [spec(2, 3), spec(2, 4)], {"axis": -1}),
-    (dm.SplitOp, [spec(6, 4)], {"axis": 0, "split": [2, 2, 2]}),
-    (dm.PadOp, [spec(3, 4)], {"pads": [1, -1, 2, 0], "mode": "edge"}),
-    (dm.PadOp, [spec(3, 4, dtype=np.int32)], {"pads": [1, 1, 1, 1], "constant_value": 3.0}),
-    (dm.TransposeOp, [spec(2, 3, 4)], {}),
-    (dm.DepthToSpaceOp, [spec(1, 8, 2, 3)], {"blocksize": 2, "mode": "CRD"}),
-    (dm.SpaceToDepthOp, [spec(1, 2, 4, 6)], {"blocksize": 2}),
-    (dm.ExpandOp, [spec(3, 1)], {"shape": [2, 3, 5]}),
-    (dm.TileOp, [spec(2, 3, dtype=np.bool_)], {"repeats": [2, 2]}),
-    (dm.GatherOp, [spec(5, 4), spec(2, 3, dtype=np.int32)], {"axis": 1}),
-    (dm.GatherElementsOp, [spec(5, 4), spec(2, 4, dtype=np.int64)], {"axis": 0}),
-    (dm.ResizeOp, [spec(1, 2, 5, 4)], {"sizes": [1, 2, 10, 6], "mode": "cubic", "coordinate_transformation_mode": "align_corners"}),
-    (dm.ResizeOp, [spec(1, 2, 5, 4, dtype=np.uint8)], dm.ResizeOp.resolve((1, 2, 5, 4), scales=[1, 1, 1.5, 2.0])),
+    (ReshapeOp, [spec(2, 3, 4)], {"shape": [6, 4]}),
+    (FlattenOp, [spec(2, 3, 4)], {"axis": -1}),
+    (SqueezeOp, [spec(1, 3, 1)], {}),
+    (UnsqueezeOp, [spec(3)], {"axes": [0, -1]}),
+    (SliceOp, [spec(4, 6)], SliceOp.normalize((4, 6), [-1, 1], [INT64_MIN, 100], [0, 1], [-1, 2])),
+    (ConcatOp, [spec(2, 3), spec(2, 4)], {"axis": -1}),
+    (SplitOp, [spec(6, 4)], {"axis": 0, "split": [2, 2, 2]}),
+    (PadOp, [spec(3, 4)], {"pads": [1, -1, 2, 0], "mode": "edge"}),
+    (PadOp, [spec(3, 4, dtype=np.int32)], {"pads": [1, 1, 1, 1], "constant_value": 3.0}),
+    (TransposeOp, [spec(2, 3, 4)], {}),
+    (DepthToSpaceOp, [spec(1, 8, 2, 3)], {"blocksize": 2, "mode": "CRD"}),
+    (SpaceToDepthOp, [spec(1, 2, 4, 6)], {"blocksize": 2}),
+    (ExpandOp, [spec(3, 1)], {"shape": [2, 3, 5]}),
+    (TileOp, [spec(2, 3, dtype=np.bool_)], {"repeats": [2, 2]}),
+    (GatherOp, [spec(5, 4), spec(2, 3, dtype=np.int32)], {"axis": 1}),
+    (GatherElementsOp, [spec(5, 4), spec(2, 4, dtype=np.int64)], {"axis": 0}),
+    (ResizeOp, [spec(1, 2, 5, 4)], {"sizes": [1, 2, 10, 6], "mode": "cubic", "coordinate_transformation_mode": "align_corners"}),
+    (ResizeOp, [spec(1, 2, 5, 4, dtype=np.uint8)], ResizeOp.resolve((1, 2, 5, 4), scales=[1, 1, 1.5, 2.0])),
 ]
 
 
@@ -626,15 +630,15 @@ def test_build_verify_print(op_cls, operands, attrs):
 @pytest.mark.parametrize(
     "op_cls, operands, attrs",
     [
-        (dm.ReshapeOp, [spec(1, 1)], {"shape": []}),
-        (dm.SqueezeOp, [spec(2, 3)], {}),
-        (dm.UnsqueezeOp, [spec(2, 3)], {"axes": []}),
-        (dm.TransposeOp, [spec()], {}),
-        (dm.TileOp, [spec(dtype=np.int64)], {"repeats": []}),
-        (dm.PadOp, [spec()], {"pads": [], "constant_value": 0.0}),
-        (dm.ExpandOp, [spec()], {"shape": []}),
-        (dm.SliceOp, [spec(3)], {"starts": [], "ends": []}),
-        (dm.ResizeOp, [spec()], {"sizes": []}),
+        (ReshapeOp, [spec(1, 1)], {"shape": []}),
+        (SqueezeOp, [spec(2, 3)], {}),
+        (UnsqueezeOp, [spec(2, 3)], {"axes": []}),
+        (TransposeOp, [spec()], {}),
+        (TileOp, [spec(dtype=np.int64)], {"repeats": []}),
+        (PadOp, [spec()], {"pads": [], "constant_value": 0.0}),
+        (ExpandOp, [spec()], {"shape": []}),
+        (SliceOp, [spec(3)], {"starts": [], "ends": []}),
+        (ResizeOp, [spec()], {"sizes": []}),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
@@ -651,7 +655,7 @@ def test_build_empty_array_attributes(op_cls, operands, attrs):
 
 def test_split_has_several_results():
     with dnnf_mlir.make_context(), ir.Location.unknown():
-        module, op = build_module(dm.SplitOp, [spec(2, 9)], {"axis": -1, "split": [3, 3, 3]})
+        module, op = build_module(SplitOp, [spec(2, 9)], {"axis": -1, "split": [3, 3, 3]})
         assert module.operation.verify()
         assert len(op.results) == 3 and len(op.outputs) == 3
         assert op.result_specs == [spec(2, 3)] * 3
@@ -659,17 +663,17 @@ def test_split_has_several_results():
 
 def test_mlir_verifier_reports_infer_errors():
     with dnnf_mlir.make_context(), ir.Location.unknown():
-        module, _ = build_module(dm.ReshapeOp, [spec(2, 3)], {"shape": [7]}, result_types=[spec(7)])
+        module, _ = build_module(ReshapeOp, [spec(2, 3)], {"shape": [7]}, result_types=[spec(7)])
         with pytest.raises(MLIRError, match=r"'ecg.reshape' op shape \[7\] has 7 elements but the input tensor<2x3xf32> has 6"):
             module.operation.verify()
-        module, _ = build_module(dm.TransposeOp, [spec(2, 3)], {"perm": [1, 0]}, result_types=[spec(2, 3)])
+        module, _ = build_module(TransposeOp, [spec(2, 3)], {"perm": [1, 0]}, result_types=[spec(2, 3)])
         with pytest.raises(MLIRError, match=r"do not match the inferred types \(tensor<3x2xf32>\)"):
             module.operation.verify()
 
 
 @pytest.mark.parametrize(
     "op_cls, operands, attrs",
-    [(dm.ConcatOp, [spec(2, 3), spec(2, 5)], {"axis": 1}), (dm.SplitOp, [spec(5, 2)], {"axis": 0, "split": [2, 3]})],
+    [(ConcatOp, [spec(2, 3), spec(2, 5)], {"axis": 1}), (SplitOp, [spec(5, 2)], {"axis": 0, "split": [2, 3]})],
 )
 def test_heterogeneous_variadic_types(op_cls, operands, attrs):
     with dnnf_mlir.make_context(), ir.Location.unknown():
@@ -678,13 +682,13 @@ def test_heterogeneous_variadic_types(op_cls, operands, attrs):
 
 
 def test_mapping_types_and_algebra():
-    reorganize = [dm.ReshapeOp, dm.FlattenOp, dm.SqueezeOp, dm.UnsqueezeOp, dm.SliceOp, dm.ConcatOp, dm.SplitOp, dm.PadOp]
-    shuffle = [dm.TransposeOp, dm.DepthToSpaceOp, dm.SpaceToDepthOp]
-    one_to_many = [dm.ExpandOp, dm.TileOp, dm.GatherOp, dm.GatherElementsOp, dm.ResizeOp]
+    reorganize = [ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, SliceOp, ConcatOp, SplitOp, PadOp]
+    shuffle = [TransposeOp, DepthToSpaceOp, SpaceToDepthOp]
+    one_to_many = [ExpandOp, TileOp, GatherOp, GatherElementsOp, ResizeOp]
     for classes, mapping in [(reorganize, MappingType.REORGANIZE), (shuffle, MappingType.SHUFFLE), (one_to_many, MappingType.ONE_TO_MANY)]:
         for op_cls in classes:
             assert op_cls.MAPPING == mapping, op_cls
             assert op_cls.ONNX and op_cls.ALGEBRA.commutes_with, op_cls
-    assert dm.ReshapeOp.ALGEBRA.commutes_with == ("unary elementwise",)
-    assert "unary elementwise" not in dm.PadOp.ALGEBRA.commutes_with  # constant padding needs f(c) == c
-    assert "unary elementwise" not in dm.ResizeOp.ALGEBRA.commutes_with  # only nearest moves elements
+    assert ReshapeOp.ALGEBRA.commutes_with == ("unary elementwise",)
+    assert "unary elementwise" not in PadOp.ALGEBRA.commutes_with  # constant padding needs f(c) == c
+    assert "unary elementwise" not in ResizeOp.ALGEBRA.commutes_with  # only nearest moves elements

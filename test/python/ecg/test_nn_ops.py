@@ -1,4 +1,5 @@
-"""Many-to-Many ECG ops (ecg/ops/nn.py): reference semantics and shapes against
+"""Many-to-Many ECG ops (ecg/ops/convolution.py, matmul.py, pooling.py, softmax.py,
+reduction.py, normalization.py): reference semantics and shapes against
 onnxruntime, verifier errors, and building the ops into MLIR."""
 
 import numpy as np
@@ -10,7 +11,16 @@ from onnx import helper, numpy_helper
 import dnnf_mlir
 from dnnf_mlir._mlir import MLIRError, func, ir
 from dnnf_mlir.ecg import VerificationError
-from dnnf_mlir.ecg.ops import nn
+from dnnf_mlir.ecg.ops.convolution import ConvOp, ConvTransposeOp
+from dnnf_mlir.ecg.ops.matmul import GemmOp, MatMulOp
+from dnnf_mlir.ecg.ops.normalization import InstanceNormalizationOp, LayerNormalizationOp
+from dnnf_mlir.ecg.ops.pooling import AveragePoolOp, GlobalAveragePoolOp, GlobalMaxPoolOp, LrnOp, MaxPoolOp
+from dnnf_mlir.ecg.ops.reduction import (
+    ArgMaxOp, ArgMinOp, ReduceL1Op, ReduceL2Op, ReduceLogSumExpOp, ReduceLogSumOp, ReduceMaxOp, ReduceMeanOp,
+    ReduceMinOp, ReduceProdOp, ReduceSumOp, ReduceSumSquareOp,
+)
+from dnnf_mlir.ecg.ops.softmax import LogSoftmaxOp, SoftmaxOp
+from dnnf_mlir.ecg.ops.windows import window_geometry
 from dnnf_mlir.ecg.tensor_spec import TensorSpec, to_mlir
 
 RNG = np.random.default_rng(0)
@@ -104,7 +114,7 @@ CONV_CASES = [
 @pytest.mark.parametrize("x_shape, w_shape, attrs, bias", CONV_CASES)
 def test_conv(x_shape, w_shape, attrs, bias):
     inputs = [randn(*x_shape), randn(*w_shape)] + ([randn(w_shape[0])] if bias else [])
-    check(nn.ConvOp, "Conv", inputs, attrs)
+    check(ConvOp, "Conv", inputs, attrs)
 
 
 @pytest.mark.parametrize(
@@ -121,7 +131,7 @@ def test_conv_same_with_dilations(x_shape, w_shape, attrs, pads):
     inputs = [randn(*x_shape), randn(*w_shape)]
     explicit = {k: v for k, v in attrs.items() if k != "auto_pad"}
     expected = run_onnxruntime("Conv", inputs, {**explicit, "pads": pads})
-    y, spec = run_ecg(nn.ConvOp, inputs, attrs)
+    y, spec = run_ecg(ConvOp, inputs, attrs)
     assert spec.shape == expected.shape
     np.testing.assert_allclose(y, expected, atol=1e-5, rtol=1e-4)
 
@@ -130,22 +140,22 @@ def test_conv_float64():
     """onnxruntime has no float64 Conv: compare with the float32 result."""
     x, w = randn(1, 2, 6, 6, dtype=np.float64), randn(3, 2, 3, 3, dtype=np.float64)
     expected = run_onnxruntime("Conv", [x.astype(np.float32), w.astype(np.float32)], {"pads": [1] * 4})
-    y, spec = run_ecg(nn.ConvOp, [x, w], {"pads": [1] * 4})
+    y, spec = run_ecg(ConvOp, [x, w], {"pads": [1] * 4})
     assert y.dtype == np.float64 and spec.shape == expected.shape
     np.testing.assert_allclose(y, expected, atol=1e-5, rtol=1e-4)
 
 
 def test_conv_flops():
     specs = [TensorSpec((1, 64, 56, 56), np.float32), TensorSpec((64, 64, 3, 3), np.float32)]
-    attrs = nn.ConvOp.complete_attrs(specs, {"pads": [1, 1, 1, 1]})
-    results = nn.ConvOp.infer(specs, attrs)
+    attrs = ConvOp.complete_attrs(specs, {"pads": [1, 1, 1, 1]})
+    results = ConvOp.infer(specs, attrs)
     assert results[0].shape == (1, 64, 56, 56)
-    assert nn.ConvOp.count_flops(specs, results, attrs) == 2 * 64 * 56 * 56 * 64 * 9
+    assert ConvOp.count_flops(specs, results, attrs) == 2 * 64 * 56 * 56 * 64 * 9
     specs.append(TensorSpec((64,), np.float32))
-    assert nn.ConvOp.count_flops(specs, results, attrs) == 2 * 64 * 56 * 56 * 64 * 9 + 64 * 56 * 56
+    assert ConvOp.count_flops(specs, results, attrs) == 2 * 64 * 56 * 56 * 64 * 9 + 64 * 56 * 56
     grouped = [TensorSpec((1, 64, 56, 56), np.float32), TensorSpec((64, 1, 3, 3), np.float32)]
-    attrs = nn.ConvOp.complete_attrs(grouped, {"pads": [1, 1, 1, 1], "group": 64})
-    assert nn.ConvOp.count_flops(grouped, nn.ConvOp.infer(grouped, attrs), attrs) == 2 * 64 * 56 * 56 * 9
+    attrs = ConvOp.complete_attrs(grouped, {"pads": [1, 1, 1, 1], "group": 64})
+    assert ConvOp.count_flops(grouped, ConvOp.infer(grouped, attrs), attrs) == 2 * 64 * 56 * 56 * 9
 
 
 # ----- ConvTranspose -----
@@ -174,7 +184,7 @@ CONV_TRANSPOSE_CASES = [
 def test_conv_transpose(x_shape, w_shape, attrs, bias):
     features = w_shape[1] * attrs.get("group", 1)
     inputs = [randn(*x_shape), randn(*w_shape)] + ([randn(features)] if bias else [])
-    check(nn.ConvTransposeOp, "ConvTranspose", inputs, attrs)
+    check(ConvTransposeOp, "ConvTranspose", inputs, attrs)
 
 
 # ----- Gemm / MatMul -----
@@ -193,11 +203,11 @@ GEMM_CASES = [
 @pytest.mark.parametrize("a_shape, b_shape, c_shape, attrs", GEMM_CASES)
 def test_gemm(a_shape, b_shape, c_shape, attrs):
     inputs = [randn(*a_shape), randn(*b_shape)] + ([] if c_shape is None else [randn(*c_shape)])
-    check(nn.GemmOp, "Gemm", inputs, attrs, atol=1e-4)
+    check(GemmOp, "Gemm", inputs, attrs, atol=1e-4)
 
 
 def test_gemm_without_c_in_opset11_with_beta():
-    check(nn.GemmOp, "Gemm", [randn(2, 3), randn(3, 4)], {"beta": 3.0}, opset=11)
+    check(GemmOp, "Gemm", [randn(2, 3), randn(3, 4)], {"beta": 3.0}, opset=11)
 
 
 MATMUL_CASES = [
@@ -214,22 +224,22 @@ MATMUL_CASES = [
 
 @pytest.mark.parametrize("a_shape, b_shape", MATMUL_CASES)
 def test_mat_mul(a_shape, b_shape):
-    check(nn.MatMulOp, "MatMul", [randn(*a_shape), randn(*b_shape)], atol=1e-4)
+    check(MatMulOp, "MatMul", [randn(*a_shape), randn(*b_shape)], atol=1e-4)
 
 
 def test_mat_mul_int():
     a = RNG.integers(-5, 5, (2, 3, 4)).astype(np.int32)
     b = RNG.integers(-5, 5, (4, 2)).astype(np.int32)
-    check(nn.MatMulOp, "MatMul", [a, b])
+    check(MatMulOp, "MatMul", [a, b])
 
 
 def test_matrix_flops():
     specs = [TensorSpec((2, 3, 4), np.float32), TensorSpec((4, 5), np.float32)]
-    results = nn.MatMulOp.infer(specs, {})
-    assert nn.MatMulOp.count_flops(specs, results, {}) == 2 * 2 * 3 * 5 * 4
+    results = MatMulOp.infer(specs, {})
+    assert MatMulOp.count_flops(specs, results, {}) == 2 * 2 * 3 * 5 * 4
     specs = [TensorSpec((4, 3), np.float32), TensorSpec((4, 5), np.float32)]
-    attrs = nn.GemmOp.complete_attrs(specs, {"transA": 1})
-    assert nn.GemmOp.count_flops(specs, nn.GemmOp.infer(specs, attrs), attrs) == 2 * 3 * 5 * 4
+    attrs = GemmOp.complete_attrs(specs, {"transA": 1})
+    assert GemmOp.count_flops(specs, GemmOp.infer(specs, attrs), attrs) == 2 * 3 * 5 * 4
 
 
 # ----- pooling -----
@@ -255,46 +265,46 @@ POOL_CASES = [
 
 @pytest.mark.parametrize("x_shape, attrs", POOL_CASES)
 def test_max_pool(x_shape, attrs):
-    check(nn.MaxPoolOp, "MaxPool", [randn(*x_shape)], attrs)
+    check(MaxPoolOp, "MaxPool", [randn(*x_shape)], attrs)
 
 
 def test_max_pool_storage_order_and_int8():
     x = RNG.integers(-128, 127, (1, 2, 7, 7)).astype(np.int8)
-    check(nn.MaxPoolOp, "MaxPool", [x], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "storage_order": 1})
+    check(MaxPoolOp, "MaxPool", [x], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "storage_order": 1})
     x = RNG.integers(0, 255, (1, 2, 7, 7)).astype(np.uint8)
-    check(nn.MaxPoolOp, "MaxPool", [x], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})
+    check(MaxPoolOp, "MaxPool", [x], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})
 
 
 def test_max_pool_all_negative_with_padding():
     x = -np.abs(randn(1, 1, 4, 4)) - 1
-    check(nn.MaxPoolOp, "MaxPool", [x], {"kernel_shape": [3, 3], "pads": [2, 2, 2, 2]})
+    check(MaxPoolOp, "MaxPool", [x], {"kernel_shape": [3, 3], "pads": [2, 2, 2, 2]})
 
 
 @pytest.mark.parametrize("count_include_pad", [0, 1])
 @pytest.mark.parametrize("x_shape, attrs", POOL_CASES)
 def test_average_pool(x_shape, attrs, count_include_pad):
-    check(nn.AveragePoolOp, "AveragePool", [randn(*x_shape)], {**attrs, "count_include_pad": count_include_pad})
+    check(AveragePoolOp, "AveragePool", [randn(*x_shape)], {**attrs, "count_include_pad": count_include_pad})
 
 
 @pytest.mark.parametrize("x_shape", [(2, 3, 5, 6), (1, 4, 7), (1, 2, 3, 4, 5)])
-@pytest.mark.parametrize("cls, op_type", [(nn.GlobalAveragePoolOp, "GlobalAveragePool"), (nn.GlobalMaxPoolOp, "GlobalMaxPool")])
+@pytest.mark.parametrize("cls, op_type", [(GlobalAveragePoolOp, "GlobalAveragePool"), (GlobalMaxPoolOp, "GlobalMaxPool")])
 def test_global_pool(cls, op_type, x_shape):
     check(cls, op_type, [randn(*x_shape)])
 
 
 def test_pool_flops():
     specs = [TensorSpec((1, 64, 112, 112), np.float32)]
-    attrs = nn.MaxPoolOp.complete_attrs(specs, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
-    results = nn.MaxPoolOp.infer(specs, attrs)
+    attrs = MaxPoolOp.complete_attrs(specs, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    results = MaxPoolOp.infer(specs, attrs)
     assert results[0].shape == (1, 64, 56, 56)
-    assert nn.MaxPoolOp.count_flops(specs, results, attrs) == 64 * 56 * 56 * 9
+    assert MaxPoolOp.count_flops(specs, results, attrs) == 64 * 56 * 56 * 9
     # EfficientNet's pooler, AvgPool2d(1280, ceil_mode=True) on 3x3: nine values a channel.
     specs = [TensorSpec((1, 1280, 3, 3), np.float32)]
-    attrs = nn.AveragePoolOp.complete_attrs(
+    attrs = AveragePoolOp.complete_attrs(
         specs, {"kernel_shape": [1280, 1280], "strides": [1280, 1280], "ceil_mode": 1, "count_include_pad": 1})
-    results = nn.AveragePoolOp.infer(specs, attrs)
+    results = AveragePoolOp.infer(specs, attrs)
     assert results[0].shape == (1, 1280, 1, 1)
-    assert nn.AveragePoolOp.count_flops(specs, results, attrs) == 1280 * 9
+    assert AveragePoolOp.count_flops(specs, results, attrs) == 1280 * 9
 
 
 def _random_window_attrs(rng, spatial, pool):
@@ -344,12 +354,12 @@ def test_pool_same_with_dilations(op_type, x_shape, attrs, pads):
     odd one at the end for UPPER. Compare shapes with ONNX shape inference and values
     with onnxruntime for those explicit pads."""
     x = randn(*x_shape)
-    begins, ends, _ = nn.window_geometry(
+    begins, ends, _ = window_geometry(
         x_shape[2:], attrs["kernel_shape"], attrs["strides"] if "strides" in attrs else [1] * (len(x_shape) - 2),
         attrs["dilations"], [], attrs["auto_pad"],
     )
     assert begins + ends == pads
-    cls = nn.MaxPoolOp if op_type == "MaxPool" else nn.AveragePoolOp
+    cls = MaxPoolOp if op_type == "MaxPool" else AveragePoolOp
     y, spec = run_ecg(cls, [x], attrs)
     assert spec.shape == onnx_inferred_shape(op_type, [x], attrs)
     explicit = {k: v for k, v in attrs.items() if k != "auto_pad"}
@@ -368,8 +378,8 @@ def test_conv_transpose_same_beyond_full_size(x_shape, w_shape, attrs):
     """SAME where in*stride exceeds the full size: no padding, the full size (ONNX shape
     inference and onnxruntime agree)."""
     x, w = randn(*x_shape), randn(*w_shape)
-    assert run_ecg(nn.ConvTransposeOp, [x, w], attrs)[1].shape == onnx_inferred_shape("ConvTranspose", [x, w], attrs)
-    check(nn.ConvTransposeOp, "ConvTranspose", [x, w], attrs)
+    assert run_ecg(ConvTransposeOp, [x, w], attrs)[1].shape == onnx_inferred_shape("ConvTranspose", [x, w], attrs)
+    check(ConvTransposeOp, "ConvTranspose", [x, w], attrs)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -389,7 +399,7 @@ def test_windowed_ops_random(seed):
             inputs.append(rng.standard_normal([4, 4 // group] + attrs["kernel_shape"]).astype(np.float32))
         elif op_type == "AveragePool":
             attrs["count_include_pad"] = int(rng.integers(0, 2))
-        cls = {"Conv": nn.ConvOp, "MaxPool": nn.MaxPoolOp, "AveragePool": nn.AveragePoolOp}[op_type]
+        cls = {"Conv": ConvOp, "MaxPool": MaxPoolOp, "AveragePool": AveragePoolOp}[op_type]
         try:
             full = cls.complete_attrs([TensorSpec.of(a) for a in inputs], attrs)
             cls.infer([TensorSpec.of(a) for a in inputs], full)
@@ -417,17 +427,17 @@ def test_conv_transpose_random(seed):
         inputs = [x, w, rng.standard_normal(3 * attrs["group"]).astype(np.float32)]
         try:
             specs = [TensorSpec.of(a) for a in inputs]
-            nn.ConvTransposeOp.infer(specs, nn.ConvTransposeOp.complete_attrs(specs, attrs))
+            ConvTransposeOp.infer(specs, ConvTransposeOp.complete_attrs(specs, attrs))
         except VerificationError:
             continue
-        check(nn.ConvTransposeOp, "ConvTranspose", inputs, attrs, atol=1e-4)
+        check(ConvTransposeOp, "ConvTranspose", inputs, attrs, atol=1e-4)
 
 
 @pytest.mark.parametrize(
     "attrs", [{"size": 3}, {"size": 5, "alpha": 0.001, "beta": 0.5, "bias": 2.0}, {"size": 1}, {"size": 9, "alpha": 0.1}]
 )
 def test_lrn(attrs):
-    check(nn.LrnOp, "LRN", [randn(2, 7, 4, 5)], attrs)
+    check(LrnOp, "LRN", [randn(2, 7, 4, 5)], attrs)
 
 
 @pytest.mark.parametrize("size", [2, 4])
@@ -441,7 +451,7 @@ def test_lrn_even_size(size):
         lo, hi = max(0, c - (size - 1) // 2), min(x.shape[1] - 1, c + -(-(size - 1) // 2))
         square_sum = np.sum(x[:, lo : hi + 1] ** 2, axis=1)
         expected[:, c] = x[:, c] / (bias + alpha / size * square_sum) ** beta
-    y, _ = run_ecg(nn.LrnOp, [x], {"size": size, "alpha": alpha})
+    y, _ = run_ecg(LrnOp, [x], {"size": size, "alpha": alpha})
     np.testing.assert_allclose(y, expected, atol=1e-5, rtol=1e-4)
 
 
@@ -449,7 +459,7 @@ def test_lrn_even_size(size):
 
 
 @pytest.mark.parametrize("axis", [None, -1, 0, 1, 2])
-@pytest.mark.parametrize("cls, op_type", [(nn.SoftmaxOp, "Softmax"), (nn.LogSoftmaxOp, "LogSoftmax")])
+@pytest.mark.parametrize("cls, op_type", [(SoftmaxOp, "Softmax"), (LogSoftmaxOp, "LogSoftmax")])
 def test_softmax(cls, op_type, axis):
     attrs = {} if axis is None else {"axis": axis}
     check(cls, op_type, [randn(3, 4, 5) * 5], attrs, opset=13)
@@ -458,16 +468,16 @@ def test_softmax(cls, op_type, axis):
 # ----- reductions -----
 
 REDUCTIONS = [
-    (nn.ReduceSumOp, "ReduceSum"),
-    (nn.ReduceMeanOp, "ReduceMean"),
-    (nn.ReduceMaxOp, "ReduceMax"),
-    (nn.ReduceMinOp, "ReduceMin"),
-    (nn.ReduceProdOp, "ReduceProd"),
-    (nn.ReduceL1Op, "ReduceL1"),
-    (nn.ReduceL2Op, "ReduceL2"),
-    (nn.ReduceSumSquareOp, "ReduceSumSquare"),
-    (nn.ReduceLogSumOp, "ReduceLogSum"),
-    (nn.ReduceLogSumExpOp, "ReduceLogSumExp"),
+    (ReduceSumOp, "ReduceSum"),
+    (ReduceMeanOp, "ReduceMean"),
+    (ReduceMaxOp, "ReduceMax"),
+    (ReduceMinOp, "ReduceMin"),
+    (ReduceProdOp, "ReduceProd"),
+    (ReduceL1Op, "ReduceL1"),
+    (ReduceL2Op, "ReduceL2"),
+    (ReduceSumSquareOp, "ReduceSumSquare"),
+    (ReduceLogSumOp, "ReduceLogSum"),
+    (ReduceLogSumExpOp, "ReduceLogSumExp"),
 ]
 REDUCE_ATTRS = [
     ([], 1, 0),
@@ -495,14 +505,14 @@ def test_reduce(cls, op_type, axes, keepdims, noop):
     )
 
 
-@pytest.mark.parametrize("cls, op_type", [(nn.ReduceMeanOp, "ReduceMean"), (nn.ReduceMaxOp, "ReduceMax")])
+@pytest.mark.parametrize("cls, op_type", [(ReduceMeanOp, "ReduceMean"), (ReduceMaxOp, "ReduceMax")])
 def test_reduce_opset13_attribute_axes(cls, op_type):
     attrs = {"axes": [2, 3], "keepdims": 1}
     check(cls, op_type, [randn(2, 3, 4, 5)], attrs, opset=13)
 
 
 @pytest.mark.parametrize(
-    "cls, op_type", [(nn.ReduceSumOp, "ReduceSum"), (nn.ReduceMaxOp, "ReduceMax"), (nn.ReduceMinOp, "ReduceMin")]
+    "cls, op_type", [(ReduceSumOp, "ReduceSum"), (ReduceMaxOp, "ReduceMax"), (ReduceMinOp, "ReduceMin")]
 )
 def test_reduce_int(cls, op_type):
     x = RNG.integers(-100, 100, (3, 4, 5)).astype(np.int64)
@@ -512,19 +522,19 @@ def test_reduce_int(cls, op_type):
 
 def test_reduce_flops():
     specs = [TensorSpec((3, 4, 5), np.float32)]
-    attrs = nn.ReduceSumOp.complete_attrs(specs, {"axes": [1]})
-    assert nn.ReduceSumOp.count_flops(specs, nn.ReduceSumOp.infer(specs, attrs), attrs) == 60
+    attrs = ReduceSumOp.complete_attrs(specs, {"axes": [1]})
+    assert ReduceSumOp.count_flops(specs, ReduceSumOp.infer(specs, attrs), attrs) == 60
 
 
 @pytest.mark.parametrize("axis, keepdims, last", [(0, 1, 0), (1, 0, 0), (-1, 1, 1), (2, 0, 1), (1, 1, 1)])
-@pytest.mark.parametrize("cls, op_type", [(nn.ArgMaxOp, "ArgMax"), (nn.ArgMinOp, "ArgMin")])
+@pytest.mark.parametrize("cls, op_type", [(ArgMaxOp, "ArgMax"), (ArgMinOp, "ArgMin")])
 def test_arg_reduce(cls, op_type, axis, keepdims, last):
     x = RNG.integers(0, 3, (3, 4, 5)).astype(np.float32)  # many ties
     check(cls, op_type, [x], {"axis": axis, "keepdims": keepdims, "select_last_index": last})
 
 
 def test_arg_max_defaults():
-    check(nn.ArgMaxOp, "ArgMax", [randn(3, 4)])
+    check(ArgMaxOp, "ArgMax", [randn(3, 4)])
 
 
 # ----- normalizations -----
@@ -543,13 +553,13 @@ def test_arg_max_defaults():
 def test_layer_normalization(x_shape, axis, scale_shape, bias):
     attrs = {"epsilon": 1e-3} if axis is None else {"axis": axis}
     inputs = [randn(*x_shape), randn(*scale_shape)] + ([randn(*scale_shape)] if bias else [])
-    check(nn.LayerNormalizationOp, "LayerNormalization", inputs, attrs, opset=17)
+    check(LayerNormalizationOp, "LayerNormalization", inputs, attrs, opset=17)
 
 
 @pytest.mark.parametrize("x_shape, attrs", [((2, 3, 5, 4), {}), ((1, 4, 7), {"epsilon": 1e-2}), ((2, 2, 3, 2, 4), {})])
 def test_instance_normalization(x_shape, attrs):
     c = x_shape[1]
-    check(nn.InstanceNormalizationOp, "InstanceNormalization", [randn(*x_shape), randn(c), randn(c)], attrs)
+    check(InstanceNormalizationOp, "InstanceNormalization", [randn(*x_shape), randn(c), randn(c)], attrs)
 
 
 # ----- verifier errors -----
@@ -562,56 +572,56 @@ def spec(*shape, dtype=F32):
 
 
 ERROR_CASES = [
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 2, 3, 3)], {}, "input channels 3 must equal weight channels 2 * group 1"),
-    (nn.ConvOp, [spec(1, 4, 8, 8), spec(6, 1, 3, 3)], {"group": 2}, "input channels 4 must equal weight channels 1 * group 2"),
-    (nn.ConvOp, [spec(1, 4, 8, 8), spec(5, 2, 3, 3)], {"group": 2}, "output channels 5 must be divisible by group 2"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3)], {}, "weight must have the input's rank 4"),
-    (nn.ConvOp, [spec(3, 8), spec(4, 3)], {}, "input must have rank >= 3"),
-    (nn.ConvOp, [spec(1, 3, 2, 8), spec(4, 3, 3, 3)], {}, "smaller than the window extent 3"),
-    (nn.ConvOp, [spec(1, 3, 5, 8), spec(4, 3, 3, 3)], {"dilations": [3, 1]}, "smaller than the window extent 7"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"auto_pad": "SAME"}, "auto_pad must be one of"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"strides": [1]}, "strides [1] must have 2 entries"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"strides": [0, 1]}, "strides [0, 1] must be positive"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"pads": [1, 1]}, "pads [1, 1] must have 4 entries"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"pads": [-1, 0, 0, 0]}, "must not be negative"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"kernel_shape": [2, 2]}, "does not match the weight's spatial shape"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3), spec(3)], {}, "bias must have shape (4,)"),
-    (nn.ConvOp, [spec(1, 3, 8, 8, dtype=np.int32), spec(4, 3, 3, 3, dtype=np.int32)], {}, "floating-point"),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3, dtype=np.float64)], {}, "one element type"),
-    (nn.ConvTransposeOp, [spec(1, 3, 5, 5), spec(4, 2, 3, 3)], {}, "must equal the weight's first dimension 4"),
-    (nn.ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"output_padding": [2, 0]}, "below the stride"),
-    (nn.ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"output_shape": [1, 2, 3]}, "output_shape [1, 2, 3] must be empty or have 2 entries"),
-    (nn.ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"output_shape": [1, 2, 9, 9]}, "must be empty or have 2"),
-    (nn.GemmOp, [spec(3, 4), spec(5, 6)], {}, "inner dimensions do not match"),
-    (nn.GemmOp, [spec(3, 4), spec(4, 6), spec(4, 6)], {}, "must broadcast to the result shape (3, 6)"),
-    (nn.GemmOp, [spec(2, 3, 4), spec(4, 6)], {}, "A must have rank 2"),
-    (nn.MatMulOp, [spec(3, 4), spec(5, 6)], {}, "inner dimensions do not match"),
-    (nn.MatMulOp, [spec(2, 3, 4), spec(3, 4, 6)], {}, "do not broadcast"),
-    (nn.MatMulOp, [spec(3, 4), spec(4, 6, dtype=np.float64)], {}, "one element type"),
-    (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {}, "requires attribute kernel_shape"),
-    (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3]}, "kernel_shape [3] must have 2 entries"),
-    (nn.MaxPoolOp, [spec(1, 3, 2, 8)], {"kernel_shape": [3, 3]}, "smaller than the window extent 3"),
-    (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "storage_order": 2}, "storage_order must be 0 or 1"),
-    (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "ceil_mode": 3}, "ceil_mode must be 0 or 1"),
-    (nn.AveragePoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [2, 2], "pads": [0, 0, 2, 0]}, "must be smaller than kernel_shape"),
-    (nn.AveragePoolOp, [spec(1, 3, 8, 8, dtype=np.int32)], {"kernel_shape": [3, 3]}, "must not have element type i32"),
-    (nn.AveragePoolOp, [spec(8, 8)], {"kernel_shape": [3, 3]}, "input must have rank >= 3"),
-    (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "foo": 1}, "has no attribute foo"),
-    (nn.GlobalAveragePoolOp, [spec(3, 4)], {}, "input must have rank >= 3"),
-    (nn.LrnOp, [spec(1, 3, 4, 4)], {"size": 0}, "size must be positive"),
-    (nn.SoftmaxOp, [spec(3, 4)], {"axis": 2}, "axis 2 is out of range for rank 2"),
-    (nn.LogSoftmaxOp, [spec(3, 4, dtype=np.int64)], {}, "floating-point"),
-    (nn.ReduceSumOp, [spec(3, 4)], {"axes": [2]}, "axis 2 is out of range for rank 2"),
-    (nn.ReduceMeanOp, [spec(3, 4)], {"axes": [1, -1]}, "repeat an axis"),
-    (nn.ReduceMeanOp, [spec(3, 4, dtype=np.int32)], {}, "must not have element type i32"),
-    (nn.ReduceMaxOp, [spec(3, 0)], {"axes": [1]}, "cannot reduce the empty axis 1"),
-    (nn.ReduceSumOp, [spec(3, 4)], {"keepdims": 2}, "keepdims must be 0 or 1"),
-    (nn.ArgMaxOp, [spec(3, 4)], {"axis": -3}, "axis -3 is out of range for rank 2"),
-    (nn.ArgMinOp, [spec(3, 4)], {"select_last_index": 5}, "select_last_index must be 0 or 1"),
-    (nn.LayerNormalizationOp, [spec(2, 3, 4), spec(3)], {}, "scale tensor<3xf32> must broadcast to the normalized shape (4,)"),
-    (nn.LayerNormalizationOp, [spec(2, 3, 4), spec(4), spec(3, 4)], {}, "bias tensor<3x4xf32> must broadcast"),
-    (nn.LayerNormalizationOp, [spec(2, 3, 4), spec(4, dtype=np.float64)], {}, "scale must have the input's element type"),
-    (nn.InstanceNormalizationOp, [spec(2, 3, 4), spec(3), spec(4)], {}, "bias must be tensor<3xf32>, got tensor<4xf32>"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 2, 3, 3)], {}, "input channels 3 must equal weight channels 2 * group 1"),
+    (ConvOp, [spec(1, 4, 8, 8), spec(6, 1, 3, 3)], {"group": 2}, "input channels 4 must equal weight channels 1 * group 2"),
+    (ConvOp, [spec(1, 4, 8, 8), spec(5, 2, 3, 3)], {"group": 2}, "output channels 5 must be divisible by group 2"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3)], {}, "weight must have the input's rank 4"),
+    (ConvOp, [spec(3, 8), spec(4, 3)], {}, "input must have rank >= 3"),
+    (ConvOp, [spec(1, 3, 2, 8), spec(4, 3, 3, 3)], {}, "smaller than the window extent 3"),
+    (ConvOp, [spec(1, 3, 5, 8), spec(4, 3, 3, 3)], {"dilations": [3, 1]}, "smaller than the window extent 7"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"auto_pad": "SAME"}, "auto_pad must be one of"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"strides": [1]}, "strides [1] must have 2 entries"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"strides": [0, 1]}, "strides [0, 1] must be positive"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"pads": [1, 1]}, "pads [1, 1] must have 4 entries"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"pads": [-1, 0, 0, 0]}, "must not be negative"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"kernel_shape": [2, 2]}, "does not match the weight's spatial shape"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3), spec(3)], {}, "bias must have shape (4,)"),
+    (ConvOp, [spec(1, 3, 8, 8, dtype=np.int32), spec(4, 3, 3, 3, dtype=np.int32)], {}, "floating-point"),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3, dtype=np.float64)], {}, "one element type"),
+    (ConvTransposeOp, [spec(1, 3, 5, 5), spec(4, 2, 3, 3)], {}, "must equal the weight's first dimension 4"),
+    (ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"output_padding": [2, 0]}, "below the stride"),
+    (ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"output_shape": [1, 2, 3]}, "output_shape [1, 2, 3] must be empty or have 2 entries"),
+    (ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"output_shape": [1, 2, 9, 9]}, "must be empty or have 2"),
+    (GemmOp, [spec(3, 4), spec(5, 6)], {}, "inner dimensions do not match"),
+    (GemmOp, [spec(3, 4), spec(4, 6), spec(4, 6)], {}, "must broadcast to the result shape (3, 6)"),
+    (GemmOp, [spec(2, 3, 4), spec(4, 6)], {}, "A must have rank 2"),
+    (MatMulOp, [spec(3, 4), spec(5, 6)], {}, "inner dimensions do not match"),
+    (MatMulOp, [spec(2, 3, 4), spec(3, 4, 6)], {}, "do not broadcast"),
+    (MatMulOp, [spec(3, 4), spec(4, 6, dtype=np.float64)], {}, "one element type"),
+    (MaxPoolOp, [spec(1, 3, 8, 8)], {}, "requires attribute kernel_shape"),
+    (MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3]}, "kernel_shape [3] must have 2 entries"),
+    (MaxPoolOp, [spec(1, 3, 2, 8)], {"kernel_shape": [3, 3]}, "smaller than the window extent 3"),
+    (MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "storage_order": 2}, "storage_order must be 0 or 1"),
+    (MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "ceil_mode": 3}, "ceil_mode must be 0 or 1"),
+    (AveragePoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [2, 2], "pads": [0, 0, 2, 0]}, "must be smaller than kernel_shape"),
+    (AveragePoolOp, [spec(1, 3, 8, 8, dtype=np.int32)], {"kernel_shape": [3, 3]}, "must not have element type i32"),
+    (AveragePoolOp, [spec(8, 8)], {"kernel_shape": [3, 3]}, "input must have rank >= 3"),
+    (MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "foo": 1}, "has no attribute foo"),
+    (GlobalAveragePoolOp, [spec(3, 4)], {}, "input must have rank >= 3"),
+    (LrnOp, [spec(1, 3, 4, 4)], {"size": 0}, "size must be positive"),
+    (SoftmaxOp, [spec(3, 4)], {"axis": 2}, "axis 2 is out of range for rank 2"),
+    (LogSoftmaxOp, [spec(3, 4, dtype=np.int64)], {}, "floating-point"),
+    (ReduceSumOp, [spec(3, 4)], {"axes": [2]}, "axis 2 is out of range for rank 2"),
+    (ReduceMeanOp, [spec(3, 4)], {"axes": [1, -1]}, "repeat an axis"),
+    (ReduceMeanOp, [spec(3, 4, dtype=np.int32)], {}, "must not have element type i32"),
+    (ReduceMaxOp, [spec(3, 0)], {"axes": [1]}, "cannot reduce the empty axis 1"),
+    (ReduceSumOp, [spec(3, 4)], {"keepdims": 2}, "keepdims must be 0 or 1"),
+    (ArgMaxOp, [spec(3, 4)], {"axis": -3}, "axis -3 is out of range for rank 2"),
+    (ArgMinOp, [spec(3, 4)], {"select_last_index": 5}, "select_last_index must be 0 or 1"),
+    (LayerNormalizationOp, [spec(2, 3, 4), spec(3)], {}, "scale tensor<3xf32> must broadcast to the normalized shape (4,)"),
+    (LayerNormalizationOp, [spec(2, 3, 4), spec(4), spec(3, 4)], {}, "bias tensor<3x4xf32> must broadcast"),
+    (LayerNormalizationOp, [spec(2, 3, 4), spec(4, dtype=np.float64)], {}, "scale must have the input's element type"),
+    (InstanceNormalizationOp, [spec(2, 3, 4), spec(3), spec(4)], {}, "bias must be tensor<3xf32>, got tensor<4xf32>"),
 ]
 
 
@@ -626,26 +636,26 @@ def test_verification_errors(cls, operands, attrs, message):
 # ----- building into MLIR -----
 
 BUILD_CASES = [
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3), spec(4)], {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
-    (nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"auto_pad": "SAME_UPPER"}),
-    (nn.ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"strides": [2, 2], "output_padding": [1, 1]}),
-    (nn.GemmOp, [spec(2, 3), spec(4, 3), spec(4)], {"transB": 1, "alpha": 0.5}),
-    (nn.GemmOp, [spec(2, 3), spec(3, 4)], {}),
-    (nn.MatMulOp, [spec(2, 3, 4), spec(4, 5)], {}),
-    (nn.MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
-    (nn.AveragePoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [2, 2], "count_include_pad": 1}),
-    (nn.GlobalAveragePoolOp, [spec(1, 3, 8, 8)], {}),
-    (nn.GlobalMaxPoolOp, [spec(1, 3, 8, 8)], {}),
-    (nn.LrnOp, [spec(1, 3, 8, 8)], {"size": 3}),
-    (nn.SoftmaxOp, [spec(2, 5)], {}),
-    (nn.LogSoftmaxOp, [spec(2, 5)], {"axis": 0}),
-    (nn.ReduceSumOp, [spec(2, 5)], {"axes": [1], "keepdims": 0}),
-    (nn.ReduceMeanOp, [spec(2, 5)], {}),
-    (nn.ReduceLogSumExpOp, [spec(2, 5)], {"axes": [-1]}),
-    (nn.ArgMaxOp, [spec(2, 5)], {"axis": 1}),
-    (nn.LayerNormalizationOp, [spec(2, 5), spec(5), spec(5)], {}),
-    (nn.LayerNormalizationOp, [spec(2, 5), spec(5)], {"epsilon": 1e-6}),
-    (nn.InstanceNormalizationOp, [spec(2, 3, 5), spec(3), spec(3)], {}),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3), spec(4)], {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    (ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {"auto_pad": "SAME_UPPER"}),
+    (ConvTransposeOp, [spec(1, 3, 5, 5), spec(3, 2, 3, 3)], {"strides": [2, 2], "output_padding": [1, 1]}),
+    (GemmOp, [spec(2, 3), spec(4, 3), spec(4)], {"transB": 1, "alpha": 0.5}),
+    (GemmOp, [spec(2, 3), spec(3, 4)], {}),
+    (MatMulOp, [spec(2, 3, 4), spec(4, 5)], {}),
+    (MaxPoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    (AveragePoolOp, [spec(1, 3, 8, 8)], {"kernel_shape": [2, 2], "count_include_pad": 1}),
+    (GlobalAveragePoolOp, [spec(1, 3, 8, 8)], {}),
+    (GlobalMaxPoolOp, [spec(1, 3, 8, 8)], {}),
+    (LrnOp, [spec(1, 3, 8, 8)], {"size": 3}),
+    (SoftmaxOp, [spec(2, 5)], {}),
+    (LogSoftmaxOp, [spec(2, 5)], {"axis": 0}),
+    (ReduceSumOp, [spec(2, 5)], {"axes": [1], "keepdims": 0}),
+    (ReduceMeanOp, [spec(2, 5)], {}),
+    (ReduceLogSumExpOp, [spec(2, 5)], {"axes": [-1]}),
+    (ArgMaxOp, [spec(2, 5)], {"axis": 1}),
+    (LayerNormalizationOp, [spec(2, 5), spec(5), spec(5)], {}),
+    (LayerNormalizationOp, [spec(2, 5), spec(5)], {"epsilon": 1e-6}),
+    (InstanceNormalizationOp, [spec(2, 3, 5), spec(3), spec(3)], {}),
 ]
 
 
@@ -683,7 +693,7 @@ def test_build_with_wrong_result_type_fails_verification():
     context = dnnf_mlir.make_context()
     with context, ir.Location.unknown():
         wrong = [spec(1, 4, 8, 8)]
-        module = _build_module(nn.ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {}, wrong)
+        module = _build_module(ConvOp, [spec(1, 3, 8, 8), spec(4, 3, 3, 3)], {}, wrong)
         with pytest.raises(MLIRError, match="do not match the inferred types"):
             module.operation.verify()
 

@@ -1,3 +1,25 @@
-"""The ECG op classes, grouped by module; importing this package defines them all."""
+"""The ECG op classes, grouped by module; importing this package defines them all.
 
-from . import data_movement, elementwise, nn, structure  # noqa: F401
+- data movement (no arithmetic): ``reshape`` (reshape, flatten, squeeze,
+  unsqueeze), ``slicing`` (slice, concat, split, pad), ``shuffle`` (transpose,
+  depth_to_space, space_to_depth), ``one_to_many`` (expand, tile, gather,
+  gather_elements) and ``resize``;
+- ``elementwise``: the One-to-One ops;
+- Many-to-Many: ``convolution``, ``matmul``, ``pooling`` (incl. LRN), ``softmax``,
+  ``reduction`` (incl. arg_max/arg_min) and ``normalization``;
+- ``structure``: constants and fusion blocks.
+
+``common`` and ``windows`` hold what several op modules share. The imports below
+run in this order on purpose: it is the order in which the ops enter ``OPS``,
+which the rewrite-rule catalogue and the importer iterate.
+"""
+
+from . import reshape, slicing, shuffle, one_to_many, resize  # data movement
+from . import elementwise
+from . import convolution, matmul, pooling, softmax, reduction, normalization  # Many-to-Many
+from . import structure
+
+__all__ = [
+    "reshape", "slicing", "shuffle", "one_to_many", "resize", "elementwise",
+    "convolution", "matmul", "pooling", "softmax", "reduction", "normalization", "structure",
+]

@@ -9,8 +9,9 @@ that many threads once per fusion mode (--fusion, default dnnf,tvm,none: ecg-fus
 planners side by side; the compile time and the kernels launched per run are
 reported), load the libraries, open onnxruntime sessions with graph optimizations
 off (ORT_DISABLE_ALL: one kernel per ONNX node) and on (ORT_ENABLE_ALL), warm them
-all up, then time them in interleaved rounds -- one run of each per round, so that
-a change in machine load hits all alike -- and report medians and the ratios dnnf /
+all up, then time them in interleaved rounds -- one timed run of each per round,
+right after an untimed one of the same, so that a change in machine load hits all
+alike and none runs with caches that another has just filled -- and report medians and the ratios dnnf /
 onnxruntime (below 1: dnnf is faster), and each mode's speed-up over none. Outputs
 are compared with ORT_DISABLE_ALL's element by element as dnnf-run --check does, on
 the same informative inputs (dnnf_mlir/checking.py): "err/tol" is the worst
@@ -78,11 +79,19 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def _median_rounds(runners: dict, args) -> dict:
-    times = {name: [] for name in runners}
+    """Median ms of each runner over interleaved rounds. In a round each runner runs
+    twice, back to back, and the second run is timed: that run finds its own weights
+    and buffers in the caches however big the runner before it was (timed right after
+    another, the first runner of a round ran measurably slower: shufflenet's first
+    mode by 8%, whichever mode it was). The order rotates from round to round."""
+    names = list(runners)
+    times = {name: [] for name in names}
     start = time.perf_counter()
     rounds = 0
     while rounds < args.max_runs and (rounds < args.min_runs or time.perf_counter() - start < args.seconds):
-        for name, run in runners.items():
+        for name in names[rounds % len(names):] + names[:rounds % len(names)]:
+            run = runners[name]
+            run()
             t0 = time.perf_counter()
             run()
             times[name].append(1e3 * (time.perf_counter() - t0))

@@ -351,6 +351,28 @@ func.func @slice_one_element(%arg0: tensor<33xf32>) -> (tensor<1xf32>, tensor<1x
 
 // -----
 
+// An edge pad of a strided slice in one kernel gathers from the slice's source at
+// start + step * i on every axis the slice cuts: also on the one-index axis, whose
+// step is 1 but whose start (1) is not 0 (it was read at 0).
+// CHECK-LABEL: func.func @edge_pad_of_a_strided_slice
+// CHECK: linalg.generic
+// CHECK: %[[ROW:.*]] = arith.minsi
+// CHECK: %[[STRIDED:.*]] = arith.muli %[[ROW]], %c2
+// CHECK: %[[SOURCE_ROW:.*]] = arith.addi %c0{{.*}}, %[[STRIDED]] : index
+// CHECK: %[[ONE:.*]] = arith.addi %c1{{.*}}, %{{.*}} : index
+// CHECK: tensor.extract %arg0[%{{.*}}, %[[SOURCE_ROW]], %[[ONE]]] : tensor<1x8x2xf32>
+func.func @edge_pad_of_a_strided_slice(%arg0: tensor<1x8x2xf32>) -> tensor<1x6x1xf32> {
+  %0 = "ecg.fused"(%arg0) ({
+  ^bb0(%x: tensor<1x8x2xf32>):
+    %1 = "ecg.slice"(%x) {axes = array<i64: 1, 2>, ends = array<i64: 8, 2>, starts = array<i64: 0, 1>, steps = array<i64: 2, 1>} : (tensor<1x8x2xf32>) -> tensor<1x4x1xf32>
+    %2 = "ecg.pad"(%1) {constant_value = 0.000000e+00 : f64, mode = "edge", pads = array<i64: 0, 2, 0, 0, 0, 0>} : (tensor<1x4x1xf32>) -> tensor<1x6x1xf32>
+    "ecg.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x6x1xf32>) -> ()
+  }) {mapping = "Reorganize", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x8x2xf32>) -> tensor<1x6x1xf32>
+  return %0 : tensor<1x6x1xf32>
+}
+
+// -----
+
 // An embedding lookup: a generic over the output extracts the indexed rows; a negative
 // index wraps, and the row is clamped to [0, 9], so that no index reads out of bounds
 // (run-time indices are checked before the code runs).

@@ -122,7 +122,7 @@ def lower_pad(op, args):
                 over = arith.cmpi(arith.CmpIPredicate.sge, position, index(size))
                 position = select(over, arith.subi(index(2 * (size - 1)), position), position)
             reads.append(position)
-        reads = [r if step == 1 else arith.addi(index(start), arith.muli(r, index(step)))
+        reads = [r if (start, step) == (0, 1) else arith.addi(index(start), arith.muli(r, index(step)))
                  for r, start, step in zip(reads, starts, steps)]
         return extract(source, reads)
 

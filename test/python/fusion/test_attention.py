@@ -166,3 +166,25 @@ def test_a_mask_other_kernels_read_stays_out_of_the_head_loop():
     assert [s.strategy for s in lowered.schedules if "head" in s.strategy] == ["head-loop"]
     np.testing.assert_array_equal(got_mask, mask)
     np.testing.assert_allclose(got, reference(q, kt, mask, v)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_heads_merged_into_the_innermost_dim_keep_p_at_v_as_the_root():
+    """A transpose that moves the heads innermost ([1, h, s, d] -> [1, s, d, h], found by
+    the fuzzer) is not the loop's root: a head's part of it is a strided column, while
+    its schedule vectorizes that dim whole. The loop's root is then P @ V, as without a
+    transpose, and the results are right."""
+    q, kt, mask, v = inputs()
+    text = head_chain().replace("perm = array<i64: 0, 2, 1, 3>", "perm = array<i64: 0, 2, 3, 1>").replace(
+        f"tensor<1x{SEQ}x{HEADS}x{DEPTH}xf32>", f"tensor<1x{SEQ}x{DEPTH}x{HEADS}xf32>")
+    with dnnf_mlir.make_context() as context, ir.Location.unknown():
+        module = ir.Module.parse(text, context)
+        assert fuse_module(module, "dnnf")["total"]["ops_after"] == 1
+        outline_kernels(module.operation)
+        convert_ecg_to_linalg(module)
+        lowered = lower_to_llvm(module, "host")
+        got = jit(module)["main"](q, kt, mask, v)[0]
+    (loop,) = [s for s in lowered.schedules if "head" in s.strategy]
+    assert (loop.strategy, loop.shape) == ("head-loop", (HEADS, SEQ, DEPTH))
+    _, probs = reference(q, kt, mask, v)
+    want = (probs @ v).transpose(0, 2, 3, 1).reshape(1, SEQ, HEADS * DEPTH)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -95,14 +95,16 @@ def attention_chain(output) -> AttentionChain | None:
 def _merging_transpose(output):
     """(transpose, head dims of its result) when the only use of ``output``'s result
     is a ``linalg.transpose``, directly or through a reshape splitting the batch dim
-    (``[b * h, s, d] -> [b, h, s, d]``); else None."""
+    (``[b * h, s, d] -> [b, h, s, d]``), that keeps the heads out of its innermost dim
+    (which its schedule vectorizes whole); else None."""
     user, batch_dims = only_user(output.results[0]), [0]
     if user is not None and user.name == "tensor.expand_shape":
         user, batch_dims = only_user(user.results[0]), reassociation_groups(user)[0]
     if user is None or user.name != "linalg.transpose":
         return None
     permutation = list(ir.DenseI64ArrayAttr(user.attributes["permutation"]))
-    return user, tuple(j for j, source in enumerate(permutation) if source in batch_dims)
+    head_dims = tuple(j for j, source in enumerate(permutation) if source in batch_dims)
+    return None if len(permutation) - 1 in head_dims else (user, head_dims)
 
 
 def attention_chains(ops: list, threads: int) -> list:

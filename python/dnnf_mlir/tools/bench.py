@@ -83,7 +83,7 @@ def _median_rounds(runners: dict, args) -> dict:
     twice, back to back, and the second run is timed: that run finds its own weights
     and buffers in the caches however big the runner before it was (timed right after
     another, the first runner of a round ran measurably slower: shufflenet's first
-    mode by 8%, whichever mode it was). The order rotates from round to round."""
+    mode by 5-8%, whichever mode it was). The order rotates from round to round."""
     names = list(runners)
     times = {name: [] for name in names}
     start = time.perf_counter()

@@ -200,6 +200,18 @@ def reassociation_groups(reshape) -> list:
     return [[int(ir.IntegerAttr(d).value) for d in ir.ArrayAttr(g)] for g in ir.ArrayAttr(reshape.attributes["reassociation"])]
 
 
+def producer(value):
+    """The op whose result ``value`` is, or None (a block argument)."""
+    return value.owner if isinstance(value, ir.OpResult) else None
+
+
+def accumulator_fill(contraction):
+    """The ``linalg.fill`` that initializes ``contraction``'s accumulator (its operand 2),
+    if one does."""
+    init = producer(contraction.operands[2])
+    return init if init is not None and init.name == "linalg.fill" else None
+
+
 def only_user(value):
     """The op using ``value``, if exactly one use does."""
     uses = list(value.uses)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
-from ..linalg_queries import enclosing_function, only_user, reassociation_groups, static_tensor_type
+from ..linalg_queries import (accumulator_fill, enclosing_function, only_user, producer, reassociation_groups,
+                              static_tensor_type)
 from ..lowered_module import walk_ops
 
 RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
@@ -49,16 +50,6 @@ class AttentionChain:
         return sorted([self.scores, *self.middle], key=lambda op: order[op])
 
 
-def _producer(value):
-    return value.owner if isinstance(value, ir.OpResult) else None
-
-
-def _fill_of(contraction) -> list:
-    """The ``linalg.fill`` initializing ``contraction``'s accumulator, if one does."""
-    init = _producer(contraction.operands[2])
-    return [init] if init is not None and init.name == "linalg.fill" else []
-
-
 def attention_chain(output) -> AttentionChain | None:
     """The chain whose P @ V is ``output`` (a ``batch_matmul``), or None: its left
     operand computed, through reshapes, by element-wise ops and row reductions from
@@ -69,13 +60,13 @@ def attention_chain(output) -> AttentionChain | None:
     found = []
     stack = [output.operands[0]]
     while stack:
-        producer = _producer(stack.pop())
-        if producer is None or producer in found:
+        op = producer(stack.pop())
+        if op is None or op in found:
             continue
-        if producer.name in RESHAPES + _MIDDLE + ("linalg.batch_matmul",):
-            found.append(producer)
-            if producer.name != "linalg.batch_matmul":
-                stack.extend(producer.operands[:1] if producer.name in RESHAPES else producer.operands)
+        if op.name in RESHAPES + _MIDDLE + ("linalg.batch_matmul",):
+            found.append(op)
+            if op.name != "linalg.batch_matmul":
+                stack.extend(op.operands[:1] if op.name in RESHAPES else op.operands)
     while True:  # a fixed point: an op dropped may leave its producers with uses outside
         inside = {output, *found}
         kept = [op for op in found if all(use.owner in inside for result in op.results for use in result.uses)]
@@ -124,8 +115,9 @@ def schedule_head_loop(planner: Planner, chain: AttentionChain):
     rank = static_tensor_type(chain.root.results[0]).rank
     sizes = [1 if dim in chain.head_dims else 0 for dim in range(rank)]
     _, forall = s.tile_forall(s.match([chain.root.name], within=function, tag=planner.new_tag(chain.root)), sizes)
-    producers = ([chain.output] if chain.root != chain.output else []) + _fill_of(chain.output)
-    producers += chain.ops[::-1] + _fill_of(chain.scores)
+    producers = [chain.output] if chain.root != chain.output else []
+    producers += [accumulator_fill(chain.output), *chain.ops[::-1], accumulator_fill(chain.scores)]
+    producers = [op for op in producers if op is not None]
     for op in producers:
         s.patterns(forall, ["tensor.bubble_up_extract_slice", "canonicalization"])
         _, forall = s.fuse_into(s.match([op.name], within=function, tag=planner.new_tag(op)), forall)

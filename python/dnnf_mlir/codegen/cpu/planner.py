@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ..kernel_plan import Planner
-from ..linalg_queries import elementwise_consumer, enclosing_function, is_f32, linalg_ops, static_tensor_type
+from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_function, is_f32, linalg_ops,
+                              static_tensor_type)
 from ..target import Target
 from .attention import attention_chains, schedule_head_loop
 from .conv import schedule_conv
@@ -37,12 +38,7 @@ def plan(module: ir.Module, target: Target, threads: int = 1):
 
     contractions = [op for op in ops if op.name in CONTRACTIONS or MARK in op.attributes]
     # Fills that initialize a contraction's accumulator are fused into its tiles.
-    fused_fills = set()
-    for op in contractions:
-        init = op.operands[2]
-        owner = init.owner if isinstance(init, ir.OpResult) else None
-        if owner is not None and owner.name == "linalg.fill":
-            fused_fills.add(owner)
+    fused_fills = {fill for op in contractions if (fill := accumulator_fill(op)) is not None}
     # Softmax, layer normalization: a loop over rows with the whole group fused in.
     groups = {group.root: group for group in row_groups([op for op in ops if op not in contractions])}
     in_groups = {member for group in groups.values() for member in group.members}

@@ -27,7 +27,8 @@ from typing import Optional
 
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
-from ..linalg_queries import is_f32, parallel_loops, reduced_dims, reverses_access, static_tensor_type, touches_i1
+from ..linalg_queries import (is_f32, parallel_loops, producer, reduced_dims, reverses_access, static_tensor_type,
+                              touches_i1)
 from .rows import horizontal_reductions, static_loop_ranges
 from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS
 
@@ -43,10 +44,6 @@ class RowGroup:
     @property
     def shape(self) -> tuple:
         return tuple(static_tensor_type(self.root.results[0]).shape)
-
-
-def _owner(value) -> Optional[ir.Operation]:
-    return value.owner if isinstance(value, ir.OpResult) else None
 
 
 def _reduced_trailing_dims(op, rank: int) -> Optional[int]:
@@ -69,7 +66,7 @@ def _is_candidate(op) -> bool:
 
 
 def _reads_reduction(op) -> bool:
-    return any(_owner(v) is not None and _owner(v).name == "linalg.reduce" for v in op.operands)
+    return any(producer(v) is not None and producer(v).name == "linalg.reduce" for v in op.operands)
 
 
 def _grow(root, available: dict) -> set:
@@ -78,10 +75,10 @@ def _grow(root, available: dict) -> set:
     cone, stack = set(), [root]
     while stack:
         for value in stack.pop().operands:
-            producer = _owner(value)
-            if producer is not None and producer in available and producer not in cone and _is_candidate(producer):
-                cone.add(producer)
-                stack.append(producer)
+            op = producer(value)
+            if op is not None and op in available and op not in cone and _is_candidate(op):
+                cone.add(op)
+                stack.append(op)
     while True:
         inside = cone | {root}
         outside_uses = {op for op in cone if any(use.owner not in inside for use in op.results[0].uses)}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._mlir import ir
+from .linalg_queries import accumulator_fill
 from .transform_script import TAG, Script
 
 
@@ -107,8 +108,7 @@ class Planner:
         when it has one, else the op itself; the handle of the ``linalg.fill`` that
         initializes its accumulator, if one does (fused into its tiles)."""
         s = self.script
-        init = op.operands[2]
-        fill = s.producer_of(handle, 2) if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill" else None
+        fill = s.producer_of(handle, 2) if accumulator_fill(op) is not None else None
         if epilogue is None:
             return handle, fill, None
         tag = self.new_tag(epilogue)

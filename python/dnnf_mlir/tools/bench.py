@@ -4,18 +4,19 @@ mode by fusion mode.
     dnnf-bench resnet50.onnx bert_base.onnx --threads 1,2 --json bench.json
     dnnf-bench bert_base.onnx --fusion dnnf --threads 1
 
-For each model and thread count, in this one process: compile for the host with
-that many threads once per fusion mode (--fusion, default dnnf,tvm,none: ecg-fuse's
+For each model and thread count, in this one process: compile for the host with that
+many threads once per fusion mode (--fusion, default dnnf,tvm,none: ecg-fuse's
 planners side by side; the compile time and the kernels launched per run are
 reported), load the libraries, open onnxruntime sessions with graph optimizations
 off (ORT_DISABLE_ALL: one kernel per ONNX node) and on (ORT_ENABLE_ALL), warm them
 all up, then time them in interleaved rounds -- one timed run of each per round,
 right after an untimed one of the same, so that a change in machine load hits all
-alike and none runs with caches that another has just filled -- and report medians and the ratios dnnf /
-onnxruntime (below 1: dnnf is faster), and each mode's speed-up over none. Outputs
-are compared with ORT_DISABLE_ALL's element by element as dnnf-run --check does, on
-the same informative inputs (dnnf_mlir/checking.py): "err/tol" is the worst
-element's error over its tolerance (above 1: wrong), and a degenerate reference is named.
+alike and none runs with caches that another has just filled -- and report medians
+and the ratios dnnf / onnxruntime (below 1: dnnf is faster), and each mode's
+speed-up over none. Outputs are compared with ORT_DISABLE_ALL's element by element
+as dnnf-run --check does, on the same informative inputs (dnnf_mlir/checking.py):
+"err/tol" is the worst element's error over its tolerance (above 1: wrong), and a
+degenerate reference is named.
 
 Each model is compiled after the ecg-rewrite pass (--no-rewrite: without it); the
 table shows its ops and GFLOP before>after rewriting, the JSON the reports of

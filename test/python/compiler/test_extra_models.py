@@ -1,10 +1,10 @@
 """Models outside the judged 14 (tools/gen_extra_models.py: a Llama decoder, a T5
 encoder, two BERT-base layers on a 512-token sequence, Swin, MobileNetV2,
-EfficientNet-B0, ConvNeXt; small configs of the real layer structure) compiled and checked against onnxruntime exactly as
-test_models checks the judged ones (dnnf-run --check's element-wise tolerance, the
-classifiers' logits compared as well; why: dnnf_mlir/checking.py). The largest
-relative error seen here is 1e-5 (MobileNetV2's softmax); a wrong index map, mask,
-bucket or epilogue moves whole outputs.
+EfficientNet-B0, ConvNeXt; small configs of the real layer structure) compiled and
+checked against onnxruntime exactly as test_models checks the judged ones (dnnf-run
+--check's element-wise tolerance, the classifiers' logits compared as well; why:
+dnnf_mlir/checking.py). The largest relative error seen here is 1e-5 (MobileNetV2's
+softmax); a wrong index map, mask, bucket or epilogue moves whole outputs.
 
 The host with dnnf fusion runs in every test run (about a minute); tvm and none,
 which test_models already covers on the judged models, run too when

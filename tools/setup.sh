@@ -5,9 +5,12 @@ cd "$(dirname "$0")/.."
 # Native toolchain for the code generation targets: llc-22 (LLVM IR -> objects), the
 # OpenMP runtime (multi-threaded code), CMake and a C compiler (building the model
 # libraries), qemu-user and the AArch64 cross toolchain (running AArch64 code here),
-# Graphviz (drawing fusion plans: dnnf-compile --fusion-svg). apt's unprivileged sandbox user cannot
+# Graphviz (drawing fusion plans: dnnf-compile --fusion-svg), the Vulkan loader and headers with
+# Mesa's lavapipe (a Vulkan device on the CPU, which runs the Vulkan target's kernels here) and
+# spirv-tools (spirv-val checks every SPIR-V binary). apt's unprivileged sandbox user cannot
 # write /dev/null in some containers, hence APT::Sandbox::User=root.
-packages="llvm-22 clang-22 libomp-22-dev cmake gcc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross graphviz"
+packages="llvm-22 clang-22 libomp-22-dev cmake gcc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross graphviz
+  mesa-vulkan-drivers libvulkan-dev spirv-tools"
 if ! dpkg -s $packages >/dev/null 2>&1; then
   apt-get -o APT::Sandbox::User=root update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -o APT::Sandbox::User=root install -y -qq $packages >/dev/null

@@ -31,6 +31,9 @@ _LAZY = {
     # the LLVM dialect's translation to LLVM IR.
     "transform_interpreter": "torch_mlir.dialects.transform.interpreter",
     "llvm": "torch_mlir.dialects.llvm",
+    # GPU code generation (dnnf_mlir.codegen.gpu): vectors, and the binaries of gpu.module.
+    "vector": "torch_mlir.dialects.vector",
+    "gpu": "torch_mlir.dialects.gpu",
 }
 
 

@@ -1,0 +1,170 @@
+"""Pads as element-wise gathers, so that a GPU kernel computes them in the tiles of the
+ops that read them.
+
+A ``tensor.pad`` tiles into pads of dynamic size, which neither vectorize nor stay in
+registers. It becomes a ``linalg.generic`` over its result whose body reads the source
+element it takes with ``tensor.extract`` at an index clamped into the source (never
+out of bounds) and selects:
+
+    y[i] = all(0 <= i - low < size) ? x[clamp(i - low)] : value
+
+A source computed in the kernel is read by the gather's body, not as an operand that
+tiling could slice; when it is an element-wise op (a LRN's squared relu), the gather
+evaluates that op's body on the element it reads instead, down to the kernel's
+arguments. It then fuses into its consumer's tiles like any element-wise producer.
+"""
+
+from __future__ import annotations
+
+from ... import _mlir
+from ..._mlir import ir
+from ...linalg_builders import generic
+from ..linalg_queries import static_tensor_type
+from ..lowered_module import walk_ops
+
+
+def _index(value: int):
+    return _mlir.arith.constant(ir.IndexType.get(), value)
+
+
+def _clamp(i, size: int):
+    """``i`` clamped into [0, size)."""
+    arith = _mlir.arith
+    return arith.minsi(arith.maxsi(i, _index(0)), _index(size - 1))
+
+
+def _loop_indices(rank: int) -> list:
+    return [_mlir.linalg.IndexOp(d).result for d in range(rank)]
+
+
+def _pad_value(pad):
+    """The constant a ``tensor.pad`` fills with (its region yields it), else None."""
+    yielded = pad.regions[0].blocks[0].operations[0]
+    value = yielded.operands[0] if yielded.name == "tensor.yield" else None
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    return owner if owner is not None and owner.name == "arith.constant" else None
+
+
+def _static(values) -> bool:
+    return all(v != ir.ShapedType.get_dynamic_size() for v in values)
+
+
+def _pad_to_generic(pad) -> bool:
+    arith, tensor = _mlir.arith, _mlir.tensor
+    source, result = static_tensor_type(pad.operands[0]), static_tensor_type(pad.results[0])
+    low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+    constant = _pad_value(pad)
+    if source is None or result is None or constant is None or len(pad.operands) != 1 or not _static(low):
+        return None
+    sizes = list(source.shape)
+    with ir.InsertionPoint(pad), pad.location:
+        empty = tensor.empty(list(result.shape), result.element_type)
+        identity = ir.AffineMap.get_identity(result.rank)
+
+        def body(_out):
+            inside, clamped = None, []
+            for i, (index, start, size) in enumerate(zip(_loop_indices(result.rank), low, sizes)):
+                shifted = arith.subi(index, _index(start)) if start else index
+                if start == 0 and size == result.shape[i]:
+                    clamped.append(index)
+                    continue
+                ok = arith.andi(
+                    arith.cmpi(arith.CmpIPredicate.sge, shifted, _index(0)),
+                    arith.cmpi(arith.CmpIPredicate.slt, shifted, _index(size)),
+                )
+                inside = ok if inside is None else arith.andi(inside, ok)
+                clamped.append(_clamp(shifted, size))
+            value = tensor.extract(pad.operands[0], clamped)
+            if inside is None:
+                return value
+            fill = arith.constant(result.element_type, constant.attributes["value"])
+            return arith.select(inside, value, fill)
+
+        gathered = generic([], [identity], [empty], body)[0]
+    pad.results[0].replace_all_uses_with(gathered)
+    pad.erase()
+    return gathered.owner
+
+
+def _elementwise_producer(value):
+    """The element-wise ``linalg.generic`` computing ``value`` (one result, every input
+    read through a projected permutation), whose body a gather can evaluate on the one
+    element it reads; else None."""
+    op = value.owner if isinstance(value, ir.OpResult) else None
+    if op is None or op.name != "linalg.generic" or len(op.results) != 1:
+        return None
+    if not all(ir.Attribute.parse("#linalg.iterator_type<parallel>") == kind for kind in ir.ArrayAttr(op.attributes["iterator_types"])):
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or not all(m.is_projected_permutation for m in maps):
+        return None
+    body = op.regions[0].blocks[0]
+    if any(inner.name in ("linalg.index", "tensor.extract") for inner in body.operations):
+        return None
+    if len(list(body.arguments)[-1].uses):
+        return None  # reads its accumulator
+    return op
+
+
+def _inline_producer(extract) -> bool:
+    """Replace ``tensor.extract`` of an element-wise producer's result by extracts of
+    that producer's inputs and its body, cloned: the gather reads what the producer
+    reads, and no longer its whole result."""
+    producer = _elementwise_producer(extract.operands[0])
+    if producer is None:
+        return False
+    indices = list(extract.operands)[1:]
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(producer.attributes["indexing_maps"])]
+    body = producer.regions[0].blocks[0]
+    inputs = list(producer.operands)[: len(maps) - 1]
+    with ir.InsertionPoint(extract), extract.location:
+        values = {}
+        for argument, value, amap in zip(body.arguments, inputs, maps):
+            at = [indices[ir.AffineDimExpr(e).position] for e in amap.results]
+            values[argument] = _mlir.tensor.extract(value, at) if isinstance(value.type, ir.RankedTensorType) else value
+        result = None
+        for inner in body.operations:
+            if inner.name == "linalg.yield":
+                result = values.get(inner.operands[0], inner.operands[0])
+                break
+            clone = inner.clone()
+            for i, operand in enumerate(clone.operands):
+                if operand in values:
+                    clone.operands[i] = values[operand]
+            for old, new in zip(inner.results, clone.results):
+                values[old] = new
+    extract.results[0].replace_all_uses_with(result)
+    extract.erase()
+    return True
+
+
+def inline_gathered_producers(gather) -> int:
+    """Make the gather ``gather`` read what the element-wise producers of its sources
+    read, repeatedly (a pad of relu(x)^2 reads x): a source computed in the kernel is
+    captured by the gather's body, not an operand, so tiling cannot slice it, and
+    every tile would compute all of it."""
+    inlined = 0
+    changed = True
+    while changed:
+        changed = False
+        for extract in walk_ops(gather, {"tensor.extract"}):
+            if _inline_producer(extract):
+                inlined += 1
+                changed = True
+                break
+    return inlined
+
+
+def gathers_from_pads(module: ir.Module) -> int:
+    """Rewrite every static ``tensor.pad`` (constant padding value) of ``module`` as an
+    element-wise gather reading what its element-wise producers read; returns how many."""
+    rewritten = 0
+    for op in walk_ops(module.operation, {"tensor.pad"}):
+        gather = _pad_to_generic(op)
+        if gather is not None:
+            inline_gathered_producers(gather)
+            rewritten += 1
+    return rewritten
+
+
+__all__ = ["gathers_from_pads", "inline_gathered_producers"]

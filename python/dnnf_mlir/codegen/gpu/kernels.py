@@ -1,0 +1,194 @@
+"""What the GPU schedules need to know of a kernel function: its compute ops in program
+order, the op whose tiles the whole kernel is computed in (its root), and its kind.
+
+A kernel function becomes one dispatch: every op of it is computed in the tiles of
+one root op, tiled over workgroups and threads, with every other op fused into those
+tiles (``schedule.py``). The root is the op producing the kernel's result; a kernel
+with several results needs one root whose producers compute all the others (a
+densenet block's concatenation and its normalized copy), each written out where its
+tile is computed. Results that are slices or reshapes of one op's result (a merged
+projection split three ways) are that op's result, viewed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..._mlir import ir
+from ..linalg_queries import parallel_loops, static_tensor_type
+
+VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice")
+
+
+class KernelError(Exception):
+    """A kernel function the GPU schedules cannot make one dispatch of (the message names it)."""
+
+
+def is_compute(op) -> bool:
+    """A linalg op that computes (a fill initializes; views and yields do not count)."""
+    return op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index")
+
+
+def viewed_op(value):
+    """The op whose result ``value`` is, seen through reshapes and slices (None: an argument)."""
+    while isinstance(value, ir.OpResult) and value.owner.name in VIEWS:
+        value = value.owner.operands[0]
+    return value.owner if isinstance(value, ir.OpResult) else None
+
+
+def _captured_producers(op) -> list:
+    """The ops of the function whose results ``op``'s body reads (a gather's ``tensor.extract``)."""
+    found = []
+    function_body = op.parent
+
+    def visit(inner):
+        for value in inner.operands:
+            owner = value.owner if isinstance(value, ir.OpResult) else None
+            if owner is not None and owner.parent == function_body:
+                found.append(owner.operation)
+        return ir.WalkResult.ADVANCE
+
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner.operation.walk(visit)
+    return found
+
+
+def _data_operands(op) -> list:
+    """The operands whose values ``op`` computes with: all but a destination it only
+    writes into (an init that is a slice of a concatenation's result, ``concats.py``)."""
+    operands = list(op.operands)
+    if not op.name.startswith("linalg.") or not op.results:
+        return operands
+    inputs = operands[: len(operands) - len(op.results)]
+    inits = [v for v in operands[len(inputs):] if not (isinstance(v, ir.OpResult) and v.owner.name.startswith("tensor."))]
+    return inputs + inits
+
+
+def producers(op) -> set:
+    """Every op of the function that ``op`` computes with, transitively."""
+    seen, work = set(), [op]
+    while work:
+        current = work.pop()
+        direct = [v.owner.operation for v in _data_operands(current) if isinstance(v, ir.OpResult)]
+        for producer in direct + _captured_producers(current):
+            if producer not in seen:
+                seen.add(producer)
+                work.append(producer)
+    return seen
+
+
+def loop_ranges(op) -> list | None:
+    """The static extents of a ``linalg.generic``'s loops (from the operands each indexes
+    directly); None when one is not known."""
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    ranges = [None] * maps[0].n_dims
+    for value, amap in zip(op.operands, maps):
+        t = static_tensor_type(value)
+        if t is None:
+            continue
+        for size, expr in zip(t.shape, amap.results):
+            if isinstance(expr, ir.AffineDimExpr):
+                ranges[ir.AffineDimExpr(expr).position] = size
+    return None if None in ranges else ranges
+
+
+def has_reduction(op) -> bool:
+    parallel = parallel_loops(op)
+    return parallel is not None and not all(parallel)
+
+
+def is_contraction(op) -> bool:
+    """A generic reducing products: ``acc + x * y`` (a matmul, a convolution), as
+    ``prepare`` leaves every named contraction."""
+    if op.name != "linalg.generic" or not has_reduction(op):
+        return False
+    block = op.regions[0].blocks[0]
+    yielded = list(block.operations)[-1].operands[0]
+    add = yielded.owner if isinstance(yielded, ir.OpResult) else None
+    if add is None or add.name != "arith.addf":
+        return False
+    accumulator = block.arguments[len(block.arguments) - 1]
+    terms = list(add.operands)
+    if accumulator not in terms:
+        return False
+    other = terms[1] if terms[0] == accumulator else terms[0]
+    return isinstance(other, ir.OpResult) and other.owner.name == "arith.mulf"
+
+
+def _kind(ops) -> str:
+    contractions = [op for op in ops if is_contraction(op)]
+    if any(op not in contractions and has_reduction(op) for op in ops):
+        return "reduction"
+    return "contraction" if contractions else "elementwise"
+
+
+@dataclass
+class RootGroup:
+    """One root of a kernel and the ops computed in its tiles (its producers)."""
+
+    root: object
+    ops: list  # the root's producers among the kernel's ops, and the root, in program order
+    kind: str  # "contraction", "reduction" or "elementwise"
+
+    @property
+    def contraction(self):
+        return next((op for op in reversed(self.ops) if is_contraction(op)), None)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(static_tensor_type(self.root.results[0]).shape)
+
+
+@dataclass
+class Kernel:
+    """One kernel function, as the schedules see it: its ops and their root groups."""
+
+    name: str
+    function: object
+    ops: list  # compute ops in program order
+    groups: list  # RootGroup per root, in program order
+
+
+def pieces(value) -> list:
+    """The values a kernel result is made of: itself, seen through reshapes and slices,
+    or the pieces inserted into it (a concatenation, ``concats.py``)."""
+    while isinstance(value, ir.OpResult) and value.owner.name in VIEWS:
+        value = value.owner.operands[0]
+    if isinstance(value, ir.OpResult) and value.owner.name == "tensor.insert_slice":
+        return pieces(value.owner.operands[1]) + pieces(value.owner.operands[0])
+    if isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty":
+        return []
+    return [value]
+
+
+def analyze(function) -> Kernel:
+    """The ``Kernel`` of a kernel function (on tensors, after ``prepare``): its roots are
+    the ops computing a piece of a result that no other such op computes as a producer."""
+    name = ir.StringAttr(function.attributes["sym_name"]).value
+    body = function.regions[0].blocks[0]
+    ops = [op.operation for op in body.operations if is_compute(op.operation)]
+    terminator = list(body.operations)[-1]
+    computed = []
+    for value in terminator.operands:
+        for piece in pieces(value):
+            op = piece.owner.operation if isinstance(piece, ir.OpResult) else None
+            if op is None or not is_compute(op):
+                raise KernelError(f"kernel {name} returns a value it does not compute ({piece.get_name()})")
+            if op not in computed:
+                computed.append(op)
+    producers_of = {op: producers(op) for op in computed}
+    roots = [op for op in computed if not any(op in producers_of[other] for other in computed if other != op)]
+    groups = []
+    for root in sorted(roots, key=ops.index):
+        if static_tensor_type(root.results[0]) is None:
+            raise KernelError(f"kernel {name} has a result of dynamic shape")
+        members = [op for op in ops if op == root or op in producers_of[root]]
+        groups.append(RootGroup(root, members, _kind(members)))
+    return Kernel(name, function, ops, groups)
+
+
+__all__ = ["Kernel", "KernelError", "RootGroup", "analyze", "has_reduction", "is_compute", "is_contraction", "loop_ranges",
+           "pieces", "producers", "viewed_op"]

@@ -1,0 +1,215 @@
+"""Kernel functions on buffers -> one ``gpu.launch`` each, outlined into ``gpu.module``s.
+
+``map_to_hardware(module, workgroup_sizes)`` runs, per kernel function:
+
+1. every top-level ``scf.forall`` (a root group's loop over workgroups,
+   ``schedule.py``) becomes a ``gpu.launch`` and its nested loop over threads the
+   launch's threads (``transform.gpu.map_forall_to_blocks`` /
+   ``map_nested_forall_to_threads``), all with the kernel's one workgroup size;
+2. a kernel with several groups has its launches merged into one: the grid is the
+   groups' grids laid end to end along x, and each workgroup runs the body of the group
+   its id falls in (the condition is the same for all threads of a workgroup, so the
+   barriers inside stay in uniform control flow). The groups are independent (each
+   writes its own results), so one dispatch computes them all;
+3. buffers allocated inside a launch (a thread's accumulator tile) become arrays in
+   the thread's private memory;
+
+then outlines the launches (``lowering/gpu/outline.pipeline``).
+"""
+
+from __future__ import annotations
+
+from ... import _mlir
+from ..._mlir import ir
+from ...kernel_functions import is_kernel
+from ...lowering import read_pipeline
+from ..lowered_module import functions, symbol_name, walk_ops
+from ..passes import apply_script, run_passes, run_pipeline
+from ..transform_script import Script
+
+GROUP_ATTR = "dnnf.gpu.group"
+PRIVATE = "#spirv.storage_class<Function>"  # a thread's own memory (SPIR-V Function variables)
+VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast")
+
+
+def _top_level_foralls(function) -> list:
+    found = []
+
+    def visit(op):
+        if op.name == "scf.forall":
+            found.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    function.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _enclose(forall):
+    """``forall`` moved into an ``scf.execute_region`` of its own: the op that
+    ``map_forall_to_blocks`` turns into a launch must hold exactly one top-level loop
+    (canonicalization inlines the region afterwards)."""
+    with ir.InsertionPoint(forall), forall.location:
+        region = ir.Operation.create("scf.execute_region", regions=1)
+        block = region.regions[0].blocks.append()
+    with ir.InsertionPoint(block), forall.location:
+        terminator = ir.Operation.create("scf.yield")
+    forall.move_before(terminator)
+    return region
+
+
+def _index(value: int):
+    return _mlir.arith.constant(ir.IndexType.get(), value)
+
+
+def _constant(value) -> int:
+    return ir.IntegerAttr(value.owner.attributes["value"]).value
+
+
+def _launch_sizes(launch) -> tuple:
+    """(grid x, y, z), (block x, y, z) of a gpu.launch with constant sizes."""
+    operands = list(launch.operands)
+    return [_constant(v) for v in operands[0:3]], [_constant(v) for v in operands[3:6]]
+
+
+def _merge_launches(launches):
+    """One gpu.launch running each of ``launches`` (same workgroup size) on its own range
+    of workgroup ids."""
+    arith, gpu = _mlir.arith, _mlir.gpu
+    sizes = [_launch_sizes(launch) for launch in launches]
+    counts = [gx * gy * gz for (gx, gy, gz), _ in sizes]
+    block = sizes[0][1]
+    first = launches[-1]  # every value the bodies use is defined before the last launch
+    with ir.InsertionPoint(first), first.location:
+        merged = gpu.LaunchOp((_index(sum(counts)), _index(1), _index(1)), tuple(_index(b) for b in block))
+        body = merged.regions[0].blocks[0]
+    args = list(body.arguments)
+    workgroup = args[0]
+    offset = 0
+    with ir.InsertionPoint(body), first.location:
+        for launch, ((gx, gy, gz), _), count in zip(launches, sizes, counts):
+            inside = arith.cmpi(arith.CmpIPredicate.ult, workgroup, _index(offset + count))
+            if offset:
+                inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.uge, workgroup, _index(offset)))
+            branch = ir.Operation.create("scf.if", operands=[inside], regions=2)
+            then = branch.regions[0].blocks.append()
+            branch.regions[1].blocks.append()
+            with ir.InsertionPoint(branch.regions[1].blocks[0]):
+                ir.Operation.create("scf.yield")
+            with ir.InsertionPoint(then):
+                local = arith.subi(workgroup, _index(offset)) if offset else workgroup
+                ids = [arith.remui(local, _index(gx)), arith.remui(arith.divui(local, _index(gx)), _index(gy)),
+                       arith.divui(local, _index(gx * gy))]
+                terminator = ir.Operation.create("scf.yield")
+            old = launch.regions[0].blocks[0]
+            replacements = ids + args[3:6] + [_index(g) for g in (gx, gy, gz)] + args[9:12]
+            for old_arg, new in zip(old.arguments, replacements):
+                old_arg.replace_all_uses_with(new)
+            for op in list(old.operations):
+                if op.name == "gpu.terminator":
+                    continue
+                op.move_before(terminator)
+            for block_id in walk_ops(branch, {"gpu.block_id"}):
+                dimension = "xyz".index(str(block_id.attributes["dimension"])[-2])
+                block_id.results[0].replace_all_uses_with(ids[dimension])
+                block_id.erase()
+            offset += count
+        ir.Operation.create("gpu.terminator")
+    for launch in launches:
+        launch.erase()
+    return merged
+
+
+def _privatize(module: ir.Module):
+    """Buffers allocated inside a launch -> ``memref.alloca`` in the private address
+    space (their views carry it too)."""
+    memref = _mlir.memref
+    space = ir.Attribute.parse(PRIVATE)
+    for op in walk_ops(module.operation, {"memref.alloc"}):
+        parent = op.parent
+        while parent is not None and parent.name not in ("gpu.launch", "func.func"):
+            parent = parent.parent
+        if parent is None or parent.name != "gpu.launch":
+            continue
+        memref_type = ir.MemRefType(op.results[0].type)
+        with ir.InsertionPoint(op), op.location:
+            alloca = memref.AllocaOp(
+                ir.MemRefType.get(memref_type.shape, memref_type.element_type, memref_type.layout, space), [], [])
+        op.results[0].replace_all_uses_with(alloca.result)
+        op.erase()
+        work = [alloca.result]
+        while work:
+            value = work.pop()
+            for use in list(value.uses):
+                user = use.owner
+                if user.name == "memref.dealloc":
+                    user.erase()
+                elif user.name in VIEWS:
+                    view = ir.MemRefType(user.results[0].type)
+                    user.results[0].set_type(ir.MemRefType.get(view.shape, view.element_type, view.layout, space))
+                    work.append(user.results[0])
+
+
+def _sink_constants(module: ir.Module):
+    """Clone every constant a launch uses into it: outlining would make each a kernel
+    argument (``gpu-launch-sink-index-computations`` sinks index constants only)."""
+    for launch in walk_ops(module.operation, {"gpu.launch"}):
+        body = launch.regions[0].blocks[0]
+        clones = {}
+
+        def visit(op, body=body, clones=clones):
+            for index, value in enumerate(op.operands):
+                owner = value.owner if isinstance(value, ir.OpResult) else None
+                if owner is None or owner.name != "arith.constant" or _inside(owner, launch):
+                    continue
+                if value not in clones:
+                    with ir.InsertionPoint.at_block_begin(body):
+                        clones[value] = owner.clone().results[0]
+                op.operands[index] = clones[value]
+            return ir.WalkResult.ADVANCE
+
+        for op in body.operations:
+            op.operation.walk(visit)
+
+
+def _inside(op, ancestor) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def map_to_hardware(module: ir.Module, workgroup_sizes: dict):
+    """Map every kernel function's loops to one launch (see the module docstring);
+    ``workgroup_sizes`` gives each kernel function's threads per workgroup."""
+    s = Script()
+    for function in functions(module):
+        if not is_kernel(function.operation):
+            continue
+        name = symbol_name(function)
+        for index, forall in enumerate(_top_level_foralls(function)):
+            region = _enclose(forall)
+            region.attributes[GROUP_ATTR] = ir.StringAttr.get(f"{name}:{index}")
+            loop = s.fresh("group")
+            s.emit(f'{loop} = transform.structured.match ops{{["scf.execute_region"]}} attributes{{{GROUP_ATTR} = "{name}:{index}"}}'
+                   " in %root : (!transform.any_op) -> !transform.any_op")
+            launch = s.fresh("launch")
+            s.emit(f"{launch} = transform.gpu.map_forall_to_blocks {loop} {{generate_gpu_launch}}"
+                   " : (!transform.any_op) -> !transform.any_op")
+            threads = s.fresh("threads")
+            s.emit(f"{threads} = transform.gpu.map_nested_forall_to_threads {launch}"
+                   f" block_dims = [{workgroup_sizes[name]}, 1, 1] : (!transform.any_op) -> !transform.any_op")
+    apply_script(module, s.text("__dnnf_gpu_map"), "__dnnf_gpu_map", "mapping loops to workgroups and threads")
+    run_passes("canonicalize", module)  # inlines the execute_regions
+    for function in functions(module):
+        launches = walk_ops(function.operation, {"gpu.launch"})
+        if len(launches) > 1:
+            _merge_launches(launches)
+    _privatize(module)
+    _sink_constants(module)
+    run_pipeline(read_pipeline("gpu/outline.pipeline"), module)
+
+
+__all__ = ["map_to_hardware"]

@@ -1,0 +1,91 @@
+"""The GPU targets' rewrites of linalg before scheduling: every op of a kernel in a form
+that tiles and fuses into the tiles of the kernel's root.
+
+``prepare(module)`` runs ``lowering/gpu/prepare.pipeline`` (element-wise chains merged),
+rewrites erf / tanh / pow as arithmetic (``approximations``: SPIR-V's GLSL set has no
+erf), pads and concatenations as element-wise gathers (``gathers``), then every named
+op as a ``linalg.generic`` (``lowering/gpu/generalize.mlir``).
+"""
+
+from __future__ import annotations
+
+from ..._mlir import ir
+from ...lowering import read_pipeline, read_transform_library
+from ..approximations import approximate_math
+from ... import _mlir
+from ...kernel_functions import is_kernel
+from ..lowered_module import functions, symbol_name, walk_ops
+from ..passes import apply_script, run_passes, run_pipeline
+from .concats import concats_to_pieces, split_concat_consumers
+from .gathers import gathers_from_pads
+from .reshapes import reshapes_into_consumers
+
+
+def prepare(module: ir.Module) -> int:
+    """Rewrite ``module`` in place for the GPU schedules; returns how many ops the
+    Python rewrites changed."""
+    run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
+    rewritten = constants_to_arguments(module)
+    rewritten += approximate_math(module)
+    rewritten += gathers_from_pads(module)
+    apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
+    run_passes("canonicalize,cse", module)
+    rewritten += reshapes_into_consumers(module)
+    rewritten += split_concat_consumers(module)
+    rewritten += untie_inits(module)
+    rewritten += concats_to_pieces(module)
+    return rewritten
+
+
+def constants_to_arguments(module: ir.Module) -> int:
+    """Every non-splat tensor constant of a kernel function -> an argument of it, the
+    constant passed by each caller instead. A GPU kernel has no constant arrays of its
+    own: the dispatch plan holds them as buffers (``program.py``). Returns how many."""
+    moved = 0
+    kernels = {symbol_name(f): f for f in functions(module) if is_kernel(f.operation)}
+    for name, function in kernels.items():
+        block = function.regions[0].blocks[0]
+        constants = [op.operation for op in block.operations if op.operation.name == "arith.constant"
+                     and isinstance(op.operation.results[0].type, ir.RankedTensorType)
+                     and not (isinstance(op.operation.attributes["value"], ir.DenseElementsAttr)
+                              and ir.DenseElementsAttr(op.operation.attributes["value"]).is_splat)]
+        if not constants:
+            continue
+        for constant in constants:
+            argument = block.add_argument(constant.results[0].type, constant.location)
+            constant.results[0].replace_all_uses_with(argument)
+        function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        function.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([a.type for a in block.arguments], function_type.results))
+        for call in walk_ops(module.operation, {"func.call"}):
+            if ir.FlatSymbolRefAttr(call.attributes["callee"]).value != name:
+                continue
+            with ir.InsertionPoint(call), call.location:
+                values = [c.clone().results[0] for c in constants]
+                replacement = _mlir.func.CallOp(list(call.results.types), ir.FlatSymbolRefAttr(call.attributes["callee"]),
+                                                list(call.operands) + values)
+            for old, new in zip(call.results, replacement.results):
+                old.replace_all_uses_with(new)
+            call.erase()
+        for constant in constants:
+            constant.erase()
+        moved += len(constants)
+    return moved
+
+
+def untie_inits(module: ir.Module) -> int:
+    """Give every op its own ``tensor.empty`` init. CSE merges identical empties, and a
+    contraction whose accumulator shares its init with the kernel's result would be
+    tiled into the result's buffer (fusion slices the loop's shared output), read and
+    written there, and copied by bufferization."""
+    untied = 0
+    for empty in walk_ops(module.operation, {"tensor.empty"}):
+        uses = [use for use in empty.results[0].uses if use.owner.name.startswith("linalg.")]
+        for use in uses[1:]:
+            with ir.InsertionPoint(use.owner), empty.location:
+                use.owner.operands[use.operand_number] = empty.clone().results[0]
+            untied += 1
+    return untied
+
+
+__all__ = ["prepare"]

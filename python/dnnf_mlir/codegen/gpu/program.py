@@ -1,0 +1,226 @@
+"""The dispatch plan of a model lowered for a GPU: buffers, kernels, dispatches in order.
+
+After ``mapping.py`` the entry function calls kernel functions on buffers, and each
+kernel function holds one ``gpu.launch_func``. ``dispatch_plan(module, kernels)`` walks
+the entry function once and resolves every buffer a launch binds to one of the plan's
+buffers at a byte offset: an input or an output of the model (the entry's arguments and
+out-parameters), a weight (the arguments after the inputs, ``dnnf.weights``), or a
+scratch buffer (an allocation of the entry function), seen through views (reshapes,
+subviews). The plan puts a memory barrier before a dispatch exactly when it reads or
+writes a range that a dispatch since the last barrier wrote, or writes one that such a
+dispatch read. ``Program.text()`` is the plan the Vulkan runtime loads
+(``runtime/vulkan/dnnf_vulkan.h``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..._mlir import ir
+from ...kernel_functions import is_kernel, is_public
+from ..errors import CodegenError
+from ..lowered_module import functions, symbol_name
+
+WEIGHTS_ATTR = "dnnf.weights"  # the module's weight layout (compiler/weights.py)
+BUFFER_ALIGNMENT = 16  # bytes every buffer size is rounded up to (vec4 and 32-bit emulated accesses)
+VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast")
+
+
+@dataclass
+class Buffer:
+    id: int
+    bytes: int
+    kind: str  # input, output, weight, scratch, constant
+    index: int = 0  # the input's or output's index; a weight's offset in the weights file
+    data: bytes = b""  # a constant's bytes
+
+
+@dataclass(frozen=True)
+class Binding:
+    buffer: int
+    offset: int
+    range: int
+
+
+@dataclass
+class Kernel:
+    """One compiled kernel: its SPIR-V, entry point, workgroup size, and per binding
+    whether it writes it."""
+
+    name: str
+    spirv: bytes
+    entry: str
+    workgroup_size: tuple
+    writes: tuple  # per binding
+
+    @property
+    def bindings(self) -> int:
+        return len(self.writes)
+
+
+@dataclass
+class Dispatch:
+    kernel: int
+    groups: tuple
+    barrier: bool
+    bindings: list
+    function: str  # the kernel function it runs
+
+
+@dataclass
+class Program:
+    buffers: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)
+    dispatches: list = field(default_factory=list)
+    requires: list = field(default_factory=list)
+
+    def text(self) -> str:
+        lines = ["dnnf-vulkan-plan 1"]
+        if self.requires:
+            lines.append("require " + " ".join(self.requires))
+        for b in self.buffers:
+            detail = {"scratch": "", "constant": f" {b.data.hex()}"}.get(b.kind, f" {b.index}")
+            lines.append(f"buffer {b.id} {b.bytes} {b.kind}{detail}")
+        for i, k in enumerate(self.kernels):
+            x, y, z = k.workgroup_size
+            lines.append(f"kernel {i} {i} {k.entry} {k.bindings} {x} {y} {z} {k.name}")
+        for d in self.dispatches:
+            x, y, z = d.groups
+            bound = " ".join(f"{b.buffer}:{b.offset}:{b.range}" for b in d.bindings)
+            lines.append(f"dispatch {d.kernel} {x} {y} {z} {int(d.barrier)} {bound}")
+        return "\n".join(lines) + "\n"
+
+
+def _bytes(memref_type) -> int:
+    t = ir.MemRefType(memref_type)
+    width = t.element_type.width if hasattr(t.element_type, "width") else 32
+    return math.prod(t.shape) * max(8, width) // 8
+
+
+def _rounded(n: int) -> int:
+    return -(-n // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT
+
+
+def _constant(value) -> int:
+    return ir.IntegerAttr(value.owner.attributes["value"]).value
+
+
+def _view_offset(op) -> int:
+    """The byte offset of a view into its source (static offsets only)."""
+    if op.name != "memref.subview":
+        return 0
+    source = ir.MemRefType(op.operands[0].type)
+    strides, _ = source.get_strides_and_offset()
+    offsets = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
+    if any(o == ir.ShapedType.get_dynamic_size() for o in offsets):
+        raise CodegenError(f"a dynamic subview between kernels ({op})")
+    return sum(o * s for o, s in zip(offsets, strides)) * _bytes(ir.MemRefType.get([1], source.element_type))
+
+
+class _Planner:
+    def __init__(self, module: ir.Module, kernels: dict):
+        self.module = module
+        self.kernels = kernels  # kernel function name -> (Kernel, [launch operand -> kernel function arg index])
+        self.program = Program()
+        self.kernel_ids = {}
+        self.location = {}  # entry value -> (buffer id, byte offset)
+        self.written, self.read = [], []  # bindings since the last barrier
+        self.constants = {}  # global name -> buffer id
+
+    def add_buffer(self, nbytes: int, kind: str, index: int = 0, data: bytes = b"") -> int:
+        buffer = Buffer(len(self.program.buffers), _rounded(nbytes), kind, index, data)
+        self.program.buffers.append(buffer)
+        return buffer.id
+
+    def constant(self, get_global) -> int:
+        """The buffer of a ``memref.get_global`` (one per global, its bytes in the plan)."""
+        name = ir.FlatSymbolRefAttr(get_global.attributes["name"]).value
+        if name not in self.constants:
+            (global_op,) = [op.operation for op in self.module.body.operations
+                            if op.operation.name == "memref.global" and ir.StringAttr(op.operation.attributes["sym_name"]).value == name]
+            value = np.asarray(global_op.attributes["initial_value"])
+            data = value.astype(np.uint8).tobytes() if value.dtype == np.bool_ else value.tobytes()
+            self.constants[name] = self.add_buffer(len(data), "constant", data=data)
+        return self.constants[name]
+
+    def resolve(self, value) -> tuple:
+        if value in self.location:
+            return self.location[value]
+        owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+        if owner is not None and owner.name == "memref.get_global":
+            self.location[value] = (self.constant(owner), 0)
+        elif owner is not None and owner.name == "memref.alloc":
+            self.location[value] = (self.add_buffer(_bytes(value.type), "scratch"), 0)
+        elif owner is not None and owner.name in VIEWS:
+            buffer, offset = self.resolve(owner.operands[0])
+            self.location[value] = (buffer, offset + _view_offset(owner))
+        else:
+            raise CodegenError(f"a buffer between kernels that is not an argument, an allocation or a view: {value}")
+        return self.location[value]
+
+    def dispatch(self, call):
+        callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        if callee not in self.kernels:
+            raise CodegenError(f"the entry function calls {callee}, which is not a GPU kernel")
+        kernel, arguments, groups = self.kernels[callee]
+        if callee not in self.kernel_ids:
+            self.kernel_ids[callee] = len(self.program.kernels)
+            self.program.kernels.append(kernel)
+        bindings = []
+        for index in arguments:
+            value = call.operands[index]
+            buffer, offset = self.resolve(value)
+            bindings.append(Binding(buffer, offset, _bytes(value.type)))
+        writes = [b for b, w in zip(bindings, kernel.writes) if w]
+        reads = [b for b, w in zip(bindings, kernel.writes) if not w]
+        barrier = any(_overlaps(b, self.written) for b in bindings) or any(_overlaps(b, self.read) for b in writes)
+        if barrier:
+            self.written, self.read = [], []
+        self.written += writes
+        self.read += reads
+        self.program.dispatches.append(Dispatch(self.kernel_ids[callee], groups, barrier, bindings, callee))
+
+
+def _overlaps(binding: Binding, others) -> bool:
+    return any(o.buffer == binding.buffer and o.offset < binding.offset + binding.range and
+               binding.offset < o.offset + o.range for o in others)
+
+
+def dispatch_plan(module: ir.Module, kernels: dict, inputs: int) -> Program:
+    """The ``Program`` of ``module``'s public function: ``kernels`` maps each kernel
+    function to (its ``Kernel``, the kernel function's argument each launch binding is,
+    the launch's groups); the function's first ``inputs`` arguments are the model's
+    inputs, the weights follow, then the out-parameters."""
+    entries = [f for f in functions(module) if is_public(f.operation) and not is_kernel(f.operation)]
+    if len(entries) != 1:
+        raise CodegenError(f"expected one public function, found {len(entries)}")
+    entry = entries[0]
+    planner = _Planner(module, kernels)
+    weights = [json.loads(ir.StringAttr(w).value) for w in ir.ArrayAttr(module.operation.attributes[WEIGHTS_ATTR])] \
+        if WEIGHTS_ATTR in module.operation.attributes else []
+    arguments = list(entry.regions[0].blocks[0].arguments)
+    for index, argument in enumerate(arguments):
+        if index < inputs:
+            planner.location[argument] = (planner.add_buffer(_bytes(argument.type), "input", index), 0)
+        elif index < inputs + len(weights):
+            weight = weights[index - inputs]
+            nbytes = math.prod(weight["shape"]) * np.dtype(weight["dtype"]).itemsize
+            planner.location[argument] = (planner.add_buffer(nbytes, "weight", weight["offset"]), 0)
+        else:
+            planner.location[argument] = (planner.add_buffer(_bytes(argument.type), "output", index - inputs - len(weights)), 0)
+    for op in entry.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "func.call":
+            planner.dispatch(op)
+        elif op.name in ("memref.alloc", "memref.dealloc", "memref.get_global", "func.return", "arith.constant") or op.name in VIEWS:
+            continue
+        else:
+            raise CodegenError(f"the entry function does {op.name} between its kernels, which no GPU kernel does")
+    return planner.program
+
+
+__all__ = ["Binding", "Buffer", "Dispatch", "Kernel", "Program", "dispatch_plan"]

@@ -1,0 +1,255 @@
+"""The GPU schedule of every kernel function: one dispatch, its root tiled over
+workgroups and threads, every other op fused into the root's tiles.
+
+Three levels, each a transform-dialect step written here with the shape-dependent
+sizes (``Script``):
+
+1. workgroups: the root (``kernels.Kernel.root``) is tiled with ``scf.forall`` mapped
+   to the grid, and every other op of the kernel is fused into that loop, consumers
+   first, so that each workgroup computes exactly what its tile of the result needs;
+2. threads: the root's workgroup tile is tiled again, mapped to the threads of the
+   workgroup, the ops fused into it the same way;
+3. in a thread: each op's reduction dims and its parallel dims but the innermost are
+   tiled to 1 with ``scf.for`` loops (reductions outermost, so that a contraction's
+   register tile stays live across them), the producers of its operands fused into
+   those loops, unit dims folded away, and what is left, a row of at most
+   ``VECTOR`` elements, vectorized.
+
+A thread's tile is ``VECTOR`` elements along the innermost dim (fewer when that dim
+is not a multiple), and for a contraction also ``VECTOR`` rows of its output:
+IREE's Mali configuration (4x4 per thread, 8x2 threads) as a start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..._mlir import ir
+from ..kernel_plan import OpSchedule
+from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
+from ..transform_script import TAG, Script
+from ..lowered_module import walk_ops
+from .kernels import Kernel, RootGroup, has_reduction, loop_ranges, producers
+
+VECTOR = 4  # elements per storage-buffer access: vec4
+MAX_THREADS = 128  # per workgroup
+MAX_THREADS_X = 64
+
+
+def _divisor(n: int, limit: int) -> int:
+    """The largest divisor of ``n`` not above ``limit``."""
+    for d in range(min(n, limit), 0, -1):
+        if n % d == 0:
+            return d
+    return 1
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """Per dim of the root's result: the elements of one thread's tile, and threads."""
+
+    thread_tile: tuple
+    threads: tuple
+
+    @property
+    def workgroup_tile(self) -> tuple:
+        return tuple(t * n for t, n in zip(self.thread_tile, self.threads))
+
+    @property
+    def workgroup_size(self) -> int:
+        return math.prod(self.threads)
+
+
+def _dims_of(amap) -> set:
+    """The loop dims an indexing map's results use."""
+    return {d for d in range(amap.n_dims) if any(_uses(e, d) for e in amap.results)}
+
+
+def _uses(expr, dim: int) -> bool:
+    if isinstance(expr, ir.AffineDimExpr):
+        return ir.AffineDimExpr(expr).position == dim
+    if isinstance(expr, ir.AffineBinaryExpr):
+        binary = ir.AffineBinaryExpr(expr)
+        return _uses(binary.lhs, dim) or _uses(binary.rhs, dim)
+    return False
+
+
+def _rows_dim(kernel: RootGroup) -> int | None:
+    """The dim of the root's result a thread takes several rows of, sharing its loads:
+    for a contraction, the output dim missing from the operand that walks the
+    innermost output dim (a matmul's rows, a convolution's output channels)."""
+    rank = len(kernel.shape)
+    if kernel.kind != "contraction" or rank < 2:
+        return None
+    maps = indexing_maps(kernel.contraction)
+    output = [ir.AffineDimExpr(e).position for e in maps[-1].results]
+    innermost = output[-1]
+    for amap in maps[:-1]:
+        used = _dims_of(amap)
+        if innermost in used:
+            missing = [d for d in output[:-1] if d not in used]
+            if missing:
+                return output.index(missing[-1])
+    return None
+
+
+def choose_tiling(kernel: RootGroup) -> Tiling:
+    shape = kernel.shape
+    rank = len(shape)
+    tile = [1] * rank
+    threads = [1] * rank
+    if rank == 0:
+        return Tiling((), ())
+    tile[-1] = _divisor(shape[-1], VECTOR)
+    rows = _rows_dim(kernel)
+    if rows is not None:
+        tile[rows] = _divisor(shape[rows], VECTOR)
+    counts = [s // t for s, t in zip(shape, tile)]
+    threads[-1] = _divisor(counts[-1], MAX_THREADS_X)
+    budget = MAX_THREADS // threads[-1]
+    for dim in ([rows] if rows is not None else []) + list(range(rank - 2, -1, -1)):
+        if budget <= 1 or dim == rank - 1:
+            continue
+        if threads[dim] == 1:
+            threads[dim] = _divisor(counts[dim], budget)
+            budget //= threads[dim]
+    return Tiling(tuple(tile), tuple(threads))
+
+
+def _mapping(kind: str, rank: int) -> str:
+    return ", ".join(f"#gpu.{kind}<linear_dim_{rank - 1 - d}>" for d in range(rank))
+
+
+def _tile_mapped(s: Script, handle: str, sizes, kind: str, loops: int):
+    tiled, forall = s.fresh("t"), s.fresh("forall")
+    padded = list(sizes) + [0] * (loops - len(sizes))
+    s.emit(
+        f"{tiled}, {forall} = transform.structured.tile_using_forall {handle} tile_sizes {padded}"
+        f" (mapping = [{_mapping(kind, len(sizes))}]) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"
+    )
+    return tiled, forall
+
+
+def _inner_tiling(op):
+    """(sizes, interchange) tiling an op of one thread's tile with ``scf.for`` loops:
+    its reductions, then its parallel dims but the innermost of its result, to 1; the
+    innermost is left whole (vectorized). None when nothing is to be tiled."""
+    parallel = parallel_loops(op)
+    innermost = ir.AffineDimExpr(indexing_maps(op)[-1].results[-1]).position if static_tensor_type(op.results[0]).rank else None
+    sizes = [0 if d == innermost else 1 for d in range(len(parallel))]
+    order = [d for d, p in enumerate(parallel) if not p] + [d for d, p in enumerate(parallel) if p]
+    return sizes, order
+
+
+def _anchors(group: RootGroup) -> list:
+    """The ops of a group tiled on their own in a thread's tile: the root, reductions and
+    their accumulators' inits. The others are fused into the innermost loop of the
+    anchors that read them."""
+    reductions = [op for op in group.ops if has_reduction(op)]
+    inits = set()
+    for op in reductions:
+        init = op.operands[len(op.operands) - 1]
+        if isinstance(init, ir.OpResult):
+            inits.add(init.owner.operation)
+    return [op for op in group.ops if op == group.root or op in reductions or op in inits]
+
+
+def _tag(op) -> str:
+    return ir.StringAttr(op.attributes[TAG]).value
+
+
+def _schedule_group(s: Script, group: RootGroup, name: str) -> OpSchedule:
+    tiling = choose_tiling(group)
+    others = [op for op in group.ops if op != group.root]
+    loops = len(parallel_loops(group.root))
+    s.emit(f"// kernel {name}: root {_tag(group.root)}, {group.kind}, {tiling}")
+    root = s.match(["linalg.generic"], tag=_tag(group.root))
+    tiled, forall = _tile_mapped(s, root, tiling.workgroup_tile, "block", loops)
+    for op in reversed(others):
+        _, forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op)), forall)
+    tiled, thread_forall = _tile_mapped(s, tiled, tiling.thread_tile, "thread", loops)
+    for op in reversed(others):
+        _, thread_forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op), within=forall), thread_forall)
+    anchors = _anchors(group)
+    for anchor in reversed(anchors):
+        sizes, order = _inner_tiling(anchor)
+        each = s.begin_foreach(s.match(["linalg.generic"], tag=_tag(anchor), within=thread_forall))
+        if any(sizes):
+            _, inner_loops = s.tile_for(each, sizes, interchange=order)
+            for op in reversed(group.ops):
+                if op not in anchors and op in producers(anchor):
+                    arg = s.begin_suppressed(s.match(["linalg.generic"], tag=_tag(op), within=thread_forall))
+                    s.fuse_into(arg, inner_loops[-1])
+                    s.end_nested()
+        s.end_nested()
+    return OpSchedule(_tag(group.root), group.root.name, group.shape, group.kind,
+                      {"thread_tile": tiling.thread_tile, "threads": tiling.threads,
+                       "workgroup_tile": tiling.workgroup_tile, "function": name})
+
+
+def schedule_kernel(s: Script, kernel: Kernel, prefix: str) -> list:
+    """Append the schedule of ``kernel`` to ``s`` (its ops tagged ``<prefix><n>``): one
+    ``OpSchedule`` per root group, each computed in a loop of its own over workgroups."""
+    for index, op in enumerate(kernel.ops):
+        op.attributes[TAG] = ir.StringAttr.get(f"{prefix}{index}")
+    return [_schedule_group(s, group, kernel.name) for group in kernel.groups]
+
+
+VECTORIZE_ATTR = "dnnf.gpu.vectorize"
+
+
+def mark_vectorizable(module) -> int:
+    """Mark the ``linalg.generic`` ops that vectorize into what SPIR-V takes: at most one
+    loop above 1, of at most ``VECTOR`` iterations (a 1-d vector of 2 to 4 lanes, or a
+    scalar). Others (a producer read through a strided window, 5 wide for 3 outputs)
+    stay scalar loops. Returns how many."""
+    marked = 0
+    for op in walk_ops(module.operation, {"linalg.generic"}):
+        ranges = loop_ranges(op)
+        if ranges is None:
+            continue
+        wide = [r for r in ranges if r != 1]
+        if len(wide) <= 1 and all(r <= VECTOR for r in wide):
+            op.attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
+            marked += 1
+    return marked
+
+
+def vectorize(s: Script):
+    """Vectorize the ops ``mark_vectorizable`` marked (after the unit dims of every op
+    are folded away) as 1-d vectors, lower contractions to FMAs, and keep accumulators
+    in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
+    concatenation's pieces must stay, for bufferization to write each piece in place."""
+    func = s.match_func()
+    ops = s.fresh("vectorizable")
+    s.emit(f'{ops} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
+           " : (!transform.any_op) -> !transform.any_op")
+    each = s.begin_foreach(ops)
+    attempt = s.begin_suppressed(each)  # an op that does not vectorize stays scalar loops
+    s.vectorize(attempt)
+    s.end_nested()
+    s.end_nested()
+    func = s.match_func()
+    s.patterns(func, [
+        "vector.cast_away_vector_leading_one_dim",
+        "vector.drop_unit_dims_with_shape_cast",
+        'vector.lower_contraction lowering_strategy = "outerproduct"',
+        "vector.transfer_permutation_patterns",
+        "vector.lower_outerproduct",
+        "canonicalization",
+    ])
+    # Loop-invariant code motion and register accumulators in the scf.for loops of a
+    # thread, never out of the scf.forall loops (that would move work out of the launch).
+    loops = s.match(["scf.for"])
+    s.emit(f"transform.apply_licm to {loops} : !transform.any_op")
+    s.emit(f"transform.loop.hoist_loop_invariant_subsets {loops} : !transform.any_op")
+    s.canonicalize(s.match_func())
+
+
+def fold_unit_dims(s: Script):
+    """Fold the unit dims of every op away (a thread's ops then iterate over one row)."""
+    s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "canonicalization"])
+
+
+__all__ = ["MAX_THREADS", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "fold_unit_dims", "mark_vectorizable", "schedule_kernel", "vectorize"]

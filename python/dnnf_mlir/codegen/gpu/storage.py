@@ -1,0 +1,183 @@
+"""Memory accesses as SPIR-V's logical addressing takes them: storage buffers of vec4
+where every access allows, scalars elsewhere.
+
+``vector.load`` of a ``vector<4xf32>`` from a ``memref<...xf32>`` lowers to a pointer
+bitcast, which Vulkan's logical addressing forbids (``spirv-val``: "not a logical
+pointer"; lavapipe runs it, a phone driver need not). As IREE does, a kernel's buffer
+argument that is only read and written a whole, aligned vec4 at a time (scalar reads
+allowed) becomes a 1-d ``memref<N/4 x vector<4xf32>>`` (``vectorize_storage``): each
+access indexes its vec4 (``i / 4``), a scalar read extracts its lane. Every other
+vector access, to such a buffer or to a thread's private array, is split into scalar
+loads and stores (``scalarize``), which drivers combine again.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import _mlir
+from ..._mlir import ir
+from ..lowered_module import walk_ops
+
+VEC4 = 4
+VECTOR_ACCESSES = ("vector.load", "vector.store")
+ACCESSES = VECTOR_ACCESSES + ("memref.load", "memref.store")
+
+
+def _index(value: int):
+    return _mlir.arith.constant(ir.IndexType.get(), value)
+
+
+def _constant_index(value):
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is not None and owner.name == "arith.constant" and isinstance(value.type, ir.IndexType):
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    return None
+
+
+def _multiple_of(value, factor: int, seen=None) -> bool:
+    """Whether the index ``value`` is provably a multiple of ``factor``: constants,
+    products with such a constant, sums of such terms, loop variables starting at and
+    stepping by multiples."""
+    constant = _constant_index(value)
+    if constant is not None:
+        return constant % factor == 0
+    seen = seen if seen is not None else set()
+    if isinstance(value, ir.BlockArgument):
+        loop = value.owner.owner
+        if loop.name == "scf.for" and value.arg_number == 0:
+            lower, _, step = list(loop.operands)[:3]
+            return _multiple_of(lower, factor, seen) and _multiple_of(step, factor, seen)
+        return False
+    op = value.owner
+    if op in seen:
+        return False
+    seen.add(op)
+    if op.name == "arith.muli":
+        return any(_multiple_of(v, factor, seen) for v in op.operands)
+    if op.name in ("arith.addi", "arith.subi"):
+        return all(_multiple_of(v, factor, seen) for v in op.operands)
+    return False
+
+
+def _strides(shape) -> list:
+    return [math.prod(shape[i + 1:]) for i in range(len(shape))]
+
+
+def _linear_index(indices, shape):
+    """``sum(index_i * stride_i)`` as arith ops at the insertion point."""
+    arith = _mlir.arith
+    total = None
+    for index, stride in zip(indices, _strides(shape)):
+        term = index if stride == 1 else arith.muli(index, _index(stride))
+        total = term if total is None else arith.addi(total, term)
+    return total if total is not None else _index(0)
+
+
+def _vector_type(op):
+    value = op.results[0] if op.name == "vector.load" else op.operands[0]
+    return ir.VectorType(value.type)
+
+
+def _is_aligned_vec4(op, shape) -> bool:
+    """A vector access of exactly one aligned vec4 (its linear index a multiple of 4)."""
+    vector = _vector_type(op)
+    if vector.rank != 1 or vector.shape[0] != VEC4:
+        return False
+    first = 1 if op.name == "vector.load" else 2
+    indices = list(op.operands)[first:]
+    return all(stride % VEC4 == 0 or _multiple_of(index, VEC4) for index, stride in zip(indices, _strides(shape)))
+
+
+def _vec4_candidate(argument) -> bool:
+    memref = ir.MemRefType(argument.type)
+    if not memref.has_static_shape or math.prod(memref.shape) % VEC4 or memref.memory_space is not None:
+        return False
+    if not (isinstance(memref.element_type, ir.F32Type) or
+            isinstance(memref.element_type, ir.IntegerType) and ir.IntegerType(memref.element_type).width == 32):
+        return False
+    shape = list(memref.shape)
+    uses = [use.owner for use in argument.uses]
+    if not uses or any(op.name not in ACCESSES for op in uses):
+        return False
+    if any(op.name == "memref.store" for op in uses):
+        return False  # a scalar write would be a read-modify-write of a vec4 another thread may write
+    vectors = [op for op in uses if op.name in VECTOR_ACCESSES]
+    return bool(vectors) and all(_is_aligned_vec4(op, shape) for op in vectors)
+
+
+def _to_vec4(function, argument):
+    """Make ``argument`` a 1-d memref of vec4 and rewrite its accesses."""
+    arith, memref, vector = _mlir.arith, _mlir.memref, _mlir.vector
+    old = ir.MemRefType(argument.type)
+    shape = list(old.shape)
+    vec4 = ir.VectorType.get([VEC4], old.element_type)
+    argument.set_type(ir.MemRefType.get([math.prod(shape) // VEC4], vec4))
+    for use in list(argument.uses):
+        op = use.owner
+        with ir.InsertionPoint(op), op.location:
+            first = 1 if op.name in ("vector.load", "memref.load") else 2
+            linear = _linear_index(list(op.operands)[first:], shape)
+            quad = arith.divui(linear, _index(VEC4))
+            if op.name == "vector.load":
+                op.results[0].replace_all_uses_with(memref.load(argument, [quad]))
+            elif op.name == "vector.store":
+                memref.store(op.operands[0], argument, [quad])
+            else:  # a scalar read: its lane of the vec4
+                lane = arith.remui(linear, _index(VEC4))
+                dynamic = [ir.ShapedType.get_dynamic_size()]
+                op.results[0].replace_all_uses_with(vector.extract(memref.load(argument, [quad]), [lane], dynamic))
+        op.erase()
+    function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    inputs = [a.type for a in function.regions[0].blocks[0].arguments]
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(function_type.results)))
+
+
+def _scalarize(op):
+    """A 0-d or 1-d ``vector.load`` / ``vector.store`` -> scalar loads / stores."""
+    arith, memref, vector = _mlir.arith, _mlir.memref, _mlir.vector
+    vector_type = _vector_type(op)
+    base = op.operands[1] if op.name == "vector.store" else op.operands[0]
+    first = 2 if op.name == "vector.store" else 1
+    indices = list(op.operands)[first:]
+    lanes = vector_type.shape[0] if vector_type.rank else 1
+    with ir.InsertionPoint(op), op.location:
+        addresses = []
+        for lane in range(lanes):
+            at = list(indices)
+            if lane:
+                at[-1] = arith.addi(at[-1], _index(lane))
+            addresses.append(at)
+        if op.name == "vector.load":
+            scalars = [memref.load(base, at) for at in addresses]
+            if vector_type.rank == 0:
+                loaded = vector.broadcast(vector_type, scalars[0])
+            else:
+                loaded = vector.from_elements(vector_type, scalars)
+            op.results[0].replace_all_uses_with(loaded)
+        else:
+            value = op.operands[0]
+            for lane, at in enumerate(addresses):
+                scalar = vector.extract(value, [], []) if vector_type.rank == 0 else vector.extract(value, [], [lane])
+                memref.store(scalar, base, at)
+    op.erase()
+
+
+def vectorize_storage(gpu_module) -> dict:
+    """Rewrite the memory accesses of every ``gpu.func`` of ``gpu_module`` (see the
+    module docstring); returns {kernel: [indices of its vec4 arguments]}."""
+    vec4_arguments = {}
+    for function in walk_ops(gpu_module, {"gpu.func"}):
+        block = function.regions[0].blocks[0]
+        chosen = []
+        for argument in block.arguments:
+            if isinstance(argument.type, ir.MemRefType) and _vec4_candidate(argument):
+                _to_vec4(function, argument)
+                chosen.append(argument.arg_number)
+        vec4_arguments[ir.StringAttr(function.attributes["sym_name"]).value] = chosen
+        for op in walk_ops(function, set(VECTOR_ACCESSES)):
+            _scalarize(op)
+    return vec4_arguments
+
+
+__all__ = ["vectorize_storage"]

@@ -1,0 +1,115 @@
+"""One kernel's ``gpu.module`` -> a Vulkan SPIR-V binary, checked by ``spirv-val``.
+
+``spirv_binary(kernel)`` attaches a Vulkan target (``spirv-attach-target``: SPIR-V 1.3,
+the capabilities the kernel's types need: ``Int64`` for 64-bit indices, ...), gives
+its ``gpu.func`` the ``spirv.entry_point_abi`` that the conversion needs (from the
+workgroup size), runs ``lowering/gpu/vulkan/spirv.pipeline``, moves the ``spirv.module``
+that the conversion puts beside the ``gpu.module`` into it (``gpu-module-to-binary``
+serializes only a nested one) and serializes it. Every binary is validated with
+``spirv-val --target-env vulkan1.1`` (lavapipe runs invalid SPIR-V; a phone driver may
+not): a failure is a ``CodegenError`` naming the kernel and the validator's message.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from .... import _mlir
+from ...._mlir import ir
+from ....lowering import read_pipeline
+from ...errors import CodegenError
+from ...lowered_module import walk_ops
+from ...passes import run_passes, run_pipeline
+from ..device import DeviceKernel
+
+SPIRV_VERSION = "v1.3"
+TARGET_ENV = "vulkan1.1"
+EXTENSIONS = ("SPV_KHR_storage_buffer_storage_class",)
+
+
+def _uses_type(module: ir.Module, predicate) -> bool:
+    found = []
+
+    def visit(op):
+        types = [v.type for v in op.results] + [v.type for v in op.operands]
+        for region in op.regions:
+            for block in region.blocks:
+                types += [a.type for a in block.arguments]
+        for t in types:
+            element = ir.ShapedType(t).element_type if isinstance(t, (ir.MemRefType, ir.VectorType)) else t
+            if predicate(element):
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return bool(found)
+
+
+def capabilities(module: ir.Module) -> list:
+    """The SPIR-V capabilities beyond ``Shader`` that the kernel's types need."""
+    caps = ["Shader"]
+    if _uses_type(module, lambda t: isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 64):
+        caps.append("Int64")
+    return caps
+
+
+def required_features(module: ir.Module) -> list:
+    """The Vulkan device features those capabilities need (the plan's ``require``)."""
+    return ["shaderInt64"] if "Int64" in capabilities(module) else []
+
+
+def _set_entry_point_abi(module: ir.Module):
+    for function in walk_ops(module.operation, {"gpu.func"}):
+        x, y, z = list(ir.DenseI32ArrayAttr(function.attributes["known_block_size"]))
+        function.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+            f"#spirv.entry_point_abi<workgroup_size = [{x}, {y}, {z}]>")
+
+
+def _nest_spirv_modules(module: ir.Module):
+    """For shaders, ``convert-gpu-to-spirv`` puts ``spirv.module @__spv__X`` beside
+    ``gpu.module @X``; ``gpu-module-to-binary`` serializes the one inside."""
+    ops = [op.operation for op in module.body.operations]
+    gpu_modules = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in ops if op.name == "gpu.module"}
+    for op in ops:
+        if op.name == "spirv.module":
+            name = ir.StringAttr(op.attributes["sym_name"]).value.removeprefix("__spv__")
+            op.move_before(gpu_modules[name].regions[0].blocks[0].operations[0])
+
+
+def validate(binary: bytes, what: str):
+    """Run ``spirv-val`` on ``binary``; a failure is a ``CodegenError`` about ``what``."""
+    validator = os.environ.get("DNNF_SPIRV_VAL") or shutil.which("spirv-val")
+    if validator is None:
+        raise CodegenError("spirv-val not found (package spirv-tools): every SPIR-V binary is validated")
+    with tempfile.NamedTemporaryFile(suffix=".spv") as file:
+        file.write(binary)
+        file.flush()
+        check = subprocess.run([validator, "--target-env", TARGET_ENV, file.name], capture_output=True, text=True)
+    if check.returncode != 0:
+        raise CodegenError(f"{what}: spirv-val rejects the SPIR-V: {(check.stdout + check.stderr).strip()}")
+
+
+def spirv_binary(kernel: DeviceKernel) -> bytes:
+    """The validated SPIR-V binary of ``kernel`` (its module is converted in place)."""
+    module = kernel.module
+    caps = ", ".join(capabilities(module))
+    _set_entry_point_abi(module)
+    run_passes(f"spirv-attach-target{{ver={SPIRV_VERSION} caps={caps} exts={','.join(EXTENSIONS)} client_api=Vulkan}}",
+               module)
+    run_pipeline(read_pipeline("gpu/vulkan/spirv.pipeline"), module)
+    _nest_spirv_modules(module)
+    run_passes("gpu-module-to-binary", module)
+    binaries = walk_ops(module.operation, {"gpu.binary"})
+    if len(binaries) != 1:
+        raise CodegenError(f"kernel {kernel.function}: no SPIR-V binary was made")
+    objects = ir.ArrayAttr(binaries[0].attributes["objects"])
+    binary = bytes(_mlir.gpu.ObjectAttr(objects[0]).object)
+    validate(binary, f"kernel {kernel.function}")
+    return binary
+
+
+__all__ = ["capabilities", "required_features", "spirv_binary", "validate"]

@@ -26,6 +26,7 @@ from ..._mlir import ir
 from ...linalg_builders import generic
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..lowered_module import walk_ops
+from .kernels import expr_dims
 
 
 def _concat_axis(concat) -> int:
@@ -73,20 +74,11 @@ def _split_dim(op, concat):
     if not parallel_loops(op)[dim]:
         return None
     for m in maps:
-        uses = [e for e in m.results if dim in _dims(e)]
+        uses = [e for e in m.results if dim in expr_dims(e)]
         if any(not isinstance(e, ir.AffineDimExpr) for e in uses):
             return None
     output = [isinstance(e, ir.AffineDimExpr) and ir.AffineDimExpr(e).position == dim for e in maps[-1].results]
     return (dim, output.index(True)) if any(output) else None
-
-
-def _dims(expr) -> set:
-    if isinstance(expr, ir.AffineDimExpr):
-        return {ir.AffineDimExpr(expr).position}
-    if isinstance(expr, ir.AffineBinaryExpr):
-        binary = ir.AffineBinaryExpr(expr)
-        return _dims(binary.lhs) | _dims(binary.rhs)
-    return set()
 
 
 def _split_consumer(op, concat) -> bool:
@@ -109,7 +101,7 @@ def _split_consumer(op, concat) -> bool:
                 if value == concat.results[0]:
                     sliced.append(piece)
                     continue
-                positions = [i for i, e in enumerate(amap.results) if dim in _dims(e)]
+                positions = [i for i, e in enumerate(amap.results) if dim in expr_dims(e)]
                 if positions and isinstance(value.type, ir.RankedTensorType):
                     sliced.append(_slice(value, positions[0], offset, size))
                 else:

@@ -80,6 +80,16 @@ def producers(op) -> set:
     return seen
 
 
+def expr_dims(expr) -> set:
+    """The loop dims an affine expression uses."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {ir.AffineDimExpr(expr).position}
+    if isinstance(expr, ir.AffineBinaryExpr):
+        binary = ir.AffineBinaryExpr(expr)
+        return expr_dims(binary.lhs) | expr_dims(binary.rhs)
+    return set()
+
+
 def loop_ranges(op) -> list | None:
     """The static extents of a ``linalg.generic``'s loops (from the operands each indexes
     directly); None when one is not known."""
@@ -182,13 +192,43 @@ def analyze(function) -> Kernel:
     producers_of = {op: producers(op) for op in computed}
     roots = [op for op in computed if not any(op in producers_of[other] for other in computed if other != op)]
     groups = []
+    taken = set()
     for root in sorted(roots, key=ops.index):
         if static_tensor_type(root.results[0]) is None:
             raise KernelError(f"kernel {name} has a result of dynamic shape")
         members = [op for op in ops if op == root or op in producers_of[root]]
+        shared = [op for op in members if op in taken]
+        if shared:
+            members = _own_copies(members, shared)
+        taken.update(members)
         groups.append(RootGroup(root, members, _kind(members)))
+    ops = [op.operation for op in body.operations if is_compute(op.operation)]
     return Kernel(name, function, ops, groups)
 
 
-__all__ = ["Kernel", "KernelError", "RootGroup", "analyze", "has_reduction", "is_compute", "is_contraction", "loop_ranges",
+def _own_copies(members: list, shared: list) -> list:
+    """``members`` (a root group's ops, in program order) with each of ``shared`` (ops an
+    earlier group also computes: a merged projection under three heads' transposes)
+    replaced by a copy that only this group's ops read. Fusion yields a fused producer's
+    result to the producer's other users, and a group computes only the part of a shared
+    producer that its root needs."""
+    copies = {}
+    for op in members:
+        if op not in shared:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            clone = op.clone()
+        copies[op] = clone
+    result = []
+    for op in members:
+        own = copies.get(op, op)
+        for index, value in enumerate(own.operands):
+            owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+            if owner in copies:
+                own.operands[index] = copies[owner].results[value.result_number]
+        result.append(own)
+    return result
+
+
+__all__ = ["Kernel", "KernelError", "RootGroup", "analyze", "expr_dims", "has_reduction", "is_compute", "is_contraction", "loop_ranges",
            "pieces", "producers", "viewed_op"]

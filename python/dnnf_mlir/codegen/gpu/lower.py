@@ -13,7 +13,7 @@ import math
 from ..._mlir import ir
 from ...kernel_functions import is_kernel
 from ...lowering import read_pipeline
-from ..bufferization import results_in_place
+from ..bufferization import copies_to_linalg, results_in_place
 from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import Script
@@ -50,8 +50,11 @@ def schedule_module(module: ir.Module) -> tuple:
 
 
 def bufferize_module(module: ir.Module):
+    """Tensors -> buffers; results written in place; the copies left (a thread's tile
+    copied out) become linalg copies, which the device code turns into loops."""
     run_pipeline(read_pipeline("gpu/bufferize.pipeline"), module)
     results_in_place(module)
+    copies_to_linalg(module)
     run_passes("canonicalize,cse", module)
 
 

@@ -19,6 +19,7 @@ from ..passes import apply_script, run_passes, run_pipeline
 from .concats import concats_to_pieces, split_concat_consumers
 from .gathers import gathers_from_pads
 from .reshapes import reshapes_into_consumers
+from .slices import split_sliced_ops
 
 
 def prepare(module: ir.Module) -> int:
@@ -26,10 +27,12 @@ def prepare(module: ir.Module) -> int:
     Python rewrites changed."""
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
     rewritten = constants_to_arguments(module)
+    rewritten += reshapes_to_callers(module)
     rewritten += approximate_math(module)
     rewritten += gathers_from_pads(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
     run_passes("canonicalize,cse", module)
+    rewritten += split_sliced_ops(module)
     rewritten += reshapes_into_consumers(module)
     rewritten += split_concat_consumers(module)
     rewritten += untie_inits(module)
@@ -71,6 +74,62 @@ def constants_to_arguments(module: ir.Module) -> int:
             constant.erase()
         moved += len(constants)
     return moved
+
+
+RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+
+
+def reshapes_to_callers(module: ir.Module) -> int:
+    """A kernel function returning a reshape of what it computes returns that instead,
+    and its callers reshape it: a GPU kernel writes its result in the shape it computes
+    it in, and a reshape between kernels is a view of the same buffer in the dispatch
+    plan. Returns how many results changed."""
+    moved = 0
+    kernels = {symbol_name(f): f for f in functions(module) if is_kernel(f.operation)}
+    for name, function in kernels.items():
+        block = function.regions[0].blocks[0]
+        terminator = list(block.operations)[-1]
+        chains = []
+        for index, value in enumerate(terminator.operands):
+            chain = []
+            while isinstance(value, ir.OpResult) and value.owner.operation.name in RESHAPES:
+                chain.append(value.owner.operation)
+                value = value.owner.operation.operands[0]
+            if chain:
+                terminator.operands[index] = value
+                chains.append((index, chain[::-1]))
+        if not chains:
+            continue
+        function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        function.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(function_type.inputs, [v.type for v in terminator.operands]))
+        for call in walk_ops(module.operation, {"func.call"}):
+            if ir.FlatSymbolRefAttr(call.attributes["callee"]).value != name:
+                continue
+            for index, chain in chains:
+                result = call.results[index]
+                uses = list(result.uses)
+                result.set_type(chain[0].operands[0].type)
+                value = result
+                with _after(call), call.location:
+                    for reshape in chain:
+                        clone = reshape.clone()
+                        clone.operands[0] = value
+                        value = clone.results[0]
+                for use in uses:
+                    use.owner.operands[use.operand_number] = value
+        for _, chain in chains:
+            for reshape in reversed(chain):
+                if not list(reshape.results[0].uses):
+                    reshape.erase()
+        moved += len(chains)
+    return moved
+
+
+def _after(op) -> ir.InsertionPoint:
+    """The insertion point right after ``op``."""
+    ops = [o.operation for o in op.block.operations]
+    return ir.InsertionPoint(ops[ops.index(op) + 1])
 
 
 def untie_inits(module: ir.Module) -> int:

@@ -1,4 +1,5 @@
-"""Reshapes inside a GPU kernel folded into the indexing maps of the ops that read them.
+"""Reshapes and slices inside a GPU kernel folded into the indexing maps of the ops that
+read them.
 
 Fusion cannot tile through ``tensor.expand_shape`` / ``collapse_shape``: a kernel whose
 softmax result is reshaped before its division would compute the softmax in a buffer
@@ -11,6 +12,9 @@ into its indexing map.
 * ``collapse_shape`` of groups with at most one dim above 1 (unit dims dropped):
   the collapsed index, at the dim above 1, 0 elsewhere.
 
+* ``extract_slice`` (static, keeping the rank): ``offset + stride * i`` (a merged
+  projection's Q, K and V columns).
+
 Other collapses (which would need ``floordiv``/``mod`` maps) are left alone.
 """
 
@@ -19,6 +23,8 @@ from __future__ import annotations
 from ..._mlir import ir
 from ..linalg_queries import indexing_maps, reassociation_groups, static_tensor_type
 from ..lowered_module import walk_ops
+
+VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice")
 
 
 def _source_exprs(reshape, results) -> list | None:
@@ -46,35 +52,59 @@ def _source_exprs(reshape, results) -> list | None:
     return exprs
 
 
-def _fold_into(consumer, operand_index: int, reshape) -> bool:
+def _slice_exprs(extract, results) -> list | None:
+    """The source indices of a static, rank-keeping ``tensor.extract_slice``:
+    ``offset + stride * i``."""
+    offsets = list(ir.DenseI64ArrayAttr(extract.attributes["static_offsets"]))
+    strides = list(ir.DenseI64ArrayAttr(extract.attributes["static_strides"]))
+    dynamic = ir.ShapedType.get_dynamic_size()
+    if len(extract.operands) != 1 or len(offsets) != len(results) or dynamic in offsets + strides:
+        return None
+    return [e * stride + offset if (stride, offset) != (1, 0) else e
+            for e, offset, stride in zip(results, offsets, strides)]
+
+
+def _view_chain(value):
+    """(the linalg result ``value`` views, the views from it to ``value``, innermost first);
+    None when ``value`` is not a view of a computed value."""
+    chain = []
+    while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEWS:
+        chain.append(value.owner.operation)
+        value = value.owner.operation.operands[0]
+    if not chain or not isinstance(value, ir.OpResult) or not value.owner.operation.name.startswith("linalg."):
+        return None
+    return value, chain
+
+
+def _fold_into(consumer, operand_index: int, source, chain) -> bool:
     maps = indexing_maps(consumer)
     amap = maps[operand_index]
-    exprs = _source_exprs(reshape, list(amap.results))
-    if exprs is None:
-        return False
+    exprs = list(amap.results)
+    for view in chain:  # from the consumer's view back to the source
+        if any(static_tensor_type(v) is None for v in (view.operands[0], view.results[0])):
+            return False
+        exprs = _slice_exprs(view, exprs) if view.name == "tensor.extract_slice" else _source_exprs(view, exprs)
+        if exprs is None:
+            return False
     maps[operand_index] = ir.AffineMap.get(amap.n_dims, amap.n_symbols, exprs)
     consumer.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
-    consumer.operands[operand_index] = reshape.operands[0]
+    consumer.operands[operand_index] = source
     return True
 
 
 def reshapes_into_consumers(module: ir.Module) -> int:
-    """Fold every reshape of a value computed in the kernel into the ``linalg.generic``
-    inputs that read it; returns how many reads were rewritten."""
+    """Fold every chain of reshapes and slices of a value computed in the kernel into the
+    ``linalg.generic`` inputs that read it; returns how many reads were rewritten."""
     folded = 0
-    for reshape in walk_ops(module.operation, {"tensor.expand_shape", "tensor.collapse_shape"}):
-        source = reshape.operands[0]
-        if not isinstance(source, ir.OpResult) or not source.owner.name.startswith("linalg."):
-            continue
-        if static_tensor_type(source) is None or static_tensor_type(reshape.results[0]) is None:
-            continue
-        for use in list(reshape.results[0].uses):
-            consumer = use.owner
-            inputs = len(consumer.operands) - len(consumer.results)
-            if consumer.name == "linalg.generic" and use.operand_number < inputs:
-                folded += _fold_into(consumer, use.operand_number, reshape)
-        if not list(reshape.results[0].uses):
-            reshape.erase()
+    for consumer in walk_ops(module.operation, {"linalg.generic"}):
+        inputs = len(consumer.operands) - len(consumer.results)
+        for index in range(inputs):
+            found = _view_chain(consumer.operands[index])
+            if found is not None:
+                folded += _fold_into(consumer, index, *found)
+    for view in reversed(walk_ops(module.operation, set(VIEWS))):
+        if not list(view.results[0].uses):
+            view.erase()
     return folded
 
 

@@ -30,7 +30,7 @@ from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
-from .kernels import Kernel, RootGroup, has_reduction, loop_ranges, producers
+from .kernels import Kernel, RootGroup, expr_dims, has_reduction, loop_ranges, producers
 
 VECTOR = 4  # elements per storage-buffer access: vec4
 MAX_THREADS = 128  # per workgroup
@@ -61,37 +61,33 @@ class Tiling:
         return math.prod(self.threads)
 
 
-def _dims_of(amap) -> set:
-    """The loop dims an indexing map's results use."""
-    return {d for d in range(amap.n_dims) if any(_uses(e, d) for e in amap.results)}
-
-
-def _uses(expr, dim: int) -> bool:
-    if isinstance(expr, ir.AffineDimExpr):
-        return ir.AffineDimExpr(expr).position == dim
-    if isinstance(expr, ir.AffineBinaryExpr):
-        binary = ir.AffineBinaryExpr(expr)
-        return _uses(binary.lhs, dim) or _uses(binary.rhs, dim)
-    return False
-
-
 def _rows_dim(kernel: RootGroup) -> int | None:
     """The dim of the root's result a thread takes several rows of, sharing its loads:
     for a contraction, the output dim missing from the operand that walks the
     innermost output dim (a matmul's rows, a convolution's output channels)."""
     rank = len(kernel.shape)
-    if kernel.kind != "contraction" or rank < 2:
+    if kernel.kind != "contraction" or rank < 2 or not _same_domain(kernel.root, kernel.contraction):
         return None
     maps = indexing_maps(kernel.contraction)
     output = [ir.AffineDimExpr(e).position for e in maps[-1].results]
     innermost = output[-1]
     for amap in maps[:-1]:
-        used = _dims_of(amap)
+        used = set().union(*(expr_dims(e) for e in amap.results))
         if innermost in used:
             missing = [d for d in output[:-1] if d not in used]
             if missing:
                 return output.index(missing[-1])
     return None
+
+
+def _same_domain(root, contraction) -> bool:
+    """Whether the root's output dims are the contraction's (it is the contraction, or
+    an epilogue reading its result with the identity map)."""
+    if root == contraction:
+        return True
+    maps = indexing_maps(root)
+    return any(value == contraction.results[0] and amap == ir.AffineMap.get_identity(amap.n_dims)
+               for value, amap in zip(root.operands, maps[:-1]))
 
 
 def choose_tiling(kernel: RootGroup) -> Tiling:
@@ -159,27 +155,36 @@ def _tag(op) -> str:
     return ir.StringAttr(op.attributes[TAG]).value
 
 
-def _schedule_group(s: Script, group: RootGroup, name: str) -> OpSchedule:
+def _schedule_group(s: Script, group: RootGroup, name: str, index: int) -> OpSchedule:
+    """Tile a root group over workgroups and threads and fuse its ops into the tiles.
+    The clones fused into this group's loops are tagged ``<tag>.<index>``: a producer
+    that several groups share (a merged projection) is fused into each, and a later
+    group must find the op outside the loops, not an earlier group's clone."""
     tiling = choose_tiling(group)
     others = [op for op in group.ops if op != group.root]
     loops = len(parallel_loops(group.root))
+
+    def tag(op) -> str:
+        return _tag(op) if op == group.root else f"{_tag(op)}.{index}"
+
     s.emit(f"// kernel {name}: root {_tag(group.root)}, {group.kind}, {tiling}")
     root = s.match(["linalg.generic"], tag=_tag(group.root))
     tiled, forall = _tile_mapped(s, root, tiling.workgroup_tile, "block", loops)
     for op in reversed(others):
-        _, forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op)), forall)
+        fused, forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op)), forall)
+        s.annotate(fused, TAG, tag(op))
     tiled, thread_forall = _tile_mapped(s, tiled, tiling.thread_tile, "thread", loops)
     for op in reversed(others):
-        _, thread_forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op), within=forall), thread_forall)
+        _, thread_forall = s.fuse_into(s.match(["linalg.generic"], tag=tag(op), within=forall), thread_forall)
     anchors = _anchors(group)
     for anchor in reversed(anchors):
         sizes, order = _inner_tiling(anchor)
-        each = s.begin_foreach(s.match(["linalg.generic"], tag=_tag(anchor), within=thread_forall))
+        each = s.begin_foreach(s.match(["linalg.generic"], tag=tag(anchor), within=thread_forall))
         if any(sizes):
             _, inner_loops = s.tile_for(each, sizes, interchange=order)
             for op in reversed(group.ops):
                 if op not in anchors and op in producers(anchor):
-                    arg = s.begin_suppressed(s.match(["linalg.generic"], tag=_tag(op), within=thread_forall))
+                    arg = s.begin_suppressed(s.match(["linalg.generic"], tag=tag(op), within=thread_forall))
                     s.fuse_into(arg, inner_loops[-1])
                     s.end_nested()
         s.end_nested()
@@ -193,7 +198,7 @@ def schedule_kernel(s: Script, kernel: Kernel, prefix: str) -> list:
     ``OpSchedule`` per root group, each computed in a loop of its own over workgroups."""
     for index, op in enumerate(kernel.ops):
         op.attributes[TAG] = ir.StringAttr.get(f"{prefix}{index}")
-    return [_schedule_group(s, group, kernel.name) for group in kernel.groups]
+    return [_schedule_group(s, group, kernel.name, index) for index, group in enumerate(kernel.groups)]
 
 
 VECTORIZE_ATTR = "dnnf.gpu.vectorize"

@@ -96,7 +96,7 @@ def validate(binary: bytes, what: str):
 def spirv_binary(kernel: DeviceKernel) -> bytes:
     """The validated SPIR-V binary of ``kernel`` (its module is converted in place)."""
     module = kernel.module
-    caps = ", ".join(capabilities(module))
+    caps = ",".join(capabilities(module))
     _set_entry_point_abi(module)
     run_passes(f"spirv-attach-target{{ver={SPIRV_VERSION} caps={caps} exts={','.join(EXTENSIONS)} client_api=Vulkan}}",
                module)

@@ -678,24 +678,32 @@ int dnnf_set_num_threads(int threads) { (void)threads; return 1; }
 """
 
 
-def test_cmake_builds_a_vulkan_model_library(spirv, tmp_path):
-    """DNNF_VULKAN=ON: libdnnf_model.so from model.c + dnnf_vulkan.c, no libvulkan at link
-    time; dnnf_runner runs it."""
+def build_vulkan_model(spirv, tmp_path, *cmake_options) -> Path:
+    """The stand-in model's artifact directory built with DNNF_VULKAN=ON; the build directory."""
     source = tmp_path / "model"
     source.mkdir()
-    for file in ("CMakeLists.txt", "dnnf_runner.c", "vulkan/dnnf_vulkan.c", "vulkan/dnnf_vulkan.h"):
-        shutil.copy(RUNTIME / file, source)
+    for file in ("CMakeLists.txt", "dnnf_runner.c", "aarch64-linux-gnu.cmake", "vulkan/dnnf_vulkan.c",
+                 "vulkan/dnnf_vulkan.h"):
+        shutil.copy(RUNTIME / file, source)  # flat, as the compiler copies them
     (source / "model.h").write_text(MODEL_H)
     words = ", ".join(f"{w}u" for w in spirv["elementwise"])
     (source / "model.c").write_text(MODEL_C % {"n": N, "bytes": BYTES, "plan": json.dumps(textwrap.dedent(ADD_PLAN)),
                                                "words": words})
     build = tmp_path / "build"
-    for command in (["cmake", "-S", str(source), "-B", str(build), "-DDNNF_VULKAN=ON"],
+    for command in (["cmake", "-S", str(source), "-B", str(build), "-DDNNF_VULKAN=ON", *cmake_options],
                     ["cmake", "--build", str(build)]):
         done = subprocess.run(command, capture_output=True, text=True, env=tool_environment())
         assert done.returncode == 0, done.stdout + done.stderr
-    needed = subprocess.run(["readelf", "-d", str(build / "libdnnf_model.so")], capture_output=True, text=True).stdout
-    assert "libvulkan" not in needed, needed
+    needed = subprocess.run(["readelf", "-d", str(build / "libdnnf_model.so")], capture_output=True, text=True,
+                            env=tool_environment()).stdout
+    assert "NEEDED" in needed and "libvulkan" not in needed, needed
+    return build
+
+
+def test_cmake_builds_a_vulkan_model_library(spirv, tmp_path):
+    """DNNF_VULKAN=ON: libdnnf_model.so from model.c + dnnf_vulkan.c, no libvulkan at link
+    time; dnnf_runner runs it."""
+    build = build_vulkan_model(spirv, tmp_path)
     a, b = random_floats(20), random_floats(21)
     a.tofile(tmp_path / "a.bin")
     b.tofile(tmp_path / "b.bin")
@@ -704,3 +712,17 @@ def test_cmake_builds_a_vulkan_model_library(spirv, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("run-ms") == 2
     np.testing.assert_array_equal(np.fromfile(tmp_path / "c.bin", dtype=np.float32), a + b)
+
+
+def test_cmake_cross_builds_for_aarch64(spirv, tmp_path):
+    """The AArch64 library builds (the Vulkan headers serve every architecture) and, under
+    qemu where no Vulkan loader exists, loads and says what to install."""
+    build = build_vulkan_model(spirv, tmp_path, "-DCMAKE_TOOLCHAIN_FILE=aarch64-linux-gnu.cmake")
+    assert "AArch64" in subprocess.run(["readelf", "-h", str(build / "libdnnf_model.so")], capture_output=True,
+                                       text=True).stdout
+    done = subprocess.run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(build / "dnnf_runner"), "/dev/null",
+                           "/dev/null", "/dev/null", str(tmp_path / "c.bin")], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("dnnf_runner: cannot load libvulkan.so.1 ("), done.stderr
+    assert done.stderr.rstrip().endswith("install the Vulkan loader (Debian: libvulkan1) and a driver "
+                                         "(mesa-vulkan-drivers for lavapipe)"), done.stderr

@@ -32,8 +32,8 @@
 #define BLOCK_BYTES ((VkDeviceSize)256 << 20)
 #define UPLOAD_CHUNK_BYTES ((VkDeviceSize)64 << 20) /* staging buffer of the weights upload */
 #define DEFAULT_TIMEOUT_S 300
-#define MAX_BYTES ((uint64_t)1 << 48)   /* any size or offset in a plan: no sum overflows */
-#define MAX_INDEX (1 << 20)             /* input and output indices */
+#define MAX_BYTES ((uint64_t)1 << 48) /* any size or offset in a plan: no sum overflows */
+#define MAX_INDEX (1 << 20)           /* input and output indices */
 #define MAX_BINDINGS 65536
 
 #define TRY(expression)                        \
@@ -60,39 +60,37 @@ __attribute__((format(printf, 3, 4))) static int fail(message *out, int code, co
   return code;
 }
 
+/* clang-format off */
+#define RESULT(r) {r, #r}
+static const struct {
+  VkResult result;
+  const char *name;
+} RESULT_NAMES[] = {
+    RESULT(VK_SUCCESS), RESULT(VK_NOT_READY), RESULT(VK_TIMEOUT), RESULT(VK_INCOMPLETE),
+    RESULT(VK_ERROR_OUT_OF_HOST_MEMORY), RESULT(VK_ERROR_OUT_OF_DEVICE_MEMORY),
+    RESULT(VK_ERROR_INITIALIZATION_FAILED), RESULT(VK_ERROR_DEVICE_LOST), RESULT(VK_ERROR_MEMORY_MAP_FAILED),
+    RESULT(VK_ERROR_LAYER_NOT_PRESENT), RESULT(VK_ERROR_EXTENSION_NOT_PRESENT),
+    RESULT(VK_ERROR_FEATURE_NOT_PRESENT), RESULT(VK_ERROR_INCOMPATIBLE_DRIVER), RESULT(VK_ERROR_TOO_MANY_OBJECTS),
+    RESULT(VK_ERROR_FRAGMENTED_POOL), RESULT(VK_ERROR_UNKNOWN), RESULT(VK_ERROR_OUT_OF_POOL_MEMORY),
+    RESULT(VK_ERROR_FRAGMENTATION), RESULT(VK_ERROR_INVALID_SHADER_NV), RESULT(VK_PIPELINE_COMPILE_REQUIRED)};
+#undef RESULT
+/* clang-format on */
+
 typedef struct {
   char text[48];
 } result_text;
 
 static result_text result_name(VkResult result) {
   result_text name;
-  const char *known = NULL;
-  switch (result) {
-#define NAME(r) \
-  case r:       \
-    known = #r; \
-    break;
-    NAME(VK_SUCCESS) NAME(VK_NOT_READY) NAME(VK_TIMEOUT) NAME(VK_INCOMPLETE)
-    NAME(VK_ERROR_OUT_OF_HOST_MEMORY) NAME(VK_ERROR_OUT_OF_DEVICE_MEMORY)
-    NAME(VK_ERROR_INITIALIZATION_FAILED) NAME(VK_ERROR_DEVICE_LOST) NAME(VK_ERROR_MEMORY_MAP_FAILED)
-    NAME(VK_ERROR_LAYER_NOT_PRESENT) NAME(VK_ERROR_EXTENSION_NOT_PRESENT)
-    NAME(VK_ERROR_FEATURE_NOT_PRESENT) NAME(VK_ERROR_INCOMPATIBLE_DRIVER)
-    NAME(VK_ERROR_TOO_MANY_OBJECTS) NAME(VK_ERROR_FRAGMENTED_POOL) NAME(VK_ERROR_UNKNOWN)
-    NAME(VK_ERROR_OUT_OF_POOL_MEMORY) NAME(VK_ERROR_FRAGMENTATION)
-    NAME(VK_ERROR_INVALID_SHADER_NV) NAME(VK_PIPELINE_COMPILE_REQUIRED)
-#undef NAME
-    default:
-      break;
-  }
-  if (known)
-    snprintf(name.text, sizeof name.text, "%s", known);
-  else
-    snprintf(name.text, sizeof name.text, "VkResult %d", (int)result);
+  snprintf(name.text, sizeof name.text, "VkResult %d", (int)result);
+  for (size_t r = 0; r < sizeof RESULT_NAMES / sizeof *RESULT_NAMES; ++r)
+    if (RESULT_NAMES[r].result == result) snprintf(name.text, sizeof name.text, "%s", RESULT_NAMES[r].name);
   return name;
 }
 
 /* DNNF_VK_OK for VK_SUCCESS, else a message "<what>: <result>" and its code. */
-__attribute__((format(printf, 3, 4))) static int check(message *out, VkResult result, const char *format, ...) {
+__attribute__((format(printf, 3, 4))) static int check(message *out, VkResult result, const char *format,
+                                                       ...) {
   if (result == VK_SUCCESS) return DNNF_VK_OK;
   char what[320];
   va_list args;
@@ -108,7 +106,8 @@ static int out_of_host_memory(message *out, const char *what) {
 }
 
 /* Grows a malloc'ed array to hold `needed` items. */
-#define RESERVE(array, capacity, needed) reserve_items((void *)&(array), &(capacity), (needed), sizeof *(array))
+#define RESERVE(array, capacity, needed) \
+  reserve_items((void *)&(array), &(capacity), (needed), sizeof *(array))
 static bool reserve_items(void *array_pointer, int *capacity, int needed, size_t item_size) {
   if (needed <= *capacity) return true;
   void *items;
@@ -131,6 +130,7 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 /* ------------------------------------------------------------------------------------ */
 /* The loader and the functions we call, all fetched at run time                        */
 
+/* clang-format off */
 #define GLOBAL_FUNCTIONS(X) X(vkCreateInstance) X(vkEnumerateInstanceVersion)
 #define INSTANCE_FUNCTIONS(X)                                                                 \
   X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)         \
@@ -151,6 +151,7 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
   X(vkCmdWriteTimestamp) X(vkCmdResetQueryPool) X(vkCreateQueryPool) X(vkDestroyQueryPool)    \
   X(vkGetQueryPoolResults) X(vkCreateFence) X(vkDestroyFence) X(vkResetFences)                \
   X(vkWaitForFences) X(vkQueueSubmit)
+/* clang-format on */
 
 typedef struct {
   void *library;
@@ -173,29 +174,32 @@ static int open_loader(vk_api *api, message *out) {
                 INSTALL_LOADER);
   }
   void *symbol = dlsym(api->library, "vkGetInstanceProcAddr");
-  if (!symbol) return fail(out, DNNF_VK_NO_DEVICE, "%s has no vkGetInstanceProcAddr: %s", path, INSTALL_LOADER);
+  if (!symbol)
+    return fail(out, DNNF_VK_NO_DEVICE, "%s has no vkGetInstanceProcAddr: %s", path, INSTALL_LOADER);
   memcpy(&api->vkGetInstanceProcAddr, &symbol, sizeof symbol);
 #define LOAD_GLOBAL(name) api->name = (PFN_##name)api->vkGetInstanceProcAddr(VK_NULL_HANDLE, #name);
   GLOBAL_FUNCTIONS(LOAD_GLOBAL)
 #undef LOAD_GLOBAL
-  if (!api->vkCreateInstance) return fail(out, DNNF_VK_NO_DEVICE, "%s has no vkCreateInstance: %s", path, INSTALL_LOADER);
+  if (!api->vkCreateInstance)
+    return fail(out, DNNF_VK_NO_DEVICE, "%s has no vkCreateInstance: %s", path, INSTALL_LOADER);
   return DNNF_VK_OK;
 }
 
 static int load_instance_functions(vk_api *api, VkInstance instance, message *out) {
   const char *missing = NULL;
-#define LOAD_INSTANCE(name)                                                     \
-  api->name = (PFN_##name)api->vkGetInstanceProcAddr(instance, #name);         \
+#define LOAD_INSTANCE(name)                                            \
+  api->name = (PFN_##name)api->vkGetInstanceProcAddr(instance, #name); \
   if (!api->name && !missing) missing = #name;
   INSTANCE_FUNCTIONS(LOAD_INSTANCE)
 #undef LOAD_INSTANCE
-  if (missing) return fail(out, DNNF_VK_UNSUPPORTED, "the Vulkan loader lacks %s (Vulkan 1.1 is required)", missing);
+  if (missing)
+    return fail(out, DNNF_VK_UNSUPPORTED, "the Vulkan loader lacks %s (Vulkan 1.1 is required)", missing);
   return DNNF_VK_OK;
 }
 
 static int load_device_functions(vk_api *api, VkDevice device, message *out) {
   const char *missing = NULL;
-#define LOAD_DEVICE(name)                                        \
+#define LOAD_DEVICE(name)                                          \
   api->name = (PFN_##name)api->vkGetDeviceProcAddr(device, #name); \
   if (!api->name && !missing) missing = #name;
   DEVICE_FUNCTIONS(LOAD_DEVICE)
@@ -207,9 +211,18 @@ static int load_device_functions(vk_api *api, VkDevice device, message *out) {
 /* ------------------------------------------------------------------------------------ */
 /* Devices                                                                              */
 
-enum { FEATURE_INT64, FEATURE_FLOAT16, FEATURE_INT16, FEATURE_STORAGE16, FEATURE_INT8, FEATURE_STORAGE8, FEATURE_COUNT };
-static const char *const FEATURE_NAMES[FEATURE_COUNT] = {
-    "shaderInt64", "shaderFloat16", "shaderInt16", "storageBuffer16BitAccess", "shaderInt8", "storageBuffer8BitAccess"};
+enum {
+  FEATURE_INT64,
+  FEATURE_FLOAT16,
+  FEATURE_INT16,
+  FEATURE_STORAGE16,
+  FEATURE_INT8,
+  FEATURE_STORAGE8,
+  FEATURE_COUNT
+};
+static const char *const FEATURE_NAMES[FEATURE_COUNT] = {"shaderInt64", "shaderFloat16",
+                                                         "shaderInt16", "storageBuffer16BitAccess",
+                                                         "shaderInt8",  "storageBuffer8BitAccess"};
 
 static int feature_index(const char *name, size_t length) {
   for (int f = 0; f < FEATURE_COUNT; ++f)
@@ -244,7 +257,7 @@ typedef struct {
   char driver[VK_MAX_DRIVER_NAME_SIZE + VK_MAX_DRIVER_INFO_SIZE + 2];
   uint32_t queue_family; /* UINT32_MAX: no compute queue */
   uint32_t timestamp_bits;
-  unsigned features;     /* 1 << FEATURE_* */
+  unsigned features;                               /* 1 << FEATURE_* */
   bool float16_int8_extension, storage8_extension; /* needed below Vulkan 1.2, and present */
 } device_info;
 
@@ -268,7 +281,8 @@ static void choose_queue_family(const vk_api *api, device_info *device) {
   api->vkGetPhysicalDeviceQueueFamilyProperties(device->handle, &count, families);
   for (uint32_t pass = 0; pass < 2 && device->queue_family == UINT32_MAX; ++pass)
     for (uint32_t f = 0; f < count; ++f)
-      if ((families[f].queueFlags & VK_QUEUE_COMPUTE_BIT) && (pass == 1 || families[f].timestampValidBits > 0)) {
+      if ((families[f].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+          (pass == 1 || families[f].timestampValidBits > 0)) {
         device->queue_family = f;
         device->timestamp_bits = families[f].timestampValidBits;
         break;
@@ -357,12 +371,13 @@ static void query_device(const vk_context *vk, VkPhysicalDevice handle, uint32_t
   device->queue_family = UINT32_MAX;
   api->vkGetPhysicalDeviceProperties(handle, &device->properties);
   device->api_version = device->properties.apiVersion < vk->instance_version ? device->properties.apiVersion
-                                                                              : vk->instance_version;
+                                                                             : vk->instance_version;
   choose_queue_family(api, device);
   if (device->api_version < VK_API_VERSION_1_1) return; /* unusable: no *2 queries either */
 
   VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-  VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup = {.sType =
+                                                     VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties maintenance3 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, .pNext = &subgroup};
   if (device->api_version >= VK_API_VERSION_1_2) subgroup.pNext = &driver;
@@ -389,7 +404,8 @@ static int create_instance(vk_context *vk, message *out) {
   if (vk->api.vkEnumerateInstanceVersion && vk->api.vkEnumerateInstanceVersion(&version) != VK_SUCCESS)
     version = VK_API_VERSION_1_0;
   if (version < VK_API_VERSION_1_1)
-    return fail(out, DNNF_VK_UNSUPPORTED, "the Vulkan loader offers Vulkan %u.%u; 1.1 or later is required: %s",
+    return fail(out, DNNF_VK_UNSUPPORTED,
+                "the Vulkan loader offers Vulkan %u.%u; 1.1 or later is required: %s",
                 VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version), INSTALL_LOADER);
   if (version > VK_API_VERSION_1_3) version = VK_API_VERSION_1_3;
   vk->instance_version = version;
@@ -397,11 +413,13 @@ static int create_instance(vk_context *vk, message *out) {
                                    .pApplicationName = "dnnf-mlir",
                                    .pEngineName = "dnnf_vulkan",
                                    .apiVersion = version};
-  VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &application};
+  VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pApplicationInfo = &application};
   VkResult result = vk->api.vkCreateInstance(&info, NULL, &vk->instance);
   if (result != VK_SUCCESS) vk->instance = VK_NULL_HANDLE;
   if (result == VK_ERROR_INCOMPATIBLE_DRIVER)
-    return fail(out, DNNF_VK_NO_DEVICE, "no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER): %s",
+    return fail(out, DNNF_VK_NO_DEVICE,
+                "no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER): %s",
                 INSTALL_DRIVER);
   TRY(check(out, result, "vkCreateInstance"));
   return load_instance_functions(&vk->api, vk->instance, out);
@@ -447,23 +465,27 @@ static int pick_device(const device_info *devices, uint32_t count, int *chosen, 
                    : usable(&devices[i]) && contains_ignoring_case(devices[i].properties.deviceName, wanted))
         *chosen = (int)i;
     if (*chosen < 0)
-      return fail(out, DNNF_VK_NO_DEVICE, "no Vulkan device matches DNNF_VULKAN_DEVICE=%s (devices: %s)", wanted, listing);
+      return fail(out, DNNF_VK_NO_DEVICE, "no Vulkan device matches DNNF_VULKAN_DEVICE=%s (devices: %s)",
+                  wanted, listing);
     if (!usable(&devices[*chosen]))
-      return fail(out, DNNF_VK_NO_DEVICE, "DNNF_VULKAN_DEVICE=%s names a device without a compute queue or Vulkan 1.1 (devices: %s)",
+      return fail(out, DNNF_VK_NO_DEVICE,
+                  "DNNF_VULKAN_DEVICE=%s names a device without a compute queue or Vulkan 1.1 (devices: %s)",
                   wanted, listing);
     return DNNF_VK_OK;
   }
   for (uint32_t i = 0; i < count; ++i)
     if (usable(&devices[i]) && (*chosen < 0 || rank(&devices[i]) > rank(&devices[*chosen]))) *chosen = (int)i;
   if (*chosen < 0)
-    return fail(out, DNNF_VK_NO_DEVICE, "no Vulkan device has a compute queue and Vulkan 1.1 (devices: %s): %s", listing,
+    return fail(out, DNNF_VK_NO_DEVICE,
+                "no Vulkan device has a compute queue and Vulkan 1.1 (devices: %s): %s", listing,
                 INSTALL_DRIVER);
   return DNNF_VK_OK;
 }
 
 static int choose_device(vk_context *vk, message *out) {
   uint32_t count = 0;
-  TRY(check(out, vk->api.vkEnumeratePhysicalDevices(vk->instance, &count, NULL), "vkEnumeratePhysicalDevices"));
+  TRY(check(out, vk->api.vkEnumeratePhysicalDevices(vk->instance, &count, NULL),
+            "vkEnumeratePhysicalDevices"));
   if (count == 0) return fail(out, DNNF_VK_NO_DEVICE, "Vulkan found no device: %s", INSTALL_DRIVER);
   VkPhysicalDevice *handles = calloc(count, sizeof *handles);
   device_info *devices = calloc(count, sizeof *devices);
@@ -490,7 +512,8 @@ static int open_context(vk_context *vk, message *out) {
 }
 
 static void close_context(vk_context *vk) {
-  if (vk->instance != VK_NULL_HANDLE && vk->api.vkDestroyInstance) vk->api.vkDestroyInstance(vk->instance, NULL);
+  if (vk->instance != VK_NULL_HANDLE && vk->api.vkDestroyInstance)
+    vk->api.vkDestroyInstance(vk->instance, NULL);
   vk->instance = VK_NULL_HANDLE;
   if (vk->api.library) dlclose(vk->api.library);
   vk->api.library = NULL;
@@ -510,7 +533,8 @@ static const char *device_type_name(VkPhysicalDeviceType type) {
    allowed; -1 when none. */
 static int device_memory_type(const VkPhysicalDeviceMemoryProperties *memory, uint32_t allowed) {
   for (uint32_t t = 0; t < memory->memoryTypeCount; ++t)
-    if ((allowed >> t & 1) && (memory->memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) return (int)t;
+    if ((allowed >> t & 1) && (memory->memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+      return (int)t;
   for (uint32_t t = 0; t < memory->memoryTypeCount; ++t)
     if (allowed >> t & 1) return (int)t;
   return -1;
@@ -533,20 +557,25 @@ static void describe_device(const device_info *d, char *text, size_t size) {
   feature_list(d->features, features, sizeof features);
   int type = device_memory_type(&d->memory, ~0u);
   bool mapped = type >= 0 && host_coherent(&d->memory, (uint32_t)type) && !staging_forced();
-  snprintf(text, size, "%s, Vulkan %u.%u.%u, subgroup %u, %s", d->properties.deviceName, VK_API_VERSION_MAJOR(v),
-           VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), d->subgroup_size, device_type_name(d->properties.deviceType));
+  snprintf(text, size, "%s, Vulkan %u.%u.%u, subgroup %u, %s", d->properties.deviceName,
+           VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), d->subgroup_size,
+           device_type_name(d->properties.deviceType));
   if (d->driver[0]) append(text, size, ", driver %s", d->driver);
   append(text, size, ", features: %s", features[0] ? features : "none of those a plan may require");
   append(text, size, ", limits: maxComputeWorkGroupSize %ux%ux%u, maxComputeWorkGroupInvocations %u",
-         limits->maxComputeWorkGroupSize[0], limits->maxComputeWorkGroupSize[1], limits->maxComputeWorkGroupSize[2],
-         limits->maxComputeWorkGroupInvocations);
+         limits->maxComputeWorkGroupSize[0], limits->maxComputeWorkGroupSize[1],
+         limits->maxComputeWorkGroupSize[2], limits->maxComputeWorkGroupInvocations);
   append(text, size, ", maxComputeWorkGroupCount %ux%ux%u, maxPerStageDescriptorStorageBuffers %u",
-         limits->maxComputeWorkGroupCount[0], limits->maxComputeWorkGroupCount[1], limits->maxComputeWorkGroupCount[2],
-         limits->maxPerStageDescriptorStorageBuffers);
-  append(text, size, ", maxStorageBufferRange %u, minStorageBufferOffsetAlignment %" PRIu64 ", maxMemoryAllocationSize %" PRIu64,
-         limits->maxStorageBufferRange, (uint64_t)limits->minStorageBufferOffsetAlignment, (uint64_t)d->max_allocation_bytes);
+         limits->maxComputeWorkGroupCount[0], limits->maxComputeWorkGroupCount[1],
+         limits->maxComputeWorkGroupCount[2], limits->maxPerStageDescriptorStorageBuffers);
+  append(text, size,
+         ", maxStorageBufferRange %u, minStorageBufferOffsetAlignment %" PRIu64
+         ", maxMemoryAllocationSize %" PRIu64,
+         limits->maxStorageBufferRange, (uint64_t)limits->minStorageBufferOffsetAlignment,
+         (uint64_t)d->max_allocation_bytes);
   append(text, size, ", %s", d->timestamp_bits ? "compute timestamps" : "no compute timestamps");
-  append(text, size, ", %s", mapped ? "host-visible device memory (mapped)" : "device memory through staging copies");
+  append(text, size, ", %s",
+         mapped ? "host-visible device memory (mapped)" : "device memory through staging copies");
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -592,7 +621,8 @@ typedef struct {
   plan_binding *bindings;
   int *inputs, *outputs; /* the buffer of each input and output; -1 until declared */
   int num_buffers, num_kernels, num_dispatches, num_bindings, num_inputs, num_outputs;
-  int buffers_capacity, kernels_capacity, dispatches_capacity, bindings_capacity, inputs_capacity, outputs_capacity;
+  int buffers_capacity, kernels_capacity, dispatches_capacity, bindings_capacity, inputs_capacity,
+      outputs_capacity;
 } plan;
 
 static void free_plan(plan *p) {
@@ -642,9 +672,11 @@ static bool parse_number(const char *token, uint64_t max, uint64_t *value) {
   return true;
 }
 
-static int read_number(parser *p, const char *token, const char *what, uint64_t min, uint64_t max, uint64_t *value) {
+static int read_number(parser *p, const char *token, const char *what, uint64_t min, uint64_t max,
+                       uint64_t *value) {
   if (!parse_number(token, max, value) || *value < min)
-    return bad_line(p, "%s must be a number from %" PRIu64 " to %" PRIu64 ", not '%.40s'", what, min, max, token);
+    return bad_line(p, "%s must be a number from %" PRIu64 " to %" PRIu64 ", not '%.40s'", what, min, max,
+                    token);
   return DNNF_VK_OK;
 }
 
@@ -665,17 +697,20 @@ static int tokenize(parser *p, char *line) {
 
 static int expect_fields(parser *p, int fields, const char *usage) {
   if (p->num_tokens != fields)
-    return bad_line(p, "'%s' takes %d fields (%s), got %d", p->tokens[0], fields - 1, usage, p->num_tokens - 1);
+    return bad_line(p, "'%s' takes %d fields (%s), got %d", p->tokens[0], fields - 1, usage,
+                    p->num_tokens - 1);
   return DNNF_VK_OK;
 }
 
 static int parse_header(parser *p) {
   if (strcmp(p->tokens[0], "dnnf-vulkan-plan") != 0)
-    return bad_line(p, "expected 'dnnf-vulkan-plan %d' first, got '%.40s'", DNNF_VK_PLAN_VERSION, p->tokens[0]);
+    return bad_line(p, "expected 'dnnf-vulkan-plan %d' first, got '%.40s'", DNNF_VK_PLAN_VERSION,
+                    p->tokens[0]);
   TRY(expect_fields(p, 2, "the version"));
   uint64_t version;
   if (!parse_number(p->tokens[1], 1000000, &version) || version != DNNF_VK_PLAN_VERSION)
-    return bad_line(p, "plan version '%.40s' is not the one this runtime reads (%d)", p->tokens[1], DNNF_VK_PLAN_VERSION);
+    return bad_line(p, "plan version '%.40s' is not the one this runtime reads (%d)", p->tokens[1],
+                    DNNF_VK_PLAN_VERSION);
   p->seen_header = true;
   return DNNF_VK_OK;
 }
@@ -698,13 +733,16 @@ static int check_id(parser *p, const char *what, int expected) {
   uint64_t id;
   TRY(read_number(p, p->tokens[1], "the id", 0, INT32_MAX, &id));
   if (id != (uint64_t)expected)
-    return bad_line(p, "%s id %" PRIu64 " out of order: expected %d (ids are dense from 0 in order)", what, id, expected);
+    return bad_line(p, "%s id %" PRIu64 " out of order: expected %d (ids are dense from 0 in order)", what,
+                    id, expected);
   return DNNF_VK_OK;
 }
 
 /* Records buffer `id` as input or output `index` in `slots` (grown, holes -1). */
-static int assign_slot(parser *p, int **slots, int *count, int *capacity, uint64_t index, int id, const char *role) {
-  if (!reserve_items((void *)slots, capacity, (int)index + 1, sizeof **slots)) return out_of_host_memory(p->out, "plan");
+static int assign_slot(parser *p, int **slots, int *count, int *capacity, uint64_t index, int id,
+                       const char *role) {
+  if (!reserve_items((void *)slots, capacity, (int)index + 1, sizeof **slots))
+    return out_of_host_memory(p->out, "plan");
   for (; *count <= (int)index; ++*count) (*slots)[*count] = -1;
   if ((*slots)[index] >= 0)
     return bad_line(p, "%s %" PRIu64 " is already buffer %d (line %d)", role, index, (*slots)[index],
@@ -723,7 +761,8 @@ static int parse_buffer(parser *p) {
   int role = -1;
   for (int r = 0; r < 4; ++r)
     if (strcmp(p->tokens[3], ROLE_NAMES[r]) == 0) role = r;
-  if (role < 0) return bad_line(p, "unknown buffer kind '%.40s' (input, output, weight or scratch)", p->tokens[3]);
+  if (role < 0)
+    return bad_line(p, "unknown buffer kind '%.40s' (input, output, weight or scratch)", p->tokens[3]);
   buffer.role = (buffer_role)role;
   int id = plan->num_buffers;
   if (buffer.role == ROLE_SCRATCH) {
@@ -732,16 +771,21 @@ static int parse_buffer(parser *p) {
     TRY(expect_fields(p, 5, "<id> <bytes> weight <offset>"));
     TRY(read_number(p, p->tokens[4], "the weights offset", 0, MAX_BYTES, &buffer.argument));
     if (buffer.argument + buffer.bytes > p->weights_bytes)
-      return bad_line(p, "weight buffer %d reads weights[%" PRIu64 " .. %" PRIu64 "), past the end of the weights (%zu bytes)",
+      return bad_line(p,
+                      "weight buffer %d reads weights[%" PRIu64 " .. %" PRIu64
+                      "), past the end of the weights (%zu bytes)",
                       id, buffer.argument, buffer.argument + buffer.bytes, p->weights_bytes);
   } else {
     bool input = buffer.role == ROLE_INPUT;
     TRY(expect_fields(p, 5, input ? "<id> <bytes> input <index>" : "<id> <bytes> output <index>"));
-    TRY(read_number(p, p->tokens[4], input ? "the input index" : "the output index", 0, MAX_INDEX, &buffer.argument));
+    TRY(read_number(p, p->tokens[4], input ? "the input index" : "the output index", 0, MAX_INDEX,
+                    &buffer.argument));
     if (input)
-      TRY(assign_slot(p, &plan->inputs, &plan->num_inputs, &plan->inputs_capacity, buffer.argument, id, "input"));
+      TRY(assign_slot(p, &plan->inputs, &plan->num_inputs, &plan->inputs_capacity, buffer.argument, id,
+                      "input"));
     else
-      TRY(assign_slot(p, &plan->outputs, &plan->num_outputs, &plan->outputs_capacity, buffer.argument, id, "output"));
+      TRY(assign_slot(p, &plan->outputs, &plan->num_outputs, &plan->outputs_capacity, buffer.argument, id,
+                      "output"));
   }
   if (!RESERVE(plan->buffers, plan->buffers_capacity, id + 1)) return out_of_host_memory(p->out, "plan");
   plan->buffers[plan->num_buffers++] = buffer;
@@ -755,12 +799,17 @@ static int parse_kernel(parser *p) {
   uint64_t spirv, bindings, size[3];
   TRY(read_number(p, p->tokens[2], "the SPIR-V index", 0, INT32_MAX, &spirv));
   if (spirv >= (uint64_t)p->num_spirv)
-    return bad_line(p, "SPIR-V index %" PRIu64 " out of range: %d SPIR-V modules were given", spirv, p->num_spirv);
+    return bad_line(p, "SPIR-V index %" PRIu64 " out of range: %d SPIR-V modules were given", spirv,
+                    p->num_spirv);
   TRY(read_number(p, p->tokens[4], "the number of bindings", 1, MAX_BINDINGS, &bindings));
-  for (int d = 0; d < 3; ++d) TRY(read_number(p, p->tokens[5 + d], "a workgroup size", 1, UINT32_MAX, &size[d]));
-  plan_kernel kernel = {.spirv = (int)spirv, .bindings = (int)bindings, .line = p->line,
+  for (int d = 0; d < 3; ++d)
+    TRY(read_number(p, p->tokens[5 + d], "a workgroup size", 1, UINT32_MAX, &size[d]));
+  plan_kernel kernel = {.spirv = (int)spirv,
+                        .bindings = (int)bindings,
+                        .line = p->line,
                         .workgroup = {(uint32_t)size[0], (uint32_t)size[1], (uint32_t)size[2]}};
-  if (!RESERVE(plan->kernels, plan->kernels_capacity, plan->num_kernels + 1)) return out_of_host_memory(p->out, "plan");
+  if (!RESERVE(plan->kernels, plan->kernels_capacity, plan->num_kernels + 1))
+    return out_of_host_memory(p->out, "plan");
   kernel.entry = strdup(p->tokens[3]);
   kernel.name = strdup(p->tokens[8]);
   plan->kernels[plan->num_kernels++] = kernel; /* owned by the plan now, even if a strdup failed */
@@ -782,37 +831,48 @@ static int parse_binding(parser *p, const char *token, int index, plan_binding *
   TRY(read_number(p, first + 1, "a binding's offset", 0, MAX_BYTES, &binding->offset));
   TRY(read_number(p, second + 1, "a binding's range", 1, MAX_BYTES, &binding->range));
   if (buffer >= (uint64_t)p->plan->num_buffers)
-    return bad_line(p, "binding %d: buffer %" PRIu64 " is not declared above (%d buffers so far)", index, buffer,
-                    p->plan->num_buffers);
+    return bad_line(p, "binding %d: buffer %" PRIu64 " is not declared above (%d buffers so far)", index,
+                    buffer, p->plan->num_buffers);
   binding->buffer = (int)buffer;
   uint64_t bytes = p->plan->buffers[buffer].bytes, end = binding->offset + binding->range;
   if (end > bytes)
-    return bad_line(p, "binding %d: bytes [%" PRIu64 " .. %" PRIu64 ") pass the end of buffer %d (%" PRIu64 " bytes)", index,
-                    binding->offset, end, binding->buffer, bytes);
+    return bad_line(
+        p, "binding %d: bytes [%" PRIu64 " .. %" PRIu64 ") pass the end of buffer %d (%" PRIu64 " bytes)",
+        index, binding->offset, end, binding->buffer, bytes);
   return DNNF_VK_OK;
 }
 
 static int parse_dispatch(parser *p) {
   plan *plan = p->plan;
   if (p->num_tokens < 7)
-    return bad_line(p, "'dispatch' takes <kernel-id> <gx> <gy> <gz> <barrier> and a <buffer>:<offset>:<range> per binding");
+    return bad_line(
+        p,
+        "'dispatch' takes <kernel-id> <gx> <gy> <gz> <barrier> and a <buffer>:<offset>:<range> per binding");
   uint64_t kernel, groups[3], barrier;
   TRY(read_number(p, p->tokens[1], "the kernel id", 0, INT32_MAX, &kernel));
   if (kernel >= (uint64_t)plan->num_kernels)
-    return bad_line(p, "kernel %" PRIu64 " is not declared above (%d kernels so far)", kernel, plan->num_kernels);
+    return bad_line(p, "kernel %" PRIu64 " is not declared above (%d kernels so far)", kernel,
+                    plan->num_kernels);
   const plan_kernel *k = &plan->kernels[kernel];
   if (p->num_tokens != 6 + k->bindings)
-    return bad_line(p, "kernel %" PRIu64 " '%s' has %d bindings, the dispatch names %d", kernel, k->name, k->bindings,
-                    p->num_tokens - 6);
-  for (int d = 0; d < 3; ++d) TRY(read_number(p, p->tokens[2 + d], "a group count", 1, UINT32_MAX, &groups[d]));
+    return bad_line(p, "kernel %" PRIu64 " '%s' has %d bindings, the dispatch names %d", kernel, k->name,
+                    k->bindings, p->num_tokens - 6);
+  for (int d = 0; d < 3; ++d)
+    TRY(read_number(p, p->tokens[2 + d], "a group count", 1, UINT32_MAX, &groups[d]));
   TRY(read_number(p, p->tokens[5], "the barrier flag", 0, 1, &barrier));
+  if (plan->num_bindings > INT32_MAX / 2 - k->bindings || plan->num_dispatches > INT32_MAX / 2)
+    return bad_line(p, "too many dispatches or bindings");
   if (!RESERVE(plan->bindings, plan->bindings_capacity, plan->num_bindings + k->bindings) ||
       !RESERVE(plan->dispatches, plan->dispatches_capacity, plan->num_dispatches + 1))
     return out_of_host_memory(p->out, "plan");
-  for (int b = 0; b < k->bindings; ++b) TRY(parse_binding(p, p->tokens[6 + b], b, &plan->bindings[plan->num_bindings + b]));
-  plan->dispatches[plan->num_dispatches++] = (plan_dispatch){
-      .kernel = (int)kernel, .groups = {(uint32_t)groups[0], (uint32_t)groups[1], (uint32_t)groups[2]},
-      .barrier = barrier == 1, .first_binding = plan->num_bindings, .line = p->line};
+  for (int b = 0; b < k->bindings; ++b)
+    TRY(parse_binding(p, p->tokens[6 + b], b, &plan->bindings[plan->num_bindings + b]));
+  plan->dispatches[plan->num_dispatches++] =
+      (plan_dispatch){.kernel = (int)kernel,
+                      .groups = {(uint32_t)groups[0], (uint32_t)groups[1], (uint32_t)groups[2]},
+                      .barrier = barrier == 1,
+                      .first_binding = plan->num_bindings,
+                      .line = p->line};
   plan->num_bindings += k->bindings;
   return DNNF_VK_OK;
 }
@@ -830,7 +890,9 @@ static int parse_line(parser *p) {
 
 static int check_slots_dense(message *out, const int *slots, int count, const char *role) {
   for (int i = 0; i < count; ++i)
-    if (slots[i] < 0) return fail(out, DNNF_VK_BAD_PLAN, "plan: %s %d has no buffer (%ss are numbered 0..%d)", role, i, role, count - 1);
+    if (slots[i] < 0)
+      return fail(out, DNNF_VK_BAD_PLAN, "plan: %s %d has no buffer (%ss are numbered 0..%d)", role, i, role,
+                  count - 1);
   return DNNF_VK_OK;
 }
 
@@ -848,7 +910,9 @@ static int parse_lines(parser *p, const char *text) {
     if (status != DNNF_VK_OK) return status;
     line += length + (line[length] == '\n');
   }
-  if (!p->seen_header) return fail(p->out, DNNF_VK_BAD_PLAN, "plan: empty (no 'dnnf-vulkan-plan %d' line)", DNNF_VK_PLAN_VERSION);
+  if (!p->seen_header)
+    return fail(p->out, DNNF_VK_BAD_PLAN, "plan: empty (no 'dnnf-vulkan-plan %d' line)",
+                DNNF_VK_PLAN_VERSION);
   if (p->plan->num_dispatches == 0) return fail(p->out, DNNF_VK_BAD_PLAN, "plan: no dispatch");
   TRY(check_slots_dense(p->out, p->plan->inputs, p->plan->num_inputs, "input"));
   return check_slots_dense(p->out, p->plan->outputs, p->plan->num_outputs, "output");
@@ -866,9 +930,17 @@ static int parse_plan(const char *text, int num_spirv, size_t weights_bytes, pla
 
 #define SPIRV_MAGIC 0x07230203u
 enum {
-  OP_ENTRY_POINT = 15, OP_EXECUTION_MODE = 16, OP_DECORATE = 71, OP_EXECUTION_MODE_ID = 331,
-  EXECUTION_MODEL_GL_COMPUTE = 5, MODE_LOCAL_SIZE = 17, MODE_LOCAL_SIZE_ID = 38,
-  DECORATION_BUILTIN = 11, DECORATION_BINDING = 33, DECORATION_DESCRIPTOR_SET = 34, BUILTIN_WORKGROUP_SIZE = 25
+  OP_ENTRY_POINT = 15,
+  OP_EXECUTION_MODE = 16,
+  OP_DECORATE = 71,
+  OP_EXECUTION_MODE_ID = 331,
+  EXECUTION_MODEL_GL_COMPUTE = 5,
+  MODE_LOCAL_SIZE = 17,
+  MODE_LOCAL_SIZE_ID = 38,
+  DECORATION_BUILTIN = 11,
+  DECORATION_BINDING = 33,
+  DECORATION_DESCRIPTOR_SET = 34,
+  BUILTIN_WORKGROUP_SIZE = 25
 };
 
 typedef struct {
@@ -884,9 +956,11 @@ typedef struct {
 
 static int check_spirv_header(const dnnf_vk_spirv *blob, int index, message *out) {
   if (!blob->words || blob->count < 5)
-    return fail(out, DNNF_VK_BAD_PLAN, "SPIR-V module %d is empty or shorter than its header (%zu words)", index, blob->count);
+    return fail(out, DNNF_VK_BAD_PLAN, "SPIR-V module %d is empty or shorter than its header (%zu words)",
+                index, blob->count);
   if (blob->words[0] != SPIRV_MAGIC)
-    return fail(out, DNNF_VK_BAD_PLAN, "SPIR-V module %d does not start with the SPIR-V magic number (0x%08x)", index,
+    return fail(out, DNNF_VK_BAD_PLAN,
+                "SPIR-V module %d does not start with the SPIR-V magic number (0x%08x)", index,
                 (unsigned)blob->words[0]);
   return DNNF_VK_OK;
 }
@@ -901,7 +975,8 @@ static bool spirv_string_equals(const uint32_t *words, size_t count, const char 
   return false;
 }
 
-static int read_spirv_facts(const dnnf_vk_spirv *blob, int index, const char *entry, spirv_facts *facts, message *out) {
+static int read_spirv_facts(const dnnf_vk_spirv *blob, int index, const char *entry, spirv_facts *facts,
+                            message *out) {
   const uint32_t *w = blob->words;
   uint32_t entry_id = UINT32_MAX;
   memset(facts, 0, sizeof *facts);
@@ -915,15 +990,19 @@ static int read_spirv_facts(const dnnf_vk_spirv *blob, int index, const char *en
         facts->found = true;
         entry_id = w[i + 2];
       }
-    } else if (opcode == OP_EXECUTION_MODE && length >= 6 && w[i + 1] == entry_id && w[i + 2] == MODE_LOCAL_SIZE) {
+    } else if (opcode == OP_EXECUTION_MODE && length >= 6 && w[i + 1] == entry_id &&
+               w[i + 2] == MODE_LOCAL_SIZE) {
       facts->has_local_size = true;
       memcpy(facts->local_size, w + i + 3, sizeof facts->local_size);
-    } else if (opcode == OP_EXECUTION_MODE_ID && length >= 3 && w[i + 1] == entry_id && w[i + 2] == MODE_LOCAL_SIZE_ID) {
+    } else if (opcode == OP_EXECUTION_MODE_ID && length >= 3 && w[i + 1] == entry_id &&
+               w[i + 2] == MODE_LOCAL_SIZE_ID) {
       facts->size_from_constants = true;
     } else if (opcode == OP_DECORATE && length >= 4) {
       uint32_t decoration = w[i + 2], value = w[i + 3];
-      if (decoration == DECORATION_BUILTIN && value == BUILTIN_WORKGROUP_SIZE) facts->size_from_constants = true;
-      if (decoration == DECORATION_BINDING && value + 1 > facts->bindings_used) facts->bindings_used = value + 1;
+      if (decoration == DECORATION_BUILTIN && value == BUILTIN_WORKGROUP_SIZE)
+        facts->size_from_constants = true;
+      if (decoration == DECORATION_BINDING && value + 1 > facts->bindings_used)
+        facts->bindings_used = value + 1;
       if (decoration == DECORATION_DESCRIPTOR_SET && value != 0) {
         facts->other_set = true;
         facts->set = value;
@@ -940,19 +1019,25 @@ static int check_kernel_spirv(const plan *p, int k, const dnnf_vk_spirv *blobs, 
   TRY(read_spirv_facts(&blobs[kernel->spirv], kernel->spirv, kernel->entry, &facts, out));
   const uint32_t *size = kernel->workgroup, *local = facts.local_size;
   if (!facts.found)
-    return fail(out, DNNF_VK_BAD_PLAN, "plan line %d: kernel %d '%s': SPIR-V module %d has no GLCompute entry point '%s'",
+    return fail(out, DNNF_VK_BAD_PLAN,
+                "plan line %d: kernel %d '%s': SPIR-V module %d has no GLCompute entry point '%s'",
                 kernel->line, k, kernel->name, kernel->spirv, kernel->entry);
   if (facts.has_local_size && !facts.size_from_constants && memcmp(size, local, sizeof facts.local_size) != 0)
-    return fail(out, DNNF_VK_BAD_PLAN, "plan line %d: kernel %d '%s': workgroup size %ux%ux%u differs from the SPIR-V's LocalSize %ux%ux%u",
-                kernel->line, k, kernel->name, size[0], size[1], size[2], local[0], local[1], local[2]);
+    return fail(
+        out, DNNF_VK_BAD_PLAN,
+        "plan line %d: kernel %d '%s': workgroup size %ux%ux%u differs from the SPIR-V's LocalSize %ux%ux%u",
+        kernel->line, k, kernel->name, size[0], size[1], size[2], local[0], local[1], local[2]);
   /* With one entry point every decorated resource is that kernel's (SPIR-V 1.3 entry
      points do not list their storage buffers, so several would need a call-graph walk). */
   if (facts.entry_points == 1 && facts.other_set)
-    return fail(out, DNNF_VK_BAD_PLAN, "plan line %d: kernel %d '%s': the SPIR-V uses descriptor set %u; only set 0 is bound",
+    return fail(out, DNNF_VK_BAD_PLAN,
+                "plan line %d: kernel %d '%s': the SPIR-V uses descriptor set %u; only set 0 is bound",
                 kernel->line, k, kernel->name, facts.set);
   if (facts.entry_points == 1 && facts.bindings_used > (uint32_t)kernel->bindings)
-    return fail(out, DNNF_VK_BAD_PLAN, "plan line %d: kernel %d '%s': the SPIR-V uses binding %u but the kernel line declares %d bindings",
-                kernel->line, k, kernel->name, facts.bindings_used - 1, kernel->bindings);
+    return fail(
+        out, DNNF_VK_BAD_PLAN,
+        "plan line %d: kernel %d '%s': the SPIR-V uses binding %u but the kernel line declares %d bindings",
+        kernel->line, k, kernel->name, facts.bindings_used - 1, kernel->bindings);
   return DNNF_VK_OK;
 }
 
@@ -965,9 +1050,10 @@ static int check_spirv(const plan *p, const dnnf_vk_spirv *blobs, int count, mes
 /* ------------------------------------------------------------------------------------ */
 /* The device's features and limits, checked against the plan before creating anything  */
 
-static int unsupported_limit(message *out, const char *what, int line, const char *limit, uint64_t value, uint64_t maximum) {
-  return fail(out, DNNF_VK_UNSUPPORTED, "%s (plan line %d): %" PRIu64 " exceeds the device's %s %" PRIu64, what, line, value,
-              limit, maximum);
+static int unsupported_limit(message *out, const char *what, int line, const char *limit, uint64_t value,
+                             uint64_t maximum) {
+  return fail(out, DNNF_VK_UNSUPPORTED, "%s (plan line %d): %" PRIu64 " exceeds the device's %s %" PRIu64,
+              what, line, value, limit, maximum);
 }
 
 static int check_kernel_limits(const plan *p, int k, const VkPhysicalDeviceLimits *limits, message *out) {
@@ -975,21 +1061,23 @@ static int check_kernel_limits(const plan *p, int k, const VkPhysicalDeviceLimit
   char what[300];
   snprintf(what, sizeof what, "kernel %d '%s'", k, kernel->name);
   if ((uint32_t)kernel->bindings > limits->maxPerStageDescriptorStorageBuffers)
-    return unsupported_limit(out, what, kernel->line, "maxPerStageDescriptorStorageBuffers", (uint64_t)kernel->bindings,
-                             limits->maxPerStageDescriptorStorageBuffers);
+    return unsupported_limit(out, what, kernel->line, "maxPerStageDescriptorStorageBuffers",
+                             (uint64_t)kernel->bindings, limits->maxPerStageDescriptorStorageBuffers);
   if ((uint32_t)kernel->bindings > limits->maxDescriptorSetStorageBuffers)
-    return unsupported_limit(out, what, kernel->line, "maxDescriptorSetStorageBuffers", (uint64_t)kernel->bindings,
-                             limits->maxDescriptorSetStorageBuffers);
+    return unsupported_limit(out, what, kernel->line, "maxDescriptorSetStorageBuffers",
+                             (uint64_t)kernel->bindings, limits->maxDescriptorSetStorageBuffers);
   static const char *const SIZE_LIMITS[3] = {"maxComputeWorkGroupSize[0]", "maxComputeWorkGroupSize[1]",
                                              "maxComputeWorkGroupSize[2]"};
   uint64_t invocations = 1;
   for (int d = 0; d < 3; ++d) {
     if (kernel->workgroup[d] > limits->maxComputeWorkGroupSize[d])
-      return unsupported_limit(out, what, kernel->line, SIZE_LIMITS[d], kernel->workgroup[d], limits->maxComputeWorkGroupSize[d]);
+      return unsupported_limit(out, what, kernel->line, SIZE_LIMITS[d], kernel->workgroup[d],
+                               limits->maxComputeWorkGroupSize[d]);
     invocations *= kernel->workgroup[d];
   }
   if (invocations > limits->maxComputeWorkGroupInvocations)
-    return unsupported_limit(out, what, kernel->line, "maxComputeWorkGroupInvocations (workgroup size product)", invocations,
+    return unsupported_limit(out, what, kernel->line,
+                             "maxComputeWorkGroupInvocations (workgroup size product)", invocations,
                              limits->maxComputeWorkGroupInvocations);
   return DNNF_VK_OK;
 }
@@ -1003,17 +1091,22 @@ static int check_dispatch_limits(const plan *p, int d, const VkPhysicalDeviceLim
   snprintf(what, sizeof what, "dispatch %d of kernel '%s'", d, kernel->name);
   for (int g = 0; g < 3; ++g)
     if (dispatch->groups[g] > limits->maxComputeWorkGroupCount[g])
-      return unsupported_limit(out, what, dispatch->line, COUNT_LIMITS[g], dispatch->groups[g], limits->maxComputeWorkGroupCount[g]);
+      return unsupported_limit(out, what, dispatch->line, COUNT_LIMITS[g], dispatch->groups[g],
+                               limits->maxComputeWorkGroupCount[g]);
   for (int b = 0; b < kernel->bindings; ++b) {
     const plan_binding *binding = &p->bindings[dispatch->first_binding + b];
-    snprintf(what, sizeof what, "dispatch %d of kernel '%s', binding %d (buffer %d)", d, kernel->name, b, binding->buffer);
+    snprintf(what, sizeof what, "dispatch %d of kernel '%s', binding %d (buffer %d)", d, kernel->name, b,
+             binding->buffer);
     if (binding->range > limits->maxStorageBufferRange)
-      return unsupported_limit(out, what, dispatch->line, "maxStorageBufferRange (the binding's range)", binding->range,
-                               limits->maxStorageBufferRange);
+      return unsupported_limit(out, what, dispatch->line, "maxStorageBufferRange (the binding's range)",
+                               binding->range, limits->maxStorageBufferRange);
     uint64_t alignment = limits->minStorageBufferOffsetAlignment;
     if (alignment > 1 && binding->offset % alignment != 0)
-      return fail(out, DNNF_VK_UNSUPPORTED, "%s (plan line %d): offset %" PRIu64 " is not a multiple of the device's "
-                  "minStorageBufferOffsetAlignment %" PRIu64, what, dispatch->line, binding->offset, alignment);
+      return fail(out, DNNF_VK_UNSUPPORTED,
+                  "%s (plan line %d): offset %" PRIu64
+                  " is not a multiple of the device's "
+                  "minStorageBufferOffsetAlignment %" PRIu64,
+                  what, dispatch->line, binding->offset, alignment);
   }
   return DNNF_VK_OK;
 }
@@ -1023,15 +1116,16 @@ static int check_device_support(const plan *p, const device_info *device, messag
   if (missing) {
     char names[256];
     feature_list(missing, names, sizeof names);
-    return fail(out, DNNF_VK_UNSUPPORTED, "the plan requires %s, which %s lacks", names, device->properties.deviceName);
+    return fail(out, DNNF_VK_UNSUPPORTED, "the plan requires %s, which %s lacks", names,
+                device->properties.deviceName);
   }
   const VkPhysicalDeviceLimits *limits = &device->properties.limits;
   for (int b = 0; b < p->num_buffers; ++b)
     if (device->max_allocation_bytes && p->buffers[b].bytes > device->max_allocation_bytes) {
       char what[64];
       snprintf(what, sizeof what, "buffer %d", b);
-      return unsupported_limit(out, what, p->buffers[b].line, "maxMemoryAllocationSize (the buffer's size)", p->buffers[b].bytes,
-                               device->max_allocation_bytes);
+      return unsupported_limit(out, what, p->buffers[b].line, "maxMemoryAllocationSize (the buffer's size)",
+                               p->buffers[b].bytes, device->max_allocation_bytes);
     }
   for (int k = 0; k < p->num_kernels; ++k) TRY(check_kernel_limits(p, k, limits, out));
   for (int d = 0; d < p->num_dispatches; ++d) TRY(check_dispatch_limits(p, d, limits, out));
@@ -1084,7 +1178,7 @@ struct dnnf_vk_model {
   uint64_t timeout_ns;
   pthread_mutex_t lock;
   bool lock_ready;
-  int broken;                /* a run's error code after which the model cannot run again */
+  int broken; /* a run's error code after which the model cannot run again */
   char broken_reason[400];
 };
 
@@ -1103,7 +1197,8 @@ static int create_device(dnnf_vk_model *m, message *out) {
   uint32_t num_extensions = 0;
   if (device->float16_int8_extension && (m->plan.features & (1u << FEATURE_FLOAT16 | 1u << FEATURE_INT8)))
     extensions[num_extensions++] = "VK_KHR_shader_float16_int8";
-  if (device->storage8_extension && (m->plan.features & 1u << FEATURE_STORAGE8)) extensions[num_extensions++] = "VK_KHR_8bit_storage";
+  if (device->storage8_extension && (m->plan.features & 1u << FEATURE_STORAGE8))
+    extensions[num_extensions++] = "VK_KHR_8bit_storage";
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &features.core,
                              .queueCreateInfoCount = 1,
@@ -1119,8 +1214,8 @@ static int create_device(dnnf_vk_model *m, message *out) {
   return DNNF_VK_OK;
 }
 
-static int create_buffer(dnnf_vk_model *m, device_buffer *buffer, VkDeviceSize bytes, VkBufferUsageFlags usage,
-                         const char *kind, int index, message *out) {
+static int create_buffer(dnnf_vk_model *m, device_buffer *buffer, VkDeviceSize bytes,
+                         VkBufferUsageFlags usage, const char *kind, int index, message *out) {
   VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                              .size = bytes,
                              .usage = usage,
@@ -1134,8 +1229,8 @@ static int create_buffer(dnnf_vk_model *m, device_buffer *buffer, VkDeviceSize b
 
 /* The first memory type among `allowed` with all of `required`, preferring one that also
    has `preferred`; -1 when none. */
-static int find_memory_type(const VkPhysicalDeviceMemoryProperties *memory, uint32_t allowed, VkMemoryPropertyFlags required,
-                            VkMemoryPropertyFlags preferred) {
+static int find_memory_type(const VkPhysicalDeviceMemoryProperties *memory, uint32_t allowed,
+                            VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
   for (int pass = 0; pass < 2; ++pass) {
     VkMemoryPropertyFlags want = pass == 0 ? required | preferred : required;
     for (uint32_t t = 0; t < memory->memoryTypeCount; ++t)
@@ -1144,9 +1239,12 @@ static int find_memory_type(const VkPhysicalDeviceMemoryProperties *memory, uint
   return -1;
 }
 
-static int allocate_block(dnnf_vk_model *m, int block, const device_buffer *buffers, int count, const char *kind, message *out) {
+static int allocate_block(dnnf_vk_model *m, int block, const device_buffer *buffers, int count,
+                          const char *kind, message *out) {
   memory_block *b = &m->blocks[block];
-  VkMemoryAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = b->bytes, .memoryTypeIndex = b->type};
+  VkMemoryAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .allocationSize = b->bytes,
+                               .memoryTypeIndex = b->type};
   VkResult result = m->vk.api.vkAllocateMemory(m->device, &info, NULL, &b->memory);
   if (result == VK_SUCCESS) return DNNF_VK_OK;
   b->memory = VK_NULL_HANDLE;
@@ -1157,28 +1255,39 @@ static int allocate_block(dnnf_vk_model *m, int block, const device_buffer *buff
       last = i;
       if (largest < 0 || buffers[i].bytes > buffers[largest].bytes) largest = i;
     }
-  return check(out, result, "vkAllocateMemory of %.1f MiB (memory type %u) for %ss %d..%d, the largest %s %d of %" PRIu64 " bytes",
-               mib(b->bytes), b->type, kind, first, last, kind, largest, (uint64_t)buffers[largest].bytes);
+  uint64_t largest_bytes = buffers[largest].bytes;
+  if (first == last)
+    return check(out, result, "vkAllocateMemory of %.1f MiB (memory type %u) for %s %d (%" PRIu64 " bytes)",
+                 mib(b->bytes), b->type, kind, first, largest_bytes);
+  return check(out, result,
+               "vkAllocateMemory of %.1f MiB (memory type %u) for %ss %d..%d (the largest: %s %d, %" PRIu64
+               " bytes)",
+               mib(b->bytes), b->type, kind, first, last, kind, largest, largest_bytes);
 }
 
 /* Places the buffers in as few allocations as the limits allow (each at an offset its
    alignment allows), allocates them and binds the buffers. */
-static int bind_buffers(dnnf_vk_model *m, device_buffer *buffers, int count, const char *kind, VkMemoryPropertyFlags required,
-                        VkMemoryPropertyFlags preferred, message *out) {
+static int bind_buffers(dnnf_vk_model *m, device_buffer *buffers, int count, const char *kind,
+                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred, message *out) {
   const device_info *device = &m->vk.device;
-  VkDeviceSize limit = device->max_allocation_bytes && device->max_allocation_bytes < BLOCK_BYTES ? device->max_allocation_bytes
-                                                                                                   : BLOCK_BYTES;
+  VkDeviceSize limit = device->max_allocation_bytes && device->max_allocation_bytes < BLOCK_BYTES
+                           ? device->max_allocation_bytes
+                           : BLOCK_BYTES;
   int first_block = m->num_blocks, open = -1;
   for (int i = 0; i < count; ++i) {
     VkMemoryRequirements needs;
     m->vk.api.vkGetBufferMemoryRequirements(m->device, buffers[i].handle, &needs);
-    int type = required || preferred ? find_memory_type(&device->memory, needs.memoryTypeBits, required, preferred)
-                                     : device_memory_type(&device->memory, needs.memoryTypeBits);
+    int type = required || preferred
+                   ? find_memory_type(&device->memory, needs.memoryTypeBits, required, preferred)
+                   : device_memory_type(&device->memory, needs.memoryTypeBits);
     if (type < 0)
-      return fail(out, DNNF_VK_UNSUPPORTED, "no memory type with properties 0x%x for %s %d", (unsigned)required, kind, i);
+      return fail(out, DNNF_VK_UNSUPPORTED, "no memory type with properties 0x%x for %s %d",
+                  (unsigned)required, kind, i);
     VkDeviceSize offset = open >= 0 ? align_up(m->blocks[open].bytes, needs.alignment) : 0;
-    if (open < 0 || m->blocks[open].type != (uint32_t)type || (m->blocks[open].bytes > 0 && offset + needs.size > limit)) {
-      if (!RESERVE(m->blocks, m->blocks_capacity, m->num_blocks + 1)) return out_of_host_memory(out, "memory blocks");
+    if (open < 0 || m->blocks[open].type != (uint32_t)type ||
+        (m->blocks[open].bytes > 0 && offset + needs.size > limit)) {
+      if (!RESERVE(m->blocks, m->blocks_capacity, m->num_blocks + 1))
+        return out_of_host_memory(out, "memory blocks");
       open = m->num_blocks++;
       m->blocks[open] = (memory_block){.type = (uint32_t)type};
       offset = 0;
@@ -1189,7 +1298,9 @@ static int bind_buffers(dnnf_vk_model *m, device_buffer *buffers, int count, con
   }
   for (int b = first_block; b < m->num_blocks; ++b) TRY(allocate_block(m, b, buffers, count, kind, out));
   for (int i = 0; i < count; ++i)
-    TRY(check(out, m->vk.api.vkBindBufferMemory(m->device, buffers[i].handle, m->blocks[buffers[i].block].memory, buffers[i].offset),
+    TRY(check(out,
+              m->vk.api.vkBindBufferMemory(m->device, buffers[i].handle, m->blocks[buffers[i].block].memory,
+                                           buffers[i].offset),
               "vkBindBufferMemory for %s %d", kind, i));
   return DNNF_VK_OK;
 }
@@ -1200,8 +1311,8 @@ static int map_buffers(dnnf_vk_model *m, device_buffer *buffers, int count, mess
     memory_block *block = &m->blocks[buffers[i].block];
     if (!block->host) {
       void *host = NULL;
-      TRY(check(out, m->vk.api.vkMapMemory(m->device, block->memory, 0, VK_WHOLE_SIZE, 0, &host), "vkMapMemory of %.1f MiB",
-                mib(block->bytes)));
+      TRY(check(out, m->vk.api.vkMapMemory(m->device, block->memory, 0, VK_WHOLE_SIZE, 0, &host),
+                "vkMapMemory of %.1f MiB", mib(block->bytes)));
       block->host = host;
     }
     buffers[i].host = block->host + buffers[i].offset;
@@ -1222,14 +1333,15 @@ static int create_staging_buffers(dnnf_vk_model *m, message *out) {
   if (!m->staging_inputs || !m->staging_outputs) return out_of_host_memory(out, "staging buffers");
   VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   for (int i = 0; i < p->num_inputs; ++i)
-    TRY(create_buffer(m, &m->staging_inputs[i], p->buffers[p->inputs[i]].bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                      "input staging buffer", i, out));
+    TRY(create_buffer(m, &m->staging_inputs[i], p->buffers[p->inputs[i]].bytes,
+                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT, "input staging buffer", i, out));
   for (int j = 0; j < p->num_outputs; ++j)
-    TRY(create_buffer(m, &m->staging_outputs[j], p->buffers[p->outputs[j]].bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                      "output staging buffer", j, out));
+    TRY(create_buffer(m, &m->staging_outputs[j], p->buffers[p->outputs[j]].bytes,
+                      VK_BUFFER_USAGE_TRANSFER_DST_BIT, "output staging buffer", j, out));
   TRY(bind_buffers(m, m->staging_inputs, p->num_inputs, "input staging buffer", host, 0, out));
   /* Cached memory makes the host's reads of the outputs fast. */
-  TRY(bind_buffers(m, m->staging_outputs, p->num_outputs, "output staging buffer", host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, out));
+  TRY(bind_buffers(m, m->staging_outputs, p->num_outputs, "output staging buffer", host,
+                   VK_MEMORY_PROPERTY_HOST_CACHED_BIT, out));
   TRY(map_buffers(m, m->staging_inputs, p->num_inputs, out));
   return map_buffers(m, m->staging_outputs, p->num_outputs, out);
 }
@@ -1240,8 +1352,10 @@ static int create_buffers(dnnf_vk_model *m, message *out) {
   m->input_host = calloc(p->num_inputs ? p->num_inputs : 1, sizeof *m->input_host);
   m->output_host = calloc(p->num_outputs ? p->num_outputs : 1, sizeof *m->output_host);
   if (!m->buffers || !m->input_host || !m->output_host) return out_of_host_memory(out, "buffers");
-  VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  for (int b = 0; b < p->num_buffers; ++b) TRY(create_buffer(m, &m->buffers[b], p->buffers[b].bytes, usage, "buffer", b, out));
+  VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  for (int b = 0; b < p->num_buffers; ++b)
+    TRY(create_buffer(m, &m->buffers[b], p->buffers[b].bytes, usage, "buffer", b, out));
   int first_block = m->num_blocks;
   TRY(bind_buffers(m, m->buffers, p->num_buffers, "buffer", 0, 0, out));
   m->staging = staging_forced() || !blocks_host_coherent(m, first_block, m->num_blocks);
@@ -1250,20 +1364,24 @@ static int create_buffers(dnnf_vk_model *m, message *out) {
   } else {
     TRY(map_buffers(m, m->buffers, p->num_buffers, out));
   }
-  for (int i = 0; i < p->num_inputs; ++i) m->input_host[i] = (m->staging ? m->staging_inputs[i] : m->buffers[p->inputs[i]]).host;
+  for (int i = 0; i < p->num_inputs; ++i)
+    m->input_host[i] = (m->staging ? m->staging_inputs[i] : m->buffers[p->inputs[i]]).host;
   for (int j = 0; j < p->num_outputs; ++j)
     m->output_host[j] = (m->staging ? m->staging_outputs[j] : m->buffers[p->outputs[j]]).host;
   return DNNF_VK_OK;
 }
 
-static void memory_barrier(const dnnf_vk_model *m, VkCommandBuffer commands, VkPipelineStageFlags source_stages,
-                           VkAccessFlags source_access, VkPipelineStageFlags target_stages, VkAccessFlags target_access) {
-  VkMemoryBarrier barrier = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = source_access, .dstAccessMask = target_access};
+static void memory_barrier(const dnnf_vk_model *m, VkCommandBuffer commands,
+                           VkPipelineStageFlags source_stages, VkAccessFlags source_access,
+                           VkPipelineStageFlags target_stages, VkAccessFlags target_access) {
+  VkMemoryBarrier barrier = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                             .srcAccessMask = source_access,
+                             .dstAccessMask = target_access};
   m->vk.api.vkCmdPipelineBarrier(commands, source_stages, target_stages, 0, 1, &barrier, 0, NULL, 0, NULL);
 }
 
-static void copy_buffer(const dnnf_vk_model *m, VkCommandBuffer commands, VkBuffer from, VkDeviceSize from_offset, VkBuffer to,
-                        VkDeviceSize to_offset, VkDeviceSize bytes) {
+static void copy_buffer(const dnnf_vk_model *m, VkCommandBuffer commands, VkBuffer from,
+                        VkDeviceSize from_offset, VkBuffer to, VkDeviceSize to_offset, VkDeviceSize bytes) {
   VkBufferCopy region = {.srcOffset = from_offset, .dstOffset = to_offset, .size = bytes};
   m->vk.api.vkCmdCopyBuffer(commands, from, to, 1, &region);
 }
@@ -1271,11 +1389,13 @@ static void copy_buffer(const dnnf_vk_model *m, VkCommandBuffer commands, VkBuff
 /* Submits `commands` and waits for them. */
 static int submit_and_wait(dnnf_vk_model *m, VkCommandBuffer commands, const char *what, message *out) {
   vk_api *api = &m->vk.api;
-  VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &commands};
+  VkSubmitInfo submit = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &commands};
   TRY(check(out, api->vkQueueSubmit(m->queue, 1, &submit, m->fence), "vkQueueSubmit (%s)", what));
   VkResult result = api->vkWaitForFences(m->device, 1, &m->fence, VK_TRUE, m->timeout_ns);
   if (result == VK_TIMEOUT)
-    return fail(out, DNNF_VK_ERROR, "vkWaitForFences (%s): the device did not finish within %.0f s (DNNF_VULKAN_TIMEOUT_S)", what,
+    return fail(out, DNNF_VK_ERROR,
+                "vkWaitForFences (%s): the device did not finish within %.0f s (DNNF_VULKAN_TIMEOUT_S)", what,
                 (double)m->timeout_ns * 1e-9);
   TRY(check(out, result, "vkWaitForFences (%s)", what));
   return check(out, api->vkResetFences(m->device, 1, &m->fence), "vkResetFences (%s)", what);
@@ -1310,23 +1430,30 @@ static int flush_upload(dnnf_vk_model *m, weights_upload *upload, message *out) 
 static int prepare_upload(dnnf_vk_model *m, weights_upload *upload, VkDeviceSize total, message *out) {
   vk_api *api = &m->vk.api;
   upload->bytes = total < UPLOAD_CHUNK_BYTES ? total : UPLOAD_CHUNK_BYTES;
-  TRY(create_buffer(m, &upload->staging, upload->bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, "weights staging buffer", 0, out));
+  TRY(create_buffer(m, &upload->staging, upload->bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                    "weights staging buffer", 0, out));
   VkMemoryRequirements needs;
   api->vkGetBufferMemoryRequirements(m->device, upload->staging.handle, &needs);
   int type = find_memory_type(&m->vk.device.memory, needs.memoryTypeBits,
                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
-  if (type < 0) return fail(out, DNNF_VK_UNSUPPORTED, "no host-visible coherent memory for the weights staging buffer");
-  VkMemoryAllocateInfo allocate = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = needs.size,
+  if (type < 0)
+    return fail(out, DNNF_VK_UNSUPPORTED, "no host-visible coherent memory for the weights staging buffer");
+  VkMemoryAllocateInfo allocate = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                   .allocationSize = needs.size,
                                    .memoryTypeIndex = (uint32_t)type};
   VkResult result = api->vkAllocateMemory(m->device, &allocate, NULL, &upload->memory);
   if (result != VK_SUCCESS) upload->memory = VK_NULL_HANDLE;
   TRY(check(out, result, "vkAllocateMemory of %.1f MiB for the weights staging buffer", mib(needs.size)));
-  TRY(check(out, api->vkBindBufferMemory(m->device, upload->staging.handle, upload->memory, 0), "vkBindBufferMemory (weights staging)"));
+  TRY(check(out, api->vkBindBufferMemory(m->device, upload->staging.handle, upload->memory, 0),
+            "vkBindBufferMemory (weights staging)"));
   void *host = NULL;
-  TRY(check(out, api->vkMapMemory(m->device, upload->memory, 0, VK_WHOLE_SIZE, 0, &host), "vkMapMemory (weights staging)"));
+  TRY(check(out, api->vkMapMemory(m->device, upload->memory, 0, VK_WHOLE_SIZE, 0, &host),
+            "vkMapMemory (weights staging)"));
   upload->host = host;
-  VkCommandBufferAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = m->command_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  VkCommandBufferAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = m->command_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
   result = api->vkAllocateCommandBuffers(m->device, &info, &upload->commands);
   if (result != VK_SUCCESS) upload->commands = VK_NULL_HANDLE;
   TRY(check(out, result, "vkAllocateCommandBuffers (weights upload)"));
@@ -1335,21 +1462,24 @@ static int prepare_upload(dnnf_vk_model *m, weights_upload *upload, VkDeviceSize
 
 static void finish_upload(dnnf_vk_model *m, weights_upload *upload) {
   vk_api *api = &m->vk.api;
-  if (upload->commands != VK_NULL_HANDLE) api->vkFreeCommandBuffers(m->device, m->command_pool, 1, &upload->commands);
+  if (upload->commands != VK_NULL_HANDLE)
+    api->vkFreeCommandBuffers(m->device, m->command_pool, 1, &upload->commands);
   if (upload->staging.handle != VK_NULL_HANDLE) api->vkDestroyBuffer(m->device, upload->staging.handle, NULL);
   if (upload->memory != VK_NULL_HANDLE) api->vkFreeMemory(m->device, upload->memory, NULL);
 }
 
-static int upload_through_staging(dnnf_vk_model *m, weights_upload *upload, const unsigned char *weights, VkDeviceSize total,
-                                  message *out) {
+static int upload_through_staging(dnnf_vk_model *m, weights_upload *upload, const unsigned char *weights,
+                                  VkDeviceSize total, message *out) {
   TRY(prepare_upload(m, upload, total, out));
   for (int b = 0; b < m->plan.num_buffers; ++b) {
     const plan_buffer *buffer = &m->plan.buffers[b];
     if (buffer->role != ROLE_WEIGHT) continue;
     for (VkDeviceSize done = 0; done < buffer->bytes;) {
-      VkDeviceSize room = upload->bytes - upload->filled, left = buffer->bytes - done, bytes = left < room ? left : room;
+      VkDeviceSize room = upload->bytes - upload->filled, left = buffer->bytes - done,
+                   bytes = left < room ? left : room;
       memcpy(upload->host + upload->filled, weights + buffer->argument + done, (size_t)bytes);
-      copy_buffer(m, upload->commands, upload->staging.handle, upload->filled, m->buffers[b].handle, done, bytes);
+      copy_buffer(m, upload->commands, upload->staging.handle, upload->filled, m->buffers[b].handle, done,
+                  bytes);
       upload->filled += bytes;
       done += bytes;
       if (upload->filled == upload->bytes) TRY(flush_upload(m, upload, out));
@@ -1370,6 +1500,7 @@ static int upload_weights(dnnf_vk_model *m, const unsigned char *weights, messag
   if (!m->staging || total == 0) return DNNF_VK_OK;
   weights_upload upload = {0};
   int status = upload_through_staging(m, &upload, weights, total, out);
+  if (status != DNNF_VK_OK) m->vk.api.vkDeviceWaitIdle(m->device); /* a failed wait leaves copies pending */
   finish_upload(m, &upload);
   return status;
 }
@@ -1380,28 +1511,34 @@ static int create_pipeline(dnnf_vk_model *m, int k, message *out) {
   VkDescriptorSetLayoutBinding *bindings = calloc((size_t)kernel->bindings, sizeof *bindings);
   if (!bindings) return out_of_host_memory(out, "descriptor set layout");
   for (int b = 0; b < kernel->bindings; ++b)
-    bindings[b] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)b, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                 .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    bindings[b] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)b,
+                                                 .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                 .descriptorCount = 1,
+                                                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
   VkDescriptorSetLayoutCreateInfo set_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                              .bindingCount = (uint32_t)kernel->bindings, .pBindings = bindings};
+                                              .bindingCount = (uint32_t)kernel->bindings,
+                                              .pBindings = bindings};
   VkResult result = api->vkCreateDescriptorSetLayout(m->device, &set_info, NULL, &m->set_layouts[k]);
   free(bindings);
   if (result != VK_SUCCESS) m->set_layouts[k] = VK_NULL_HANDLE;
   TRY(check(out, result, "vkCreateDescriptorSetLayout for kernel %d '%s'", k, kernel->name));
-  VkPipelineLayoutCreateInfo layout_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+  VkPipelineLayoutCreateInfo layout_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                            .setLayoutCount = 1,
                                             .pSetLayouts = &m->set_layouts[k]};
   result = api->vkCreatePipelineLayout(m->device, &layout_info, NULL, &m->pipeline_layouts[k]);
   if (result != VK_SUCCESS) m->pipeline_layouts[k] = VK_NULL_HANDLE;
   TRY(check(out, result, "vkCreatePipelineLayout for kernel %d '%s'", k, kernel->name));
-  VkComputePipelineCreateInfo info = {
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = m->modules[kernel->spirv], .pName = kernel->entry},
-      .layout = m->pipeline_layouts[k]};
+  VkComputePipelineCreateInfo info = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                .module = m->modules[kernel->spirv],
+                                                .pName = kernel->entry},
+                                      .layout = m->pipeline_layouts[k]};
   result = api->vkCreateComputePipelines(m->device, m->pipeline_cache, 1, &info, NULL, &m->pipelines[k]);
   if (result != VK_SUCCESS) m->pipelines[k] = VK_NULL_HANDLE;
-  return check(out, result, "vkCreateComputePipelines for kernel %d '%s' (entry point '%s' of SPIR-V module %d)", k, kernel->name,
-               kernel->entry, kernel->spirv);
+  return check(out, result,
+               "vkCreateComputePipelines for kernel %d '%s' (entry point '%s' of SPIR-V module %d)", k,
+               kernel->name, kernel->entry, kernel->spirv);
 }
 
 static int create_pipelines(dnnf_vk_model *m, const dnnf_vk_spirv *blobs, int num_blobs, message *out) {
@@ -1411,9 +1548,11 @@ static int create_pipelines(dnnf_vk_model *m, const dnnf_vk_spirv *blobs, int nu
   m->set_layouts = calloc((size_t)kernels, sizeof *m->set_layouts);
   m->pipeline_layouts = calloc((size_t)kernels, sizeof *m->pipeline_layouts);
   m->pipelines = calloc((size_t)kernels, sizeof *m->pipelines);
-  if (!m->modules || !m->set_layouts || !m->pipeline_layouts || !m->pipelines) return out_of_host_memory(out, "pipelines");
+  if (!m->modules || !m->set_layouts || !m->pipeline_layouts || !m->pipelines)
+    return out_of_host_memory(out, "pipelines");
   for (int s = 0; s < num_blobs; ++s) {
-    VkShaderModuleCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = blobs[s].count * 4,
+    VkShaderModuleCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                     .codeSize = blobs[s].count * 4,
                                      .pCode = blobs[s].words};
     VkResult result = api->vkCreateShaderModule(m->device, &info, NULL, &m->modules[s]);
     if (result != VK_SUCCESS) m->modules[s] = VK_NULL_HANDLE;
@@ -1431,23 +1570,31 @@ static int create_pipelines(dnnf_vk_model *m, const dnnf_vk_spirv *blobs, int nu
 static int create_descriptor_sets(dnnf_vk_model *m, message *out) {
   vk_api *api = &m->vk.api;
   const plan *p = &m->plan;
-  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = (uint32_t)p->num_bindings};
+  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = (uint32_t)p->num_bindings};
   VkDescriptorPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                     .maxSets = (uint32_t)p->num_dispatches, .poolSizeCount = 1, .pPoolSizes = &size};
+                                     .maxSets = (uint32_t)p->num_dispatches,
+                                     .poolSizeCount = 1,
+                                     .pPoolSizes = &size};
   VkResult result = api->vkCreateDescriptorPool(m->device, &pool, NULL, &m->descriptor_pool);
   if (result != VK_SUCCESS) m->descriptor_pool = VK_NULL_HANDLE;
-  TRY(check(out, result, "vkCreateDescriptorPool for %d sets of %d storage buffers", p->num_dispatches, p->num_bindings));
+  TRY(check(out, result, "vkCreateDescriptorPool for %d sets of %d storage buffers", p->num_dispatches,
+            p->num_bindings));
 
   m->descriptor_sets = calloc((size_t)p->num_dispatches, sizeof *m->descriptor_sets);
   VkDescriptorSetLayout *layouts = calloc((size_t)p->num_dispatches, sizeof *layouts);
   VkDescriptorBufferInfo *infos = calloc((size_t)p->num_bindings, sizeof *infos);
   VkWriteDescriptorSet *writes = calloc((size_t)p->num_bindings, sizeof *writes);
-  int status = m->descriptor_sets && layouts && infos && writes ? DNNF_VK_OK : out_of_host_memory(out, "descriptor sets");
+  int status = m->descriptor_sets && layouts && infos && writes ? DNNF_VK_OK
+                                                                : out_of_host_memory(out, "descriptor sets");
   if (status == DNNF_VK_OK) {
     for (int d = 0; d < p->num_dispatches; ++d) layouts[d] = m->set_layouts[p->dispatches[d].kernel];
-    VkDescriptorSetAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = m->descriptor_pool,
-                                        .descriptorSetCount = (uint32_t)p->num_dispatches, .pSetLayouts = layouts};
-    status = check(out, api->vkAllocateDescriptorSets(m->device, &info, m->descriptor_sets), "vkAllocateDescriptorSets");
+    VkDescriptorSetAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                        .descriptorPool = m->descriptor_pool,
+                                        .descriptorSetCount = (uint32_t)p->num_dispatches,
+                                        .pSetLayouts = layouts};
+    status = check(out, api->vkAllocateDescriptorSets(m->device, &info, m->descriptor_sets),
+                   "vkAllocateDescriptorSets");
   }
   if (status == DNNF_VK_OK) {
     for (int d = 0; d < p->num_dispatches; ++d) {
@@ -1455,10 +1602,14 @@ static int create_descriptor_sets(dnnf_vk_model *m, message *out) {
       for (int b = 0; b < p->kernels[dispatch->kernel].bindings; ++b) {
         int i = dispatch->first_binding + b;
         const plan_binding *binding = &p->bindings[i];
-        infos[i] = (VkDescriptorBufferInfo){m->buffers[binding->buffer].handle, binding->offset, binding->range};
-        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = m->descriptor_sets[d],
-                                           .dstBinding = (uint32_t)b, .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &infos[i]};
+        infos[i] =
+            (VkDescriptorBufferInfo){m->buffers[binding->buffer].handle, binding->offset, binding->range};
+        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                           .dstSet = m->descriptor_sets[d],
+                                           .dstBinding = (uint32_t)b,
+                                           .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &infos[i]};
       }
     }
     api->vkUpdateDescriptorSets(m->device, (uint32_t)p->num_bindings, writes, 0, NULL);
@@ -1477,8 +1628,10 @@ static int create_sync_objects(dnnf_vk_model *m, message *out) {
   VkResult result = api->vkCreateCommandPool(m->device, &pool, NULL, &m->command_pool);
   if (result != VK_SUCCESS) m->command_pool = VK_NULL_HANDLE;
   TRY(check(out, result, "vkCreateCommandPool"));
-  VkCommandBufferAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = m->command_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  VkCommandBufferAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = m->command_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
   result = api->vkAllocateCommandBuffers(m->device, &info, &m->commands);
   if (result != VK_SUCCESS) m->commands = VK_NULL_HANDLE;
   TRY(check(out, result, "vkAllocateCommandBuffers"));
@@ -1489,7 +1642,8 @@ static int create_sync_objects(dnnf_vk_model *m, message *out) {
   if (m->vk.device.timestamp_bits == 0) return DNNF_VK_OK;
   m->dispatch_ms = calloc((size_t)m->plan.num_dispatches, sizeof *m->dispatch_ms);
   if (!m->dispatch_ms) return out_of_host_memory(out, "dispatch times");
-  VkQueryPoolCreateInfo queries = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
+  VkQueryPoolCreateInfo queries = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                   .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                    .queryCount = 2 * (uint32_t)m->plan.num_dispatches};
   result = api->vkCreateQueryPool(m->device, &queries, NULL, &m->timestamps);
   if (result != VK_SUCCESS) m->timestamps = VK_NULL_HANDLE;
@@ -1504,17 +1658,23 @@ static void record_dispatches(dnnf_vk_model *m) {
     const plan_dispatch *dispatch = &p->dispatches[d];
     if (dispatch->barrier)
       memory_barrier(m, m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     if (dispatch->kernel != bound) {
       api->vkCmdBindPipeline(m->commands, VK_PIPELINE_BIND_POINT_COMPUTE, m->pipelines[dispatch->kernel]);
       bound = dispatch->kernel;
     }
-    api->vkCmdBindDescriptorSets(m->commands, VK_PIPELINE_BIND_POINT_COMPUTE, m->pipeline_layouts[dispatch->kernel], 0, 1,
-                                 &m->descriptor_sets[d], 0, NULL);
+    api->vkCmdBindDescriptorSets(m->commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                 m->pipeline_layouts[dispatch->kernel], 0, 1, &m->descriptor_sets[d], 0,
+                                 NULL);
     /* Written once the work before (start) and this dispatch (end) leave the compute stage. */
-    if (m->timestamps) api->vkCmdWriteTimestamp(m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, m->timestamps, 2 * (uint32_t)d);
+    if (m->timestamps)
+      api->vkCmdWriteTimestamp(m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, m->timestamps,
+                               2 * (uint32_t)d);
     api->vkCmdDispatch(m->commands, dispatch->groups[0], dispatch->groups[1], dispatch->groups[2]);
-    if (m->timestamps) api->vkCmdWriteTimestamp(m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, m->timestamps, 2 * (uint32_t)d + 1);
+    if (m->timestamps)
+      api->vkCmdWriteTimestamp(m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, m->timestamps,
+                               2 * (uint32_t)d + 1);
   }
 }
 
@@ -1527,25 +1687,29 @@ static int record_commands(dnnf_vk_model *m, message *out) {
   memory_barrier(m, m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                  VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT);
   if (m->timestamps) api->vkCmdResetQueryPool(m->commands, m->timestamps, 0, 2 * (uint32_t)p->num_dispatches);
   if (m->staging) {
     for (int i = 0; i < p->num_inputs; ++i)
-      copy_buffer(m, m->commands, m->staging_inputs[i].handle, 0, m->buffers[p->inputs[i]].handle, 0, m->staging_inputs[i].bytes);
-    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      copy_buffer(m, m->commands, m->staging_inputs[i].handle, 0, m->buffers[p->inputs[i]].handle, 0,
+                  m->staging_inputs[i].bytes);
+    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   }
   record_dispatches(m);
   if (m->staging) {
-    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                   VK_ACCESS_TRANSFER_READ_BIT);
+    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     for (int j = 0; j < p->num_outputs; ++j)
-      copy_buffer(m, m->commands, m->buffers[p->outputs[j]].handle, 0, m->staging_outputs[j].handle, 0, m->staging_outputs[j].bytes);
-    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                   VK_ACCESS_HOST_READ_BIT);
+      copy_buffer(m, m->commands, m->buffers[p->outputs[j]].handle, 0, m->staging_outputs[j].handle, 0,
+                  m->staging_outputs[j].bytes);
+    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   } else {
-    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                   VK_ACCESS_HOST_READ_BIT);
+    memory_barrier(m, m->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   }
   return check(out, api->vkEndCommandBuffer(m->commands), "vkEndCommandBuffer (model)");
 }
@@ -1557,20 +1721,22 @@ static uint64_t timeout_ns(void) {
   return seconds * 1000000000ull;
 }
 
-static int check_arguments(const char *plan_text, const dnnf_vk_spirv *kernels, int num_kernels, const void *weights,
-                           size_t weights_bytes, dnnf_vk_model **model, message *out) {
+static int check_arguments(const char *plan_text, const dnnf_vk_spirv *kernels, int num_kernels,
+                           const void *weights, size_t weights_bytes, dnnf_vk_model **model, message *out) {
   if (!model) return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_load: model is NULL");
   *model = NULL;
   if (!plan_text) return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_load: plan is NULL");
   if (num_kernels < 0 || (num_kernels > 0 && !kernels))
-    return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_load: %d SPIR-V modules at %p", num_kernels, (const void *)kernels);
+    return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_load: %d SPIR-V modules at %p", num_kernels,
+                (const void *)kernels);
   if (weights_bytes > 0 && !weights)
-    return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_load: weights is NULL but weights_bytes is %zu", weights_bytes);
+    return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_load: weights is NULL but weights_bytes is %zu",
+                weights_bytes);
   return DNNF_VK_OK;
 }
 
-static int build_model(dnnf_vk_model *m, const char *plan_text, const dnnf_vk_spirv *kernels, int num_kernels, const void *weights,
-                       size_t weights_bytes, message *out) {
+static int build_model(dnnf_vk_model *m, const char *plan_text, const dnnf_vk_spirv *kernels, int num_kernels,
+                       const void *weights, size_t weights_bytes, message *out) {
   if (pthread_mutex_init(&m->lock, NULL) != 0) return fail(out, DNNF_VK_ERROR, "pthread_mutex_init failed");
   m->lock_ready = true;
   m->timeout_ns = timeout_ns();
@@ -1587,8 +1753,8 @@ static int build_model(dnnf_vk_model *m, const char *plan_text, const dnnf_vk_sp
   return record_commands(m, out);
 }
 
-int dnnf_vk_load(const char *plan_text, const dnnf_vk_spirv *kernels, int num_kernels, const void *weights, size_t weights_bytes,
-                 dnnf_vk_model **model, char *error, size_t error_size) {
+int dnnf_vk_load(const char *plan_text, const dnnf_vk_spirv *kernels, int num_kernels, const void *weights,
+                 size_t weights_bytes, dnnf_vk_model **model, char *error, size_t error_size) {
   message out = {error, error_size};
   TRY(check_arguments(plan_text, kernels, num_kernels, weights, weights_bytes, model, &out));
   dnnf_vk_model *m = calloc(1, sizeof *m);
@@ -1605,12 +1771,14 @@ int dnnf_vk_load(const char *plan_text, const dnnf_vk_spirv *kernels, int num_ke
 /* ------------------------------------------------------------------------------------ */
 /* Runs                                                                                 */
 
-static int check_run_arguments(const dnnf_vk_model *m, const void *const inputs[], void *const outputs[], message *out) {
+static int check_run_arguments(const dnnf_vk_model *m, const void *const inputs[], void *const outputs[],
+                               message *out) {
   if (!m) return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_run: model is NULL");
   for (int i = 0; i < m->plan.num_inputs; ++i)
     if (!inputs || !inputs[i]) return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_run: input %d is NULL", i);
   for (int j = 0; j < m->plan.num_outputs; ++j)
-    if (!outputs || !outputs[j]) return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_run: output %d is NULL", j);
+    if (!outputs || !outputs[j])
+      return fail(out, DNNF_VK_INVALID_ARGUMENT, "dnnf_vk_run: output %d is NULL", j);
   return DNNF_VK_OK;
 }
 
@@ -1619,8 +1787,9 @@ static void read_dispatch_times(dnnf_vk_model *m) {
   uint64_t *ticks = calloc((size_t)count, sizeof *ticks);
   m->have_times = false;
   if (!ticks) return;
-  VkResult result = m->vk.api.vkGetQueryPoolResults(m->device, m->timestamps, 0, (uint32_t)count, (size_t)count * sizeof *ticks, ticks,
-                                                    sizeof *ticks, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  VkResult result = m->vk.api.vkGetQueryPoolResults(m->device, m->timestamps, 0, (uint32_t)count,
+                                                    (size_t)count * sizeof *ticks, ticks, sizeof *ticks,
+                                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
   if (result == VK_SUCCESS) {
     uint32_t bits = m->vk.device.timestamp_bits;
     uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
@@ -1634,8 +1803,10 @@ static void read_dispatch_times(dnnf_vk_model *m) {
 
 static int run_locked(dnnf_vk_model *m, const void *const inputs[], void *const outputs[], message *out) {
   const plan *p = &m->plan;
-  if (m->broken) return fail(out, m->broken, "the model cannot run after an earlier device error: %s", m->broken_reason);
-  for (int i = 0; i < p->num_inputs; ++i) memcpy(m->input_host[i], inputs[i], (size_t)p->buffers[p->inputs[i]].bytes);
+  if (m->broken)
+    return fail(out, m->broken, "the model cannot run after an earlier device error: %s", m->broken_reason);
+  for (int i = 0; i < p->num_inputs; ++i)
+    memcpy(m->input_host[i], inputs[i], (size_t)p->buffers[p->inputs[i]].bytes);
   message reason = {m->broken_reason, sizeof m->broken_reason};
   int status = submit_and_wait(m, m->commands, "model run", &reason);
   if (status != DNNF_VK_OK) {
@@ -1643,12 +1814,14 @@ static int run_locked(dnnf_vk_model *m, const void *const inputs[], void *const 
     m->broken = status;
     return fail(out, status, "%s", m->broken_reason);
   }
-  for (int j = 0; j < p->num_outputs; ++j) memcpy(outputs[j], m->output_host[j], (size_t)p->buffers[p->outputs[j]].bytes);
+  for (int j = 0; j < p->num_outputs; ++j)
+    memcpy(outputs[j], m->output_host[j], (size_t)p->buffers[p->outputs[j]].bytes);
   if (m->timestamps) read_dispatch_times(m);
   return DNNF_VK_OK;
 }
 
-int dnnf_vk_run(dnnf_vk_model *model, const void *const inputs[], void *const outputs[], char *error, size_t error_size) {
+int dnnf_vk_run(dnnf_vk_model *model, const void *const inputs[], void *const outputs[], char *error,
+                size_t error_size) {
   message out = {error, error_size};
   TRY(check_run_arguments(model, inputs, outputs, &out));
   pthread_mutex_lock(&model->lock);
@@ -1668,7 +1841,8 @@ int dnnf_vk_dispatch_times(const dnnf_vk_model *model, double *ms, int capacity)
   pthread_mutex_lock(&m->lock);
   int written = 0;
   if (m->have_times && ms)
-    for (; written < capacity && written < m->plan.num_dispatches; ++written) ms[written] = m->dispatch_ms[written];
+    for (; written < capacity && written < m->plan.num_dispatches; ++written)
+      ms[written] = m->dispatch_ms[written];
   pthread_mutex_unlock(&m->lock);
   return written;
 }
@@ -1678,7 +1852,9 @@ const char *dnnf_vk_dispatch_name(const dnnf_vk_model *model, int dispatch) {
   return model->plan.kernels[model->plan.dispatches[dispatch].kernel].name;
 }
 
-const char *dnnf_vk_device_name(const dnnf_vk_model *model) { return model ? model->vk.device.properties.deviceName : NULL; }
+const char *dnnf_vk_device_name(const dnnf_vk_model *model) {
+  return model ? model->vk.device.properties.deviceName : NULL;
+}
 
 int dnnf_vk_uses_staging(const dnnf_vk_model *model) { return model && model->staging; }
 
@@ -1701,7 +1877,8 @@ int dnnf_vk_probe(char *description, size_t description_size, char *error, size_
   vk_context vk;
   memset(&vk, 0, sizeof vk);
   int status = open_context(&vk, &out);
-  if (status == DNNF_VK_OK && description && description_size) describe_device(&vk.device, description, description_size);
+  if (status == DNNF_VK_OK && description && description_size)
+    describe_device(&vk.device, description, description_size);
   close_context(&vk);
   return status;
 }
@@ -1718,12 +1895,16 @@ static void destroy_device_objects(dnnf_vk_model *m) {
   api->vkDeviceWaitIdle(m->device);
   if (m->timestamps) api->vkDestroyQueryPool(m->device, m->timestamps, NULL);
   if (m->fence) api->vkDestroyFence(m->device, m->fence, NULL);
-  if (m->command_pool) api->vkDestroyCommandPool(m->device, m->command_pool, NULL); /* frees the command buffers */
-  if (m->descriptor_pool) api->vkDestroyDescriptorPool(m->device, m->descriptor_pool, NULL); /* frees the sets */
+  if (m->command_pool)
+    api->vkDestroyCommandPool(m->device, m->command_pool, NULL); /* frees the command buffers */
+  if (m->descriptor_pool)
+    api->vkDestroyDescriptorPool(m->device, m->descriptor_pool, NULL); /* frees the sets */
   for (int k = 0; k < p->num_kernels; ++k) {
     if (m->pipelines && m->pipelines[k]) api->vkDestroyPipeline(m->device, m->pipelines[k], NULL);
-    if (m->pipeline_layouts && m->pipeline_layouts[k]) api->vkDestroyPipelineLayout(m->device, m->pipeline_layouts[k], NULL);
-    if (m->set_layouts && m->set_layouts[k]) api->vkDestroyDescriptorSetLayout(m->device, m->set_layouts[k], NULL);
+    if (m->pipeline_layouts && m->pipeline_layouts[k])
+      api->vkDestroyPipelineLayout(m->device, m->pipeline_layouts[k], NULL);
+    if (m->set_layouts && m->set_layouts[k])
+      api->vkDestroyDescriptorSetLayout(m->device, m->set_layouts[k], NULL);
   }
   if (m->pipeline_cache) api->vkDestroyPipelineCache(m->device, m->pipeline_cache, NULL);
   for (int s = 0; s < m->num_modules; ++s)
@@ -1744,7 +1925,8 @@ void dnnf_vk_free(dnnf_vk_model *model) {
   if (model->device != VK_NULL_HANDLE && model->device_functions) {
     destroy_device_objects(model);
   } else if (model->device != VK_NULL_HANDLE) {
-    PFN_vkDestroyDevice destroy = (PFN_vkDestroyDevice)model->vk.api.vkGetDeviceProcAddr(model->device, "vkDestroyDevice");
+    PFN_vkDestroyDevice destroy =
+        (PFN_vkDestroyDevice)model->vk.api.vkGetDeviceProcAddr(model->device, "vkDestroyDevice");
     if (destroy) destroy(model->device, NULL);
   }
   close_context(&model->vk);

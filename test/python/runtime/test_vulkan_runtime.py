@@ -23,6 +23,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -360,6 +361,58 @@ def test_dispatch_times(runtime, spirv):
         times = model.dispatch_times(8)
         assert len(times) == 3 and all(t >= 0 for t in times), times
         assert len(model.dispatch_times(2)) == 2
+
+
+def test_buffers_beyond_one_allocation_block(runtime, spirv, staging):
+    """Three 100 MiB scratch buffers (allocations hold at most 256 MiB) and a thousand small
+    ones: a -> s0 -> s1 -> s2 -> out stays right wherever each buffer landed."""
+    big = 100 << 20
+    plan = [f"dnnf-vulkan-plan 1", f"buffer 0 {BYTES} input 0", f"buffer 1 {BYTES} output 0"]
+    plan += [f"buffer {2 + i} {big} scratch" for i in range(3)]
+    plan += [f"buffer {5 + i} {4 * (i + 1)} scratch" for i in range(1000)]
+    plan += ["kernel 0 0 add 3 64 1 1 add"]
+    # each step doubles at the big buffer's far end, where a wrong offset in a block would show
+    far = big - BYTES
+    chain = [(0, 0), (2, far), (3, far), (4, far), (1, 0)]
+    for (src, src_offset), (dst, dst_offset) in zip(chain, chain[1:]):
+        plan.append(f"dispatch 0 {GROUPS_64} 1 1 1 {src}:{src_offset}:{BYTES} {src}:{src_offset}:{BYTES} "
+                    f"{dst}:{dst_offset}:{BYTES}")
+    with runtime.load("\n".join(plan), [spirv["elementwise"]]) as model:
+        a = random_floats(14)
+        (out,) = model.run(a)
+        np.testing.assert_array_equal(out, a * 16)
+
+
+def test_a_run_past_the_timeout_breaks_the_model(runtime, spirv, monkeypatch):
+    """DNNF_VULKAN_TIMEOUT_S=1 and a dispatch of about 2.5 s: the run fails naming the wait,
+    later runs refuse, dnnf_vk_free waits for the dispatch before destroying anything."""
+
+    def plan(groups):  # each workgroup spins 60000 steps: llvmpipe stops any loop at 65535
+        return f"""\
+            dnnf-vulkan-plan 1
+            buffer 0 4 input 0
+            buffer 1 4 output 0
+            kernel 0 0 main 2 1 1 1 spin
+            dispatch 0 {groups} 1 1 0 0:0:4 1:0:4
+        """
+
+    steps = np.array([60000], np.uint32)
+    with runtime.load(plan(500), [spirv["spin"]]) as model:  # how long a workgroup takes here
+        model.run(steps)
+        start = time.perf_counter()
+        (x,) = model.run(steps, dtype=np.uint32)
+        seconds_per_group = (time.perf_counter() - start) / 500
+        expected = 0
+        for _ in range(60000):
+            expected = (expected * 1664525 + 1013904223) % 2**32
+        assert x[0] == expected
+    monkeypatch.setenv("DNNF_VULKAN_TIMEOUT_S", "1")
+    with runtime.load(plan(min(int(2.5 / seconds_per_group), 65535)), [spirv["spin"]]) as model:
+        code, message = model.run_status([steps], [np.empty(1, np.uint32)])
+        assert (code, message) == (
+            ERROR, "vkWaitForFences (model run): the device did not finish within 1 s (DNNF_VULKAN_TIMEOUT_S)")
+        code, again = model.run_status([steps], [np.empty(1, np.uint32)])
+        assert (code, again) == (ERROR, f"the model cannot run after an earlier device error: {message}")
 
 
 F16_PLAN = """\
@@ -721,7 +774,8 @@ def test_cmake_cross_builds_for_aarch64(spirv, tmp_path):
     assert "AArch64" in subprocess.run(["readelf", "-h", str(build / "libdnnf_model.so")], capture_output=True,
                                        text=True).stdout
     done = subprocess.run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(build / "dnnf_runner"), "/dev/null",
-                           "/dev/null", "/dev/null", str(tmp_path / "c.bin")], capture_output=True, text=True)
+                           "/dev/null", "/dev/null", str(tmp_path / "c.bin")], capture_output=True, text=True,
+                          env=tool_environment())
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("dnnf_runner: cannot load libvulkan.so.1 ("), done.stderr
     assert done.stderr.rstrip().endswith("install the Vulkan loader (Debian: libvulkan1) and a driver "

@@ -271,6 +271,28 @@ def test_weight_buffers_at_nonzero_offsets(runtime, spirv, staging):
         np.testing.assert_array_equal(y2, x * w2)
 
 
+def test_constant_buffers(runtime, spirv, staging):
+    """A constant's bytes come from the plan (hex); the bytes after them are zeros."""
+    c = random_floats(7)
+    half = c[: N // 2].tobytes().hex()
+    plan = f"""\
+        dnnf-vulkan-plan 1
+        buffer 0 {BYTES} input 0
+        buffer 1 {BYTES} constant {c.tobytes().hex()}
+        buffer 2 {BYTES} constant {half}
+        buffer 3 {BYTES} output 0
+        buffer 4 {BYTES} output 1
+        kernel 0 0 mul 3 64 1 1 mul
+        dispatch 0 {GROUPS_64} 1 1 0 0:0:{BYTES} 1:0:{BYTES} 3:0:{BYTES}
+        dispatch 0 {GROUPS_64} 1 1 0 0:0:{BYTES} 2:0:{BYTES} 4:0:{BYTES}
+    """
+    with runtime.load(plan, [spirv["elementwise"]]) as model:
+        x = random_floats(8)
+        y1, y2 = model.run(x)
+        np.testing.assert_array_equal(y1, x * c)
+        np.testing.assert_array_equal(y2, x * np.concatenate([c[: N // 2], np.zeros(N - N // 2, np.float32)]))
+
+
 def test_chain_through_reused_scratch_buffers(runtime, spirv, staging):
     """s0 = a + b; s1 = s0 * w; s0 = s1 * w + a (s0 reused); out = s0 + s1, with barriers;
     the inputs are declared in another order than their indices."""
@@ -515,13 +537,17 @@ MALFORMED = [  # (plan after the header line or a whole plan, a fragment of the 
     ("+buffer 0 -4 scratch", "not '-4'"),
     ("+buffer 0 12x scratch", "not '12x'"),
     ("+buffer 0 99999999999999999999999 scratch", "not '99999999999999999999999'"),
-    ("+buffer 0 4 constant", "plan line 2: unknown buffer kind 'constant'"),
+    ("+buffer 0 4 texture", "plan line 2: unknown buffer kind 'texture'"),
     ("+buffer 0 4 scratch 7", "plan line 2: 'buffer' takes 3 fields (<id> <bytes> scratch), got 4"),
     ("+buffer 0 4 input", "'buffer' takes 4 fields (<id> <bytes> input <index>), got 3"),
     ("+buffer 0 4 input 0\nbuffer 1 4 input 0", "plan line 3: input 0 is already buffer 0 (line 2)"),
     ("+buffer 0 4000 input 1\nbuffer 1 4000 output 0\nkernel 0 0 add 3 64 1 1 add\n"
      "dispatch 0 16 1 1 0 0:0:4000 0:0:4000 1:0:4000", "plan: input 0 has no buffer (inputs are numbered 0..1)"),
     ("+buffer 0 4 weight 0", "plan line 2: weight buffer 0 reads weights[0 .. 4), past the end of the weights (0 bytes)"),
+    ("+buffer 0 2 constant 0a0b0c", "plan line 2: a constant of 2 bytes takes at most 2 bytes of hex"),
+    ("+buffer 0 4 constant 0a0", "plan line 2: a constant of 4 bytes takes at most 4 bytes of hex"),
+    ("+buffer 0 4 constant 0x12", "plan line 2: a constant's bytes must be hex digits"),
+    ("+buffer 0 4 constant", "plan line 2: 'buffer' takes 4 fields (<id> <bytes> constant <hex bytes>)"),
     ("+require shaderFloat64", "plan line 2: unknown feature 'shaderFloat64' (known: shaderInt64 "),
     ("+require", "plan line 2: 'require' names no feature"),
     ("+kernel 0 3 add 3 64 1 1 add", "plan line 2: SPIR-V index 3 out of range: 1 SPIR-V modules were given"),

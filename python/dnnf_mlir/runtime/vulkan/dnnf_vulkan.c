@@ -581,13 +581,15 @@ static void describe_device(const device_info *d, char *text, size_t size) {
 /* ------------------------------------------------------------------------------------ */
 /* The plan                                                                             */
 
-typedef enum { ROLE_INPUT, ROLE_OUTPUT, ROLE_WEIGHT, ROLE_SCRATCH } buffer_role;
-static const char *const ROLE_NAMES[] = {"input", "output", "weight", "scratch"};
+typedef enum { ROLE_INPUT, ROLE_OUTPUT, ROLE_WEIGHT, ROLE_SCRATCH, ROLE_CONSTANT } buffer_role;
+static const char *const ROLE_NAMES[] = {"input", "output", "weight", "scratch", "constant"};
+#define NUM_ROLES 5
 
 typedef struct {
   uint64_t bytes;
   buffer_role role;
   uint64_t argument; /* the input or output index, or the weights offset */
+  unsigned char *data; /* a constant's bytes (the rest of the buffer is zeros) */
   int line;
 } plan_buffer;
 
@@ -630,6 +632,7 @@ static void free_plan(plan *p) {
     free(p->kernels[k].entry);
     free(p->kernels[k].name);
   }
+  for (int b = 0; b < p->num_buffers; ++b) free(p->buffers[b].data);
   free(p->buffers);
   free(p->kernels);
   free(p->dispatches);
@@ -751,22 +754,53 @@ static int assign_slot(parser *p, int **slots, int *count, int *capacity, uint64
   return DNNF_VK_OK;
 }
 
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* A constant's bytes, written in hex (two digits a byte), at most `bytes` of them: the
+   buffer's remaining bytes are zeros. */
+static int read_hex(parser *p, const char *text, uint64_t bytes, unsigned char **data) {
+  size_t digits = strlen(text);
+  if (digits % 2 || digits / 2 > bytes)
+    return bad_line(p, "a constant of %" PRIu64 " bytes takes at most %" PRIu64 " bytes of hex, two digits each",
+                    bytes, bytes);
+  *data = calloc((size_t)bytes, 1);
+  if (!*data) return out_of_host_memory(p->out, "plan");
+  for (size_t i = 0; i < digits / 2; ++i) {
+    int high = hex_digit(text[2 * i]), low = hex_digit(text[2 * i + 1]);
+    if (high < 0 || low < 0) {
+      free(*data);
+      *data = NULL;
+      return bad_line(p, "a constant's bytes must be hex digits");
+    }
+    (*data)[i] = (unsigned char)(high << 4 | low);
+  }
+  return DNNF_VK_OK;
+}
+
 static int parse_buffer(parser *p) {
   plan *plan = p->plan;
   if (p->num_tokens < 4)
-    return bad_line(p, "'buffer' takes <id> <bytes> input|output|weight|scratch [<index or offset>]");
+    return bad_line(p, "'buffer' takes <id> <bytes> input|output|weight|scratch|constant [<index, offset or bytes>]");
   TRY(check_id(p, "buffer", plan->num_buffers));
   plan_buffer buffer = {.line = p->line};
   TRY(read_number(p, p->tokens[2], "the size in bytes", 1, MAX_BYTES, &buffer.bytes));
   int role = -1;
-  for (int r = 0; r < 4; ++r)
+  for (int r = 0; r < NUM_ROLES; ++r)
     if (strcmp(p->tokens[3], ROLE_NAMES[r]) == 0) role = r;
   if (role < 0)
-    return bad_line(p, "unknown buffer kind '%.40s' (input, output, weight or scratch)", p->tokens[3]);
+    return bad_line(p, "unknown buffer kind '%.40s' (input, output, weight, scratch or constant)", p->tokens[3]);
   buffer.role = (buffer_role)role;
   int id = plan->num_buffers;
   if (buffer.role == ROLE_SCRATCH) {
     TRY(expect_fields(p, 4, "<id> <bytes> scratch"));
+  } else if (buffer.role == ROLE_CONSTANT) {
+    TRY(expect_fields(p, 5, "<id> <bytes> constant <hex bytes>"));
+    TRY(read_hex(p, p->tokens[4], buffer.bytes, &buffer.data));
   } else if (buffer.role == ROLE_WEIGHT) {
     TRY(expect_fields(p, 5, "<id> <bytes> weight <offset>"));
     TRY(read_number(p, p->tokens[4], "the weights offset", 0, MAX_BYTES, &buffer.argument));
@@ -1468,16 +1502,24 @@ static void finish_upload(dnnf_vk_model *m, weights_upload *upload) {
   if (upload->memory != VK_NULL_HANDLE) api->vkFreeMemory(m->device, upload->memory, NULL);
 }
 
+/* What a buffer holds at load: a weight's bytes in the weights, a constant's its own;
+   NULL for the others. */
+static const unsigned char *initial_bytes(const plan_buffer *buffer, const unsigned char *weights) {
+  if (buffer->role == ROLE_WEIGHT) return weights + buffer->argument;
+  return buffer->role == ROLE_CONSTANT ? buffer->data : NULL;
+}
+
 static int upload_through_staging(dnnf_vk_model *m, weights_upload *upload, const unsigned char *weights,
                                   VkDeviceSize total, message *out) {
   TRY(prepare_upload(m, upload, total, out));
   for (int b = 0; b < m->plan.num_buffers; ++b) {
     const plan_buffer *buffer = &m->plan.buffers[b];
-    if (buffer->role != ROLE_WEIGHT) continue;
+    const unsigned char *source = initial_bytes(buffer, weights);
+    if (!source) continue;
     for (VkDeviceSize done = 0; done < buffer->bytes;) {
       VkDeviceSize room = upload->bytes - upload->filled, left = buffer->bytes - done,
                    bytes = left < room ? left : room;
-      memcpy(upload->host + upload->filled, weights + buffer->argument + done, (size_t)bytes);
+      memcpy(upload->host + upload->filled, source + done, (size_t)bytes);
       copy_buffer(m, upload->commands, upload->staging.handle, upload->filled, m->buffers[b].handle, done,
                   bytes);
       upload->filled += bytes;
@@ -1493,9 +1535,10 @@ static int upload_weights(dnnf_vk_model *m, const unsigned char *weights, messag
   VkDeviceSize total = 0;
   for (int b = 0; b < m->plan.num_buffers; ++b) {
     const plan_buffer *buffer = &m->plan.buffers[b];
-    if (buffer->role != ROLE_WEIGHT) continue;
+    const unsigned char *source = initial_bytes(buffer, weights);
+    if (!source) continue;
     total += buffer->bytes;
-    if (!m->staging) memcpy(m->buffers[b].host, weights + buffer->argument, (size_t)buffer->bytes);
+    if (!m->staging) memcpy(m->buffers[b].host, source, (size_t)buffer->bytes);
   }
   if (!m->staging || total == 0) return DNNF_VK_OK;
   weights_upload upload = {0};

@@ -16,6 +16,8 @@
  *   buffer <id> <bytes> output <j>         the j-th output (later dispatches may read it)
  *   buffer <id> <bytes> weight <offset>    weights[offset .. offset+bytes), uploaded at load
  *   buffer <id> <bytes> scratch            device-only, uninitialised
+ *   buffer <id> <bytes> constant <hex>     initialised once at load from the bytes given in hex
+ *                                          (two digits a byte; zeros after them)
  *   kernel <id> <spirv-index> <entry-point> <num-bindings> <wx> <wy> <wz> <name>
  *   dispatch <kernel-id> <gx> <gy> <gz> <barrier> <buffer>:<offset>:<range> ...
  *

@@ -101,7 +101,7 @@ def _elementwise_producer(value):
     body = op.regions[0].blocks[0]
     if any(inner.name in ("linalg.index", "tensor.extract") for inner in body.operations):
         return None
-    if len(list(body.arguments)[-1].uses):
+    if list(list(body.arguments)[-1].uses):
         return None  # reads its accumulator
     return op
 

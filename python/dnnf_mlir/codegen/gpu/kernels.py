@@ -21,6 +21,11 @@ from ..linalg_queries import parallel_loops, static_tensor_type
 VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice")
 
 
+WORKGROUP_SIZE_ATTR = "dnnf.gpu.workgroup_size"  # on each kernel function, from its schedule
+SCHEDULE_ATTR = "dnnf.gpu.schedule"  # "fused": one dispatch; "per-op": a dispatch per op, in order
+FALLBACK_ATTR = "dnnf.gpu.fallback"  # why a kernel is not one dispatch
+
+
 class KernelError(Exception):
     """A kernel function the GPU schedules cannot make one dispatch of (the message names it)."""
 
@@ -206,6 +211,13 @@ def analyze(function) -> Kernel:
     return Kernel(name, function, ops, groups)
 
 
+def one_op_per_group(kernel: Kernel) -> Kernel:
+    """The kernel with every compute op a root group of its own: no fusion, a dispatch
+    per op, the values between them in buffers (the fallback when the fused schedule of
+    a kernel does not apply)."""
+    return Kernel(kernel.name, kernel.function, kernel.ops, [RootGroup(op, [op], _kind([op])) for op in kernel.ops])
+
+
 def _own_copies(members: list, shared: list) -> list:
     """``members`` (a root group's ops, in program order) with each of ``shared`` (ops an
     earlier group also computes: a merged projection under three heads' transposes)
@@ -230,5 +242,5 @@ def _own_copies(members: list, shared: list) -> list:
     return result
 
 
-__all__ = ["Kernel", "KernelError", "RootGroup", "analyze", "expr_dims", "has_reduction", "is_compute", "is_contraction", "loop_ranges",
+__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "Kernel", "KernelError", "RootGroup", "analyze", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
            "pieces", "producers", "viewed_op"]

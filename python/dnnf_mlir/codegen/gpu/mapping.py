@@ -10,7 +10,8 @@
    groups' grids laid end to end along x, and each workgroup runs the body of the group
    its id falls in (the condition is the same for all threads of a workgroup, so the
    barriers inside stay in uniform control flow). The groups are independent (each
-   writes its own results), so one dispatch computes them all;
+   writes its own results), so one dispatch computes them all; a kernel scheduled one
+   op at a time (``lower.py``'s fallback) keeps its launches, in order;
 3. buffers allocated inside a launch (a thread's accumulator tile) become arrays in
    the thread's private memory;
 
@@ -26,6 +27,7 @@ from ...lowering import read_pipeline
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import Script
+from .kernels import SCHEDULE_ATTR
 
 GROUP_ATTR = "dnnf.gpu.group"
 PRIVATE = "#spirv.storage_class<Function>"  # a thread's own memory (SPIR-V Function variables)
@@ -205,7 +207,9 @@ def map_to_hardware(module: ir.Module, workgroup_sizes: dict):
     run_passes("canonicalize", module)  # inlines the execute_regions
     for function in functions(module):
         launches = walk_ops(function.operation, {"gpu.launch"})
-        if len(launches) > 1:
+        independent = SCHEDULE_ATTR not in function.attributes or \
+            ir.StringAttr(function.attributes[SCHEDULE_ATTR]).value == "fused"
+        if len(launches) > 1 and independent:
             _merge_launches(launches)
     _privatize(module)
     _sink_constants(module)

@@ -130,6 +130,7 @@ class _Planner:
         self.location = {}  # entry value -> (buffer id, byte offset)
         self.written, self.read = [], []  # bindings since the last barrier
         self.constants = {}  # global name -> buffer id
+        self.scratch = {}  # kernel function -> its own buffers' ids
 
     def add_buffer(self, nbytes: int, kind: str, index: int = 0, data: bytes = b"") -> int:
         buffer = Buffer(len(self.program.buffers), _rounded(nbytes), kind, index, data)
@@ -163,26 +164,38 @@ class _Planner:
         return self.location[value]
 
     def dispatch(self, call):
+        """The dispatches of one call of a kernel function: one per launch, in order."""
         callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
         if callee not in self.kernels:
             raise CodegenError(f"the entry function calls {callee}, which is not a GPU kernel")
-        kernel, arguments, groups = self.kernels[callee]
-        if callee not in self.kernel_ids:
-            self.kernel_ids[callee] = len(self.program.kernels)
-            self.program.kernels.append(kernel)
-        bindings = []
-        for index in arguments:
-            value = call.operands[index]
-            buffer, offset = self.resolve(value)
-            bindings.append(Binding(buffer, offset, _bytes(value.type)))
-        writes = [b for b, w in zip(bindings, kernel.writes) if w]
-        reads = [b for b, w in zip(bindings, kernel.writes) if not w]
-        barrier = any(_overlaps(b, self.written) for b in bindings) or any(_overlaps(b, self.read) for b in writes)
+        function, compiled = self.kernels[callee]
+        if callee not in self.scratch:  # a kernel function's own buffers, shared by its calls
+            self.scratch[callee] = [self.add_buffer(nbytes, "scratch") for nbytes in function.scratch]
+        for launch, kernel in zip(function.launches, compiled):
+            key = launch.name
+            if key not in self.kernel_ids:
+                self.kernel_ids[key] = len(self.program.kernels)
+                self.program.kernels.append(kernel)
+            bindings = []
+            for kind, index in launch.bindings:
+                if kind == "argument":
+                    value = call.operands[index]
+                    buffer, offset = self.resolve(value)
+                    bindings.append(Binding(buffer, offset, _bytes(value.type)))
+                else:
+                    buffer = self.scratch[callee][index]
+                    bindings.append(Binding(buffer, 0, self.program.buffers[buffer].bytes))
+            self.add_dispatch(self.kernel_ids[key], launch.groups, bindings, kernel.writes, callee)
+
+    def add_dispatch(self, kernel: int, groups: tuple, bindings: list, writes: tuple, function: str):
+        written = [b for b, w in zip(bindings, writes) if w]
+        read = [b for b, w in zip(bindings, writes) if not w]
+        barrier = any(_overlaps(b, self.written) for b in bindings) or any(_overlaps(b, self.read) for b in written)
         if barrier:
             self.written, self.read = [], []
-        self.written += writes
-        self.read += reads
-        self.program.dispatches.append(Dispatch(self.kernel_ids[callee], groups, barrier, bindings, callee))
+        self.written += written
+        self.read += read
+        self.program.dispatches.append(Dispatch(kernel, groups, barrier, bindings, function))
 
 
 def _overlaps(binding: Binding, others) -> bool:
@@ -192,9 +205,9 @@ def _overlaps(binding: Binding, others) -> bool:
 
 def dispatch_plan(module: ir.Module, kernels: dict, inputs: int) -> Program:
     """The ``Program`` of ``module``'s public function: ``kernels`` maps each kernel
-    function to (its ``Kernel``, the kernel function's argument each launch binding is,
-    the launch's groups); the function's first ``inputs`` arguments are the model's
-    inputs, the weights follow, then the out-parameters."""
+    function to (its ``device.KernelFunction``, the compiled ``Kernel`` of each of its
+    launches); the function's first ``inputs`` arguments are the model's inputs, the
+    weights follow, then the out-parameters."""
     entries = [f for f in functions(module) if is_public(f.operation) and not is_kernel(f.operation)]
     if len(entries) != 1:
         raise CodegenError(f"expected one public function, found {len(entries)}")

@@ -110,19 +110,38 @@ def choose_tiling(kernel: RootGroup) -> Tiling:
         if threads[dim] == 1:
             threads[dim] = _divisor(counts[dim], budget)
             budget //= threads[dim]
-    return Tiling(tuple(tile), tuple(threads))
+    return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
 
 
-def _mapping(kind: str, rank: int) -> str:
-    return ", ".join(f"#gpu.{kind}<linear_dim_{rank - 1 - d}>" for d in range(rank))
+def _grid_of_three(tiling: Tiling, shape) -> Tiling:
+    """A grid spans at most 3 dims: beyond the 3 innermost dims of more than one
+    workgroup, a workgroup's threads take whole dims, in loops of a thread."""
+    tile = list(tiling.thread_tile)
+    varying = [d for d in range(len(shape)) if shape[d] // tiling.workgroup_tile[d] > 1]
+    for d in varying[:-3]:
+        tile[d] = shape[d] // tiling.threads[d]
+    return Tiling(tuple(tile), tiling.threads)
 
 
-def _tile_mapped(s: Script, handle: str, sizes, kind: str, loops: int):
+def _mapping(kind: str, trips) -> str:
+    """The loop's mapping: dims of more than one iteration get linear ids from the
+    innermost (0, 1, ...), the others the ids after them. Canonicalization folds the
+    one-iteration dims away before the loop is mapped, and the mapping reads the ids
+    it keeps as the grid's dims: they must be 0 to n-1 (ids past them are dropped)."""
+    order = [d for d in reversed(range(len(trips))) if trips[d] > 1] + \
+        [d for d in reversed(range(len(trips))) if trips[d] <= 1]
+    ids = {d: i for i, d in enumerate(order)}
+    return ", ".join(f"#gpu.{kind}<linear_dim_{ids[d]}>" for d in range(len(trips)))
+
+
+def _tile_mapped(s: Script, handle: str, sizes, trips, kind: str, loops: int):
+    """Tile ``handle`` with an ``scf.forall`` of ``trips`` iterations per dim, mapped
+    to ``kind`` (block or thread)."""
     tiled, forall = s.fresh("t"), s.fresh("forall")
     padded = list(sizes) + [0] * (loops - len(sizes))
     s.emit(
         f"{tiled}, {forall} = transform.structured.tile_using_forall {handle} tile_sizes {padded}"
-        f" (mapping = [{_mapping(kind, len(sizes))}]) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"
+        f" (mapping = [{_mapping(kind, trips)}]) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"
     )
     return tiled, forall
 
@@ -169,11 +188,12 @@ def _schedule_group(s: Script, group: RootGroup, name: str, index: int) -> OpSch
 
     s.emit(f"// kernel {name}: root {_tag(group.root)}, {group.kind}, {tiling}")
     root = s.match(["linalg.generic"], tag=_tag(group.root))
-    tiled, forall = _tile_mapped(s, root, tiling.workgroup_tile, "block", loops)
+    grid = [n // t for n, t in zip(group.shape, tiling.workgroup_tile)]
+    tiled, forall = _tile_mapped(s, root, tiling.workgroup_tile, grid, "block", loops)
     for op in reversed(others):
         fused, forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op)), forall)
         s.annotate(fused, TAG, tag(op))
-    tiled, thread_forall = _tile_mapped(s, tiled, tiling.thread_tile, "thread", loops)
+    tiled, thread_forall = _tile_mapped(s, tiled, tiling.thread_tile, tiling.threads, "thread", loops)
     for op in reversed(others):
         _, thread_forall = s.fuse_into(s.match(["linalg.generic"], tag=tag(op), within=forall), thread_forall)
     anchors = _anchors(group)

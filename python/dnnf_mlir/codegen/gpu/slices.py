@@ -27,6 +27,13 @@ def _slice(value, axis: int, offset: int, size: int):
     return _mlir.tensor.extract_slice(result, value, [], [], [], offsets, sizes, [1] * t.rank)
 
 
+def _empty_slice(empty, axis: int, size: int):
+    t = static_tensor_type(empty)
+    shape = list(t.shape)
+    shape[axis] = size
+    return _mlir.tensor.empty(shape, t.element_type)
+
+
 def _sliced_axis(slices, shape) -> int | None:
     """The one axis the static, unit-stride ``slices`` of a result of ``shape`` cut."""
     axes = set()
@@ -68,8 +75,12 @@ def _split(op) -> bool:
             for value, amap in zip(op.operands, maps):
                 positions = [i for i, e in enumerate(amap.results)
                              if isinstance(e, ir.AffineDimExpr) and ir.AffineDimExpr(e).position == dim]
-                sliced = positions and isinstance(value.type, ir.RankedTensorType)
-                operands.append(_slice(value, positions[0], offset, size) if sliced else value)
+                if not (positions and isinstance(value.type, ir.RankedTensorType)):
+                    operands.append(value)
+                elif isinstance(value, ir.OpResult) and value.owner.operation.name == "tensor.empty":
+                    operands.append(_empty_slice(value, positions[0], size))  # its own, not a view
+                else:
+                    operands.append(_slice(value, positions[0], offset, size))
             clone = op.clone()
             for index, value in enumerate(operands):
                 clone.operands[index] = value

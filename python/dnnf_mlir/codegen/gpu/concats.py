@@ -43,15 +43,18 @@ def _slice(value, axis: int, offset: int, size: int):
 
 
 def _piece_init(init, sliced, amap, out_dim: int, size: int):
-    """A piece's accumulator: a fill of its own when the whole one is a fill (so that the
-    fill goes with the piece), else the slice of the whole one."""
+    """A piece's accumulator: an empty tensor or a fill of its own when the whole one is
+    one (so that the piece can be computed in place, the fill with it), else the slice
+    of the whole one."""
     fill = init.owner.operation if isinstance(init, ir.OpResult) else None
-    if fill is None or fill.name != "linalg.generic" or any(isinstance(v.type, ir.RankedTensorType) for v in
-                                                             list(fill.operands)[:-1]):
-        return sliced
     t = static_tensor_type(init)
     shape = list(t.shape)
     shape[out_dim] = size
+    if fill is not None and fill.name == "tensor.empty":
+        return _mlir.tensor.empty(shape, t.element_type)  # its own, which the piece is then computed in
+    if fill is None or fill.name != "linalg.generic" or any(isinstance(v.type, ir.RankedTensorType) for v in
+                                                             list(fill.operands)[:-1]):
+        return sliced
     clone = fill.clone()
     clone.operands[len(clone.operands) - 1] = _mlir.tensor.empty(shape, t.element_type)
     clone.results[0].set_type(ir.RankedTensorType.get(shape, t.element_type))
@@ -162,7 +165,7 @@ def _init_chain_empty(piece):
     inits of its init's producers (a fill, then a pool), the first op of that chain);
     None when there is none or it is shared."""
     op = piece.owner.operation if isinstance(piece, ir.OpResult) else None
-    if op is None or not op.name.startswith("linalg.") or len(list(piece.uses)) != 1:
+    if op is None or not op.name.startswith("linalg."):
         return None
     first = op
     init = op.operands[len(op.operands) - len(op.results) + piece.result_number]
@@ -184,6 +187,11 @@ def _chain(first, last) -> list:
     return chain[::-1]
 
 
+def _after(op) -> ir.InsertionPoint:
+    ops = [o.operation for o in op.block.operations]
+    return ir.InsertionPoint(ops[ops.index(op) + 1])
+
+
 def _program_position(op) -> int:
     return [o.operation for o in op.block.operations].index(op)
 
@@ -192,10 +200,10 @@ def concats_to_pieces(module: ir.Module) -> int:
     """Every ``tensor.concat`` -> its pieces inserted into one destination, each
     computed in place (a piece from outside the kernel copied in). Returns how many.
 
-    The pieces are computed in place in the program order of their ops: each op (with
-    the ops of its init, a fill) moves to the concatenation, after the insert of the
-    piece before it, and writes into a slice of the destination as it is after that
-    insert: bufferization then sees every piece computed into, and put back at, the same
+    The pieces are computed in place in the program order of their ops: each op writes
+    into a slice of the destination as it is after the insert of the piece before it
+    (the ops of its init, a fill, moved right before it), and is inserted right after
+    it: bufferization then sees every piece computed into, and put back at, the same
     slice of one buffer, and writes it in place.
     """
     tensor = _mlir.tensor
@@ -209,7 +217,7 @@ def concats_to_pieces(module: ir.Module) -> int:
         for piece in concat.operands:
             size = static_tensor_type(piece).shape[axis]
             op = piece.owner.operation if isinstance(piece, ir.OpResult) else None
-            computed = op is not None and op.name.startswith("linalg.") and len(list(piece.uses)) == 1
+            computed = op is not None and op.name.startswith("linalg.")
             pieces.append((piece, op if computed else None, offset, size))
             offset += size
         entry = concat.parent.regions[0].blocks[0]
@@ -221,13 +229,13 @@ def concats_to_pieces(module: ir.Module) -> int:
             chain = _init_chain_empty(piece) if op is not None else None
             if chain is not None:
                 empty, first = chain
-                for member in _chain(first, op):  # after the inserts before it
-                    member.move_before(concat)
+                for member in _chain(first, op)[:-1]:  # right before the piece's op: after the inserts before it
+                    member.move_before(op)
                 with ir.InsertionPoint(first), concat.location:
                     target = _slice(destination, axis, offset, size)
                 empty.results[0].replace_all_uses_with(target)
                 empty.erase()
-                insertion = ir.InsertionPoint(concat)
+                insertion = _after(op)
             else:
                 with ir.InsertionPoint(concat), concat.location:
                     piece = _copy(piece, _slice(destination, axis, offset, size))

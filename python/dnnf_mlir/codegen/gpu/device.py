@@ -28,7 +28,8 @@ from .storage import vectorize_storage
 STORES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy")
 VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
 # what a kernel function may do besides its launches: nothing that computes
-HOST_OPS = ("gpu.launch_func", "func.return", "arith.constant", "memref.alloc", "memref.dealloc") + VIEWS
+HOST_OPS = ("gpu.launch_func", "func.return", "arith.constant", "memref.alloc", "memref.dealloc",
+            "memref.get_global") + VIEWS
 
 
 @dataclass
@@ -41,7 +42,8 @@ class DeviceKernel:
     entry: str  # the gpu.func
     groups: tuple  # workgroups (x, y, z)
     workgroup_size: tuple
-    bindings: list  # per binding: ("argument", i) of the kernel function, or ("scratch", j) of its own buffers
+    bindings: list  # per binding: ("argument", i) of the kernel function, ("scratch", j) of its own buffers,
+    #                 or ("constant", global) it reads
     writes: tuple  # per binding: whether the kernel writes it
     vec4: tuple  # bindings accessed as vec4
 
@@ -76,6 +78,8 @@ def _binding(value, block, allocations: list) -> tuple:
         if owner not in allocations:
             allocations.append(owner)
         return ("scratch", allocations.index(owner))
+    if owner is not None and owner.name == "memref.get_global":
+        return ("constant", ir.FlatSymbolRefAttr(owner.attributes["name"]).value)
     raise CodegenError(f"a launch binds {value}, which is neither an argument nor a buffer of its kernel function")
 
 

@@ -1,9 +1,16 @@
-"""Linalg on tensors -> kernels on a GPU and their dispatch plan (the GPU backend's steps).
+"""Linalg on tensors -> one launch per kernel function (the GPU backend's steps).
 
-``schedule_module`` tags and schedules every kernel function (``schedule.py``),
-``bufferize_module`` makes them work on buffers, ``map_to_hardware`` (``mapping.py``)
-makes each one launch, and ``device_kernels`` (``device.py``) takes the launches out
-for an API's compiler.
+``compile_kernels(module)`` compiles every kernel function of ``module`` on its own, in
+a module of its own: kernel rewrites (``prepare.prepare_kernel``), schedule
+(``schedule.py``), vectorization, bufferization, launches (``mapping.py``). The fused
+schedule is tried first (one dispatch); when any of those steps fails, or leaves work
+outside the launch (a copy bufferization could not write in place), the kernel is
+compiled again with each op a dispatch of its own, the values between them in buffers of
+the kernel function (``SCHEDULE_ATTR`` "per-op", and why, ``FALLBACK_ATTR``). The
+compiled function, on buffers, then takes the place of the original; the constants it
+reads come with it, renamed after it. ``bufferize_host`` makes the entry function work on
+buffers with the same conventions (identity layouts, results as out-parameters), so its
+calls match the compiled kernels.
 """
 
 from __future__ import annotations
@@ -14,81 +21,21 @@ from ..._mlir import ir
 from ...kernel_functions import is_kernel
 from ...lowering import read_pipeline
 from ..bufferization import copies_to_linalg, results_in_place
-from ..lowered_module import functions, symbol_name
-from ..passes import apply_script, run_passes, run_pipeline
-from ..transform_script import Script
 from ..errors import CodegenError
+from ..lowered_module import functions, symbol_name, walk_ops
+from ..passes import apply_script, run_passes, run_pipeline
+from ..transform_script import TAG, Script
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, KernelError, analyze, one_op_per_group
-from .schedule import fold_unit_dims, mark_vectorizable, schedule_kernel, vectorize
+from .mapping import launch_kernels
+from .prepare import prepare_kernel, prepare_module
+from .schedule import divisor, fold_unit_dims, mark_vectorizable, schedule_kernel, tile_mapped, vectorize
+
+# What a compiled kernel function may do besides its launches: nothing that computes.
+HOST_OPS = ("gpu.launch", "func.return", "arith.constant", "ub.poison", "memref.alloc", "memref.dealloc",
+            "memref.get_global", "memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast")
 
 
-
-
-def _schedule_alone(function, fused: bool, index: int):
-    """Schedule a copy of the kernel function ``function`` in a module of its own, then
-    put the copy in its place: (its ``OpSchedule``s, the script); a ``CodegenError``
-    when the schedule does not apply (``function`` is then as it was)."""
-    scratch = ir.Module.create()
-    copy = function.operation.clone()
-    scratch.body.append(copy)
-    kernel = analyze(copy)
-    if not fused:
-        kernel = one_op_per_group(kernel)
-    s = Script()
-    planned = schedule_kernel(s, kernel, f"g{index}_")
-    fold_unit_dims(s)
-    apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name}")
-    _check_all_in_loops(copy, kernel.name)
-    copy.move_before(function.operation)  # out of the scratch module, which dies here
-    function.operation.erase()
-    return copy, planned, s.text()
-
-
-# What a scheduled kernel function may hold outside its loops over workgroups.
-OUTSIDE_LOOPS = ("scf.forall", "tensor.empty", "tensor.extract_slice", "tensor.insert_slice", "tensor.expand_shape",
-                 "tensor.collapse_shape", "arith.constant", "ub.poison", "func.return")
-
-
-def _check_all_in_loops(function, name: str):
-    """All the work of a scheduled kernel function must be in its loops over
-    workgroups: what is left outside would run on the host side of the launch."""
-    for op in function.regions[0].blocks[0].operations:
-        if op.operation.name not in OUTSIDE_LOOPS:
-            raise CodegenError(f"the GPU schedule of {name} leaves {op.operation.name} ({op.operation.location}) "
-                               "outside its loops")
-
-
-def schedule_module(module: ir.Module) -> tuple:
-    """Schedule every kernel function of ``module``, each on its own: its ops fused into
-    one dispatch when the schedule applies, else each op a dispatch of its own (the
-    function is marked ``SCHEDULE_ATTR`` = "per-op", and why, ``FALLBACK_ATTR``).
-    Returns (the transform scripts, the ``OpSchedule``s). Each function records its
-    workgroup size (``WORKGROUP_SIZE_ATTR``)."""
-    scripts, schedules = [], []
-    kernels = [f for f in functions(module) if is_kernel(f.operation)]
-    i64 = ir.IntegerType.get_signless(64)
-    for index, function in enumerate(kernels):
-        try:
-            copy, planned, text = _schedule_alone(function, True, index)
-            mode = "fused"
-        except (CodegenError, KernelError) as error:
-            copy, planned, text = _schedule_alone(function, False, index)
-            mode = "per-op"
-            copy.attributes[FALLBACK_ATTR] = ir.StringAttr.get(str(error).splitlines()[0][:500])
-        copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(mode)
-        copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(
-            i64, max(math.prod(p.details["threads"]) for p in planned))
-        scripts.append(text)
-        schedules += planned
-    mark_vectorizable(module)
-    vectorization = Script()
-    vectorize(vectorization)
-    apply_script(module, vectorization.text(), "__dnnf_codegen", "GPU vectorization")
-    run_passes("canonicalize,cse", module)
-    return "".join(scripts) + vectorization.text(), schedules
-
-
-def bufferize_module(module: ir.Module):
+def _bufferize(module: ir.Module):
     """Tensors -> buffers; results written in place; the copies left (a thread's tile
     copied out) become linalg copies, which the device code turns into loops."""
     run_pipeline(read_pipeline("gpu/bufferize.pipeline"), module)
@@ -97,9 +44,99 @@ def bufferize_module(module: ir.Module):
     run_passes("canonicalize,cse", module)
 
 
-def workgroup_sizes(module: ir.Module) -> dict:
-    return {symbol_name(f): ir.IntegerAttr(f.attributes[WORKGROUP_SIZE_ATTR]).value
-            for f in functions(module) if WORKGROUP_SIZE_ATTR in f.attributes}
+def _compile_alone(function, fused: bool, index: int):
+    """Compile a copy of ``function`` in a module of its own: (the module, its
+    ``OpSchedule``s, the scripts); a ``CodegenError`` or ``KernelError`` when a step fails."""
+    scratch = ir.Module.create()
+    copy = function.operation.clone()
+    scratch.body.append(copy)
+    prepare_kernel(scratch)
+    kernel = analyze(copy)
+    if not fused:
+        kernel = one_op_per_group(kernel)
+    s = Script()
+    planned = schedule_kernel(s, kernel, f"g{index}_")
+    fold_unit_dims(s)
+    apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name}")
+    mark_vectorizable(scratch)
+    vectorization = Script()
+    vectorize(vectorization)
+    apply_script(scratch, vectorization.text(), "__dnnf_codegen", f"vectorizing {kernel.name}")
+    run_passes("canonicalize,cse", scratch)
+    _bufferize(scratch)
+    size = max(math.prod(p.details["threads"]) for p in planned)
+    if not fused:
+        _copies_in_loops(scratch, copy, size)
+    copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
+    copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get("fused" if fused else "per-op")
+    launch_kernels(scratch)
+    outside = sorted({op.operation.name for op in copy.regions[0].blocks[0].operations} - set(HOST_OPS))
+    if outside:
+        raise CodegenError(f"{kernel.name} does work outside its launches: {', '.join(outside)}")
+    return scratch, planned, s.text() + vectorization.text()
 
 
-__all__ = ["bufferize_module", "schedule_module", "workgroup_sizes"]
+def _copies_in_loops(scratch: ir.Module, function, threads: int):
+    """Tile the copies bufferization left between a per-op kernel's loops (a value it
+    could not compute in place) over workgroups and threads: each becomes one more
+    launch, in order."""
+    copies = [op for op in function.regions[0].blocks[0].operations if op.operation.name == "linalg.copy"]
+    if not copies:
+        return
+    s = Script()
+    for copy in copies:
+        shape = list(ir.MemRefType(copy.operation.operands[1].type).shape)
+        inner = divisor(shape[-1], threads) if shape else 1
+        blocks = [1] * (len(shape) - 1) + [inner]
+        trips = [n // b for n, b in zip(shape, blocks)]
+        handle = s.match(["linalg.copy"], tag=ir.StringAttr(copy.operation.attributes[TAG]).value)
+        tiled, _ = tile_mapped(s, handle, blocks, trips, "block", len(shape))
+        tile_mapped(s, tiled, [1] * len(shape), [1] * (len(shape) - 1) + [inner], "thread", len(shape))
+    apply_script(scratch, s.text(), "__dnnf_codegen", "copies over threads")
+
+
+def _take_in(module: ir.Module, scratch: ir.Module, function):
+    """Put ``scratch``'s compiled kernel function in place of ``function``, with the
+    constants it reads (renamed after it: another kernel may have its own of the name)."""
+    name = symbol_name(function)
+    compiled = next(op.operation for op in scratch.body.operations if op.operation.name == "func.func")
+    renamed = {}
+    for op in [op.operation for op in scratch.body.operations if op.operation.name == "memref.global"]:
+        old = ir.StringAttr(op.attributes["sym_name"]).value
+        renamed[old] = f"{name}{old}"
+        op.attributes["sym_name"] = ir.StringAttr.get(renamed[old])
+        op.move_before(function.operation)
+    for get in walk_ops(compiled, {"memref.get_global"}):
+        get.attributes["name"] = ir.FlatSymbolRefAttr.get(renamed[ir.FlatSymbolRefAttr(get.attributes["name"]).value])
+    compiled.move_before(function.operation)
+    function.operation.erase()
+
+
+def lower_kernels(module: ir.Module) -> tuple:
+    """Compile every kernel function of ``module`` (see the module docstring) and
+    bufferize its public functions, then outline the launches into ``gpu.module``s:
+    (the transform scripts, the ``OpSchedule``s)."""
+    scripts, schedules, compiled = [], [], []
+    prepare_module(module)
+    for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
+        try:
+            scratch, planned, text = _compile_alone(function, True, index)
+        except (CodegenError, KernelError) as error:
+            scratch, planned, text = _compile_alone(function, False, index)
+            why = str(error).splitlines()[0][:500]
+            next(op.operation for op in scratch.body.operations
+                 if op.operation.name == "func.func").attributes[FALLBACK_ATTR] = ir.StringAttr.get(why)
+        compiled.append((symbol_name(function), scratch))
+        scripts.append(text)
+        schedules += planned
+    # The public functions with the same conventions as the kernels were bufferized with
+    # (the kernels' own bodies, bufferized on the way, are then replaced).
+    _bufferize(module)
+    by_name = {symbol_name(f): f for f in functions(module)}
+    for name, scratch in compiled:
+        _take_in(module, scratch, by_name[name])
+    run_pipeline(read_pipeline("gpu/outline.pipeline"), module)
+    return "".join(scripts), schedules
+
+
+__all__ = ["lower_kernels"]

@@ -15,7 +15,7 @@
 3. buffers allocated inside a launch (a thread's accumulator tile) become arrays in
    the thread's private memory;
 
-then outlines the launches (``lowering/gpu/outline.pipeline``).
+(``lower.py`` then outlines the launches, ``lowering/gpu/outline.pipeline``).
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import is_kernel
-from ...lowering import read_pipeline
 from ..lowered_module import functions, symbol_name, walk_ops
-from ..passes import apply_script, run_passes, run_pipeline
+from ..passes import apply_script, run_passes
 from ..transform_script import Script
-from .kernels import SCHEDULE_ATTR
+from .kernels import SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR
 
 GROUP_ATTR = "dnnf.gpu.group"
 PRIVATE = "#spirv.storage_class<Function>"  # a thread's own memory (SPIR-V Function variables)
@@ -161,8 +160,8 @@ def _sink_constants(module: ir.Module):
 
         def visit(op, body=body, clones=clones):
             for index, value in enumerate(op.operands):
-                owner = value.owner if isinstance(value, ir.OpResult) else None
-                if owner is None or owner.name != "arith.constant" or _inside(owner, launch):
+                owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+                if owner is None or owner.name not in ("arith.constant", "ub.poison") or _inside(owner, launch):
                     continue
                 if value not in clones:
                     with ir.InsertionPoint.at_block_begin(body):
@@ -183,9 +182,11 @@ def _inside(op, ancestor) -> bool:
     return False
 
 
-def map_to_hardware(module: ir.Module, workgroup_sizes: dict):
-    """Map every kernel function's loops to one launch (see the module docstring);
-    ``workgroup_sizes`` gives each kernel function's threads per workgroup."""
+def launch_kernels(module: ir.Module):
+    """Map every kernel function's loops to launches (see the module docstring), each
+    with the workgroup size its schedule recorded (``WORKGROUP_SIZE_ATTR``)."""
+    workgroup_sizes = {symbol_name(f): ir.IntegerAttr(f.attributes[WORKGROUP_SIZE_ATTR]).value
+                       for f in functions(module) if WORKGROUP_SIZE_ATTR in f.attributes}
     s = Script()
     for function in functions(module):
         if not is_kernel(function.operation):
@@ -213,7 +214,6 @@ def map_to_hardware(module: ir.Module, workgroup_sizes: dict):
             _merge_launches(launches)
     _privatize(module)
     _sink_constants(module)
-    run_pipeline(read_pipeline("gpu/outline.pipeline"), module)
 
 
-__all__ = ["map_to_hardware"]
+__all__ = ["launch_kernels"]

@@ -1,10 +1,14 @@
 """The GPU targets' rewrites of linalg before scheduling: every op of a kernel in a form
-that tiles and fuses into the tiles of the kernel's root.
+that tiles and fuses into the tiles of the kernel's roots.
 
-``prepare(module)`` runs ``lowering/gpu/prepare.pipeline`` (element-wise chains merged),
-rewrites erf / tanh / pow as arithmetic (``approximations``: SPIR-V's GLSL set has no
-erf), pads and concatenations as element-wise gathers (``gathers``), then every named
-op as a ``linalg.generic`` (``lowering/gpu/generalize.mlir``).
+``prepare_module(module)`` changes kernel functions' signatures and callers: constants
+become arguments (a kernel has no constant arrays), reshaped results the callers'
+views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf / tanh /
+pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as gathers
+(``gathers``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+ops read in slices split (``slices``), reshapes folded into the maps that read them
+(``reshapes``), concatenations as pieces computed in place (``concats``), and each op
+its own init.
 """
 
 from __future__ import annotations
@@ -22,15 +26,21 @@ from .reshapes import reshapes_into_consumers
 from .slices import split_sliced_ops
 
 
-def prepare(module: ir.Module) -> int:
-    """Rewrite ``module`` in place for the GPU schedules; returns how many ops the
-    Python rewrites changed."""
-    # Constants first: the pipeline's element-wise fusion would fold a bias broadcast
-    # into a constant of the whole result (1.2 MB for GPT-2's merged projection).
+def prepare_module(module: ir.Module) -> int:
+    """What changes kernel functions' signatures and their callers: constants passed in
+    (``constants_to_arguments``; before the pipeline's element-wise fusion, which would
+    fold a bias broadcast into a constant of the whole result: 1.2 MB for GPT-2's merged
+    projection), reshaped results reshaped by the callers (``reshapes_to_callers``).
+    Returns how many ops changed."""
     rewritten = constants_to_arguments(module)
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
-    rewritten += reshapes_to_callers(module)
-    rewritten += approximate_math(module)
+    return rewritten + reshapes_to_callers(module)
+
+
+def prepare_kernel(module: ir.Module) -> int:
+    """Rewrite the kernel functions of ``module`` for the GPU schedules (see the module
+    docstring); returns how many ops the Python rewrites changed."""
+    rewritten = approximate_math(module)
     rewritten += gathers_from_pads(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
     # Again now that every op is a generic: element-wise consumers of a reshaped result
@@ -41,9 +51,7 @@ def prepare(module: ir.Module) -> int:
     rewritten += reshapes_into_consumers(module)
     rewritten += split_concat_consumers(module)
     rewritten += untie_inits(module)
-    rewritten += concats_to_pieces(module)
-    rewritten += constants_to_arguments(module)  # any the rewrites folded into being
-    return rewritten
+    return rewritten + concats_to_pieces(module)
 
 
 def constants_to_arguments(module: ir.Module) -> int:
@@ -153,4 +161,4 @@ def untie_inits(module: ir.Module) -> int:
     return untied
 
 
-__all__ = ["prepare"]
+__all__ = ["constants_to_arguments", "prepare_kernel", "prepare_module", "reshapes_to_callers", "untie_inits"]

@@ -139,7 +139,9 @@ class _Planner:
 
     def constant(self, get_global) -> int:
         """The buffer of a ``memref.get_global`` (one per global, its bytes in the plan)."""
-        name = ir.FlatSymbolRefAttr(get_global.attributes["name"]).value
+        return self.constant_named(ir.FlatSymbolRefAttr(get_global.attributes["name"]).value)
+
+    def constant_named(self, name: str) -> int:
         if name not in self.constants:
             (global_op,) = [op.operation for op in self.module.body.operations
                             if op.operation.name == "memref.global" and ir.StringAttr(op.operation.attributes["sym_name"]).value == name]
@@ -182,6 +184,9 @@ class _Planner:
                     value = call.operands[index]
                     buffer, offset = self.resolve(value)
                     bindings.append(Binding(buffer, offset, _bytes(value.type)))
+                elif kind == "constant":
+                    buffer = self.constant_named(index)
+                    bindings.append(Binding(buffer, 0, self.program.buffers[buffer].bytes))
                 else:
                     buffer = self.scratch[callee][index]
                     bindings.append(Binding(buffer, 0, self.program.buffers[buffer].bytes))

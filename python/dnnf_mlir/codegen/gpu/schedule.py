@@ -37,7 +37,7 @@ MAX_THREADS = 128  # per workgroup
 MAX_THREADS_X = 64
 
 
-def _divisor(n: int, limit: int) -> int:
+def divisor(n: int, limit: int) -> int:
     """The largest divisor of ``n`` not above ``limit``."""
     for d in range(min(n, limit), 0, -1):
         if n % d == 0:
@@ -97,18 +97,18 @@ def choose_tiling(kernel: RootGroup) -> Tiling:
     threads = [1] * rank
     if rank == 0:
         return Tiling((), ())
-    tile[-1] = _divisor(shape[-1], VECTOR)
+    tile[-1] = divisor(shape[-1], VECTOR)
     rows = _rows_dim(kernel)
     if rows is not None:
-        tile[rows] = _divisor(shape[rows], VECTOR)
+        tile[rows] = divisor(shape[rows], VECTOR)
     counts = [s // t for s, t in zip(shape, tile)]
-    threads[-1] = _divisor(counts[-1], MAX_THREADS_X)
+    threads[-1] = divisor(counts[-1], MAX_THREADS_X)
     budget = MAX_THREADS // threads[-1]
     for dim in ([rows] if rows is not None else []) + list(range(rank - 2, -1, -1)):
         if budget <= 1 or dim == rank - 1:
             continue
         if threads[dim] == 1:
-            threads[dim] = _divisor(counts[dim], budget)
+            threads[dim] = divisor(counts[dim], budget)
             budget //= threads[dim]
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
 
@@ -134,7 +134,7 @@ def _mapping(kind: str, trips) -> str:
     return ", ".join(f"#gpu.{kind}<linear_dim_{ids[d]}>" for d in range(len(trips)))
 
 
-def _tile_mapped(s: Script, handle: str, sizes, trips, kind: str, loops: int):
+def tile_mapped(s: Script, handle: str, sizes, trips, kind: str, loops: int):
     """Tile ``handle`` with an ``scf.forall`` of ``trips`` iterations per dim, mapped
     to ``kind`` (block or thread)."""
     tiled, forall = s.fresh("t"), s.fresh("forall")
@@ -189,11 +189,11 @@ def _schedule_group(s: Script, group: RootGroup, name: str, index: int) -> OpSch
     s.emit(f"// kernel {name}: root {_tag(group.root)}, {group.kind}, {tiling}")
     root = s.match(["linalg.generic"], tag=_tag(group.root))
     grid = [n // t for n, t in zip(group.shape, tiling.workgroup_tile)]
-    tiled, forall = _tile_mapped(s, root, tiling.workgroup_tile, grid, "block", loops)
+    tiled, forall = tile_mapped(s, root, tiling.workgroup_tile, grid, "block", loops)
     for op in reversed(others):
         fused, forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op)), forall)
         s.annotate(fused, TAG, tag(op))
-    tiled, thread_forall = _tile_mapped(s, tiled, tiling.thread_tile, tiling.threads, "thread", loops)
+    tiled, thread_forall = tile_mapped(s, tiled, tiling.thread_tile, tiling.threads, "thread", loops)
     for op in reversed(others):
         _, thread_forall = s.fuse_into(s.match(["linalg.generic"], tag=tag(op), within=forall), thread_forall)
     anchors = _anchors(group)
@@ -277,4 +277,4 @@ def fold_unit_dims(s: Script):
     s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "canonicalization"])
 
 
-__all__ = ["MAX_THREADS", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "fold_unit_dims", "mark_vectorizable", "schedule_kernel", "vectorize"]
+__all__ = ["MAX_THREADS", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "divisor", "tile_mapped", "fold_unit_dims", "mark_vectorizable", "schedule_kernel", "vectorize"]

@@ -29,7 +29,7 @@ STORES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy"
 VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
 # what a kernel function may do besides its launches: nothing that computes
 HOST_OPS = ("gpu.launch_func", "func.return", "arith.constant", "memref.alloc", "memref.dealloc",
-            "memref.get_global") + VIEWS
+            "memref.get_global", "memref.subview", "memref.reinterpret_cast") + VIEWS
 
 
 @dataclass
@@ -42,8 +42,8 @@ class DeviceKernel:
     entry: str  # the gpu.func
     groups: tuple  # workgroups (x, y, z)
     workgroup_size: tuple
-    bindings: list  # per binding: ("argument", i) of the kernel function, ("scratch", j) of its own buffers,
-    #                 or ("constant", global) it reads
+    bindings: list  # per binding: (what, which, byte offset, bytes): ("argument", i) of the kernel function,
+    #                 ("scratch", j) of its own buffers, or ("constant", global) it reads
     writes: tuple  # per binding: whether the kernel writes it
     vec4: tuple  # bindings accessed as vec4
 
@@ -66,20 +66,37 @@ def _constant(value) -> int:
     return ir.IntegerAttr(owner.attributes["value"]).value
 
 
+def _view_offset(view) -> int:
+    """The byte offset of a static ``memref.subview`` into its source."""
+    source = ir.MemRefType(view.operands[0].type)
+    strides, _ = source.get_strides_and_offset()
+    offsets = list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"]))
+    if ir.ShapedType.get_dynamic_size() in offsets:
+        raise CodegenError(f"a launch binds a view at a dynamic offset ({view})")
+    width = source.element_type.width if hasattr(source.element_type, "width") else 32
+    return sum(o * s for o, s in zip(offsets, strides)) * max(8, width) // 8
+
+
 def _binding(value, block, allocations: list) -> tuple:
-    """What a launch operand is: ("argument", i) of the kernel function or ("scratch", j),
-    one of its own allocations (seen through reshapes)."""
-    while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEWS:
+    """What a launch operand is: ("argument", i, byte offset, bytes) of the kernel
+    function, ("scratch", j, 0, bytes), one of its own allocations, or ("constant",
+    global, 0, bytes) (seen through reshapes; a subview, ``mapping._rebase_views``, at
+    its offset)."""
+    nbytes = _memref_bytes(value.type)
+    offset = 0
+    while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEWS + ("memref.reinterpret_cast", "memref.subview"):
+        if value.owner.operation.name == "memref.subview":
+            offset += _view_offset(value.owner.operation)
         value = value.owner.operation.operands[0]
     if isinstance(value, ir.BlockArgument) and value.owner == block:
-        return ("argument", value.arg_number)
+        return ("argument", value.arg_number, offset, nbytes)
     owner = value.owner.operation if isinstance(value, ir.OpResult) else None
     if owner is not None and owner.name == "memref.alloc" and owner.parent.name == "func.func":
         if owner not in allocations:
             allocations.append(owner)
-        return ("scratch", allocations.index(owner))
+        return ("scratch", allocations.index(owner), offset, nbytes)
     if owner is not None and owner.name == "memref.get_global":
-        return ("constant", ir.FlatSymbolRefAttr(owner.attributes["name"]).value)
+        return ("constant", ir.FlatSymbolRefAttr(owner.attributes["name"]).value, offset, nbytes)
     raise CodegenError(f"a launch binds {value}, which is neither an argument nor a buffer of its kernel function")
 
 
@@ -94,8 +111,8 @@ def _written(function) -> tuple:
     return tuple(argument in written for argument in function.regions[0].blocks[0].arguments)
 
 
-def _allocation_bytes(alloc) -> int:
-    memref = ir.MemRefType(alloc.results[0].type)
+def _memref_bytes(memref_type) -> int:
+    memref = ir.MemRefType(memref_type)
     width = memref.element_type.width if hasattr(memref.element_type, "width") else 32
     return math.prod(memref.shape) * max(8, width) // 8
 
@@ -139,7 +156,7 @@ def device_kernels(module: ir.Module) -> list:
             gpu_module, vec4 = _compile_device_module(kernel.module, name)
             kernel.writes = _written(walk_ops(gpu_module, {"gpu.func"})[0])
             kernel.vec4 = tuple(vec4.get(kernel.entry, ()))
-        result.append(KernelFunction(name, launches, [_allocation_bytes(a) for a in allocations]))
+        result.append(KernelFunction(name, launches, [_memref_bytes(a.results[0].type) for a in allocations]))
     return result
 
 

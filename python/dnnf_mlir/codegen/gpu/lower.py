@@ -32,7 +32,8 @@ from .schedule import divisor, fold_unit_dims, mark_vectorizable, schedule_kerne
 
 # What a compiled kernel function may do besides its launches: nothing that computes.
 HOST_OPS = ("gpu.launch", "func.return", "arith.constant", "ub.poison", "memref.alloc", "memref.dealloc",
-            "memref.get_global", "memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast")
+            "memref.get_global", "memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast",
+            "memref.reinterpret_cast")
 
 
 def _bufferize(module: ir.Module):
@@ -44,13 +45,13 @@ def _bufferize(module: ir.Module):
     run_passes("canonicalize,cse", module)
 
 
-def _compile_alone(function, fused: bool, index: int):
+def _compile_alone(function, fused: bool, index: int, max_binding_bytes: int):
     """Compile a copy of ``function`` in a module of its own: (the module, its
     ``OpSchedule``s, the scripts); a ``CodegenError`` or ``KernelError`` when a step fails."""
     scratch = ir.Module.create()
     copy = function.operation.clone()
     scratch.body.append(copy)
-    prepare_kernel(scratch)
+    prepare_kernel(scratch, max_binding_bytes)
     kernel = analyze(copy)
     if not fused:
         kernel = one_op_per_group(kernel)
@@ -112,17 +113,18 @@ def _take_in(module: ir.Module, scratch: ir.Module, function):
     function.operation.erase()
 
 
-def lower_kernels(module: ir.Module) -> tuple:
-    """Compile every kernel function of ``module`` (see the module docstring) and
-    bufferize its public functions, then outline the launches into ``gpu.module``s:
-    (the transform scripts, the ``OpSchedule``s)."""
+def lower_kernels(module: ir.Module, max_binding_bytes: int) -> tuple:
+    """Compile every kernel function of ``module`` (see the module docstring; no buffer
+    bound to a kernel with more than ``max_binding_bytes``) and bufferize its public
+    functions, then outline the launches into ``gpu.module``s: (the transform scripts,
+    the ``OpSchedule``s)."""
     scripts, schedules, compiled = [], [], []
     prepare_module(module)
     for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
         try:
-            scratch, planned, text = _compile_alone(function, True, index)
+            scratch, planned, text = _compile_alone(function, True, index, max_binding_bytes)
         except (CodegenError, KernelError) as error:
-            scratch, planned, text = _compile_alone(function, False, index)
+            scratch, planned, text = _compile_alone(function, False, index, max_binding_bytes)
             why = str(error).splitlines()[0][:500]
             next(op.operation for op in scratch.body.operations
                  if op.operation.name == "func.func").attributes[FALLBACK_ATTR] = ir.StringAttr.get(why)

@@ -20,6 +20,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import is_kernel
@@ -182,6 +184,56 @@ def _inside(op, ancestor) -> bool:
     return False
 
 
+def _rebase_views(module: ir.Module):
+    """A view with an offset that a launch reads (a chunk of a weight too big for one
+    binding, ``oversized.py``) becomes a buffer of its own to the kernel: a
+    ``memref.reinterpret_cast`` to offset 0, identity layout, which the dispatch plan
+    binds at the view's offset."""
+    memref = _mlir.memref
+    for launch in walk_ops(module.operation, {"gpu.launch"}):
+        casts = {}
+
+        def visit(op, launch=launch, casts=casts):
+            for index, value in enumerate(op.operands):
+                owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+                if owner is None or owner.name != "memref.subview" or _inside(owner, launch):
+                    continue
+                view = ir.MemRefType(value.type)
+                if value not in casts:
+                    with ir.InsertionPoint(launch), launch.location:
+                        flat = ir.MemRefType.get(view.shape, view.element_type)
+                        strides = [math.prod(view.shape[i + 1:]) for i in range(view.rank)]
+                        casts[value] = memref.reinterpret_cast(flat, value, [], [], [], [0], list(view.shape), strides)
+                op.operands[index] = casts[value]
+            return ir.WalkResult.ADVANCE
+
+        for op in launch.regions[0].blocks[0].operations:
+            op.operation.walk(visit)
+        for cast in casts.values():
+            _retype_views(cast)
+
+
+def _retype_views(value):
+    """The subviews of ``value`` (whose layout changed) with their layouts recomputed
+    from its strides, and theirs in turn (the offset stays dynamic)."""
+    strides, _ = ir.MemRefType(value.type).get_strides_and_offset()
+    for use in list(value.uses):
+        view = use.owner
+        if view.name != "memref.subview":
+            continue
+        old = ir.MemRefType(view.results[0].type)
+        sizes = list(ir.DenseI64ArrayAttr(view.attributes["static_sizes"]))
+        steps = list(ir.DenseI64ArrayAttr(view.attributes["static_strides"]))
+        kept = [s * step for s, step in zip(strides, steps)]
+        for dim in [d for d, size in enumerate(sizes) if size == 1][: len(kept) - old.rank]:
+            kept[dim] = None  # a unit dim a rank-reducing view drops
+        kept = [k for k in kept if k is not None]
+        dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+        layout = ir.StridedLayoutAttr.get(dynamic, kept)
+        view.results[0].set_type(ir.MemRefType.get(old.shape, old.element_type, layout, old.memory_space))
+        _retype_views(view.results[0])
+
+
 def launch_kernels(module: ir.Module):
     """Map every kernel function's loops to launches (see the module docstring), each
     with the workgroup size its schedule recorded (``WORKGROUP_SIZE_ATTR``)."""
@@ -214,6 +266,7 @@ def launch_kernels(module: ir.Module):
             _merge_launches(launches)
     _privatize(module)
     _sink_constants(module)
+    _rebase_views(module)
 
 
 __all__ = ["launch_kernels"]

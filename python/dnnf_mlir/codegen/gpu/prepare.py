@@ -6,6 +6,7 @@ become arguments (a kernel has no constant arrays), reshaped results the callers
 views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf / tanh /
 pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as gathers
 (``gathers``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), reshapes folded into the maps that read them
 (``reshapes``), concatenations as pieces computed in place (``concats``), and each op
 its own init.
@@ -22,6 +23,7 @@ from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from .concats import concats_to_pieces, split_concat_consumers
 from .gathers import gathers_from_pads
+from .oversized import read_oversized_arguments_in_chunks
 from .reshapes import reshapes_into_consumers
 from .slices import split_sliced_ops
 
@@ -37,12 +39,14 @@ def prepare_module(module: ir.Module) -> int:
     return rewritten + reshapes_to_callers(module)
 
 
-def prepare_kernel(module: ir.Module) -> int:
+def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     """Rewrite the kernel functions of ``module`` for the GPU schedules (see the module
-    docstring); returns how many ops the Python rewrites changed."""
+    docstring), reading no argument of more than ``max_binding_bytes`` through one
+    binding (``oversized``); returns how many ops the Python rewrites changed."""
     rewritten = approximate_math(module)
     rewritten += gathers_from_pads(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
+    rewritten += read_oversized_arguments_in_chunks(module, max_binding_bytes)
     # Again now that every op is a generic: element-wise consumers of a reshaped result
     # (a grouped convolution's groups collapsed into its channels) iterate over the
     # producer's domain instead, reshapes moving to the edges of the kernel.

@@ -179,17 +179,14 @@ class _Planner:
                 self.kernel_ids[key] = len(self.program.kernels)
                 self.program.kernels.append(kernel)
             bindings = []
-            for kind, index in launch.bindings:
+            for kind, index, offset, nbytes in launch.bindings:
                 if kind == "argument":
-                    value = call.operands[index]
-                    buffer, offset = self.resolve(value)
-                    bindings.append(Binding(buffer, offset, _bytes(value.type)))
+                    buffer, start = self.resolve(call.operands[index])
                 elif kind == "constant":
-                    buffer = self.constant_named(index)
-                    bindings.append(Binding(buffer, 0, self.program.buffers[buffer].bytes))
+                    buffer, start = self.constant_named(index), 0
                 else:
-                    buffer = self.scratch[callee][index]
-                    bindings.append(Binding(buffer, 0, self.program.buffers[buffer].bytes))
+                    buffer, start = self.scratch[callee][index], 0
+                bindings.append(Binding(buffer, start + offset, nbytes))
             self.add_dispatch(self.kernel_ids[key], launch.groups, bindings, kernel.writes, callee)
 
     def add_dispatch(self, kernel: int, groups: tuple, bindings: list, writes: tuple, function: str):

@@ -55,8 +55,9 @@ def _piece_init(init, sliced, amap, out_dim: int, size: int):
     if fill is None or fill.name != "linalg.generic" or any(isinstance(v.type, ir.RankedTensorType) for v in
                                                              list(fill.operands)[:-1]):
         return sliced
+    empty = _mlir.tensor.empty(shape, t.element_type)  # before the clone, which reads it
     clone = fill.clone()
-    clone.operands[len(clone.operands) - 1] = _mlir.tensor.empty(shape, t.element_type)
+    clone.operands[len(clone.operands) - 1] = empty
     clone.results[0].set_type(ir.RankedTensorType.get(shape, t.element_type))
     return clone.results[0]
 

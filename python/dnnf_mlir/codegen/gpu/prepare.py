@@ -54,6 +54,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     rewritten += split_sliced_ops(module)
     rewritten += reshapes_into_consumers(module)
     rewritten += split_concat_consumers(module)
+    run_passes("canonicalize", module)  # what the splits left unread (a whole fill, a concatenation)
     rewritten += untie_inits(module)
     return rewritten + concats_to_pieces(module)
 

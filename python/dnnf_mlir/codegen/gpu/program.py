@@ -1,12 +1,14 @@
 """The dispatch plan of a model lowered for a GPU: buffers, kernels, dispatches in order.
 
-After ``mapping.py`` the entry function calls kernel functions on buffers, and each
-kernel function holds one ``gpu.launch_func``. ``dispatch_plan(module, kernels)`` walks
-the entry function once and resolves every buffer a launch binds to one of the plan's
-buffers at a byte offset: an input or an output of the model (the entry's arguments and
-out-parameters), a weight (the arguments after the inputs, ``dnnf.weights``), or a
-scratch buffer (an allocation of the entry function), seen through views (reshapes,
-subviews). The plan puts a memory barrier before a dispatch exactly when it reads or
+An emitted module has its kernels as ``gpu.binary`` ops, its entry function on buffers
+calling kernel functions, and each kernel function launching its kernels
+(``gpu.launch_func``, which record the operands their kernel writes).
+``dispatch_plan(module, inputs)`` walks the entry function once and resolves every
+buffer a launch binds to one of the plan's buffers at a byte offset: an input or an
+output of the model (the entry's arguments and out-parameters), a weight (the
+arguments after the inputs, ``dnnf.weights``), a constant (a global the kernels read,
+its bytes in the plan), or a scratch buffer (an allocation of the entry function, or
+of a kernel function: one for all its calls), seen through views (reshapes, subviews). The plan puts a memory barrier before a dispatch exactly when it reads or
 writes a range that a dispatch since the last barrier wrote, or writes one that such a
 dispatch read. ``Program.text()`` is the plan the Vulkan runtime loads
 (``runtime/vulkan/dnnf_vulkan.h``).
@@ -20,14 +22,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import is_kernel, is_public
 from ..errors import CodegenError
-from ..lowered_module import functions, symbol_name
+from ..lowered_module import functions, symbol_name, walk_ops
+from .device import WRITES_ATTR
 
 WEIGHTS_ATTR = "dnnf.weights"  # the module's weight layout (compiler/weights.py)
 BUFFER_ALIGNMENT = 16  # bytes every buffer size is rounded up to (vec4 and 32-bit emulated accesses)
 VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast")
+REQUIRES_ATTR = "dnnf.gpu.requires"  # on each gpu.binary: the device features its kernel needs
 
 
 @dataclass
@@ -109,6 +114,15 @@ def _constant(value) -> int:
     return ir.IntegerAttr(value.owner.attributes["value"]).value
 
 
+def required_features(module: ir.Module) -> list:
+    """The device features the module's kernels need (``REQUIRES_ATTR`` of its binaries)."""
+    features = set()
+    for binary in walk_ops(module.operation, {"gpu.binary"}):
+        if REQUIRES_ATTR in binary.attributes:
+            features.update(ir.StringAttr(f).value for f in ir.ArrayAttr(binary.attributes[REQUIRES_ATTR]))
+    return sorted(features)
+
+
 def _view_offset(op) -> int:
     """The byte offset of a view into its source (static offsets only)."""
     if op.name != "memref.subview":
@@ -118,78 +132,84 @@ def _view_offset(op) -> int:
     offsets = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
     if any(o == ir.ShapedType.get_dynamic_size() for o in offsets):
         raise CodegenError(f"a dynamic subview between kernels ({op})")
-    return sum(o * s for o, s in zip(offsets, strides)) * _bytes(ir.MemRefType.get([1], source.element_type))
+    width = source.element_type.width if hasattr(source.element_type, "width") else 32
+    return sum(o * s for o, s in zip(offsets, strides)) * max(8, width) // 8
 
 
 class _Planner:
-    def __init__(self, module: ir.Module, kernels: dict):
+    def __init__(self, module: ir.Module):
         self.module = module
-        self.kernels = kernels  # kernel function name -> (Kernel, [launch operand -> kernel function arg index])
         self.program = Program()
-        self.kernel_ids = {}
+        self.kernel_ids = {}  # gpu.binary -> kernel id
         self.location = {}  # entry value -> (buffer id, byte offset)
         self.written, self.read = [], []  # bindings since the last barrier
         self.constants = {}  # global name -> buffer id
-        self.scratch = {}  # kernel function -> its own buffers' ids
+        self.scratch = {}  # (kernel function, its allocation) -> buffer id
+        self.binaries = {symbol_name(op): op for op in walk_ops(module.operation, {"gpu.binary"})}
+        self.kernel_functions = {symbol_name(f): f for f in functions(module) if is_kernel(f.operation)}
 
     def add_buffer(self, nbytes: int, kind: str, index: int = 0, data: bytes = b"") -> int:
         buffer = Buffer(len(self.program.buffers), _rounded(nbytes), kind, index, data)
         self.program.buffers.append(buffer)
         return buffer.id
 
-    def constant(self, get_global) -> int:
-        """The buffer of a ``memref.get_global`` (one per global, its bytes in the plan)."""
-        return self.constant_named(ir.FlatSymbolRefAttr(get_global.attributes["name"]).value)
-
-    def constant_named(self, name: str) -> int:
+    def constant(self, name: str) -> int:
+        """The buffer of the global ``name`` (one per global, its bytes in the plan)."""
         if name not in self.constants:
             (global_op,) = [op.operation for op in self.module.body.operations
-                            if op.operation.name == "memref.global" and ir.StringAttr(op.operation.attributes["sym_name"]).value == name]
+                            if op.operation.name == "memref.global" and symbol_name(op) == name]
             value = np.asarray(global_op.attributes["initial_value"])
             data = value.astype(np.uint8).tobytes() if value.dtype == np.bool_ else value.tobytes()
             self.constants[name] = self.add_buffer(len(data), "constant", data=data)
         return self.constants[name]
 
-    def resolve(self, value) -> tuple:
+    def resolve(self, value, frame: dict) -> tuple:
+        """(buffer, byte offset) of a value of the entry function, or of a kernel
+        function called with ``frame`` (its arguments -> the caller's (buffer, offset))."""
+        if value in frame:
+            return frame[value]
         if value in self.location:
             return self.location[value]
         owner = value.owner.operation if isinstance(value, ir.OpResult) else None
         if owner is not None and owner.name == "memref.get_global":
-            self.location[value] = (self.constant(owner), 0)
-        elif owner is not None and owner.name == "memref.alloc":
-            self.location[value] = (self.add_buffer(_bytes(value.type), "scratch"), 0)
-        elif owner is not None and owner.name in VIEWS:
-            buffer, offset = self.resolve(owner.operands[0])
-            self.location[value] = (buffer, offset + _view_offset(owner))
-        else:
-            raise CodegenError(f"a buffer between kernels that is not an argument, an allocation or a view: {value}")
-        return self.location[value]
+            return (self.constant(ir.FlatSymbolRefAttr(owner.attributes["name"]).value), 0)
+        if owner is not None and owner.name == "memref.alloc":
+            function = owner.parent
+            key = (symbol_name(function) if is_kernel(function) else "", owner)
+            if key not in self.scratch:  # a kernel function's own: one for all its calls
+                self.scratch[key] = self.add_buffer(_bytes(value.type), "scratch")
+            return (self.scratch[key], 0)
+        if owner is not None and owner.name in VIEWS:
+            buffer, offset = self.resolve(owner.operands[0], frame)
+            return (buffer, offset + _view_offset(owner))
+        raise CodegenError(f"a buffer between kernels that is not an argument, an allocation or a view: {value}")
 
-    def dispatch(self, call):
+    def call(self, call):
         """The dispatches of one call of a kernel function: one per launch, in order."""
         callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-        if callee not in self.kernels:
+        if callee not in self.kernel_functions:
             raise CodegenError(f"the entry function calls {callee}, which is not a GPU kernel")
-        function, compiled = self.kernels[callee]
-        if callee not in self.scratch:  # a kernel function's own buffers, shared by its calls
-            self.scratch[callee] = [self.add_buffer(nbytes, "scratch") for nbytes in function.scratch]
-        for launch, kernel in zip(function.launches, compiled):
-            key = launch.name
-            if key not in self.kernel_ids:
-                self.kernel_ids[key] = len(self.program.kernels)
-                self.program.kernels.append(kernel)
-            bindings = []
-            for kind, index, offset, nbytes in launch.bindings:
-                if kind == "argument":
-                    buffer, start = self.resolve(call.operands[index])
-                elif kind == "constant":
-                    buffer, start = self.constant_named(index), 0
-                else:
-                    buffer, start = self.scratch[callee][index], 0
-                bindings.append(Binding(buffer, start + offset, nbytes))
-            self.add_dispatch(self.kernel_ids[key], launch.groups, bindings, kernel.writes, callee)
+        function = self.kernel_functions[callee]
+        frame = {argument: self.resolve(value, {}) for argument, value in
+                 zip(function.regions[0].blocks[0].arguments, call.operands)}
+        for launch in walk_ops(function.operation, {"gpu.launch_func"}):
+            self.launch(launch, frame, callee)
 
-    def add_dispatch(self, kernel: int, groups: tuple, bindings: list, writes: tuple, function: str):
+    def launch(self, launch, frame: dict, function: str):
+        binary_name, entry = ir.SymbolRefAttr(launch.attributes["kernel"]).value
+        operands = list(launch.operands)
+        groups = tuple(_constant(v) for v in operands[0:3])
+        size = tuple(_constant(v) for v in operands[3:6])
+        writes = tuple(ir.BoolAttr(w).value for w in ir.ArrayAttr(launch.attributes[WRITES_ATTR]))
+        if binary_name not in self.kernel_ids:
+            self.kernel_ids[binary_name] = len(self.program.kernels)
+            objects = ir.ArrayAttr(self.binaries[binary_name].attributes["objects"])
+            binary = bytes(_mlir.gpu.ObjectAttr(objects[0]).object)
+            self.program.kernels.append(Kernel(binary_name, binary, entry, size, writes))
+        bindings = []
+        for value in operands[6:]:
+            buffer, offset = self.resolve(value, frame)
+            bindings.append(Binding(buffer, offset, _bytes(value.type)))
         written = [b for b, w in zip(bindings, writes) if w]
         read = [b for b, w in zip(bindings, writes) if not w]
         barrier = any(_overlaps(b, self.written) for b in bindings) or any(_overlaps(b, self.read) for b in written)
@@ -197,7 +217,7 @@ class _Planner:
             self.written, self.read = [], []
         self.written += written
         self.read += read
-        self.program.dispatches.append(Dispatch(kernel, groups, barrier, bindings, function))
+        self.program.dispatches.append(Dispatch(self.kernel_ids[binary_name], groups, barrier, bindings, function))
 
 
 def _overlaps(binding: Binding, others) -> bool:
@@ -205,20 +225,18 @@ def _overlaps(binding: Binding, others) -> bool:
                binding.offset < o.offset + o.range for o in others)
 
 
-def dispatch_plan(module: ir.Module, kernels: dict, inputs: int) -> Program:
-    """The ``Program`` of ``module``'s public function: ``kernels`` maps each kernel
-    function to (its ``device.KernelFunction``, the compiled ``Kernel`` of each of its
-    launches); the function's first ``inputs`` arguments are the model's inputs, the
-    weights follow, then the out-parameters."""
+def dispatch_plan(module: ir.Module, inputs: int) -> Program:
+    """The ``Program`` of an emitted ``module`` (see the module docstring): its public
+    function's first ``inputs`` arguments are the model's inputs, the weights follow,
+    then the out-parameters."""
     entries = [f for f in functions(module) if is_public(f.operation) and not is_kernel(f.operation)]
     if len(entries) != 1:
         raise CodegenError(f"expected one public function, found {len(entries)}")
     entry = entries[0]
-    planner = _Planner(module, kernels)
+    planner = _Planner(module)
     weights = [json.loads(ir.StringAttr(w).value) for w in ir.ArrayAttr(module.operation.attributes[WEIGHTS_ATTR])] \
         if WEIGHTS_ATTR in module.operation.attributes else []
-    arguments = list(entry.regions[0].blocks[0].arguments)
-    for index, argument in enumerate(arguments):
+    for index, argument in enumerate(entry.regions[0].blocks[0].arguments):
         if index < inputs:
             planner.location[argument] = (planner.add_buffer(_bytes(argument.type), "input", index), 0)
         elif index < inputs + len(weights):
@@ -230,11 +248,10 @@ def dispatch_plan(module: ir.Module, kernels: dict, inputs: int) -> Program:
     for op in entry.regions[0].blocks[0].operations:
         op = op.operation
         if op.name == "func.call":
-            planner.dispatch(op)
-        elif op.name in ("memref.alloc", "memref.dealloc", "memref.get_global", "func.return", "arith.constant") or op.name in VIEWS:
-            continue
-        else:
+            planner.call(op)
+        elif op.name not in ("memref.alloc", "memref.dealloc", "memref.get_global", "func.return", "arith.constant") + VIEWS:
             raise CodegenError(f"the entry function does {op.name} between its kernels, which no GPU kernel does")
+    planner.program.requires = required_features(module)
     return planner.program
 
 

@@ -1,6 +1,6 @@
 """One kernel's ``gpu.module`` -> a Vulkan SPIR-V binary, checked by ``spirv-val``.
 
-``spirv_binary(kernel)`` attaches a Vulkan target (``spirv-attach-target``: SPIR-V 1.3,
+``to_spirv_binary(device, name)`` attaches a Vulkan target (``spirv-attach-target``: SPIR-V 1.3,
 the capabilities the kernel's types need: ``Int64`` for 64-bit indices, ...), gives
 its ``gpu.func`` the ``spirv.entry_point_abi`` that the conversion needs (from the
 workgroup size), runs ``lowering/gpu/vulkan/spirv.pipeline``, moves the ``spirv.module``
@@ -23,7 +23,7 @@ from ....lowering import read_pipeline
 from ...errors import CodegenError
 from ...lowered_module import walk_ops
 from ...passes import run_passes, run_pipeline
-from ..device import DeviceKernel
+from ..program import REQUIRES_ATTR
 
 SPIRV_VERSION = "v1.3"
 TARGET_ENV = "vulkan1.1"
@@ -93,23 +93,23 @@ def validate(binary: bytes, what: str):
         raise CodegenError(f"{what}: spirv-val rejects the SPIR-V: {(check.stdout + check.stderr).strip()}")
 
 
-def spirv_binary(kernel: DeviceKernel) -> bytes:
-    """The validated SPIR-V binary of ``kernel`` (its module is converted in place)."""
-    module = kernel.module
-    caps = ",".join(capabilities(module))
-    _set_entry_point_abi(module)
+def to_spirv_binary(device: ir.Module, name: str):
+    """Convert the ``gpu.module`` ``name``, alone in ``device``, into a ``gpu.binary`` of
+    validated SPIR-V, which records the device features it needs (``REQUIRES_ATTR``)."""
+    caps = ",".join(capabilities(device))
+    requires = required_features(device)
+    _set_entry_point_abi(device)
     run_passes(f"spirv-attach-target{{ver={SPIRV_VERSION} caps={caps} exts={','.join(EXTENSIONS)} client_api=Vulkan}}",
-               module)
-    run_pipeline(read_pipeline("gpu/vulkan/spirv.pipeline"), module)
-    _nest_spirv_modules(module)
-    run_passes("gpu-module-to-binary", module)
-    binaries = walk_ops(module.operation, {"gpu.binary"})
+               device)
+    run_pipeline(read_pipeline("gpu/vulkan/spirv.pipeline"), device)
+    _nest_spirv_modules(device)
+    run_passes("gpu-module-to-binary", device)
+    binaries = walk_ops(device.operation, {"gpu.binary"})
     if len(binaries) != 1:
-        raise CodegenError(f"kernel {kernel.function}: no SPIR-V binary was made")
+        raise CodegenError(f"kernel {name}: no SPIR-V binary was made")
     objects = ir.ArrayAttr(binaries[0].attributes["objects"])
-    binary = bytes(_mlir.gpu.ObjectAttr(objects[0]).object)
-    validate(binary, f"kernel {kernel.function}")
-    return binary
+    validate(bytes(_mlir.gpu.ObjectAttr(objects[0]).object), f"kernel {name}")
+    binaries[0].attributes[REQUIRES_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(f) for f in requires])
 
 
-__all__ = ["capabilities", "required_features", "spirv_binary", "validate"]
+__all__ = ["capabilities", "required_features", "to_spirv_binary", "validate"]

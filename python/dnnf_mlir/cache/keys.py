@@ -21,7 +21,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from ..codegen.toolchain import find_clang, find_llc, find_llvm_split, find_opt
+from ..codegen.cpu.toolchain import find_clang, find_llc, find_llvm_split, find_opt
 from ..lowering import lowering_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]

@@ -16,11 +16,11 @@ OpenMP threads, llc and the AArch64 cross builds; ``target.py`` and
 from .cpu.features import CpuError, UnsupportedCpuError
 from .cpu.objects import compile_object, emit_llvm_ir
 from .errors import CodegenError
-from .jit import JitFunction, JitModule, find_libomp, jit
+from .cpu.jit import JitFunction, JitModule, find_libomp, jit
 from .lowered_module import signatures
 from .pipeline import PIPELINE_STAGES, LoweringReport, lower_to_llvm
 from .target import Target, get_target, host_target
-from .toolchain import find_llc
+from .cpu.toolchain import find_llc
 
 __all__ = [
     "CodegenError",

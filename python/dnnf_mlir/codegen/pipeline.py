@@ -68,7 +68,7 @@ from .lowered_module import (
     CPU_ATTR, KERNELS_ATTR, TARGET_ATTR, UNIQUE_KERNELS_ATTR, USES_OPENMP, functions, record_signatures, walk_ops,
 )
 from .passes import apply_script, run_passes, run_pipeline
-from .split import split_functions
+from .cpu.split import split_functions
 from .target import Target, get_target
 
 PIPELINE_STAGES = ("prepare", "schedule", "bufferize", "lower-vectors", "parallel", "llvm")

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import CodegenError
 from ..lowered_module import signatures
 from ..target import Target, get_target
-from ..toolchain import find_llc
+from .toolchain import find_llc
 from .objects import compile_object, emit_llvm_ir
 
 _C_TYPES = {

@@ -24,7 +24,7 @@ import functools
 import re
 import subprocess
 
-from ..toolchain import find_clang, find_llc
+from .toolchain import find_clang, find_llc
 
 NATIVE = "native"
 # Environment variable: the CPU of the `host` target when none is given (default native).

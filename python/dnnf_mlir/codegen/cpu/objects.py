@@ -22,7 +22,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ..errors import CodegenError
 from ..target import Target, get_target
-from ..toolchain import find_llc, find_llvm_split, find_opt
+from .toolchain import find_llc, find_llvm_split, find_opt
 
 
 def emit_llvm_ir(module: ir.Module) -> str:

@@ -18,13 +18,13 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import _mlir
-from .._mlir import ir
-from .cpu.features import UnsupportedCpuError
-from .errors import CodegenError
-from .lowered_module import CPU_ATTR, SIGNATURES, TARGET_ATTR, USES_OPENMP, signatures
-from .pipeline import lower_to_llvm
-from .target import Target, get_target
+from ... import _mlir
+from ..._mlir import ir
+from .features import UnsupportedCpuError
+from ..errors import CodegenError
+from ..lowered_module import CPU_ATTR, SIGNATURES, TARGET_ATTR, USES_OPENMP, signatures
+from ..pipeline import lower_to_llvm
+from ..target import Target, get_target
 
 
 _LIBOMP_CANDIDATES = (

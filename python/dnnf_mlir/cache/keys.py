@@ -21,7 +21,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from ..codegen.cpu.toolchain import find_clang, find_llc, find_llvm_split, find_opt
+from ..codegen import backends
 from ..lowering import lowering_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def compiler_fingerprint() -> str:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = None
-    tools = [find_llc(), find_opt(), find_llvm_split(), find_clang()] + [shutil.which(t) for t in BUILD_TOOLS]
+    tools = [tool for backend in backends() for tool in backend.tools()] + [shutil.which(t) for t in BUILD_TOOLS]
     digest.update(json.dumps([versions, [_tool_identity(t) for t in tools]]).encode())
     return digest.hexdigest()
 

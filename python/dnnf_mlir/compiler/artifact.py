@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..codegen import UnsupportedCpuError
+from ..codegen.cpu import UnsupportedCpuError
 from .driver import MANIFEST
 
 EMULATORS = {"aarch64": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]}

@@ -51,9 +51,10 @@ import numpy as np
 from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import write_module
-from ..codegen import compile_object, emit_llvm_ir
-from ..codegen.lowered_module import KERNELS_ATTR, UNIQUE_KERNELS_ATTR, USES_OPENMP
-from ..codegen.target import get_target
+from ..codegen import get_target
+from ..codegen.cpu import compile_object, emit_llvm_ir
+from ..codegen.cpu.lowered import USES_OPENMP
+from ..codegen.lowered_module import lowered_kernels
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
 from ..fusion import fusion_summary
@@ -282,8 +283,7 @@ def compile_model(
             (staging / FUSION_STATS).unlink()
             attributes = module.operation.attributes
             openmp = USES_OPENMP in attributes
-            kernels = ir.IntegerAttr(attributes[KERNELS_ATTR]).value
-            unique_kernels = ir.IntegerAttr(attributes[UNIQUE_KERNELS_ATTR]).value
+            kernels, unique_kernels = lowered_kernels(module)
             layout = recorded_layout(module)
             if keep_ir:
                 write_module(module, str(staging / LLVM_IR))

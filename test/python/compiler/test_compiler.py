@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from dnnf_mlir.checking import compare, make_inputs
-from dnnf_mlir.codegen import CodegenError, UnsupportedCpuError
+from dnnf_mlir.codegen import CodegenError
+from dnnf_mlir.codegen.cpu import UnsupportedCpuError
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, driver
 from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
 from dnnf_mlir.ecg import TensorSpec

@@ -33,7 +33,7 @@ from ..._mlir import ir
 from ...checking import RTOL, compare
 from .. import sample_ops
 from .jit import jit
-from ..pipeline import lower_to_llvm
+from .lower_pass import lower_to_llvm
 
 
 @dataclass

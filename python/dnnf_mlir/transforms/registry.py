@@ -86,7 +86,8 @@ PASS_TABLE: dict[str, PassEntry] = {
                        "profiling database (false: the conservative oracle)"),
                 Option("profile-db", str, "", "the profiling database (default: $DNNF_PROFILE_DB or "
                        "~/.cache/dnnf-mlir/fusion-profile.sqlite3)"),
-                Option("target", str, "host", "the target the code is for (only the host's Y cells can be measured)"),
+                Option("target", str, "host", "the target the code is for: its kernels' limits bound every block "
+                       "(only the host's Y cells can be measured)"),
                 Option("cpu", str, "", "the CPU the code is for (default: $DNNF_CPU or native)"),
                 Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
                 Option("svg-file", str, "", "file to draw the plan in (SVG by Graphviz: one cluster per block; "

@@ -1,4 +1,4 @@
-"""Whole-model compilation: ONNX -> a shared library with a C entry point, and running it.
+"""Whole-model compilation: ONNX -> a target's deployable directory, and running it.
 
     from dnnf_mlir.compiler import compile_model, Artifact
     compile_model("resnet50.onnx", "out/resnet50", target="aarch64")

@@ -44,7 +44,7 @@ import logging
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +52,6 @@ import numpy as np
 from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import write_module
-from ..codegen import get_target
 from ..codegen.lowered_module import lowered_kernels
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
@@ -67,6 +66,7 @@ from .c_glue import ModelInterface
 from .cpu_library import CPU_LIBRARY
 from .errors import CompileError
 from .index_checks import index_checks
+from .options import CompileOptions
 from .weights import read_header, recorded_layout
 
 IMPORTED_ENTRY = "main"  # the function import_onnx makes
@@ -110,23 +110,11 @@ def _unrewritten(module) -> dict:
             "rules_applied": dict.fromkeys(FAMILIES, 0), "rules": {}, "seconds": 0.0}
 
 
-@dataclass(frozen=True)
-class CompileOptions:
-    """How one compilation runs ``lowering/compile.pipeline``."""
-
-    target: object  # codegen Target
-    threads: int = 1
-    rewrite: bool = True
-    fusion: str = "dnnf"  # ecg-fuse's mode: dnnf, tvm or none
-    profile: bool = False  # ecg-fuse decides Y cells by measuring (the profiling database)
-    outline: bool = True
-    fusion_svg: "str | os.PathLike | None" = None  # where ecg-fuse draws its plan
-
-
-def compile_pipeline(options: CompileOptions, weights_file, stats_dir) -> Pipeline:
+def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_svg=None) -> Pipeline:
     """``lowering/compile.pipeline`` with the options of one compilation set; the
-    statistics of ecg-rewrite and ecg-fuse go to ``stats_dir``."""
-    t = options.target
+    statistics of ecg-rewrite and ecg-fuse go to ``stats_dir``, ecg-fuse's picture of
+    its plan to ``fusion_svg``."""
+    t = options.resolve_target()
     lowering = t.backend.lowering_pass
     pipeline = Pipeline(read_pipeline(COMPILE_PIPELINE)).replaced(PIPELINE_LOWERING_PASS, lowering)
     if not options.outline:
@@ -137,8 +125,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir) -> Pipeli
         "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, **t.options(),
         stats_file=Path(stats_dir) / FUSION_STATS,
     )
-    if options.fusion_svg is not None:
-        pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(options.fusion_svg).resolve())
+    if fusion_svg is not None:
+        pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:
         return pipeline.without("ecg-rewrite")
     return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
@@ -201,41 +189,43 @@ def _tensor_json(tensors) -> list:
 def compile_model(
     model: "str | os.PathLike",
     outdir: "str | os.PathLike",
-    target: str = "host",
-    threads: int = 1,
+    *,
+    options: CompileOptions | None = None,
     shapes: dict | None = None,
-    rewrite: bool = True,
-    cpu: str | None = None,
     keep_ir: bool = False,
-    outline: bool = True,
-    fusion: str = "dnnf",
-    profile: bool = False,
     fusion_stats: "str | os.PathLike | None" = None,
     fusion_svg: "str | os.PathLike | None" = None,
+    **option_fields,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
-    ``threads`` > 1 splits the parallel loops among that many OpenMP threads (host
-    only: no OpenMP runtime for other targets is installed); how many run is
-    OpenMP's choice at run time (``dnnf_set_num_threads``, ``OMP_NUM_THREADS``).
-    ``rewrite`` runs the ``ecg-rewrite`` pass on the imported graph first. ``cpu``
-    names the CPU to compile for (``native``, ``x86-64-v3``, ``cortex-a76``, ...;
-    default: ``$DNNF_CPU``, else native for the host and generic for AArch64); the
-    library refuses to load on a CPU without its features. ``keep_ir`` also writes
-    the module that ``lowering/compile.pipeline`` starts from (``model.ecg.mlir``)
-    and the one it ends with (``model.llvm.mlir``). ``fusion`` is ecg-fuse's planner:
+    ``options`` (a ``CompileOptions``; default: its defaults) with ``option_fields``
+    (any of its fields: ``target="aarch64"``, ``cpu``, ``threads``, ``rewrite``,
+    ``fusion``, ``profile``, ``outline``) say what is compiled and how: for the
+    ``target`` and its ``cpu`` (``native``, ``x86-64-v3``, ``cortex-a76``, ...; default:
+    ``$DNNF_CPU``, else native for the host and generic for AArch64; the library
+    refuses to load on a CPU without its features); ``threads`` > 1 splits the parallel
+    loops among that many OpenMP threads (host only: no OpenMP runtime for other
+    targets is installed; how many run is OpenMP's choice at run time,
+    ``dnnf_set_num_threads``, ``OMP_NUM_THREADS``); ``rewrite`` runs the
+    ``ecg-rewrite`` pass on the imported graph first; ``fusion`` is ecg-fuse's planner:
     ``dnnf`` (mapping types, Table 3), ``tvm`` (TVM's fixed patterns) or ``none`` (one
     kernel per op); ``profile`` lets it decide Table 3's Y cells by measuring them on
     this machine (the profiling database; off: the deterministic conservative
-    decisions); its report goes into the manifest's ``fusion`` entry and, whole, to
-    ``fusion_stats``; ``fusion_svg`` gets a picture of the plan (SVG, Graphviz).
-    ``outline=False`` leaves out ``ecg-outline-kernels``: the code
+    decisions); ``outline=False`` leaves out ``ecg-outline-kernels``: the code
     generator then draws the kernel boundaries itself (merging element-wise chains,
     epilogues), as before kernels were functions.
+
+    ``shapes`` fixes input shapes (name -> dims). ``keep_ir`` also writes the module
+    that ``lowering/compile.pipeline`` starts from (``model.ecg.mlir``) and the one it
+    ends with (``model.llvm.mlir``). ecg-fuse's report goes into the manifest's
+    ``fusion`` entry and, whole, to ``fusion_stats``; ``fusion_svg`` gets a picture of
+    the plan (SVG, Graphviz).
     """
-    t = get_target(target, cpu)
-    if threads > 1 and not t.runs_here:
-        raise CompileError(f"--threads {threads}: only host libraries run on several threads")
+    options = replace(options or CompileOptions(), **option_fields)
+    t = options.resolve_target()
+    if options.threads > 1 and not t.runs_here:
+        raise CompileError(f"--threads {options.threads}: only host libraries run on several threads")
     writer = WRITERS[t.kind]
     model, outdir = Path(model), Path(outdir)
     timer = StageTimer(logger)
@@ -249,10 +239,10 @@ def compile_model(
             inputs, outputs, checks = _entry_signature(module)
             if keep_ir:
                 write_module(module, str(staging / ECG_IR))
-            rewritten = None if rewrite else _unrewritten(module)
-            options = CompileOptions(t, threads, rewrite, fusion, profile, outline, fusion_svg)
-            _run_pipeline(module, compile_pipeline(options, staging / WEIGHTS, staging), timer, t.backend.lowering_pass)
-            if rewrite:
+            rewritten = None if options.rewrite else _unrewritten(module)
+            pipeline = compile_pipeline(options, staging / WEIGHTS, staging, fusion_svg)
+            _run_pipeline(module, pipeline, timer, t.backend.lowering_pass)
+            if options.rewrite:
                 report = json.loads((staging / REWRITE_STATS).read_text())
                 (staging / REWRITE_STATS).unlink()
                 rewritten = {"enabled": True, **report["total"], "seconds": report["seconds"]}
@@ -275,7 +265,7 @@ def compile_model(
             "shapes": {k: list(v) for k, v in (shapes or {}).items()},
             "target": t.name,
             **artifact,
-            "threads": threads,
+            "threads": options.threads,
             "entry": ENTRY,
             "inputs": _tensor_json(inputs),
             "outputs": _tensor_json(outputs),
@@ -283,7 +273,7 @@ def compile_model(
             "index_checks": [check.to_json() for check in checks],
             "kernels": kernels,  # launched per run
             "unique_kernels": unique_kernels,
-            "outline": outline,
+            "outline": options.outline,
             "rewrite": rewritten,
             "fusion": {key: value for key, value in fusion_report.items() if key != "functions"},
             "compile_seconds": {k: round(v, 3) for k, v in times.items()},
@@ -298,4 +288,4 @@ def compile_model(
     return CompileReport(outdir, manifest)
 
 
-__all__ = ["CompileError", "CompileOptions", "CompileReport", "ECG_IR", "ENTRY", "LLVM_IR", "MANIFEST", "compile_model"]
+__all__ = ["CompileError", "CompileReport", "ECG_IR", "ENTRY", "LLVM_IR", "MANIFEST", "WRITERS", "compile_model"]

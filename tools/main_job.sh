@@ -31,7 +31,7 @@ echo "-- after ecg-rewrite"
 dnnf-run "build/$model.mlirbc" --reference "$onnx" --interpret --check --summary --rewrite
 
 echo "== 2. compile for the host and for AArch64, run, check"
-dnnf-compile "$onnx" --target host -o "build/$model-host" --fusion-svg "build/$model.fusion.svg"
+dnnf-compile "$onnx" --target host --profile -o "build/$model-host" --fusion-svg "build/$model.fusion.svg"
 echo "the fusion plan: build/$model.fusion.svg"
 python tools/run_session.py "$onnx" --threads 1 --profile --repeat 10   # dnnf-compile's options: a cache hit
 dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"

@@ -26,7 +26,8 @@ import onnx
 import pytest
 
 from dnnf_mlir.checking import with_softmax_inputs
-from dnnf_mlir.codegen import UnsupportedCpuError, get_target
+from dnnf_mlir.codegen import get_target
+from dnnf_mlir.codegen.cpu import UnsupportedCpuError
 from dnnf_mlir.codegen.cpu.cross import missing_tools
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))

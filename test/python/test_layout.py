@@ -12,6 +12,11 @@
   _x``) nor reached through a module (``m._x``). A private module (``_mlir``) is
   private to its package: anything inside that package may import it.
 - No module over ``MAX_LINES`` lines, unless ``LONG_MODULES`` names it with the reason.
+- The code generator's backend seam (``codegen/backend.py``): a backend is a package of
+  ``codegen/`` (``codegen/cpu/``, ...). No module of ``codegen/`` outside a backend
+  imports one, but ``REGISTRATION_POINT``, which imports each so that it registers
+  itself; no module outside ``codegen/`` imports the CPU backend, but those
+  ``CPU_SPECIFIC`` names, each with the reason it is CPU-specific by nature.
 """
 
 import ast
@@ -23,6 +28,20 @@ MAX_LINES = 600
 
 # Modules allowed over MAX_LINES: module -> why it stays one file.
 LONG_MODULES = {}
+
+CODEGEN = f"{PACKAGE}.codegen"
+# The one module of codegen/ outside a backend that imports the backends: the package's
+# face, where importing each registers it and its targets (codegen.target.register_backend).
+REGISTRATION_POINT = CODEGEN
+CPU_BACKEND = f"{CODEGEN}.cpu"
+# Modules outside codegen/ that import the CPU backend: module -> why it is CPU-specific.
+CPU_SPECIFIC = {
+    f"{PACKAGE}.compiler.cpu_library": "the CPU's artifact writer: opt + llc into model.o, OpenMP, the CMake build",
+    f"{PACKAGE}.compiler.cpu_glue": "the CPU's part of the C glue: memref descriptors, the CPU feature check",
+    f"{PACKAGE}.compiler.artifact": "model.h's dnnf_missing_cpu_features refuses this CPU: UnsupportedCpuError",
+    f"{PACKAGE}.fusion.profiling": "measures fusion candidates on this machine's CPU, through the JIT",
+    f"{PACKAGE}.conversion.jit": "the loops harness runs LLVM in this process, big functions split as the CPU's are",
+}
 
 
 def module_name(path: Path) -> str:
@@ -173,6 +192,34 @@ def test_no_long_modules():
     assert not long, f"modules over {MAX_LINES} lines (split them, or add them to LONG_MODULES with the reason):\n" + (
         "\n".join(long)
     )
+
+
+def backends() -> list:
+    """The backend packages: the packages directly under codegen/."""
+    return [m for m in SOURCES if is_package(m) and m.rsplit(".", 1)[0] == CODEGEN]
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_codegen_outside_a_backend_imports_no_backend():
+    assert CPU_BACKEND in backends()
+    found = [
+        f"{module}:{line}: imports {target}"
+        for module in SOURCES
+        if within(module, CODEGEN) and module != REGISTRATION_POINT and not any(within(module, b) for b in backends())
+        for target, _, line in imports(module)
+        if any(within(target, b) for b in backends())
+    ]
+    assert not found, f"modules of codegen/ import a backend (only {REGISTRATION_POINT} may):\n" + "\n".join(found)
+
+
+def test_only_cpu_specific_modules_outside_codegen_import_the_cpu_backend():
+    users = {module for module in SOURCES if not within(module, CODEGEN)
+             for target, _, _ in imports(module) if within(target, CPU_BACKEND)}
+    assert sorted(users - set(CPU_SPECIFIC)) == [], "import the CPU backend (add them to CPU_SPECIFIC with the reason?)"
+    assert sorted(set(CPU_SPECIFIC) - users) == [], "CPU_SPECIFIC lists modules that no longer import the CPU backend"
 
 
 def test_long_modules_are_long():

@@ -13,7 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..compiler.driver import ECG_IR, LLVM_IR, CompileOptions, compile_model
+from ..compiler import CompileOptions, compile_model
+from ..compiler.driver import ECG_IR, LLVM_IR
 from .entry import ENTRY_FILE
 from .keys import entry_key
 from .store import CompileCache, build_uncached
@@ -21,14 +22,8 @@ from .store import CompileCache, build_uncached
 
 def compile_fields(model_digest: str, shapes: dict, options: CompileOptions) -> dict:
     """Everything that decides the compiled code, as JSON values (the key's input)."""
-    t = options.target
-    return {
-        "model": model_digest,
-        "shapes": {name: list(shape) for name, shape in sorted(shapes.items())},
-        "target": t.name, "cpu": t.cpu_name, "cpu_features": list(t.features),
-        "threads": options.threads, "rewrite": options.rewrite, "fusion": options.fusion,
-        "profile": options.profile, "outline": options.outline,
-    }
+    shapes = {name: list(shape) for name, shape in sorted(shapes.items())}
+    return {"model": model_digest, "shapes": shapes, **options.cache_fields()}
 
 
 def compile_cached(model, model_digest: str, shapes: dict, options: CompileOptions,
@@ -40,8 +35,7 @@ def compile_cached(model, model_digest: str, shapes: dict, options: CompileOptio
     ``load`` is as for ``CompileCache.fetch``; ``name`` is the model's, for the listing."""
 
     def build(directory):
-        compile_model(model() if callable(model) else model, directory, target=options.target, threads=options.threads, shapes=shapes,
-                      rewrite=options.rewrite, outline=options.outline, fusion=options.fusion, profile=options.profile)
+        compile_model(model() if callable(model) else model, directory, options=options, shapes=shapes)
 
     if cache is None:
         return build_uncached(build, load)

@@ -1,13 +1,14 @@
 """What names a compiled model in the cache: the compiler that made it and what it was fed.
 
 An entry's key is a SHA-256 over the model's content digest, its input shapes, every
-compile option, the resolved CPU (``native`` becomes the name LLVM gives this
-machine, with its features) and ``compiler_fingerprint()``. The fingerprint hashes
+compile option with the target resolved (``CompileOptions.cache_fields``: ``native``
+becomes the name LLVM gives this machine, with its features) and
+``compiler_fingerprint()``. The fingerprint hashes
 the compiler itself rather than trusting a version string: every source file of the
 ``dnnf_mlir`` package (its C runtime included), every file of the ``lowering/``
 folder in use (``$DNNF_LOWERING``), the versions of the Python packages that shape
 the code (the MLIR bindings, onnx, numpy) and the identity (path, size, mtime) of
-the native tools that build it. Editing any of them, or upgrading LLVM, makes new
+the native tools that build it (each backend's ``tools()``, the C toolchains). Editing any of them, or upgrading LLVM, makes new
 keys; the old entries are left for ``dnnf-cache prune`` to reclaim.
 """
 
@@ -21,7 +22,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from ..codegen.toolchain import find_clang, find_llc, find_llvm_split, find_opt
+from ..codegen import backends
 from ..lowering import lowering_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def compiler_fingerprint() -> str:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = None
-    tools = [find_llc(), find_opt(), find_llvm_split(), find_clang()] + [shutil.which(t) for t in BUILD_TOOLS]
+    tools = [tool for backend in backends() for tool in backend.tools()] + [shutil.which(t) for t in BUILD_TOOLS]
     digest.update(json.dumps([versions, [_tool_identity(t) for t in tools]]).encode())
     return digest.hexdigest()
 

@@ -1,43 +1,43 @@
-"""CPU code generation: linalg on tensors -> vectorized, tiled, multi-threaded machine code.
+"""Code generation: linalg on tensors -> a target's code, through the target's backend.
 
-    from dnnf_mlir.codegen import lower_to_llvm, jit, emit_llvm_ir, compile_object
+    from dnnf_mlir.codegen import get_target, lower
 
-    lower_to_llvm(module, target="host", threads=2)   # in place, to the LLVM dialect
-    lower_to_llvm(module, get_target("host", cpu="x86-64-v3"))   # for a named CPU
-    outputs = jit(module)["main"](a, b)                # MLIR ExecutionEngine
-    obj = compile_object(emit_llvm_ir(module), target="aarch64")   # llc-22
+    lower(module, "host", threads=2)                  # in place: every step of the backend
+    lower(module, get_target("host", cpu="x86-64-v3"))   # for a named CPU
 
-``pipeline.py`` drives the stages (any target); ``cpu/`` holds what the CPU
-targets add: the rewrites and transform-dialect schedules of each kind of op, the
-OpenMP threads, llc and the AArch64 cross builds; ``target.py`` and
-``cpu/features.py`` say what a CPU name decides.
+``target.py`` (what a target is, the registry of backends and target names),
+``backend.py`` (the five steps a backend implements), ``pipeline.py`` (``lower``: the
+steps in order, and what every lowered module records, ``lowered_module.py``); the
+generic pieces the backends build on: ``kernel_plan.py``, ``transform_script.py``,
+``linalg_queries.py``, ``contractions.py``, ``approximations.py``,
+``bufferization.py``, ``passes.py``. One package per backend: ``cpu/`` (x86-64 and
+AArch64 through LLVM: its ``jit``, ``compile_object``, ``lower_to_llvm``, ...).
+
+This package is where the backends are registered: it imports each one, which
+registers itself and its target names (``target.register_backend``); no other module
+of ``codegen/`` outside a backend imports one (``test/python/test_layout.py``).
 """
 
-from .cpu.features import CpuError, UnsupportedCpuError
-from .cpu.objects import compile_object, emit_llvm_ir
-from .errors import CodegenError
-from .jit import JitFunction, JitModule, find_libomp, jit
+from . import cpu  # registers the CPU backend and its targets
+from .backend import STEPS, Backend, KernelPlan, Stages
+from .errors import CodegenError, UnsupportedTargetError
 from .lowered_module import signatures
-from .pipeline import PIPELINE_STAGES, LoweringReport, lower_to_llvm
-from .target import Target, get_target, host_target
-from .toolchain import find_llc
+from .pipeline import LoweringReport, lower, run_step
+from .target import FusionLimits, Target, backends, get_target
 
 __all__ = [
+    "Backend",
     "CodegenError",
-    "CpuError",
-    "JitFunction",
-    "JitModule",
+    "FusionLimits",
+    "KernelPlan",
     "LoweringReport",
-    "PIPELINE_STAGES",
+    "STEPS",
+    "Stages",
     "Target",
-    "UnsupportedCpuError",
-    "compile_object",
-    "emit_llvm_ir",
-    "find_libomp",
-    "find_llc",
+    "UnsupportedTargetError",
+    "backends",
     "get_target",
-    "host_target",
-    "jit",
-    "lower_to_llvm",
+    "lower",
+    "run_step",
     "signatures",
 ]

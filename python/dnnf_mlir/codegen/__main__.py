@@ -1,12 +1,14 @@
-"""Command line: lower a linalg-on-tensors MLIR file and print the result.
+"""Command line: lower a linalg-on-tensors MLIR file for a target and print the result.
 
     python -m dnnf_mlir.codegen model.mlir --target=aarch64 --emit=llvm | llc-22 ...
     python -m dnnf_mlir.codegen model.mlir --emit=mlir --stop-after=schedule
     python -m dnnf_mlir.codegen model.mlir --emit=asm --target=aarch64 -o kernel.s
 
---emit: mlir (the module after --stop-after, default: the LLVM dialect), llvm
-(LLVM IR), asm / obj (through opt + llc), transform (the generated transform
-scripts), schedules (the strategy chosen for each op, and the kernel function holding it).
+--emit: mlir (the module after --stop-after, default: the lowered module), transform
+(the generated transform scripts), schedules (the strategy chosen for each op, and the
+kernel function holding it), or a format of the target's backend (CPU: llvm, the
+LLVM IR; asm / obj, through opt + llc). --stop-after: a stage of the target's backend
+(CPU: prepare, schedule, bufferize, lower-vectors, parallel, llvm).
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import argparse
 import sys
 
 from .._mlir import ir
-from .cpu.objects import compile_object, emit_llvm_ir
 from .errors import CodegenError
-from .pipeline import PIPELINE_STAGES, lower_to_llvm
-from .target import get_target
+from .pipeline import lower
+from .target import backends, get_target
+
+GENERIC_FORMATS = ("mlir", "transform", "schedules")
 
 
 class _Stop(Exception):
@@ -28,11 +31,12 @@ class _Stop(Exception):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dnnf_mlir.codegen", description=__doc__.split("\n\n")[0])
     parser.add_argument("input", help="MLIR file (linalg on tensors), - for stdin")
-    parser.add_argument("--target", default="host", help="host (default) or aarch64")
+    parser.add_argument("--target", default="host", help="host (default), aarch64, ... (a registered target)")
     parser.add_argument("--cpu", default=None, help="CPU as LLVM names it (default: $DNNF_CPU or native; generic for aarch64)")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--emit", default="mlir", choices=["mlir", "llvm", "asm", "obj", "transform", "schedules"])
-    parser.add_argument("--stop-after", choices=PIPELINE_STAGES, default=None)
+    formats = list(GENERIC_FORMATS) + list(dict.fromkeys(f for b in backends() for f in b.output_formats))
+    parser.add_argument("--emit", default="mlir", choices=formats)
+    parser.add_argument("--stop-after", choices=list(dict.fromkeys(s for b in backends() for s in b.stages)))
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
@@ -41,6 +45,13 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    backend = target.backend
+    if args.emit not in GENERIC_FORMATS and args.emit not in backend.output_formats:
+        parser.error(f"--emit={args.emit}: the {backend.kind} backend emits {', '.join(backend.output_formats)}")
+    if args.stop_after and args.stop_after not in backend.stages:
+        parser.error(f"--stop-after={args.stop_after}: the {backend.kind} backend's stages are {', '.join(backend.stages)}")
+    if args.stop_after and args.emit != "mlir":
+        parser.error("--stop-after only goes with --emit=mlir")
     stopped = {}
 
     def dump(stage, module):
@@ -55,38 +66,28 @@ def main(argv=None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 1
         try:
-            report = lower_to_llvm(module, target, threads=args.threads, dump=dump if args.stop_after else None)
+            report = lower(module, target, threads=args.threads, dump=dump if args.stop_after else None)
+            if args.emit == "mlir":
+                result = str(module)
+            elif args.emit == "transform":
+                result = report.schedule_script + "\n" + report.mapping_script
+            elif args.emit == "schedules":
+                result = "\n".join(f"{k.tag} {k.op} {list(k.shape)} {k.strategy} {k.details} @{k.function}"
+                                   for k in report.schedules) + "\n"
+            else:
+                result = backend.translate(module, target, args.emit)
         except _Stop:
-            report = None
+            result = stopped["text"]
         except CodegenError as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
-        if args.emit == "mlir":
-            result = stopped.get("text") or str(module)
-        elif args.stop_after:
-            parser.error("--stop-after only goes with --emit=mlir")
-        elif args.emit == "transform":
-            result = report.schedule_script + "\n" + report.vector_script
-        elif args.emit == "schedules":
-            result = "\n".join(f"{k.tag} {k.op} {list(k.shape)} {k.strategy} {k.details} @{k.function}" for k in report.schedules) + "\n"
-        elif args.emit == "llvm":
-            result = emit_llvm_ir(module)
-        else:
-            path = compile_object(emit_llvm_ir(module), target=target, assembly=args.emit == "asm",
-                                  output=None if args.output == "-" else args.output)
-            if args.output != "-":
-                return 0
-            mode = "r" if args.emit == "asm" else "rb"
-            with open(path, mode) as f:
-                result = f.read()
-            if args.emit == "obj":
-                sys.stdout.buffer.write(result)
-                return 0
-    if args.output == "-":
-        sys.stdout.write(result)
-    else:
-        with open(args.output, "w") as f:
+    if args.output != "-":
+        with open(args.output, "wb" if isinstance(result, bytes) else "w") as f:
             f.write(result)
+    elif isinstance(result, bytes):
+        sys.stdout.buffer.write(result)
+    else:
+        sys.stdout.write(result)
     return 0
 
 

@@ -1,6 +1,7 @@
 """Fix-ups after one-shot bufferization: results written in place into the caller's
-out-parameters, and the ``memref.copy`` ops left over turned into tagged
-``linalg.copy`` ops that the target vectorizes.
+out-parameters, and the ``memref.copy`` ops left over turned into ``linalg.copy`` ops,
+the static ones tagged (``COPY_TAG_PREFIX``) for a later step to schedule
+(``tagged_copies`` finds them again).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from .linalg_queries import is_i1
 from .transform_script import TAG
 
 RESHAPES = ("memref.collapse_shape", "memref.expand_shape")
+COPY_TAG_PREFIX = "c"  # the TAG of the n-th copy copies_to_linalg tags is f"c{n}"
 
 
 def _erase_with_deallocs(value):
@@ -73,15 +75,15 @@ def _inverse_reshape(reshape, value, result_type):
     return memref.collapse_shape(result_type, value, groups)
 
 
-def copies_to_linalg(module: ir.Module) -> list:
-    """memref.copy -> linalg.copy (vectorized later; the wheel ships no ``memrefCopy``).
+def copies_to_linalg(module: ir.Module):
+    """memref.copy -> linalg.copy (scheduled later; the wheel ships no ``memrefCopy``).
 
     A fill of a fresh buffer right before a copy that overwrites all of it (what a
-    ``tensor.pad`` used for packing bufferizes to) is erased. Returns ``(tag, shape)``
-    of the static copies for the vectorization script.
+    ``tensor.pad`` used for packing bufferizes to) is erased. The static copies (but
+    of i1) are tagged, in program order.
     """
     linalg = _mlir.linalg
-    copies = []
+    tagged = 0
     for op in walk_ops(module.operation, {"memref.copy"}):
         source, target = op.operands
         ops = list(op.operation.block.operations)
@@ -103,12 +105,20 @@ def copies_to_linalg(module: ir.Module) -> list:
         new_op = ops[ops.index(op.operation) - 1]
         # i1 copies stay scalar: vectors of i1 are loaded / stored as packed bits.
         if shape and all(d != ir.ShapedType.get_dynamic_size() for d in shape) and not is_i1(target):
-            tag = f"c{len(copies)}"
-            new_op.attributes[TAG] = ir.StringAttr.get(tag)
-            copies.append((tag, tuple(shape)))
+            new_op.attributes[TAG] = ir.StringAttr.get(f"{COPY_TAG_PREFIX}{tagged}")
+            tagged += 1
         op.erase()
+
+
+def tagged_copies(module: ir.Module) -> list:
+    """``(tag, static shape)`` of the copies ``copies_to_linalg`` tagged that are still
+    there, in program order (the order it tagged them)."""
+    copies = []
+    for op in walk_ops(module.operation, {"linalg.copy"}):
+        tag = ir.StringAttr(op.attributes[TAG]).value if TAG in op.attributes else ""
+        if tag.startswith(COPY_TAG_PREFIX):
+            copies.append((tag, tuple(ir.MemRefType(op.operands[-1].type).shape)))
     return copies
 
 
-
-__all__ = ["copies_to_linalg", "results_in_place"]
+__all__ = ["COPY_TAG_PREFIX", "copies_to_linalg", "results_in_place", "tagged_copies"]

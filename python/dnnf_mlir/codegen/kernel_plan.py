@@ -4,11 +4,12 @@ Words as the code uses them: a *kernel* is what runs as one unit, one kernel fun
 (an ``ecg.fused`` block or an unfused ECG op, made a function by
 ``ecg-outline-kernels``); a *schedule* is how one linalg op inside it is tiled,
 packed and vectorized; an *entry point* is a C function of a compiled library
-(``dnnf_load``, ``dnnf_run``). A schedule writer (``cpu/``) tags the op it schedules
-(``new_tag``), appends its transforms to the one ``Script`` of the module, and records
-what it decided as an ``OpSchedule`` (reported by ``lower_to_llvm`` and ``python -m
-dnnf_mlir.codegen --emit=schedules``). ``Planner`` holds that state and the steps
-several schedules share.
+(``dnnf_load``, ``dnnf_run``). A schedule writer (a backend's, e.g. ``cpu/``) tags the
+op it schedules (``new_tag``), appends its transforms to the one ``Script`` of the
+module, and records what it decided as an ``OpSchedule`` (reported by ``lower`` and
+``python -m dnnf_mlir.codegen --emit=schedules``). ``Planner`` holds that state and
+the steps several schedules share, whatever the target; a backend may extend it
+(``cpu/cpu_planner.py``).
 """
 
 from __future__ import annotations
@@ -43,26 +44,6 @@ class Planner:
         self.strategies: dict = {}
         self._next = 0
         self._tagged: dict = {}  # op -> its tag
-        self._cleanup = False
-
-    def cleanup(self):
-        """Canonicalize and hoist the accumulators of the micro-kernels emitted so far.
-
-        Deferred to ``finish``: done once over the whole function after every kernel is
-        tiled and vectorized (per kernel, the greedy rewrites over the whole function
-        made the schedule quadratic in the size of the model).
-        """
-        self._cleanup = True
-
-    def finish(self):
-        """End the script: the cleanup deferred by ``cleanup``, once."""
-        if not self._cleanup:
-            return
-        s = self.script
-        funcs = s.match_func()
-        s.canonicalize(funcs)
-        s.hoist_accumulators("%root")
-        s.canonicalize(funcs)
 
     def add_schedule(self, schedule: OpSchedule):
         """Record what was decided for one op (its strategy is what later ops see of it)."""

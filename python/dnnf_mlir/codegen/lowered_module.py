@@ -1,7 +1,7 @@
-"""What ``lower_to_llvm`` records on a module, for whoever loads or links it: the
-signatures of its public functions (which bufferization turns into out-parameters),
-the target and CPU, whether it runs OpenMP. Also the module walks the code generator
-shares.
+"""What ``codegen.lower`` records on a module, for whoever loads or links it, whatever
+the target: the signatures of its public functions (which bufferization turns into
+out-parameters), the kernels it launches, the target and its options. Also the module
+walks the code generator shares.
 """
 
 from __future__ import annotations
@@ -14,19 +14,15 @@ from .._mlir import ir
 from ..kernel_functions import is_public
 from .errors import CodegenError
 
-
 SIGNATURES = "dnnf.codegen.signatures"
-
-
-USES_OPENMP = "dnnf.codegen.openmp"
-
-
 TARGET_ATTR = "dnnf.codegen.target"
-
-
-CPU_ATTR = "dnnf.codegen.cpu"
 KERNELS_ATTR = "dnnf.codegen.kernels"  # kernels launched per call (see pipeline.py)
 UNIQUE_KERNELS_ATTR = "dnnf.codegen.unique_kernels"  # distinct kernels: the functions (or planned ops)
+
+
+def target_option_attr(option: str) -> str:
+    """The module attribute of a target option (``cpu``: ``dnnf.codegen.cpu``)."""
+    return f"dnnf.codegen.{option}"
 
 
 def walk_ops(module_op, names) -> list:
@@ -90,14 +86,39 @@ def record_signatures(module: ir.Module):
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         text = ";".join(_type_spec(t) for t in ftype.inputs) + "->" + ";".join(_type_spec(t) for t in ftype.results)
         entries[symbol_name(func)] = ir.StringAttr.get(text)
-        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     module.operation.attributes[SIGNATURES] = ir.DictAttr.get(entries)
 
 
+def record_kernels(module: ir.Module, launched: int, unique: int):
+    i64 = ir.IntegerType.get_signless(64)
+    module.operation.attributes[KERNELS_ATTR] = ir.IntegerAttr.get(i64, launched)
+    module.operation.attributes[UNIQUE_KERNELS_ATTR] = ir.IntegerAttr.get(i64, unique)
+
+
+def lowered_kernels(module: ir.Module) -> tuple:
+    """(launched per call, distinct) as ``record_kernels`` recorded them."""
+    attributes = module.operation.attributes
+    return tuple(ir.IntegerAttr(attributes[name]).value for name in (KERNELS_ATTR, UNIQUE_KERNELS_ATTR))
+
+
+def lowered_target_name(module: ir.Module) -> str | None:
+    """The name of the target the module was lowered for (None before ``emit``)."""
+    attributes = module.operation.attributes
+    return ir.StringAttr(attributes[TARGET_ATTR]).value if TARGET_ATTR in attributes else None
+
+
+def record_target(module: ir.Module, target):
+    """The target's name and its options (``Target.options``), each an attribute."""
+    attributes = module.operation.attributes
+    attributes[TARGET_ATTR] = ir.StringAttr.get(target.name)
+    for option, value in target.options().items():
+        attributes[target_option_attr(option)] = ir.StringAttr.get(str(value))
+
+
 def signatures(module: ir.Module) -> dict:
-    """{function: ([(dtype, shape)] inputs, [(dtype, shape)] outputs)} recorded by lower_to_llvm."""
+    """{function: ([(dtype, shape)] inputs, [(dtype, shape)] outputs)} recorded by ``lower``."""
     if SIGNATURES not in module.operation.attributes:
-        raise CodegenError("the module was not lowered by dnnf_mlir.codegen.lower_to_llvm")
+        raise CodegenError("the module was not lowered by dnnf_mlir.codegen.lower")
     result = {}
     for named in ir.DictAttr(module.operation.attributes[SIGNATURES]):
         text = ir.StringAttr(named.attr).value
@@ -111,16 +132,19 @@ def signatures(module: ir.Module) -> dict:
 
 
 __all__ = [
-    "CPU_ATTR",
     "KERNELS_ATTR",
     "SIGNATURES",
     "TARGET_ATTR",
     "UNIQUE_KERNELS_ATTR",
-    "USES_OPENMP",
     "functions",
     "is_public",
+    "lowered_kernels",
+    "lowered_target_name",
+    "record_kernels",
     "record_signatures",
+    "record_target",
     "signatures",
     "symbol_name",
+    "target_option_attr",
     "walk_ops",
 ]

@@ -2,7 +2,7 @@
 
 Each function returns a module with one public function ``@main`` that zero-fills its
 result and runs the op, the form ``convert-ecg-to-linalg`` produces. Used by the
-tests, the benchmark (``python -m dnnf_mlir.codegen.bench``) and the lit tests.
+tests, the benchmark (``python -m dnnf_mlir.codegen.cpu.bench``) and the lit tests.
 """
 
 from __future__ import annotations

@@ -1,126 +1,110 @@
-"""CPU targets: what the code generator needs to know about the machine it compiles for.
+"""Targets: the machines the code generator compiles for, as the rest of the compiler sees them.
 
-A ``Target`` is an architecture (``host``: the one this process runs on, or
-``aarch64``) and a CPU named as LLVM names it. The CPU decides the features the
-generated code may use (``cpu/features.py``) and from them the vector shape that
-tile sizes are derived from: AVX-512 gives 512-bit vectors and 32 registers, AVX2
-with FMA 256-bit and 16, NEON 128-bit and 32.
+A ``Target`` is one concrete machine of a kind (``cpu``: an architecture and a CPU
+named as LLVM names it, ``codegen/cpu/target.py``; later ``vulkan`` and ``opencl``
+GPUs). The compiler asks it only what every kind answers: its ``name``, whether its
+code runs in this process, what it lacks here, what names it in the compile cache,
+the ``FusionLimits`` that fusion keeps each kernel within, and its ``backend``, the
+code generator of its kind (``backend.py``).
 
-``get_target("host", cpu=None)`` takes the CPU from ``$DNNF_CPU``, else ``native``
-(this machine, whatever it is). Naming one (``x86-64-v3``, ``znver3``,
-``skylake-avx512``) makes schedules, vector widths and instructions the same on
-every machine, which is what tests that check them need; code for a CPU above
-this machine's still compiles, and refuses to run (``missing_features``).
+Backends register themselves when their package is imported (``codegen/__init__``
+imports each one): ``register_backend(backend, resolvers)`` makes
+``get_target(name, ...)`` resolve the names it lists (``host``, ``native``,
+``aarch64``, ...; a name also stands for its dashed variants, such as a triple
+``aarch64-unknown-linux-gnu``), and ``Target.backend`` find the backend of a kind.
+This module imports no backend.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import platform
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-
-from .cpu.features import CPU_ENV, NATIVE, CpuError, cpu_features, host_cpu_name
-
-_TRIPLES = {"x86_64": "x86_64-unknown-linux-gnu", "aarch64": "aarch64-unknown-linux-gnu"}
-_ARCH_ALIASES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
-# The CPU of a cross target when none is given: the baseline every such core has.
-_DEFAULT_CROSS_CPU = {"aarch64": "generic"}
+from typing import Callable, ClassVar
 
 
 @dataclass(frozen=True)
-class Target:
-    name: str  # "host" or "aarch64"
-    triple: str
-    cpu: str  # as asked, for llc -mcpu and llvm.func target_cpu: "native" or an LLVM CPU name
-    cpu_name: str  # "native" resolved to this machine's CPU (e.g. "znver4"); else the same as cpu
-    features: tuple  # run-time-testable extensions the code may use (cpu.cpu_features)
-    vector_bits: int  # width of one vector register
-    vector_registers: int  # number of architectural vector registers
-    is_host: bool = False  # the triple is this machine's (its code can be loaded into this process)
+class FusionLimits:
+    """What one kernel may hold: every fusion block stays within these (``fusion/constraints.py``)."""
+
+    max_inputs: int  # tensors the kernel reads
+    max_outputs: int  # tensors it writes
+    max_live_values: int  # intermediate values alive at once in its body (registers)
+
+
+class Target(ABC):
+    """A machine to compile for (see the module docstring)."""
+
+    kind: ClassVar[str]  # "cpu", "vulkan", "opencl": which backend compiles for it
+    name: str  # as given to get_target: "host", "aarch64", ...
 
     @property
-    def arch(self) -> str:
-        return self.triple.split("-", 1)[0]
+    def backend(self):
+        """The registered backend of this target's kind."""
+        return _BACKENDS[self.kind]
 
     @property
-    def pinned(self) -> bool:
-        """True when the code must carry its CPU and features (every target but the
-        host's native CPU, which the JIT and ``llc -mcpu=native`` pick by themselves)."""
-        return not (self.is_host and self.cpu == NATIVE)
+    @abstractmethod
+    def runs_here(self) -> bool:
+        """Whether its code can run in this process (a foreign CPU's runs under an emulator)."""
 
     @property
-    def llvm_features(self) -> str:
-        """``+f1,+f2,...``: llc's -mattr and the functions' target_features."""
-        return ",".join(f"+{f}" for f in self.features)
+    @abstractmethod
+    def fusion_limits(self) -> FusionLimits:
+        """The limits of one kernel, which the fusion planners keep every block within."""
 
-    def lanes(self, element_bits: int = 32) -> int:
-        """Elements of ``element_bits`` in one vector register."""
-        return max(1, self.vector_bits // element_bits)
-
-    def missing_features(self) -> tuple:
-        """The features this code needs that this machine lacks (all of them for a
-        foreign architecture): empty when it can run here."""
-        if not self.is_host:
-            return self.features or (self.arch,)
-        if self.cpu == NATIVE:
-            return ()
-        available = set(cpu_features(self.arch, NATIVE))
-        return tuple(f for f in self.features if f not in available)
-
+    @abstractmethod
     def describe(self) -> str:
-        """``host (znver4, native)`` / ``aarch64 (cortex-a76)``: what a message names."""
-        cpu = self.cpu_name if self.cpu == self.cpu_name else f"{self.cpu_name}, {self.cpu}"
-        return f"{self.name} ({cpu})"
+        """What a message names: ``host (znver4, native)``, ``aarch64 (cortex-a76)``."""
+
+    @abstractmethod
+    def missing_features(self) -> tuple:
+        """What its code needs that this machine lacks: empty when it can run here."""
+
+    @abstractmethod
+    def options(self) -> dict:
+        """The ``get_target`` options that name it again with its ``name`` (``{"cpu":
+        "native"}``), as given: also its pass options and module attributes."""
+
+    @abstractmethod
+    def cache_fields(self) -> dict:
+        """What identifies its code in the compile cache (JSON values, ``name`` included),
+        resolved: ``native`` means another CPU on another machine."""
 
 
-def _vector_shape(arch: str, features) -> tuple:
-    if arch == "x86_64":
-        if "avx512f" in features:
-            return 512, 32
-        if "avx2" in features and "fma" in features:
-            return 256, 16
-        return 128, 16
-    return 128, 32  # AArch64 NEON: 32 registers of 128 bits
+_BACKENDS: dict = {}  # kind -> backend
+_RESOLVERS: dict = {}  # target name -> resolve(name, **options) -> Target
+_ALIASES: dict = {}  # another name -> the target name
 
 
-def _host_arch() -> str:
-    machine = platform.machine().lower()
-    if machine not in _ARCH_ALIASES:
-        raise CpuError(f"this machine's architecture ({machine}) is not supported; x86_64 and aarch64 are")
-    return _ARCH_ALIASES[machine]
+def register_backend(backend, resolvers: dict[str, Callable[..., Target]], aliases: dict[str, str] | None = None):
+    """Register ``backend`` (a ``backend.Backend``) and the target names it resolves:
+    ``resolvers`` maps each name to ``resolve(name, **options)``, ``aliases`` other
+    names to those."""
+    _BACKENDS[backend.kind] = backend
+    _RESOLVERS.update(resolvers)
+    _ALIASES.update(aliases or {})
 
 
-@functools.lru_cache(maxsize=None)
-def _make_target(name: str, arch: str, cpu: str, is_host: bool) -> Target:
-    if cpu == NATIVE and not is_host:
-        raise CpuError(f"cpu=native names this machine's CPU; give an {arch} CPU name instead")
-    features = cpu_features(arch, cpu)
-    cpu_name = host_cpu_name() if cpu == NATIVE else cpu
-    bits, registers = _vector_shape(arch, features)
-    return Target(name, _TRIPLES[arch], cpu, cpu_name, features, bits, registers, is_host)
+def backends() -> list:
+    """The registered backends."""
+    return list(_BACKENDS.values())
 
 
-def host_target(cpu: str | None = None) -> Target:
-    """This machine's architecture with ``cpu`` (default ``$DNNF_CPU``, else native)."""
-    return _make_target("host", _host_arch(), cpu or os.environ.get(CPU_ENV) or NATIVE, True)
-
-
-def get_target(target: "str | Target", cpu: str | None = None) -> Target:
-    """The target named ``target`` (``host`` or ``aarch64``) for ``cpu``; a ``Target``
-    is returned as it is unless ``cpu`` names another CPU."""
+def get_target(target: "str | Target", cpu: str | None = None, **options) -> Target:
+    """The target named ``target`` with ``options`` (``cpu``: the CPU as LLVM names it;
+    None leaves an option to its default). A ``Target`` is returned as it is unless an
+    option names something else."""
+    given = {key: value for key, value in dict(options, cpu=cpu).items() if value is not None}
     if isinstance(target, Target):
-        if cpu is None or cpu == target.cpu:
+        if all(target.options().get(key) == value for key, value in given.items()):
             return target
+        given = {**target.options(), **given}
         target = target.name
-    if target in ("host", "native"):
-        return host_target(cpu)
-    arch = _ARCH_ALIASES.get(target.split("-", 1)[0])
-    if arch is None or arch not in _DEFAULT_CROSS_CPU:
-        raise ValueError(f"unknown target {target!r}; known: host, aarch64")
-    if arch == _host_arch():
-        return host_target(cpu)
-    return _make_target(arch, arch, cpu or _DEFAULT_CROSS_CPU[arch], False)
+    for name in (target, target.split("-", 1)[0]):
+        name = _ALIASES.get(name, name)
+        if name in _RESOLVERS:
+            return _RESOLVERS[name](target, **given)
+    raise ValueError(f"unknown target {target!r}; known: {', '.join(_RESOLVERS)}")
 
 
-__all__ = ["CpuError", "Target", "get_target", "host_target"]
+__all__ = ["FusionLimits", "Target", "backends", "get_target", "register_backend"]

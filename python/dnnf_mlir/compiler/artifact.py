@@ -2,11 +2,13 @@
 
 ``Artifact(outdir)`` reads its manifest. ``run(inputs)`` executes the model:
 
-* a host library is loaded into this process with ctypes (``HostSession``: load
-  once, call many times, as the benchmark does);
-* any other target runs ``dnnf_runner`` -- the C driver linked against the target's
-  ``libdnnf_model.so`` -- under its emulator (``qemu-aarch64``), passing the tensors
-  through raw files; this is the real AArch64 code behind its C entry point.
+* a library that runs here is loaded into this process with ctypes
+  (``HostSession``: load once, call many times, as the benchmark does), through the
+  C interface every target's has (``c_glue.py``);
+* one for another machine runs ``dnnf_runner`` -- the C driver linked against the
+  target's ``libdnnf_model.so`` -- under the emulator its manifest names
+  (``qemu-aarch64``), passing the tensors through raw files; this is the real
+  AArch64 code behind its C entry point.
 """
 
 from __future__ import annotations
@@ -23,10 +25,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..codegen import UnsupportedCpuError
+from ..codegen.cpu import UnsupportedCpuError
 from .driver import MANIFEST
-
-EMULATORS = {"aarch64": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]}
 
 
 class ArtifactError(Exception):
@@ -57,8 +57,13 @@ class Artifact:
         return self.manifest["target"]
 
     @property
+    def emulator(self) -> list | None:
+        """The command that runs the runner on this machine; None when the library runs here."""
+        return self.manifest["emulator"]
+
+    @property
     def is_host(self) -> bool:
-        return self.target not in EMULATORS
+        return self.emulator is None
 
     def check_inputs(self, arrays: Sequence[np.ndarray]) -> list:
         if len(arrays) != len(self.inputs):
@@ -87,7 +92,7 @@ class Artifact:
         return self._run_emulated(arrays, repeat, threads)
 
     def _run_emulated(self, arrays, repeat: int, threads: int | None):
-        emulator = EMULATORS[self.target]
+        emulator = self.emulator
         if shutil.which(emulator[0]) is None:
             raise ArtifactError(f"{emulator[0]} not found (package qemu-user)")
         arrays = self.check_inputs(arrays)
@@ -169,4 +174,4 @@ class HostSession:
             self._model = None
 
 
-__all__ = ["Artifact", "ArtifactError", "EMULATORS", "HostSession", "InvalidInput"]
+__all__ = ["Artifact", "ArtifactError", "HostSession", "InvalidInput"]

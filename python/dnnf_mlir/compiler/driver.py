@@ -1,25 +1,28 @@
-"""``compile_model``: an ONNX model to a deployable directory for the host or AArch64.
+"""``compile_model``: an ONNX model to a deployable directory for a target.
 
 The stages, each timed in the manifest:
 
 1. ``import``: ONNX -> ECG (``frontend.onnx_importer``), the entry renamed ``ENTRY``;
-2. ``rewrite`` and ``lower``: the passes of ``lowering/compile.pipeline`` with this
-   compilation's options (``compile_pipeline``; ``dnnf-opt
+2. ``rewrite``, ``fuse`` and ``lower``: the passes of ``lowering/compile.pipeline`` with
+   this compilation's options (``compile_pipeline``; ``dnnf-opt
    --pass-pipeline-file=lowering/compile.pipeline`` runs the same): ``ecg-rewrite``
    (math-property rewriting that lowers the FLOPs; on unless ``rewrite=False``; what
-   it did goes into the manifest's ``rewrite`` entry), ``ecg-outline-kernels`` (every
-   kernel a function of its own; ``outline=False`` leaves the kernel boundaries to
-   the code generator), ``convert-ecg-to-linalg``,
-   ``dnnf-externalize-weights`` (the weights moved out of the code into
-   ``weights.bin``), ``dnnf-lower-to-llvm`` for the target: tiled, packed and
-   vectorized kernels in the LLVM dialect;
-3. ``llvm``: LLVM IR, ``opt-22 -O3`` and ``llc-22`` into ``model.o``;
-4. ``build``: CMake (with the AArch64 toolchain file when cross-compiling) links
-   ``model.o`` and the generated C glue into ``libdnnf_model.so`` and builds
-   ``dnnf_runner``.
+   it did goes into the manifest's ``rewrite`` entry), ``ecg-fuse`` (within the
+   target's fusion limits), ``ecg-outline-kernels`` (every kernel a function of its
+   own; ``outline=False`` leaves the kernel boundaries to the code generator),
+   ``convert-ecg-to-linalg``, ``dnnf-externalize-weights`` (the weights moved out of
+   the code into ``weights.bin``), then the lowering pass of the target's backend
+   (``Backend.lowering_pass``; the file names the CPU's, ``dnnf-lower-to-llvm``:
+   tiled, packed and vectorized kernels in the LLVM dialect);
+3. the artifact writer of the target's kind (``WRITERS``, ``artifact_writer.py``)
+   makes the rest of the directory behind the C interface of ``c_glue.py``; the CPU's
+   (``cpu_library.py``): ``llvm``, the LLVM IR through ``opt-22 -O3`` and ``llc-22``
+   into ``model.o``, and ``build``, CMake (with the AArch64 toolchain file when
+   cross-compiling) linking ``model.o`` and the generated C glue into
+   ``libdnnf_model.so`` and building ``dnnf_runner``.
 
 The output directory holds everything needed to rebuild and run the model on the
-target (see ``artifact.py`` for running it)::
+target (see ``artifact.py`` for running it); for a CPU::
 
     manifest.json   what was compiled, how, the tensors, the times
     model.h         the C entry points and the tensors they take
@@ -40,10 +43,8 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import tempfile
-from dataclasses import dataclass
-from importlib import resources
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +52,7 @@ import numpy as np
 from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import write_module
-from ..codegen import compile_object, emit_llvm_ir
-from ..codegen.lowered_module import KERNELS_ATTR, UNIQUE_KERNELS_ATTR, USES_OPENMP
-from ..codegen.target import get_target
+from ..codegen.lowered_module import lowered_kernels
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
 from ..fusion import fusion_summary
@@ -63,28 +62,26 @@ from ..progress import StageTimer
 from ..rewriting.rules import FAMILIES
 from ..statistics import module_statistics, rewrite_summary
 from ..transforms.pipeline import Pipeline, build_pass_manager
-from . import c_abi
+from .c_glue import ModelInterface
+from .cpu_library import CPU_LIBRARY
+from .errors import CompileError
 from .index_checks import index_checks
-from .weights import file_bytes, read_header, recorded_layout
+from .options import CompileOptions
+from .weights import read_header, recorded_layout
 
 IMPORTED_ENTRY = "main"  # the function import_onnx makes
 # The compiled entry point; not `main`, which a program linking the library defines.
 ENTRY = "dnnf_entry"
 MANIFEST = "manifest.json"
-LIBRARY = "libdnnf_model.so"
-RUNNER = "dnnf_runner"
 WEIGHTS = "weights.bin"
 COMPILE_PIPELINE = "compile.pipeline"  # in lowering/
+# The pass compile.pipeline lowers with (the CPU's); another target's backend puts its own there.
+PIPELINE_LOWERING_PASS = "dnnf-lower-to-llvm"
 ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 REWRITE_STATS, FUSION_STATS = ".rewrite.json", ".fusion.json"  # the passes' reports, in the staging directory
-RUNTIME_FILES = ("CMakeLists.txt", "dnnf_runner.c", "aarch64-linux-gnu.cmake")
-TOOLCHAIN_FILES = {"aarch64": "aarch64-linux-gnu.cmake"}
 STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-fuse": "fuse"}  # any other pass: "lower"
+WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY,)}  # Target.kind -> its ArtifactWriter
 logger = logging.getLogger("dnnf_mlir.compiler")
-
-
-class CompileError(Exception):
-    """A model that cannot be compiled, or a missing tool; the message says which."""
 
 
 @dataclass
@@ -113,42 +110,32 @@ def _unrewritten(module) -> dict:
             "rules_applied": dict.fromkeys(FAMILIES, 0), "rules": {}, "seconds": 0.0}
 
 
-@dataclass(frozen=True)
-class CompileOptions:
-    """How one compilation runs ``lowering/compile.pipeline``."""
-
-    target: object  # codegen Target
-    threads: int = 1
-    rewrite: bool = True
-    fusion: str = "dnnf"  # ecg-fuse's mode: dnnf, tvm or none
-    profile: bool = False  # ecg-fuse decides Y cells by measuring (the profiling database)
-    outline: bool = True
-    fusion_svg: "str | os.PathLike | None" = None  # where ecg-fuse draws its plan
-
-
-def compile_pipeline(options: CompileOptions, weights_file, stats_dir) -> Pipeline:
+def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_svg=None) -> Pipeline:
     """``lowering/compile.pipeline`` with the options of one compilation set; the
-    statistics of ecg-rewrite and ecg-fuse go to ``stats_dir``."""
-    t = options.target
-    pipeline = Pipeline(read_pipeline(COMPILE_PIPELINE))
+    statistics of ecg-rewrite and ecg-fuse go to ``stats_dir``, ecg-fuse's picture of
+    its plan to ``fusion_svg``."""
+    t = options.resolve_target()
+    lowering = t.backend.lowering_pass
+    pipeline = Pipeline(read_pipeline(COMPILE_PIPELINE)).replaced(PIPELINE_LOWERING_PASS, lowering)
     if not options.outline:
         pipeline = pipeline.without("ecg-outline-kernels")
-    pipeline = pipeline.with_options("dnnf-lower-to-llvm", target=t.name, cpu=t.cpu, threads=options.threads)
+    pipeline = pipeline.with_options(lowering, target=t.name, **t.options(), threads=options.threads)
     pipeline = pipeline.with_options("dnnf-externalize-weights", weights_file=weights_file)
     pipeline = pipeline.with_options(
-        "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, cpu=t.cpu,
+        "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, **t.options(),
         stats_file=Path(stats_dir) / FUSION_STATS,
     )
-    if options.fusion_svg is not None:
-        pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(options.fusion_svg).resolve())
+    if fusion_svg is not None:
+        pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:
         return pipeline.without("ecg-rewrite")
     return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
 
 
-def _pass_detail(name: str, module) -> str:
-    """What a pass's progress event says: its name, and for the code generator the kernels it lowers."""
-    if name != "dnnf-lower-to-llvm":
+def _pass_detail(name: str, module, lowering: str) -> str:
+    """What a pass's progress event says: its name, and for the code generator (the
+    pass ``lowering``) the kernels it lowers."""
+    if name != lowering:
         return name
     launched, unique = kernel_counts(module.operation)
     if not unique:
@@ -156,11 +143,11 @@ def _pass_detail(name: str, module) -> str:
     return f"{name}: {unique} kernels ({launched} launched per run)"
 
 
-def _run_pipeline(module, pipeline: Pipeline, timer: StageTimer):
+def _run_pipeline(module, pipeline: Pipeline, timer: StageTimer, lowering: str):
     """Run ``pipeline`` pass by pass, each in its stage of ``timer`` (``STAGE_OF_PASS``).
     A failing pass is a ``CompileError`` with its diagnostics."""
     for name, element in zip(pipeline.names(), pipeline.element_texts()):
-        timer.enter(STAGE_OF_PASS.get(name, "lower"), _pass_detail(name, module))
+        timer.enter(STAGE_OF_PASS.get(name, "lower"), _pass_detail(name, module, lowering))
         try:
             build_pass_manager(f"builtin.module({element})", module.context).run(module.operation)
         except MLIRError as error:
@@ -199,64 +186,47 @@ def _tensor_json(tensors) -> list:
     return [{"name": n, "dtype": np.dtype(d).name, "shape": list(s)} for n, d, s in tensors]
 
 
-def _build(directory: Path, target, openmp: bool):
-    """CMake configure + build in ``directory/build``; the products move up to ``directory``."""
-    directory = directory.resolve()  # CMake resolves a relative toolchain path against the build dir
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        raise CompileError("cmake not found (package cmake)")
-    command = [cmake, "-S", str(directory), "-B", str(directory / "build"), f"-DDNNF_OPENMP={'ON' if openmp else 'OFF'}"]
-    if not target.is_host:
-        if target.name not in TOOLCHAIN_FILES:
-            raise CompileError(f"no CMake toolchain file for target {target.name}")
-        command.append(f"-DCMAKE_TOOLCHAIN_FILE={directory / TOOLCHAIN_FILES[target.name]}")
-    for step in (command, [cmake, "--build", str(directory / "build"), "-j", "2"]):
-        proc = subprocess.run(step, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise CompileError(f"{' '.join(step[:2])} failed:\n{(proc.stdout + proc.stderr).strip()[-3000:]}")
-    for product in (LIBRARY, RUNNER):
-        shutil.move(str(directory / "build" / product), str(directory / product))
-    shutil.rmtree(directory / "build")
-
-
 def compile_model(
     model: "str | os.PathLike",
     outdir: "str | os.PathLike",
-    target: str = "host",
-    threads: int = 1,
+    *,
+    options: CompileOptions | None = None,
     shapes: dict | None = None,
-    rewrite: bool = True,
-    cpu: str | None = None,
     keep_ir: bool = False,
-    outline: bool = True,
-    fusion: str = "dnnf",
-    profile: bool = False,
     fusion_stats: "str | os.PathLike | None" = None,
     fusion_svg: "str | os.PathLike | None" = None,
+    **option_fields,
 ) -> CompileReport:
     """Compile the ONNX ``model`` into ``outdir`` (replaced if it exists).
 
-    ``threads`` > 1 splits the parallel loops among that many OpenMP threads (host
-    only: no OpenMP runtime for other targets is installed); how many run is
-    OpenMP's choice at run time (``dnnf_set_num_threads``, ``OMP_NUM_THREADS``).
-    ``rewrite`` runs the ``ecg-rewrite`` pass on the imported graph first. ``cpu``
-    names the CPU to compile for (``native``, ``x86-64-v3``, ``cortex-a76``, ...;
-    default: ``$DNNF_CPU``, else native for the host and generic for AArch64); the
-    library refuses to load on a CPU without its features. ``keep_ir`` also writes
-    the module that ``lowering/compile.pipeline`` starts from (``model.ecg.mlir``)
-    and the one it ends with (``model.llvm.mlir``). ``fusion`` is ecg-fuse's planner:
+    ``options`` (a ``CompileOptions``; default: its defaults) with ``option_fields``
+    (any of its fields: ``target="aarch64"``, ``cpu``, ``threads``, ``rewrite``,
+    ``fusion``, ``profile``, ``outline``) say what is compiled and how: for the
+    ``target`` and its ``cpu`` (``native``, ``x86-64-v3``, ``cortex-a76``, ...; default:
+    ``$DNNF_CPU``, else native for the host and generic for AArch64; the library
+    refuses to load on a CPU without its features); ``threads`` > 1 splits the parallel
+    loops among that many OpenMP threads (host only: no OpenMP runtime for other
+    targets is installed; how many run is OpenMP's choice at run time,
+    ``dnnf_set_num_threads``, ``OMP_NUM_THREADS``); ``rewrite`` runs the
+    ``ecg-rewrite`` pass on the imported graph first; ``fusion`` is ecg-fuse's planner:
     ``dnnf`` (mapping types, Table 3), ``tvm`` (TVM's fixed patterns) or ``none`` (one
     kernel per op); ``profile`` lets it decide Table 3's Y cells by measuring them on
     this machine (the profiling database; off: the deterministic conservative
-    decisions); its report goes into the manifest's ``fusion`` entry and, whole, to
-    ``fusion_stats``; ``fusion_svg`` gets a picture of the plan (SVG, Graphviz).
-    ``outline=False`` leaves out ``ecg-outline-kernels``: the code
+    decisions); ``outline=False`` leaves out ``ecg-outline-kernels``: the code
     generator then draws the kernel boundaries itself (merging element-wise chains,
     epilogues), as before kernels were functions.
+
+    ``shapes`` fixes input shapes (name -> dims). ``keep_ir`` also writes the module
+    that ``lowering/compile.pipeline`` starts from (``model.ecg.mlir``) and the one it
+    ends with (``model.llvm.mlir``). ecg-fuse's report goes into the manifest's
+    ``fusion`` entry and, whole, to ``fusion_stats``; ``fusion_svg`` gets a picture of
+    the plan (SVG, Graphviz).
     """
-    t = get_target(target, cpu)
-    if threads > 1 and not t.is_host:
-        raise CompileError(f"--threads {threads}: only host libraries run on several threads")
+    options = replace(options or CompileOptions(), **option_fields)
+    t = options.resolve_target()
+    if options.threads > 1 and not t.runs_here:
+        raise CompileError(f"--threads {options.threads}: only host libraries run on several threads")
+    writer = WRITERS[t.kind]
     model, outdir = Path(model), Path(outdir)
     timer = StageTimer(logger)
     timer.enter("import", str(model))
@@ -269,10 +239,10 @@ def compile_model(
             inputs, outputs, checks = _entry_signature(module)
             if keep_ir:
                 write_module(module, str(staging / ECG_IR))
-            rewritten = None if rewrite else _unrewritten(module)
-            options = CompileOptions(t, threads, rewrite, fusion, profile, outline, fusion_svg)
-            _run_pipeline(module, compile_pipeline(options, staging / WEIGHTS, staging), timer)
-            if rewrite:
+            rewritten = None if options.rewrite else _unrewritten(module)
+            pipeline = compile_pipeline(options, staging / WEIGHTS, staging, fusion_svg)
+            _run_pipeline(module, pipeline, timer, t.backend.lowering_pass)
+            if options.rewrite:
                 report = json.loads((staging / REWRITE_STATS).read_text())
                 (staging / REWRITE_STATS).unlink()
                 rewritten = {"enabled": True, **report["total"], "seconds": report["seconds"]}
@@ -280,19 +250,12 @@ def compile_model(
             if fusion_stats is not None:
                 shutil.copyfile(staging / FUSION_STATS, fusion_stats)
             (staging / FUSION_STATS).unlink()
-            attributes = module.operation.attributes
-            openmp = USES_OPENMP in attributes
-            kernels = ir.IntegerAttr(attributes[KERNELS_ATTR]).value
-            unique_kernels = ir.IntegerAttr(attributes[UNIQUE_KERNELS_ATTR]).value
+            kernels, unique_kernels = lowered_kernels(module)
             layout = recorded_layout(module)
             if keep_ir:
                 write_module(module, str(staging / LLVM_IR))
-            timer.enter("llvm", "LLVM IR -> opt -O3 -> llc: model.o")
-            llvm_ir = emit_llvm_ir(module)
-        compile_object(llvm_ir, target=t, output=str(staging / "model.o"), pic=True)
-        timer.enter("build", f"CMake: {LIBRARY}, {RUNNER}")
-        _write_sources(staging, model.stem, t, inputs, outputs, layout, openmp, checks)
-        _build(staging, t, openmp)
+        interface = ModelInterface(model.stem, inputs, outputs, layout, read_header(staging / WEIGHTS), checks)
+        artifact = writer.write(module, staging, interface, ENTRY, t, timer)
         timer.finish()
         times = dict(timer.times, total=sum(timer.times.values()))
         manifest = {
@@ -301,22 +264,16 @@ def compile_model(
             "model": str(model.resolve()),
             "shapes": {k: list(v) for k, v in (shapes or {}).items()},
             "target": t.name,
-            "triple": t.triple,
-            "cpu": t.cpu_name,
-            "cpu_requested": t.cpu,
-            "cpu_features": list(t.features),
-            "threads": threads,
-            "openmp": openmp,
+            **artifact,
+            "threads": options.threads,
             "entry": ENTRY,
             "inputs": _tensor_json(inputs),
             "outputs": _tensor_json(outputs),
             "weights": [dict(w.to_json(), nbytes=w.nbytes) for w in layout],
             "index_checks": [check.to_json() for check in checks],
-            "library": LIBRARY,
-            "runner": RUNNER,
             "kernels": kernels,  # launched per run
             "unique_kernels": unique_kernels,
-            "outline": outline,
+            "outline": options.outline,
             "rewrite": rewritten,
             "fusion": {key: value for key, value in fusion_report.items() if key != "functions"},
             "compile_seconds": {k: round(v, 3) for k, v in times.items()},
@@ -331,14 +288,4 @@ def compile_model(
     return CompileReport(outdir, manifest)
 
 
-def _write_sources(directory: Path, name: str, target, inputs, outputs, layout, openmp: bool, checks):
-    """``model.h``, ``model.c`` and the runtime files the CMake build needs."""
-    (directory / "model.h").write_text(c_abi.header(name, target, inputs, outputs, file_bytes(layout)))
-    glue = c_abi.glue(ENTRY, target, inputs, layout, outputs, openmp, read_header(directory / WEIGHTS), checks)
-    (directory / "model.c").write_text(glue)
-    runtime = resources.files("dnnf_mlir") / "runtime"
-    for file in RUNTIME_FILES:
-        (directory / file).write_text((runtime / file).read_text())
-
-
-__all__ = ["CompileError", "CompileOptions", "CompileReport", "ECG_IR", "ENTRY", "LLVM_IR", "MANIFEST", "compile_model"]
+__all__ = ["CompileError", "CompileReport", "ECG_IR", "ENTRY", "LLVM_IR", "MANIFEST", "WRITERS", "compile_model"]

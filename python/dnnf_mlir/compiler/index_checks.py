@@ -8,7 +8,7 @@ function, every gather whose indices are an entry argument passed through ops th
 keep the values (reshapes, transposes, slices, widening integer casts); the C glue
 checks each element of such an input before the generated code runs and returns
 ``DNNF_INVALID_ARGUMENT`` with the input, the element, the node and the range
-(``c_abi``). Indices computed inside the graph are clamped into range by the
+(``c_glue``). Indices computed inside the graph are clamped into range by the
 generated code (``conversion.ecg_to_linalg.data_movement``), so that it never reads
 out of bounds; an out-of-range one there reads the nearest row, unreported.
 """

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _mlir
 from .._mlir import ir
 from ..codegen.passes import run_pipeline
-from ..codegen.split import split_functions
+from ..codegen.cpu.split import split_functions
 from ..ecg import TensorSpec, from_mlir
 from ..lowering import read_pipeline
 
@@ -107,7 +107,7 @@ class LoopsJitFunction:
     ``timings`` records the seconds spent bufferizing, lowering to LLVM and in the
     ExecutionEngine's LLVM compilation. ``max_ops_per_function`` (0: off) splits the
     bufferized body into functions of about that many nested ops
-    (``codegen.split.split_functions``): LLVM's optimizer is superlinear in function
+    (``codegen.cpu.split.split_functions``): LLVM's optimizer is superlinear in function
     size, one function holding every loop nest of MobileBERT takes minutes.
     """
 

@@ -2,10 +2,11 @@
 
 ``plan_fusion(function, mode, oracle)`` returns a ``FusionPlan`` (in dnnf mode
 Listing 1's blocks, then sibling contractions merged: ``horizontal.py``, then each
-attention chain made one block: ``attention.py``); ``outline(plan)``
+attention chain made one block: ``attention.py``), every block within the fusion
+limits of the ``target`` the code is for (``constraints.py``); ``outline(plan)``
 turns its blocks into ``ecg.fused`` ops; ``fuse_module(module, mode, oracle)`` does
 both for every function and returns the statistics report (``stats.fusion_summary``
-prints it in one line). The pass is ``ecg-fuse{mode=dnnf|tvm|none}``.
+prints it in one line). The pass is ``ecg-fuse{mode=dnnf|tvm|none target=host}``.
 """
 
 from .oracle import ConservativeOracle, Oracle

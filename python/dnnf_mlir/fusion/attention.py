@@ -83,7 +83,7 @@ def fuse_attention(plan: FusionPlan) -> FusionPlan:
         if graph.closes_cycle(union):
             plan.decisions.constraints["cycle"] += 1
             continue
-        violation = limits_violation(graph, union)
+        violation = limits_violation(graph, union, plan.limits)
         if violation:
             plan.decisions.constraints[violation] += 1
             continue

@@ -1,9 +1,10 @@
 """Legality constraints every fusion block satisfies, whichever planner formed it.
 
-- operands: at most ``MAX_FUSED_INPUTS`` inputs and ``MAX_FUSED_OUTPUTS`` outputs
-  (what ``ecg.fused`` can hold);
-- live values: at most ``MAX_LIVE_VALUES`` intermediate values live at once in the
-  body's order;
+- the limits of the target's kernels (``codegen.FusionLimits``, from the target
+  ``ecg-fuse`` is given; a CPU's: 32 inputs and 8 outputs, what ``ecg.fused`` can hold,
+  and 16 live values, the AVX2 register file): at most ``max_inputs`` inputs and
+  ``max_outputs`` outputs, at most ``max_live_values`` intermediate values live at
+  once in the body's order;
 - (Listing 1's planner only) no cycle through an op outside the block, contraction
   operands produced outside, and a shared iteration domain (``joined_domain``).
 """
@@ -13,13 +14,7 @@ from math import prod
 
 import numpy as np
 
-from ..ecg.ops.structure import MAX_FUSED_INPUTS, MAX_FUSED_OUTPUTS
-
-# A fused kernel computes its body per element (or per vector of elements) and keeps
-# every intermediate value that a later body op still needs in a register. x86-64 with
-# AVX2, the smallest register file the compiler targets, has 16 vector registers; a
-# body needing more live values at once spills on every iteration.
-MAX_LIVE_VALUES = 16
+from ..codegen import FusionLimits
 
 # Their operands are read by the packing matmul/convolution kernels (DESIGN.md section
 # 10: a contraction must always reach those kernels, whatever surrounds it), so a
@@ -45,13 +40,13 @@ def live_values(graph, members) -> int:
     return peak
 
 
-def limits_violation(graph, members) -> str | None:
-    """The name of the first operand or register limit the block ``members`` exceeds."""
-    if len(graph.inputs(members)) > MAX_FUSED_INPUTS:
+def limits_violation(graph, members, limits: FusionLimits) -> str | None:
+    """The name of the first operand or register limit of ``limits`` the block ``members`` exceeds."""
+    if len(graph.inputs(members)) > limits.max_inputs:
         return "inputs"
-    if len(graph.outputs(members)) > MAX_FUSED_OUTPUTS:
+    if len(graph.outputs(members)) > limits.max_outputs:
         return "outputs"
-    if live_values(graph, members) > MAX_LIVE_VALUES:
+    if live_values(graph, members) > limits.max_live_values:
         return "live-values"
     return None
 

@@ -19,15 +19,15 @@ applied once to the wide result instead, which keeps them in its epilogue.
 """
 
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 
 from .._mlir import ir
 from ..ecg import OPS
 from ..ecg.properties import MappingType
-from ..ecg.ops.structure import MAX_FUSED_OUTPUTS
 from ..rewriting.matching import constant_array, is_constant, op_key
-from .constraints import MAX_LIVE_VALUES, live_values
+from .constraints import live_values
 from .graph import OpGraph
 from .plan import Block, FusionPlan
 
@@ -79,14 +79,14 @@ def self_contained(graph: OpGraph, units: list, data: int) -> list:
         units = kept
 
 
-def _within_limits(graph: OpGraph, units: list) -> list:
+def _within_limits(graph: OpGraph, units: list, limits) -> list:
     """``units`` (in program order) in consecutive groups whose union stays within the
-    fused op's outputs and the live-value bound (each branch's slice adds one)."""
+    ``limits`` on outputs and live values (each branch's slice adds one)."""
     groups, current = [], []
     for members in units:
         union = set().union(members, *current)
-        if current and (len(graph.outputs(union)) > MAX_FUSED_OUTPUTS
-                        or live_values(graph, union) + len(current) + 1 > MAX_LIVE_VALUES):
+        if current and (len(graph.outputs(union)) > limits.max_outputs
+                        or live_values(graph, union) + len(current) + 1 > limits.max_live_values):
             groups.append(current)
             current = []
         current.append(members)
@@ -235,7 +235,7 @@ def combine_siblings(plan: FusionPlan) -> FusionPlan:
     groups = [
         group
         for (_, data, *_), siblings in by_key.items()
-        for chunk in _within_limits(graph, self_contained(graph, sorted(siblings, key=min), data))
+        for chunk in _within_limits(graph, self_contained(graph, sorted(siblings, key=min), data), plan.limits)
         if len(group := self_contained(graph, chunk, data)) > 1
     ]
     if not groups:
@@ -267,4 +267,4 @@ def combine_siblings(plan: FusionPlan) -> FusionPlan:
     new_blocks = [Block({index[k] for k in keys}, mapping) for keys, mapping in blocks]
     for block in new_blocks:  # as the planners leave their graph: every block contracted
         new_graph.commit(block.members)
-    return FusionPlan(plan.mode, new_graph, new_blocks, plan.decisions, plan.seconds)
+    return replace(plan, graph=new_graph, blocks=new_blocks)

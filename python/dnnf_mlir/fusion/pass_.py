@@ -1,8 +1,13 @@
-"""The ``ecg-fuse`` pass: plan fusion blocks per function and outline them into ``ecg.fused``."""
+"""The ``ecg-fuse`` pass: plan fusion blocks per function and outline them into ``ecg.fused``.
+
+Blocks stay within the fusion limits of the target the code is for (``target``, a
+name or a ``codegen.Target``: ``Target.fusion_limits``).
+"""
 
 import time
 
 from ..asm import write_bytes
+from ..codegen import Target, get_target
 from ..statistics import function_statistics
 from ..transforms.pass_base import ModulePass, PassError, write_stats
 from ..transforms.registry import described_by_table
@@ -23,16 +28,16 @@ MODES = ("dnnf", "tvm", "none")
 
 
 def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = True,
-                attention: bool = True) -> FusionPlan:
-    """The fusion plan of one ``func.func``; ``outline(plan)`` applies it. ``oracle``
-    decides the Y cells in dnnf mode (default: ``ConservativeOracle``). After Listing 1
-    in dnnf mode, ``horizontal`` merges sibling contractions (``horizontal.py``, which
-    already rewrites the function: the contractions, not the blocks) and ``attention``
-    makes each attention chain one block (``attention.py``)."""
+                attention: bool = True, target: "str | Target" = "host") -> FusionPlan:
+    """The fusion plan of one ``func.func`` for ``target``; ``outline(plan)`` applies it.
+    ``oracle`` decides the Y cells in dnnf mode (default: ``ConservativeOracle``). After
+    Listing 1 in dnnf mode, ``horizontal`` merges sibling contractions
+    (``horizontal.py``, which already rewrites the function: the contractions, not the
+    blocks) and ``attention`` makes each attention chain one block (``attention.py``)."""
     if mode not in MODES:
         raise ValueError(f"unknown fusion mode '{mode}' (one of {', '.join(MODES)})")
     start = time.perf_counter()
-    plan = FusionPlan(mode, OpGraph(function.regions[0].blocks[0]))
+    plan = FusionPlan(mode, OpGraph(function.regions[0].blocks[0]), get_target(target).fusion_limits)
     if mode == "dnnf":
         plan_dnnf(plan, oracle or ConservativeOracle())
         if horizontal:
@@ -46,21 +51,23 @@ def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = Tr
 
 
 def fuse_function(function, mode: str = "dnnf", oracle=None, horizontal: bool = True,
-                  attention: bool = True) -> dict:
-    """Fuse one ``func.func`` in place; return its report entry."""
+                  attention: bool = True, target: "str | Target" = "host") -> dict:
+    """Fuse one ``func.func`` in place for ``target``; return its report entry."""
     before, layers_before = function_statistics(function), layer_statistics(function)
-    plan = plan_fusion(function, mode, oracle, horizontal, attention)
+    plan = plan_fusion(function, mode, oracle, horizontal, attention, target)
     outline(plan)
     return function_report(plan, before, layers_before, layer_statistics(function))
 
 
 def fuse_module(module, mode: str = "dnnf", oracle=None, horizontal: bool = True,
-                attention: bool = True) -> dict:
-    """Fuse every function of ``module`` in place; return the report ``stats-file`` holds."""
+                attention: bool = True, target: "str | Target" = "host") -> dict:
+    """Fuse every function of ``module`` in place for ``target``; return the report
+    ``stats-file`` holds."""
     start = time.perf_counter()
+    target = get_target(target)
     op = module.operation if hasattr(module, "operation") else module
     functions = {
-        f.attributes["sym_name"].value: fuse_function(f.operation, mode, oracle, horizontal, attention)
+        f.attributes["sym_name"].value: fuse_function(f.operation, mode, oracle, horizontal, attention, target)
         for f in op.regions[0].blocks[0].operations
         if f.operation.name == "func.func"
     }
@@ -80,14 +87,15 @@ class FusePass(ModulePass):
         mode = self.options["mode"]
         if mode not in MODES:
             raise PassError(f"unknown mode '{mode}' (one of {', '.join(MODES)})", where)
+        try:
+            target = get_target(self.options["target"], self.options["cpu"] or None)
+        except ValueError as error:  # an unknown target or CPU
+            raise PassError(str(error), where) from None
         oracle = None
         if self.options["profile"] and mode == "dnnf":  # only its Y cells are decided by an oracle
             database = ProfileDatabase(self.options["profile-db"] or None)
-            try:
-                oracle = ProfilingOracle(database, self.options["target"], self.options["cpu"])
-            except ValueError as error:  # an unknown target or CPU
-                raise PassError(str(error), where) from None
-        report = fuse_module(module, mode, oracle, self.options["horizontal"], self.options["attention"])
+            oracle = ProfilingOracle(database, target)
+        report = fuse_module(module, mode, oracle, self.options["horizontal"], self.options["attention"], target)
         if oracle is not None:
             report["profile"] = profile_report(oracle)
             database.close()

@@ -3,6 +3,7 @@
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..codegen import FusionLimits
 from ..ecg.properties import MappingType
 from .graph import OpGraph
 from .table import Decision
@@ -44,10 +45,12 @@ class Decisions:
 
 @dataclass
 class FusionPlan:
-    """The blocks one planner chose for one function (blocks of one op are left out)."""
+    """The blocks one planner chose for one function (blocks of one op are left out),
+    each within ``limits``, those of the target's kernels."""
 
     mode: str
     graph: OpGraph
+    limits: FusionLimits
     blocks: list = field(default_factory=list)
     decisions: Decisions = field(default_factory=Decisions)
     seconds: float = 0.0

@@ -52,7 +52,7 @@ class _Growth:
             "contraction-operand" if feeds_contraction(graph, block.members, candidate)
             else "shape" if domain is None
             else "cycle" if graph.creates_cycle(block.members, candidate)
-            else limits_violation(graph, joined)
+            else limits_violation(graph, joined, self.plan.limits)
         )
         if violation:
             decisions.constraints[violation] += 1

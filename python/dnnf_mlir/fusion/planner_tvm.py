@@ -65,8 +65,9 @@ def op_kind(graph, index: int) -> Kind:
 
 
 class _Partitioner:
-    def __init__(self, graph):
+    def __init__(self, graph, limits):
         self.graph = graph
+        self.limits = limits
         count = len(graph)
         self.kind = [op_kind(graph, i) for i in range(count)]
         # Forward edges with their patterns: the consumer's kind, elementwise for a
@@ -140,7 +141,7 @@ class _Partitioner:
         if not all(allowed(self.group_kind[self.find(n)], n == sink) for n in path):
             return False
         groups = {self.find(n) for n in [src] + path}
-        if limits_violation(self.graph, {m for g in groups for m in self.members[g]}):
+        if limits_violation(self.graph, {m for g in groups for m in self.members[g]}, self.limits):
             return False
         target = self.find(sink)
         for group in groups - {target}:
@@ -172,7 +173,7 @@ class _Partitioner:
 
 def plan_tvm(plan: FusionPlan) -> FusionPlan:
     """Fill ``plan`` with the groups of TVM's FuseOps."""
-    partitioner = _Partitioner(plan.graph)
+    partitioner = _Partitioner(plan.graph, plan.limits)
     partitioner.run()
     nodes = plan.graph.nodes
     for index in range(len(nodes)):

@@ -21,7 +21,8 @@ import warnings
 import numpy as np
 
 from .._mlir import func, ir
-from ..codegen import CodegenError, get_target, jit
+from ..codegen import CodegenError, get_target
+from ..codegen.cpu import jit
 from ..lowering import read_pipeline
 from ..progress import ProgressEvent, report
 from ..transforms.pipeline import Pipeline, build_pass_manager

@@ -35,7 +35,7 @@ import onnxruntime as ort
 
 from .._mlir import ir
 from ..checking import compare
-from ..codegen import UnsupportedCpuError
+from ..codegen import UnsupportedTargetError
 from ..compiler.weights import externalize_weights
 from ..context import make_context
 from ..fusion import MODES
@@ -162,7 +162,7 @@ class Batch:
         """``action()``, or None with the exception recorded as a failure of ``stage``."""
         try:
             return action()
-        except UnsupportedCpuError:  # code for another CPU (DNNF_CPU): not a finding
+        except UnsupportedTargetError:  # code for another CPU (DNNF_CPU): not a finding
             raise
         except Exception as error:  # any other exception is a finding, named by its stage
             self.record(case, stage, error)

@@ -1,15 +1,15 @@
 """What every ``ecg.fused`` op of a fused function must satisfy, whatever it computes:
-the planner's limits on inputs, outputs and live values, and an ``IR_REMOVABLE``
-entry that marks exactly the body values nothing outside reads.
+the target's fusion limits on inputs, outputs and live values
+(``codegen.FusionLimits``), and an ``IR_REMOVABLE`` entry that marks exactly the body
+values nothing outside reads.
 
 Checked independently of the planner (from the fused op's body alone), so that a
 planner that miscounts cannot also approve its own blocks.
 """
 
 from .._mlir import ir
-from ..ecg.ops.structure import MAX_FUSED_INPUTS, MAX_FUSED_OUTPUTS
+from ..codegen import FusionLimits, get_target
 from ..fusion import IR_REMOVABLE
-from ..fusion.constraints import MAX_LIVE_VALUES
 
 
 def peak_live_values(body: list) -> int:
@@ -24,18 +24,21 @@ def peak_live_values(body: list) -> int:
                 for i in range(len(body))), default=0)
 
 
-def fused_op_problems(function) -> list:
-    """What the ``ecg.fused`` ops of ``function`` (a ``func.func``) get wrong, one line each."""
+def fused_op_problems(function, limits: FusionLimits | None = None) -> list:
+    """What the ``ecg.fused`` ops of ``function`` (a ``func.func``) get wrong, one line
+    each; ``limits`` are those it was fused within (default: the host's, ``ecg-fuse``'s
+    default target)."""
+    limits = limits or get_target("host").fusion_limits
     problems = []
     for op in function.regions[0].blocks[0].operations:
         if op.operation.name != "ecg.fused":
             continue
         view = op.operation.opview
-        if len(view.inputs) > MAX_FUSED_INPUTS or len(view.outputs) > MAX_FUSED_OUTPUTS:
+        if len(view.inputs) > limits.max_inputs or len(view.outputs) > limits.max_outputs:
             problems.append(f"a fused op with {len(view.inputs)} inputs and {len(view.outputs)} outputs")
         body = [o.operation for o in view.body_ops]
         live = peak_live_values(body)
-        if live > MAX_LIVE_VALUES:
+        if live > limits.max_live_values:
             problems.append(f"a fused op with {live} live values")
         yielded = set(body[-1].operands)
         removable = list(ir.DenseBoolArrayAttr(op.operation.attributes[IR_REMOVABLE]))

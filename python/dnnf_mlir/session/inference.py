@@ -24,13 +24,11 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 
 from ..cache import CompileCache, compile_cached
-from ..codegen import get_target
-from ..compiler import Artifact, InvalidInput
-from ..compiler.driver import CompileOptions
-from ..fusion import MODES
+from ..compiler import Artifact, CompileOptions, InvalidInput
 from .feeds import InvalidArgument, check_feeds, output_indices
 from .source import ModelSource
 
@@ -69,28 +67,28 @@ class InferenceSession:
     """A compiled ONNX model, with onnxruntime's ``InferenceSession`` interface.
 
     ``model`` is a path, the serialized model (bytes) or an ``onnx.ModelProto``.
-    ``target`` is ``host`` (run in this process) or ``aarch64`` (run under
-    qemu-aarch64, one process per run); ``threads`` the OpenMP threads of the
-    parallel loops (default: the CPUs this process may use; 1 for AArch64); ``cpu``,
-    ``fusion``, ``rewrite``, ``outline`` and ``profile`` as for ``compile_model``,
-    except that fusion decides Table 3's yellow cells conservatively unless
-    ``profile=True`` (deterministic plans, and no measuring on first use).
+    ``options`` (a ``CompileOptions``) and ``option_fields`` (its fields: ``target``,
+    ``cpu``, ``fusion``, ``rewrite``, ``outline``, ``profile``, ...) say how it is
+    compiled, as for ``compile_model``: ``target`` is ``host`` (run in this process)
+    or ``aarch64`` (run under qemu-aarch64, one process per run), fusion decides Table
+    3's yellow cells conservatively unless ``profile=True`` (deterministic plans, and no
+    measuring on first use). ``threads`` are the OpenMP threads of the parallel loops
+    (default: those of ``options`` when given, else the CPUs this process may use, 1
+    for a target whose code does not run here).
     ``cache_dir`` overrides the compile cache's directory (``$DNNF_CACHE_DIR``, else
     ``~/.cache/dnnf-mlir/compiled``); ``use_cache=False`` compiles every
     specialisation afresh. ``compilations`` counts the compilations this session ran.
     """
 
-    def __init__(self, model, *, target: str = "host", threads: int | None = None, fusion: str = "dnnf",
-                 cpu: str | None = None, cache_dir: "str | os.PathLike | None" = None, use_cache: bool = True,
-                 profile: bool = False, rewrite: bool = True, outline: bool = True, max_specializations: int = 8):
-        if fusion not in MODES:
-            raise ValueError(f"fusion must be one of {', '.join(MODES)}, got '{fusion}'")
+    def __init__(self, model, *, options: CompileOptions | None = None, threads: int | None = None,
+                 cache_dir: "str | os.PathLike | None" = None, use_cache: bool = True, max_specializations: int = 8,
+                 **option_fields):
         if max_specializations < 1:
             raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
-        resolved = get_target(target, cpu)
-        if threads is None:
-            threads = len(os.sched_getaffinity(0)) if resolved.is_host else 1
-        self._options = CompileOptions(resolved, threads, rewrite, fusion, profile, outline)
+        chosen = replace(options or CompileOptions(), **option_fields)
+        if threads is None and options is None:
+            threads = len(os.sched_getaffinity(0)) if chosen.resolve_target().runs_here else 1
+        self._options = replace(chosen, threads=threads or chosen.threads)
         self._cache = CompileCache(cache_dir) if use_cache else None
         self._source = ModelSource(model, self._cache)
         self._info = self._source.info

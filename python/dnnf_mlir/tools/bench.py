@@ -20,13 +20,13 @@ degenerate reference is named.
 
 Each model is compiled after the ecg-rewrite pass (--no-rewrite: without it); the
 table shows its ops and GFLOP before>after rewriting, the JSON the reports of
-ecg-rewrite and ecg-fuse. Fusion decides Table 3's yellow cells conservatively
-unless --profile (then by the profiling database, measuring what it lacks).
---no-outline compiles with the kernel boundaries the code generator draws by
-itself, the pipeline before kernel functions. Each compilation shows its stages on
-stderr as it goes (as dnnf-compile's do). What was compiled is kept in the compile
-cache and taken from it next time (the compile times shown are then the first
-compilation's); --no-cache compiles afresh.
+ecg-rewrite and ecg-fuse. Fusion decides Table 3's yellow cells conservatively unless
+--profile (then by the profiling database, measuring what it lacks), as dnnf-compile
+and the session do. --no-outline compiles with the kernel boundaries the code
+generator draws by itself, the pipeline before kernel functions. Each compilation
+shows its stages on stderr as it goes (as dnnf-compile's do). What was compiled is
+kept in the compile cache and taken from it next time (the compile times shown are
+then the first compilation's); --no-cache compiles afresh.
 """
 
 import argparse
@@ -36,6 +36,7 @@ import os
 import platform
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +44,8 @@ import numpy as np
 from ..cache import CompileCache, compile_cached, copy_entry
 from ..checking import compare, informative_inputs
 from ..codegen import CodegenError, get_target
-from ..compiler import Artifact, ArtifactError, CompileError, compile_model
-from ..compiler.driver import CompileOptions
+from ..compiler import Artifact, ArtifactError, CompileError, CompileOptions, compile_model
+from ..compiler.options import add_option_arguments, from_arguments
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
 from ..fusion import MODES
@@ -66,12 +67,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seconds", type=float, default=3.0, help="time the rounds for at least this long")
     parser.add_argument("--fusion", default=",".join(MODES),
                         help=f"comma-separated fusion modes to compare (default {','.join(MODES)})")
-    parser.add_argument("--profile", action="store_true",
-                        help="decide Table 3's yellow cells by the profiling database (default: conservatively)")
-    parser.add_argument("--no-rewrite", action="store_true", help="compile without the ecg-rewrite pass")
-    parser.add_argument("--no-outline", action="store_true",
-                        help="compile without ecg-outline-kernels (kernel boundaries drawn by the code generator)")
-    parser.add_argument("--cpu", metavar="NAME", help="CPU to compile for (default: $DNNF_CPU or native)")
+    add_option_arguments(parser, skip=("target", "threads", "fusion"))  # host only; threads and modes are lists
     parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode>")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--no-cache", action="store_true",
@@ -100,16 +96,14 @@ def _median_rounds(runners: dict, args) -> dict:
     return {name: float(np.median(values)) for name, values in times.items()} | {"runs": rounds}
 
 
-def compile_mode(path: Path, source: ModelSource, threads: int, mode: str, outdir: Path, args):
-    """``(artifact, loaded library, compiled)`` of ``path`` in fusion ``mode``: through
-    the compile cache unless --no-cache (or the model's shapes are not all fixed);
-    with --keep, also copied to ``outdir``."""
-    options = CompileOptions(get_target("host", args.cpu), threads, not args.no_rewrite, mode, args.profile,
-                             not args.no_outline)
+def compile_mode(path: Path, source: ModelSource, options: CompileOptions, outdir: Path, args):
+    """``(artifact, loaded library, compiled)`` of ``path`` compiled with ``options``:
+    through the compile cache unless --no-cache (or the model's shapes are not all
+    fixed); with --keep, also copied to ``outdir``."""
+    threads = options.threads
     shapes = source.info.static_shapes({})
     if args.no_cache or shapes is None:
-        compile_model(path, outdir, target=options.target, threads=threads, rewrite=options.rewrite,
-                      outline=options.outline, fusion=mode, profile=args.profile)
+        compile_model(path, outdir, options=options)
         artifact = Artifact(outdir)
         return artifact, artifact.session(threads), True
 
@@ -123,10 +117,11 @@ def compile_mode(path: Path, source: ModelSource, threads: int, mode: str, outdi
     return artifact, library, compiled
 
 
-def bench_model(path: Path, threads: int, outdir: Path, modes: list, args) -> dict:
-    """Compile ``path`` in each fusion mode and time them with onnxruntime."""
+def bench_model(path: Path, options: CompileOptions, outdir: Path, modes: list, args) -> dict:
+    """Compile ``path`` with ``options`` in each fusion mode and time them with onnxruntime."""
     source = ModelSource(path, None if args.no_cache else CompileCache())
-    loaded = {mode: compile_mode(path, source, threads, mode, outdir / mode, args) for mode in modes}
+    threads = options.threads
+    loaded = {mode: compile_mode(path, source, replace(options, fusion=mode), outdir / mode, args) for mode in modes}
     artifacts = {mode: artifact for mode, (artifact, _, _) in loaded.items()}
     compiled = {mode: artifact.manifest for mode, artifact in artifacts.items()}
     sessions = {peer: onnxruntime_session(path, optimize=peer == "ort_enable_all", threads=threads) for peer in PEERS}
@@ -236,7 +231,8 @@ def main(argv=None) -> int:
     if unknown or not modes:
         raise ToolError(f"--fusion expects modes among {', '.join(MODES)}, got '{args.fusion}'")
     try:
-        compiled_for = get_target("host", args.cpu)
+        options = from_arguments(args, threads=threads[0], fusion=modes[0])  # each benchmark's thread count and mode
+        compiled_for = options.resolve_target()
     except ValueError as error:
         raise ToolError(str(error)) from None
     paths = [Path(m) for m in args.models]
@@ -250,7 +246,7 @@ def main(argv=None) -> int:
             results[path.stem] = {}
             for t in threads:
                 try:
-                    r = bench_model(path, t, root / f"{path.stem}-t{t}", modes, args)
+                    r = bench_model(path, replace(options, threads=t), root / f"{path.stem}-t{t}", modes, args)
                 except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
                     raise ToolError(f"{path.name}: {error}") from None
                 results[path.stem][str(t)] = r

@@ -15,6 +15,7 @@ import re
 import time
 
 from ..cache import CompileCache
+from ..compiler.options import describe_cache_fields
 from .common import ToolError, run_tool, tool_parser
 
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -43,8 +44,7 @@ def describe(info) -> str:
         return f"{info.key[:12]}  {human(info.bytes):>10}  (no description: an entry of an older format or corrupt)"
     shapes = ", ".join(f"{n}={'x'.join(map(str, s))}" for n, s in d.get("shapes", {}).items())
     used = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.last_used))
-    options = f"{d['target']} {d['cpu']} threads={d['threads']} fusion={d['fusion']}" + (
-        " profile" if d["profile"] else "") + ("" if d["rewrite"] else " no-rewrite") + ("" if d["outline"] else " no-outline")
+    options = describe_cache_fields({k: v for k, v in d.items() if k not in ("name", "model", "shapes")})
     return f"{info.key[:12]}  {human(info.bytes):>10}  {used}  {d['name']} [{shapes}] {options}"
 
 

@@ -34,11 +34,11 @@ def _report(name: str, error: Exception) -> int:
     status; re-raise anything else, a bug, with its traceback.
 
     The error types are imported once something failed: imported up front, they would
-    load the code generator (``UnsupportedCpuError``) into every tool, ``dnnf-opt --help`` too.
+    load the code generator (``UnsupportedTargetError``) into every tool, ``dnnf-opt --help`` too.
     """
     from .._mlir import MLIRError
     from ..asm import SourceError
-    from ..codegen import UnsupportedCpuError
+    from ..codegen import UnsupportedTargetError
     from ..ecg import UnsupportedTypeError, VerificationError
     from ..frontend.onnx_importer import OnnxImportError
     from ..interpreter import InterpreterError
@@ -47,7 +47,7 @@ def _report(name: str, error: Exception) -> int:
         print(f"{name}: error: out of memory{f' ({error})' if str(error) else ''}", file=sys.stderr)
         return 1
     if isinstance(error, (ToolError, OnnxImportError, InterpreterError, VerificationError, UnsupportedTypeError,
-                          UnsupportedCpuError, SourceError, OSError)):
+                          UnsupportedTargetError, SourceError, OSError)):
         message = error.strerror + f": '{error.filename}'" if isinstance(error, OSError) and error.filename else error
         print(f"{name}: error: {message}", file=sys.stderr)
         return 1

@@ -7,11 +7,12 @@
 
 The imported graph goes through the passes of lowering/compile.pipeline: ecg-rewrite
 (math-property rewriting that lowers the FLOPs; --no-rewrite skips it), then ecg-fuse
-(the fusion plan: which ops make one kernel; --fusion picks the planner), then the
-lowering. The second and third lines printed say what rewriting and fusion did;
-manifest.json's "rewrite" and "fusion" entries have the details. The stages show on
-stderr as they go: a live display on a terminal, a line each otherwise (--quiet: only
-errors, no summary either).
+(the fusion plan: which ops make one kernel; --fusion picks the planner; Table 3's
+yellow cells are decided conservatively unless --profile), then the lowering. The
+second and third lines printed say what rewriting and fusion did; manifest.json's
+"rewrite" and "fusion" entries have the details. The stages show on stderr as they go:
+a live display on a terminal, a line each otherwise (--quiet: only errors, no summary
+either).
 
 OUTDIR receives the library, its C header (model.h), the weights file, the CMake
 project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
@@ -28,11 +29,10 @@ import argparse
 from pathlib import Path
 
 from ..cache import CompileCache, compile_cached, copy_entry, store_compiled
-from ..codegen import CodegenError, get_target
-from ..compiler import Artifact, CompileError, CompileReport, compile_model
-from ..compiler.driver import CompileOptions
+from ..codegen import CodegenError
+from ..compiler import Artifact, CompileError, CompileOptions, CompileReport, compile_model
+from ..compiler.options import add_option_arguments, from_arguments
 from ..conversion import ConversionError
-from ..fusion import MODES
 from ..session import ModelSource
 from .common import ToolError, parse_shape_overrides, run_tool, tool_parser
 from .progress_display import progress_display
@@ -42,33 +42,11 @@ def make_parser() -> argparse.ArgumentParser:
     parser = tool_parser("dnnf-compile", __doc__)
     parser.add_argument("model", help="MODEL.onnx (or .onnxtxt)")
     parser.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory to write")
-    parser.add_argument("--target", default="host", help="host (default) or aarch64")
-    parser.add_argument(
-        "--cpu", metavar="NAME",
-        help="CPU to compile for, as LLVM names it: native (this machine; the host default, or $DNNF_CPU), "
-             "x86-64-v3, znver3, skylake-avx512, cortex-a76, ... (AArch64 default: generic). "
-             "The library refuses to load on a CPU without its features",
-    )
-    parser.add_argument("--threads", type=int, default=1, help="OpenMP threads of the parallel loops (host only)")
+    add_option_arguments(parser)
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
-    parser.add_argument("--no-rewrite", action="store_true", help="compile the imported graph as is (no ecg-rewrite)")
-    parser.add_argument(
-        "--fusion", choices=MODES, default="dnnf",
-        help="ecg-fuse's planner: dnnf (mapping types, the paper's Table 3; default), tvm (TVM's fixed patterns) "
-             "or none (one kernel per op)",
-    )
-    parser.add_argument(
-        "--no-profile", action="store_true",
-        help="decide Table 3's yellow cells conservatively (deterministic) instead of by the latencies measured "
-             "on this machine and kept in the profiling database ($DNNF_PROFILE_DB)",
-    )
     parser.add_argument("--fusion-stats", metavar="FILE", help="write ecg-fuse's report (JSON) to FILE")
     parser.add_argument("--fusion-svg", metavar="FILE",
                         help="draw the fusion plan in FILE (SVG: one box per kernel, labelled with its mapping type)")
-    parser.add_argument(
-        "--no-outline", action="store_true",
-        help="no ecg-outline-kernels: the code generator draws the kernel boundaries (the pipeline before kernel functions)",
-    )
     parser.add_argument(
         "--keep-ir", action="store_true",
         help="also write model.ecg.mlir and model.llvm.mlir: what lowering/compile.pipeline starts from and ends with",
@@ -78,18 +56,16 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def compile_through_cache(args, shapes: dict) -> str:
+def compile_through_cache(args, options: CompileOptions, shapes: dict) -> str:
     """Compile into the cache, or take the cache's entry; copy it to OUTDIR; the summary."""
     cache = CompileCache()
     source = ModelSource(args.model, cache)
     static = source.info.static_shapes(shapes)
-    options = CompileOptions(get_target(args.target, args.cpu), args.threads, not args.no_rewrite, args.fusion,
-                             not args.no_profile, not args.no_outline)
     outdir = Path(args.output)
     if static is None:  # symbolic or unknown shapes: compile_model says what is missing
-        return compile_fresh(args, shapes).summary()
+        return compile_fresh(args, options, shapes).summary()
     if args.keep_ir or args.fusion_stats or args.fusion_svg:
-        report = compile_fresh(args, shapes)
+        report = compile_fresh(args, options, shapes)
         store_compiled(outdir, source.digest, static, options, cache, source.name)
         return report.summary()
 
@@ -103,20 +79,21 @@ def compile_through_cache(args, shapes: dict) -> str:
     return report.summary() + f"\n(from the compile cache {cache.root}; --no-cache compiles afresh)"
 
 
-def compile_fresh(args, shapes: dict):
-    return compile_model(
-        args.model, args.output, target=args.target, cpu=args.cpu, threads=args.threads, shapes=shapes,
-        rewrite=not args.no_rewrite, keep_ir=args.keep_ir, outline=not args.no_outline, fusion=args.fusion,
-        profile=not args.no_profile, fusion_stats=args.fusion_stats, fusion_svg=args.fusion_svg,
-    )
+def compile_fresh(args, options: CompileOptions, shapes: dict):
+    return compile_model(args.model, args.output, options=options, shapes=shapes, keep_ir=args.keep_ir,
+                         fusion_stats=args.fusion_stats, fusion_svg=args.fusion_svg)
 
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     shapes = parse_shape_overrides(args.shape)
     try:
+        options = from_arguments(args)
         with progress_display("dnnf-compile", args.quiet):
-            summary = compile_fresh(args, shapes).summary() if args.no_cache else compile_through_cache(args, shapes)
+            if args.no_cache:
+                summary = compile_fresh(args, options, shapes).summary()
+            else:
+                summary = compile_through_cache(args, options, shapes)
     except (CompileError, CodegenError, ConversionError, ValueError) as error:
         raise ToolError(str(error)) from None
     if not args.quiet:

@@ -29,7 +29,6 @@ from .._mlir import MLIRError, ir
 from ..asm import parse, read_source
 from ..checking import ATOL, RTOL, compare, informative_inputs, make_inputs
 from ..compiler import Artifact, ArtifactError
-from ..compiler.artifact import EMULATORS
 from ..ecg import TensorSpec, from_mlir
 from ..frontend.onnx_importer import import_onnx
 from ..interpreter import find_function, interpret
@@ -114,7 +113,7 @@ def _run_compiled(path: Path, args) -> int:
         outputs, times = artifact.run(inputs, repeat=args.repeat, threads=args.threads)
     except ArtifactError as error:
         raise ToolError(str(error)) from None
-    how = "in this process" if artifact.is_host else "under " + " ".join(EMULATORS[artifact.target][:1])
+    how = "in this process" if artifact.is_host else "under " + artifact.emulator[0]
     timing = f": median {np.median(times):.2f} ms over {len(times)} runs" if times else ""
     print(f"ran {artifact.manifest['name']} for {artifact.target} {how}{timing}")
     return _report(outputs, references, args)

@@ -58,6 +58,12 @@ class Pipeline:
                 changed.passes[index] = (pass_name, updated)
         return changed
 
+    def replaced(self, name: str, by: str) -> "Pipeline":
+        """The pipeline with pass ``by`` where it has ``name`` (with the same options)."""
+        changed = self._copy()
+        changed.passes = [(by if n == name else n, o) for n, o in changed.passes]
+        return changed
+
     def without(self, name: str) -> "Pipeline":
         changed = self._copy()
         changed.passes = [(n, o) for n, o in changed.passes if n != name]

@@ -38,6 +38,16 @@ class PassEntry:
         return cls
 
 
+def target_options(target_help: str = "a registered target: host, aarch64, ...") -> tuple:
+    """The options of the code generator's passes: the target (codegen.get_target) and threads."""
+    return (
+        Option("target", str, "host", target_help),
+        Option("cpu", str, "", "CPU as LLVM names it (native, x86-64-v3, znver3, cortex-a76, ...); "
+               "default: $DNNF_CPU or native for the host, generic for aarch64"),
+        Option("threads", int, 1, "threads the parallel loops are split for (OpenMP when > 1)"),
+    )
+
+
 PASS_TABLE: dict[str, PassEntry] = {
     entry.name: entry
     for entry in (
@@ -76,7 +86,8 @@ PASS_TABLE: dict[str, PassEntry] = {
                        "profiling database (false: the conservative oracle)"),
                 Option("profile-db", str, "", "the profiling database (default: $DNNF_PROFILE_DB or "
                        "~/.cache/dnnf-mlir/fusion-profile.sqlite3)"),
-                Option("target", str, "host", "the target the code is for (only the host's Y cells can be measured)"),
+                Option("target", str, "host", "the target the code is for: its kernels' limits bound every block "
+                       "(only the host's Y cells can be measured)"),
                 Option("cpu", str, "", "the CPU the code is for (default: $DNNF_CPU or native)"),
                 Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
                 Option("svg-file", str, "", "file to draw the plan in (SVG by Graphviz: one cluster per block; "
@@ -96,14 +107,30 @@ PASS_TABLE: dict[str, PassEntry] = {
         ),
         PassEntry(
             "dnnf-lower-to-llvm",
-            "dnnf_mlir.codegen.lower_pass:LowerToLLVMPass",
+            "dnnf_mlir.codegen.cpu.lower_pass:LowerToLLVMPass",
             "Tile, pack, vectorize and bufferize linalg on tensors and lower it to the LLVM dialect",
-            (
-                Option("target", str, "host", "host or aarch64"),
-                Option("cpu", str, "", "CPU as LLVM names it (native, x86-64-v3, znver3, cortex-a76, ...); "
-                       "default: $DNNF_CPU or native for the host, generic for aarch64"),
-                Option("threads", int, 1, "threads the parallel loops are split for (OpenMP when > 1)"),
-            ),
+            target_options("host or aarch64"),
+        ),
+        PassEntry(
+            "dnnf-lower",
+            "dnnf_mlir.codegen.lower_pass:LowerPass",
+            "Lower linalg on tensors for a target: every step of its backend (prepare, schedule, bufferize, "
+            "map to hardware, emit)",
+            target_options(),
+        ),
+        *(
+            PassEntry(f"dnnf-codegen-{step}", f"dnnf_mlir.codegen.step_passes:{cls}", summary, target_options())
+            for step, cls, summary in (
+                ("prepare", "PreparePass", "Code generation step 1: rewrite linalg into the shapes the target's "
+                 "kernels take"),
+                ("schedule", "SchedulePass", "Code generation step 2: plan every linalg op's kernel (tiling, "
+                 "fusion, vectorization) and apply it as a transform script"),
+                ("bufferize", "BufferizePass", "Code generation step 3: tensors to buffers, results written in "
+                 "place into the caller's"),
+                ("map-to-hardware", "MapToHardwarePass", "Code generation step 4: loops and vectors onto the "
+                 "target's hardware (CPU: vector lowering, OpenMP threads)"),
+                ("emit", "EmitPass", "Code generation step 5: the module in the target's final dialect (CPU: LLVM)"),
+            )
         ),
         PassEntry(
             "dnnf-externalize-weights",

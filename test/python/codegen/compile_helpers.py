@@ -1,7 +1,8 @@
 """Shared by the code generator's tests: compile MLIR text for a target and JIT it."""
 
 from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import get_target, jit, lower_to_llvm
+from dnnf_mlir.codegen import get_target
+from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
 
 
 def compile_text(text: str, threads: int = 1, target="host"):

@@ -7,7 +7,7 @@ import ctypes
 import numpy as np
 
 from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import find_libomp, jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu import find_libomp, jit, lower_to_llvm
 from dnnf_mlir.codegen.cpu.openmp import BLOCKTIME_MS
 
 MATMUL = """

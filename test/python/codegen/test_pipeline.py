@@ -8,19 +8,9 @@ import pytest
 
 from dnnf_mlir._mlir import ir
 from dnnf_mlir.checking import compare
-from dnnf_mlir.codegen import (
-    CodegenError,
-    CpuError,
-    UnsupportedCpuError,
-    compile_object,
-    emit_llvm_ir,
-    jit,
-    lower_to_llvm,
-    sample_ops,
-    signatures,
-)
+from dnnf_mlir.codegen import CodegenError, get_target, sample_ops, signatures
+from dnnf_mlir.codegen.cpu import CpuError, UnsupportedCpuError, compile_object, emit_llvm_ir, host_target, jit, lower_to_llvm
 from dnnf_mlir.codegen.cpu.cross import build_executable, disassemble, missing_tools, run_executable
-from dnnf_mlir.codegen.target import get_target, host_target
 
 from compile_helpers import compile_text
 

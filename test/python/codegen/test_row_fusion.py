@@ -14,7 +14,7 @@ import pytest
 
 import dnnf_mlir
 from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
 from dnnf_mlir.transforms.pipeline import build_pass_manager
 
 RNG = np.random.default_rng(11)

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from dnnf_mlir.checking import compare, make_inputs
-from dnnf_mlir.codegen import CodegenError, UnsupportedCpuError
-from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, driver
+from dnnf_mlir.codegen import CodegenError
+from dnnf_mlir.codegen.cpu import UnsupportedCpuError
+from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, cpu_library
 from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
 from dnnf_mlir.ecg import TensorSpec
 from dnnf_mlir.tools.common import onnxruntime_session
@@ -117,7 +118,7 @@ def test_failed_compilation_leaves_nothing_behind(tmp_path, monkeypatch):
     def fail(*args, **kwargs):
         raise CodegenError("llc failed")
 
-    monkeypatch.setattr(driver, "compile_object", fail)
+    monkeypatch.setattr(cpu_library, "compile_object", fail)
     with pytest.raises(CodegenError):
         compile_model(GELU_MLP, outdir)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

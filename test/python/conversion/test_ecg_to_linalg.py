@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dnnf_mlir
-from dnnf_mlir import codegen
+from dnnf_mlir.codegen import cpu
 from dnnf_mlir._mlir import func, ir
 from dnnf_mlir.checking import compare, make_inputs
 from dnnf_mlir.conversion import ConversionError, convert_ecg_to_linalg
@@ -97,7 +97,7 @@ def lower_and_run(module, inputs, **jit_options):
 def compile_and_run(module, inputs):
     """The same module through the optimizing code generator (tiled, vectorized)."""
     convert_ecg_to_linalg(module)
-    return codegen.jit(module)["main"](*inputs)
+    return cpu.jit(module)["main"](*inputs)
 
 
 def check(inputs, body, rtol=RTOL, **jit_options):

@@ -19,7 +19,7 @@ import pytest
 
 import dnnf_mlir
 from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
 from dnnf_mlir.conversion import convert_ecg_to_linalg
 from dnnf_mlir.fusion import fuse_module
 from dnnf_mlir.fusion.kernels import outline_kernels

@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 import dnnf_mlir
 from dnnf_mlir import ecg
 from dnnf_mlir._mlir import ir
-from dnnf_mlir.codegen import jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
 from dnnf_mlir.compiler import Artifact, compile_model
 from dnnf_mlir.conversion import convert_ecg_to_linalg
 from dnnf_mlir.ecg import MappingType

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 
 from ...lowering import read_transform_library
-from ..target import Target
+from .target import CpuTarget
 from ..transform_script import Script
 from .tiles import PARALLEL_MIN_ELEMENTS
 
 
-def post_bufferization_script(target: Target, copies, threads: int = 1) -> str:
+def post_bufferization_script(target: CpuTarget, copies, threads: int = 1) -> str:
     """Vectorize copies, hoist accumulators on buffers, lower vector masks.
 
     ``copies`` lists ``(tag, static shape)`` of the ``linalg.copy`` ops on memrefs that

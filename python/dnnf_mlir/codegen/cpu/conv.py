@@ -12,7 +12,8 @@ applied to the accumulators before the single store.
 
 from __future__ import annotations
 
-from ..kernel_plan import OpSchedule, Planner
+from ..kernel_plan import OpSchedule
+from .cpu_planner import CpuPlanner
 from ..linalg_queries import static_tensor_type
 from .rows import schedule_rows
 from .tiles import conv_vector_tile, even_split
@@ -20,7 +21,7 @@ from .tiles import conv_vector_tile, even_split
 LIBRARY = "cpu/conv.mlir"
 
 
-def schedule_conv(planner: Planner, op, epilogue=None) -> bool:
+def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
     """Schedule a convolution; returns whether ``epilogue`` (an element-wise
     linalg.generic consuming its result) was fused into its tiles."""
     s = planner.script

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
-from ..target import Target
+from .target import CpuTarget
 from .tiles import conv_vector_tile
 
 MAX_GROUPS = 8  # more groups (depthwise-like) would make too many small kernels
@@ -111,7 +111,7 @@ def _f32_convolutions(module: ir.Module):
             yield op, *types
 
 
-def pad_convolutions(module: ir.Module, target: Target) -> int:
+def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
     """Widen each f32 ``conv_2d_nchw_fchw`` to whole vectors along the output width.
 
     The input gets extra zero columns on the right (merged into its ``tensor.pad``

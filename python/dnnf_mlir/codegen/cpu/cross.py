@@ -26,8 +26,9 @@ import numpy as np
 
 from ..errors import CodegenError
 from ..lowered_module import signatures
-from ..target import Target, get_target
-from ..toolchain import find_llc
+from ..target import get_target
+from .target import CpuTarget
+from .toolchain import find_llc
 from .objects import compile_object, emit_llvm_ir
 
 _C_TYPES = {
@@ -46,7 +47,7 @@ CROSS_TOOLS = {
 }
 
 
-def cross_tools(target: "str | Target") -> tuple:
+def cross_tools(target: "str | CpuTarget") -> tuple:
     """(C compiler, emulator) for ``target``; the emulator is None for the host."""
     t = get_target(target)
     if t.is_host:
@@ -56,7 +57,7 @@ def cross_tools(target: "str | Target") -> tuple:
     return CROSS_TOOLS[t.name]
 
 
-def missing_tools(target: "str | Target" = "aarch64") -> list:
+def missing_tools(target: "str | CpuTarget" = "aarch64") -> list:
     """The tools that building and running for ``target`` needs and that are not installed."""
     cc, emulator = cross_tools(target)
     missing = []
@@ -149,13 +150,13 @@ class Executable:
     name: str
     inputs: list
     outputs: list
-    target: Target
+    target: CpuTarget
 
 
 def build_executable(
     module,
     name: str = "main",
-    target: "str | Target" = "aarch64",
+    target: "str | CpuTarget" = "aarch64",
     directory: Optional[str] = None,
     llvm_ir: Optional[str] = None,
 ) -> Executable:

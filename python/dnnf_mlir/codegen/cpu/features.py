@@ -24,7 +24,8 @@ import functools
 import re
 import subprocess
 
-from ..toolchain import find_clang, find_llc
+from ..errors import UnsupportedTargetError
+from .toolchain import find_clang, find_llc
 
 NATIVE = "native"
 # Environment variable: the CPU of the `host` target when none is given (default native).
@@ -57,14 +58,13 @@ class CpuError(ValueError):
     """An unknown CPU name, or the toolchain that resolves CPU names is missing."""
 
 
-class UnsupportedCpuError(RuntimeError):
+class UnsupportedCpuError(UnsupportedTargetError):
     """Code compiled for a CPU with features this machine lacks: it is never run."""
 
     def __init__(self, compiled_for: str, missing):
-        self.missing = tuple(missing)
-        super().__init__(
-            f"this code was compiled for {compiled_for} and needs {', '.join(self.missing)}, which this CPU lacks"
-        )
+        missing = tuple(missing)
+        super().__init__(f"this code was compiled for {compiled_for} and needs {', '.join(missing)}, which this CPU lacks",
+                         missing)
 
 
 def _x86_feature(macro: str) -> str:

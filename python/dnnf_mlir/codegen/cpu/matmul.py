@@ -7,14 +7,15 @@ padded to whole tiles, split over the threads (``tile_using_forall``, the zero f
 fused with ``fuse_into_containing_op``), its B panel packed, its k loop unrolled, and
 whether an element-wise consumer (bias, activation) becomes the root of the tiling,
 applied to the accumulators before the single store (epilogue fusion). The
-accumulator stays in registers across k (``Planner.finish`` hoists it, once for the
+accumulator stays in registers across k (``CpuPlanner.finish`` hoists it, once for the
 whole function).
 """
 
 from __future__ import annotations
 
 from ..._mlir import ir
-from ..kernel_plan import OpSchedule, Planner
+from ..kernel_plan import OpSchedule
+from .cpu_planner import CpuPlanner
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
 from .tiles import even_split, matmul_register_tile
@@ -23,7 +24,7 @@ from .tiles import even_split, matmul_register_tile
 LIBRARY = "cpu/matmul.mlir"
 
 
-def schedule_matmul(planner: Planner, op, batch: bool, epilogue=None) -> bool:
+def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool:
     """Schedule a matmul / batch_matmul; returns whether ``epilogue`` was fused.
 
     The steps are the sequences of ``lowering/cpu/matmul.mlir``; this computes their

@@ -21,8 +21,9 @@ import numpy as np
 from ... import _mlir
 from ..._mlir import ir
 from ..errors import CodegenError
-from ..target import Target, get_target
-from ..toolchain import find_llc, find_llvm_split, find_opt
+from ..target import get_target
+from .target import CpuTarget
+from .toolchain import find_llc, find_llvm_split, find_opt
 
 
 def emit_llvm_ir(module: ir.Module) -> str:
@@ -108,7 +109,7 @@ def compile_object(
     llvm_ir: str,
     triple: Optional[str] = None,
     *,
-    target: "str | Target | None" = None,
+    target: "str | CpuTarget | None" = None,
     cpu: Optional[str] = None,
     features: Optional[str] = None,
     output: Optional[str] = None,

@@ -13,23 +13,23 @@ the ops are linked by SSA values, which do not cross functions.
 from __future__ import annotations
 
 from ..._mlir import ir
-from ..kernel_plan import Planner
 from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_function, is_f32, linalg_ops,
                               static_tensor_type)
-from ..target import Target
 from .attention import attention_chains, schedule_head_loop
 from .conv import schedule_conv
+from .cpu_planner import CpuPlanner
 from .matmul import schedule_matmul
 from .matvec import MARK, schedule_matvec
 from .row_fusion import row_groups, schedule_row_group
 from .rows import schedule_rows
+from .target import CpuTarget
 
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nchw_fchw")
 
 
-def plan(module: ir.Module, target: Target, threads: int = 1):
+def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     """Tag the linalg ops of ``module`` and return (transform ``Script``, [OpSchedule])."""
-    planner = Planner(target, threads)
+    planner = CpuPlanner(target, threads)
     ops = linalg_ops(module)
     # Tags first, in program order: an op's hash changes with its attributes, and the
     # sets and dicts below are keyed by ops.

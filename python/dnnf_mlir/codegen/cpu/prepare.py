@@ -1,7 +1,7 @@
 """The CPU targets' rewrites of linalg before scheduling: ops turned into the shapes
 the CPU kernels take, in an order where each sees the previous ones' results.
 
-``prepare(module, target)`` runs, in order: exp/erf/tanh/powf as vectorizable
+``rewrite_for_kernels(module, target)`` runs, in order: exp/erf/tanh/powf as vectorizable
 arithmetic (``approximations``); contractions written as ``linalg.generic`` rebuilt
 as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
 transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
@@ -19,14 +19,14 @@ from __future__ import annotations
 from ..._mlir import ir
 from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
-from ..target import Target
+from .target import CpuTarget
 from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
 from .windows import windows_to_taps
 
 
-def prepare(module: ir.Module, target: Target) -> int:
+def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     """Rewrite ``module`` in place for the CPU schedules; returns how many ops changed."""
     lanes = target.lanes(32)
     rewritten = approximate_math(module)
@@ -43,4 +43,4 @@ def prepare(module: ir.Module, target: Target) -> int:
     return rewritten
 
 
-__all__ = ["prepare"]
+__all__ = ["rewrite_for_kernels"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..target import Target
+from .target import CpuTarget
 
 # Element-wise ops and copies with fewer elements stay on one thread: splitting them
 # costs an OpenMP fork and join (a few microseconds), about the time one core takes to
@@ -27,7 +27,7 @@ def largest_divisor(n: int, candidates) -> Optional[int]:
     return None
 
 
-def matmul_register_tile(m: int, n: int, target: Target):
+def matmul_register_tile(m: int, n: int, target: CpuTarget):
     """(MR, NR, padded M, padded N) of the matmul micro-kernel.
 
     NR is a multiple of the vector length (two vectors when possible), MR rows of
@@ -58,7 +58,7 @@ def even_split(tiles, order, threads: int) -> Optional[int]:
     return None
 
 
-def conv_vector_tile(ow: int, f: int, target: Target):
+def conv_vector_tile(ow: int, f: int, target: CpuTarget):
     """(FR output channels, WV output columns, OW padded to a multiple of WV).
 
     Vectors along the output width must be whole registers (or half ones): LLVM

@@ -1,7 +1,7 @@
 """Benchmark the generated code against numpy (OpenBLAS) and onnxruntime.
 
-    python -m dnnf_mlir.codegen.bench                 # all cases, 1 and 2 threads
-    python -m dnnf_mlir.codegen.bench --cases bert_ffn,resnet_conv --threads 1
+    python -m dnnf_mlir.codegen.cpu.bench                 # all cases, 1 and 2 threads
+    python -m dnnf_mlir.codegen.cpu.bench --cases bert_ffn,resnet_conv --threads 1
 
 Cases: ``bert_ffn`` (matmul 128x768 @ 768x3072), ``matmul512`` (512^3),
 ``resnet_conv`` (1x64x56x56, 64x64x3x3, pad 1), ``conv256`` (1x256x14x14,
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._mlir import ir
-from ..checking import RTOL, compare
-from . import sample_ops
+from ..._mlir import ir
+from ...checking import RTOL, compare
+from .. import sample_ops
 from .jit import jit
-from .pipeline import lower_to_llvm
+from .lower_pass import lower_to_llvm
 
 
 @dataclass

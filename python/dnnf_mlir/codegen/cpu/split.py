@@ -5,9 +5,9 @@ nested ops becomes private noinline pieces called in order.
 
 from __future__ import annotations
 
-from .. import _mlir
-from .._mlir import ir
-from .lowered_module import functions, symbol_name
+from ... import _mlir
+from ..._mlir import ir
+from ..lowered_module import functions, symbol_name
 
 
 # Ops (nested ones included) per piece of a big function: LLVM's optimizer and code

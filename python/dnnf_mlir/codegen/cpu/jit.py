@@ -18,13 +18,15 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import _mlir
-from .._mlir import ir
-from .cpu.features import UnsupportedCpuError
-from .errors import CodegenError
-from .lowered_module import CPU_ATTR, SIGNATURES, TARGET_ATTR, USES_OPENMP, signatures
-from .pipeline import lower_to_llvm
-from .target import Target, get_target
+from ... import _mlir
+from ..._mlir import ir
+from ..errors import CodegenError
+from ..lowered_module import SIGNATURES, lowered_target_name, signatures
+from ..pipeline import lower
+from ..target import get_target
+from .features import UnsupportedCpuError
+from .lowered import USES_OPENMP, lowered_cpu
+from .target import CpuTarget
 
 
 _LIBOMP_CANDIDATES = (
@@ -154,21 +156,18 @@ class JitModule:
         raise AttributeError(name)
 
 
-def _lowered_target(module: ir.Module) -> Target:
-    attributes = module.operation.attributes
-    cpu = ir.StringAttr(attributes[CPU_ATTR]).value if CPU_ATTR in attributes else None
-    return get_target(ir.StringAttr(attributes[TARGET_ATTR]).value if TARGET_ATTR in attributes else "host", cpu)
+def _lowered_target(module: ir.Module) -> CpuTarget:
+    return get_target(lowered_target_name(module) or "host", lowered_cpu(module))
 
 
 def jit(module: ir.Module, *, threads: int = 1, opt_level: int = 3, shared_libs: Sequence[str] = ()) -> JitModule:
     """Compile ``module`` for this machine. A module still on linalg is lowered first
     (in place, for the host, with ``threads``). A host module lowered for a CPU with
     features this machine lacks compiles, but calling it raises ``UnsupportedCpuError``."""
-    attributes = module.operation.attributes
-    if SIGNATURES not in attributes:
-        lower_to_llvm(module, "host", threads=threads)
-    elif TARGET_ATTR in attributes and ir.StringAttr(attributes[TARGET_ATTR]).value != "host":
-        name = ir.StringAttr(attributes[TARGET_ATTR]).value
+    name = lowered_target_name(module)
+    if SIGNATURES not in module.operation.attributes:
+        lower(module, "host", threads=threads)
+    elif name not in (None, "host"):
         raise CodegenError(f"the module was lowered for {name}; only host modules can be run by the JIT")
     return JitModule(module, opt_level=opt_level, shared_libs=shared_libs)
 

@@ -1,0 +1,45 @@
+"""CompileOptions: one keyword-only object, from which the tools' flags, the cache key and
+dnnf-cache's listing are derived, so that a new field reaches all of them."""
+
+import argparse
+import dataclasses
+
+import pytest
+
+from dnnf_mlir.codegen import get_target
+from dnnf_mlir.compiler import CompileOptions
+from dnnf_mlir.compiler.options import add_option_arguments, describe_cache_fields, from_arguments
+
+
+def test_keyword_only_with_one_default_for_profile():
+    with pytest.raises(TypeError):
+        CompileOptions("host")  # the fields are keyword-only
+    assert CompileOptions().profile is False
+    with pytest.raises(ValueError, match="fusion must be one of dnnf, tvm, none, got 'xla'"):
+        CompileOptions(fusion="xla")
+
+
+def test_flags_are_the_fields():
+    parser = argparse.ArgumentParser()
+    add_option_arguments(parser)
+    flags = set(parser.format_help().replace(",", " ").split())
+    for option in dataclasses.fields(CompileOptions):
+        assert f"--{option.name}" in flags
+        if isinstance(option.default, bool):
+            assert f"--no-{option.name}" in flags
+    assert from_arguments(parser.parse_args([])) == CompileOptions()
+    args = parser.parse_args(["--profile", "--no-rewrite", "--fusion", "tvm", "--threads", "2", "--cpu", "x86-64-v3"])
+    assert from_arguments(args) == CompileOptions(profile=True, rewrite=False, fusion="tvm", threads=2, cpu="x86-64-v3")
+    assert from_arguments(parser.parse_args(["--no-profile"]), threads=3) == CompileOptions(threads=3)
+
+
+def test_cache_fields_name_the_resolved_target_and_every_other_field():
+    options = CompileOptions(cpu="x86-64-v3", fusion="none", profile=True)
+    fields = options.cache_fields()
+    target = get_target("host", "x86-64-v3")
+    assert {k: fields[k] for k in ("target", "cpu", "cpu_features")} == target.cache_fields()
+    others = [f.name for f in dataclasses.fields(CompileOptions) if f.name not in ("target", "cpu")]
+    assert {name: fields[name] for name in others} == {name: getattr(options, name) for name in others}
+    assert describe_cache_fields(fields) == "host x86-64-v3 threads=1 fusion=none profile"
+    assert describe_cache_fields(CompileOptions(target="aarch64", outline=False).cache_fields()) == (
+        "aarch64 generic threads=1 fusion=dnnf no-outline")

@@ -11,7 +11,8 @@ steps in order, and what every lowered module records, ``lowered_module.py``); t
 generic pieces the backends build on: ``kernel_plan.py``, ``transform_script.py``,
 ``linalg_queries.py``, ``contractions.py``, ``approximations.py``,
 ``bufferization.py``, ``passes.py``. One package per backend: ``cpu/`` (x86-64 and
-AArch64 through LLVM: its ``jit``, ``compile_object``, ``lower_to_llvm``, ...).
+AArch64 through LLVM: its ``jit``, ``compile_object``, ``lower_to_llvm``, ...) and
+``gpu/`` (what the GPU APIs share, and ``gpu/vulkan/``: SPIR-V, ``lower_to_spirv``).
 
 This package is where the backends are registered: it imports each one, which
 registers itself and its target names (``target.register_backend``); no other module
@@ -19,6 +20,7 @@ of ``codegen/`` outside a backend imports one (``test/python/test_layout.py``).
 """
 
 from . import cpu  # registers the CPU backend and its targets
+from .gpu import vulkan  # registers the Vulkan backend and its target
 from .backend import STEPS, Backend, KernelPlan, Stages
 from .errors import CodegenError, UnsupportedTargetError
 from .lowered_module import signatures

@@ -3,12 +3,15 @@
     python -m dnnf_mlir.codegen model.mlir --target=aarch64 --emit=llvm | llc-22 ...
     python -m dnnf_mlir.codegen model.mlir --emit=mlir --stop-after=schedule
     python -m dnnf_mlir.codegen model.mlir --emit=asm --target=aarch64 -o kernel.s
+    python -m dnnf_mlir.codegen model.mlir --target=vulkan --emit=plan
 
 --emit: mlir (the module after --stop-after, default: the lowered module), transform
 (the generated transform scripts), schedules (the strategy chosen for each op, and the
 kernel function holding it), or a format of the target's backend (CPU: llvm, the
-LLVM IR; asm / obj, through opt + llc). --stop-after: a stage of the target's backend
-(CPU: prepare, schedule, bufferize, lower-vectors, parallel, llvm).
+LLVM IR; asm / obj, through opt + llc; Vulkan: plan, the runtime's dispatch plan;
+spirv-asm, the kernels disassembled). --stop-after: a stage of the target's backend
+(CPU: prepare, schedule, bufferize, lower-vectors, parallel, llvm; Vulkan: prepare,
+schedule, bufferize, outline, device-code, spirv).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ def main(argv=None) -> int:
     parser.add_argument("input", help="MLIR file (linalg on tensors), - for stdin")
     parser.add_argument("--target", default="host", help="host (default), aarch64, ... (a registered target)")
     parser.add_argument("--cpu", default=None, help="CPU as LLVM names it (default: $DNNF_CPU or native; generic for aarch64)")
+    parser.add_argument("--device", default=None, help="GPU targets: the device profile (vulkan: generic, the default)")
     parser.add_argument("--threads", type=int, default=1)
     formats = list(GENERIC_FORMATS) + list(dict.fromkeys(f for b in backends() for f in b.output_formats))
     parser.add_argument("--emit", default="mlir", choices=formats)
@@ -41,7 +45,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     try:
-        target = get_target(args.target, args.cpu)
+        target = get_target(args.target, args.cpu, device=args.device)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

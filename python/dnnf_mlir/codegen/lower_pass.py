@@ -4,7 +4,7 @@
     dnnf-opt model.mlir --pass-pipeline='builtin.module(dnnf-lower{target=host cpu=x86-64-v3 threads=2})'
 
 ``TargetPass`` is what the code generator's passes share: the options ``target``,
-``cpu`` and ``threads`` resolved to a ``Target``, and errors (an unknown target or
+``cpu`` (CPU targets), ``device`` (GPU targets) and ``threads`` resolved to a ``Target``, and errors (an unknown target or
 CPU, a module the backend cannot lower) reported at the module's first function.
 """
 
@@ -35,7 +35,8 @@ class TargetPass(ModulePass):
         view = ModuleView(module)
         functions = [op.operation for op in view.body.operations if op.operation.name == "func.func"]
         try:
-            target = get_target(self.options["target"], self.options["cpu"] or None)
+            target = get_target(self.options["target"], self.options["cpu"] or None,
+                                device=self.options["device"] or None)
             self.lower(view, target, self.options["threads"])
         except (CodegenError, ValueError) as error:
             raise PassError(str(error), functions[0] if functions else None) from None

@@ -28,6 +28,7 @@ from typing import Callable, Optional
 from .._mlir import ir
 from ..kernel_functions import kernel_counts
 from .backend import STEPS, KernelPlan, Stages
+from .errors import CodegenError
 from .lowered_module import lowered_kernels, record_kernels, record_signatures, record_target
 from .target import Target, get_target
 
@@ -103,4 +104,14 @@ def lower(module: ir.Module, target: "str | Target" = "host", threads: int = 1,
     return LoweringReport(target, threads, plan.schedules, plan.script, done["map_to_hardware"], launched, unique)
 
 
-__all__ = ["LoweringReport", "STEP_FUNCTIONS", "lower", "run_step"]
+def lower_for_kind(kind: str, module: ir.Module, target: "str | Target", threads: int = 1,
+                   dump: Optional[Dump] = None) -> LoweringReport:
+    """``lower`` for a ``target`` of one kind (what a backend's own lowering pass runs)."""
+    target = get_target(target)
+    if target.kind != kind:
+        raise CodegenError(f"{target.describe()} is not a {kind} target: dnnf-lower (codegen.lower) lowers for any "
+                           "target")
+    return lower(module, target, threads, dump)
+
+
+__all__ = ["LoweringReport", "STEP_FUNCTIONS", "lower", "lower_for_kind", "run_step"]

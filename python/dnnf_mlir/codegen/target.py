@@ -1,8 +1,8 @@
 """Targets: the machines the code generator compiles for, as the rest of the compiler sees them.
 
 A ``Target`` is one concrete machine of a kind (``cpu``: an architecture and a CPU
-named as LLVM names it, ``codegen/cpu/target.py``; later ``vulkan`` and ``opencl``
-GPUs). The compiler asks it only what every kind answers: its ``name``, whether its
+named as LLVM names it, ``codegen/cpu/target.py``; ``vulkan``: a GPU device profile,
+``codegen/gpu/vulkan/target.py``; later ``opencl``). The compiler asks it only what every kind answers: its ``name``, whether its
 code runs in this process, what it lacks here, what names it in the compile cache,
 the ``FusionLimits`` that fusion keeps each kernel within, and its ``backend``, the
 code generator of its kind (``backend.py``).
@@ -17,6 +17,7 @@ This module imports no backend.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, ClassVar
@@ -92,7 +93,8 @@ def backends() -> list:
 
 def get_target(target: "str | Target", cpu: str | None = None, **options) -> Target:
     """The target named ``target`` with ``options`` (``cpu``: the CPU as LLVM names it;
-    None leaves an option to its default). A ``Target`` is returned as it is unless an
+    ``device``: a GPU's device profile; None leaves an option to its default; one the
+    target does not take is a ``ValueError``). A ``Target`` is returned as it is unless an
     option names something else."""
     given = {key: value for key, value in dict(options, cpu=cpu).items() if value is not None}
     if isinstance(target, Target):
@@ -103,7 +105,13 @@ def get_target(target: "str | Target", cpu: str | None = None, **options) -> Tar
     for name in (target, target.split("-", 1)[0]):
         name = _ALIASES.get(name, name)
         if name in _RESOLVERS:
-            return _RESOLVERS[name](target, **given)
+            resolve = _RESOLVERS[name]
+            takes = [p for p in inspect.signature(resolve).parameters][1:]
+            foreign = sorted(set(given) - set(takes))
+            if foreign:
+                raise ValueError(f"target {target!r} takes no option {', '.join(foreign)} (its options: "
+                                 f"{', '.join(takes) or 'none'})")
+            return resolve(target, **given)
     raise ValueError(f"unknown target {target!r}; known: {', '.join(_RESOLVERS)}")
 
 

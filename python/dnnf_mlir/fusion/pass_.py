@@ -88,7 +88,8 @@ class FusePass(ModulePass):
         if mode not in MODES:
             raise PassError(f"unknown mode '{mode}' (one of {', '.join(MODES)})", where)
         try:
-            target = get_target(self.options["target"], self.options["cpu"] or None)
+            target = get_target(self.options["target"], self.options["cpu"] or None,
+                                device=self.options["device"] or None)
         except ValueError as error:  # an unknown target or CPU
             raise PassError(str(error), where) from None
         oracle = None

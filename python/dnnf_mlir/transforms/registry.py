@@ -38,13 +38,19 @@ class PassEntry:
         return cls
 
 
-def target_options(target_help: str = "a registered target: host, aarch64, ...") -> tuple:
+CPU_OPTION = Option("cpu", str, "", "CPU targets: the CPU as LLVM names it (native, x86-64-v3, znver3, cortex-a76, "
+                    "...); default: $DNNF_CPU or native for the host, generic for aarch64")
+DEVICE_OPTION = Option("device", str, "", "GPU targets: the device profile whose limits the code keeps (vulkan: "
+                       "generic, the default)")
+
+
+def target_options(target_help: str = "a registered target: host, aarch64, vulkan, ...", default: str = "host") -> tuple:
     """The options of the code generator's passes: the target (codegen.get_target) and threads."""
     return (
-        Option("target", str, "host", target_help),
-        Option("cpu", str, "", "CPU as LLVM names it (native, x86-64-v3, znver3, cortex-a76, ...); "
-               "default: $DNNF_CPU or native for the host, generic for aarch64"),
-        Option("threads", int, 1, "threads the parallel loops are split for (OpenMP when > 1)"),
+        Option("target", str, default, target_help),
+        CPU_OPTION,
+        DEVICE_OPTION,
+        Option("threads", int, 1, "threads the parallel loops are split for (CPU targets: OpenMP when > 1)"),
     )
 
 
@@ -88,7 +94,8 @@ PASS_TABLE: dict[str, PassEntry] = {
                        "~/.cache/dnnf-mlir/fusion-profile.sqlite3)"),
                 Option("target", str, "host", "the target the code is for: its kernels' limits bound every block "
                        "(only the host's Y cells can be measured)"),
-                Option("cpu", str, "", "the CPU the code is for (default: $DNNF_CPU or native)"),
+                CPU_OPTION,
+                DEVICE_OPTION,
                 Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
                 Option("svg-file", str, "", "file to draw the plan in (SVG by Graphviz: one cluster per block; "
                        "default: none)"),
@@ -110,6 +117,13 @@ PASS_TABLE: dict[str, PassEntry] = {
             "dnnf_mlir.codegen.cpu.lower_pass:LowerToLLVMPass",
             "Tile, pack, vectorize and bufferize linalg on tensors and lower it to the LLVM dialect",
             target_options("host or aarch64"),
+        ),
+        PassEntry(
+            "dnnf-lower-to-spirv",
+            "dnnf_mlir.codegen.gpu.vulkan.lower_pass:LowerToSpirvPass",
+            "Compile each kernel function of linalg on tensors into GPU launches of SPIR-V kernels (gpu.binary) "
+            "for Vulkan",
+            target_options("vulkan", default="vulkan"),
         ),
         PassEntry(
             "dnnf-lower",

@@ -12,20 +12,16 @@ from typing import Callable, Optional
 
 from ..._mlir import ir
 from ...transforms.registry import described_by_table
-from ..errors import CodegenError
 from ..lower_pass import ModuleView, TargetPass
-from ..pipeline import LoweringReport, lower
-from ..target import Target, get_target
+from ..pipeline import LoweringReport, lower_for_kind
+from ..target import Target
 from .target import CpuTarget
 
 
 def lower_to_llvm(module: ir.Module, target: "str | Target" = "host", threads: int = 1,
                   dump: Optional[Callable[[str, ir.Module], None]] = None) -> LoweringReport:
     """``codegen.lower`` for a CPU ``target``: ``module`` in place to the LLVM dialect."""
-    target = get_target(target)
-    if not isinstance(target, CpuTarget):
-        raise CodegenError(f"{target.describe()} is not a CPU target: dnnf-lower (codegen.lower) lowers for any target")
-    return lower(module, target, threads, dump)
+    return lower_for_kind(CpuTarget.kind, module, target, threads, dump)
 
 
 @described_by_table

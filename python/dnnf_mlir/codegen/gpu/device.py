@@ -4,12 +4,15 @@
 conversion starts (what stayed linalg as loops, views folded, vectors as SPIR-V takes
 them) and records on each ``gpu.launch_func`` which operands its kernel writes (the
 dispatch plan's barriers); a kernel function that does more than launch its kernels is
-an error. ``emit_binaries(module, convert)`` gives each ``gpu.module`` vec4 storage
+an error; ``check_bindings`` holds the launches to a device's limits.
+``emit_binaries(module, convert)`` gives each ``gpu.module`` vec4 storage
 buffers where it can (``storage.py``), then replaces it by the ``gpu.binary`` an API's
 ``convert`` makes of it.
 """
 
 from __future__ import annotations
+
+import math
 
 from ..._mlir import ir
 from ...kernel_functions import is_kernel
@@ -68,6 +71,24 @@ def lower_device_code(module: ir.Module):
         launch.attributes[WRITES_ATTR] = ir.ArrayAttr.get([ir.BoolAttr.get(w) for w in written])
 
 
+def check_bindings(module: ir.Module, max_bindings: int, max_binding_bytes: int):
+    """Every launch binds at most ``max_bindings`` buffers of at most
+    ``max_binding_bytes`` each (a device's limits): a ``CodegenError`` names the kernel
+    function of one that does not."""
+    for launch in walk_ops(module.operation, {"gpu.launch_func"}):
+        buffers = [v for v in list(launch.operands)[6:] if isinstance(v.type, ir.MemRefType)]
+        function = symbol_name(launch.parent)
+        if len(buffers) > max_bindings:
+            raise CodegenError(f"kernel {function} binds {len(buffers)} buffers in one dispatch; the device "
+                               f"allows {max_bindings}")
+        for value in buffers:
+            t = ir.MemRefType(value.type)
+            nbytes = math.prod(t.shape) * max(8, t.element_type.width) // 8
+            if nbytes > max_binding_bytes:
+                raise CodegenError(f"kernel {function} binds a buffer of {nbytes} bytes ({t}); the device allows "
+                                   f"{max_binding_bytes} per binding")
+
+
 def emit_binaries(module: ir.Module, convert) -> dict:
     """Replace every ``gpu.module`` of ``module`` by the ``gpu.binary`` that ``convert``
     makes of it (given a module holding only it, after ``storage.vectorize_storage``):
@@ -97,4 +118,4 @@ def _next_op(op):
     return ops[index + 1] if index + 1 < len(ops) else None
 
 
-__all__ = ["HOST_OPS", "WRITES_ATTR", "check_host_side", "emit_binaries", "lower_device_code"]
+__all__ = ["HOST_OPS", "WRITES_ATTR", "check_bindings", "check_host_side", "emit_binaries", "lower_device_code"]

@@ -8,9 +8,10 @@ outside the launch (a copy bufferization could not write in place), the kernel i
 compiled again with each op a dispatch of its own, the values between them in buffers of
 the kernel function (``SCHEDULE_ATTR`` "per-op", and why, ``FALLBACK_ATTR``). The
 compiled function, on buffers, then takes the place of the original; the constants it
-reads come with it, renamed after it. ``bufferize_host`` makes the entry function work on
-buffers with the same conventions (identity layouts, results as out-parameters), so its
-calls match the compiled kernels.
+reads come with it, renamed after it; it stands beside the original until
+``bufferize_host`` makes the entry function work on buffers with the same conventions
+(identity layouts, results as out-parameters) and puts it in the original's place.
+``outline_launches`` then makes each launch a ``gpu.module``.
 """
 
 from __future__ import annotations
@@ -96,9 +97,34 @@ def _copies_in_loops(scratch: ir.Module, function, threads: int):
     apply_script(scratch, s.text(), "__dnnf_codegen", "copies over threads")
 
 
-def _take_in(module: ir.Module, scratch: ir.Module, function):
-    """Put ``scratch``'s compiled kernel function in place of ``function``, with the
-    constants it reads (renamed after it: another kernel may have its own of the name)."""
+COMPILED_ATTR = "dnnf.gpu.compiled"  # on a kernel function: its compiled version, on buffers
+COMPILED_SUFFIX = ".compiled"
+
+
+def compile_kernels(module: ir.Module, max_binding_bytes: int) -> tuple:
+    """Compile every kernel function of ``module`` on its own (see the module docstring;
+    no buffer bound to a kernel with more than ``max_binding_bytes``) and put the
+    compiled function, on buffers and launching its kernels, beside it (``COMPILED_ATTR``
+    names it) with the constants it reads: (the transform scripts, the ``OpSchedule``s)."""
+    scripts, schedules = [], []
+    for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
+        try:
+            scratch, planned, text = _compile_alone(function, True, index, max_binding_bytes)
+        except (CodegenError, KernelError) as error:
+            scratch, planned, text = _compile_alone(function, False, index, max_binding_bytes)
+            why = str(error).splitlines()[0][:500]
+            next(op.operation for op in scratch.body.operations
+                 if op.operation.name == "func.func").attributes[FALLBACK_ATTR] = ir.StringAttr.get(why)
+        _put_beside(scratch, function)
+        scripts.append(text)
+        schedules += planned
+    return "".join(scripts), schedules
+
+
+def _put_beside(scratch: ir.Module, function):
+    """Move ``scratch``'s compiled kernel function before ``function``, named after it
+    with ``COMPILED_SUFFIX``, with the constants it reads (renamed after it: another
+    kernel may have its own of the name)."""
     name = symbol_name(function)
     compiled = next(op.operation for op in scratch.body.operations if op.operation.name == "func.func")
     renamed = {}
@@ -109,36 +135,26 @@ def _take_in(module: ir.Module, scratch: ir.Module, function):
         op.move_before(function.operation)
     for get in walk_ops(compiled, {"memref.get_global"}):
         get.attributes["name"] = ir.FlatSymbolRefAttr.get(renamed[ir.FlatSymbolRefAttr(get.attributes["name"]).value])
+    compiled.attributes["sym_name"] = ir.StringAttr.get(name + COMPILED_SUFFIX)
     compiled.move_before(function.operation)
-    function.operation.erase()
+    function.attributes[COMPILED_ATTR] = ir.FlatSymbolRefAttr.get(name + COMPILED_SUFFIX)
 
 
-def lower_kernels(module: ir.Module, max_binding_bytes: int) -> tuple:
-    """Compile every kernel function of ``module`` (see the module docstring; no buffer
-    bound to a kernel with more than ``max_binding_bytes``) and bufferize its public
-    functions, then outline the launches into ``gpu.module``s: (the transform scripts,
-    the ``OpSchedule``s)."""
-    scripts, schedules, compiled = [], [], []
-    prepare_module(module)
-    for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
-        try:
-            scratch, planned, text = _compile_alone(function, True, index, max_binding_bytes)
-        except (CodegenError, KernelError) as error:
-            scratch, planned, text = _compile_alone(function, False, index, max_binding_bytes)
-            why = str(error).splitlines()[0][:500]
-            next(op.operation for op in scratch.body.operations
-                 if op.operation.name == "func.func").attributes[FALLBACK_ATTR] = ir.StringAttr.get(why)
-        compiled.append((symbol_name(function), scratch))
-        scripts.append(text)
-        schedules += planned
-    # The public functions with the same conventions as the kernels were bufferized with
-    # (the kernels' own bodies, bufferized on the way, are then replaced).
+def bufferize_host(module: ir.Module):
+    """Bufferize the public functions with the conventions the kernels were compiled
+    with, then put each compiled kernel function in place of its original (whose body
+    was bufferized on the way)."""
     _bufferize(module)
     by_name = {symbol_name(f): f for f in functions(module)}
-    for name, scratch in compiled:
-        _take_in(module, scratch, by_name[name])
+    for function in [f for f in functions(module) if COMPILED_ATTR in f.attributes]:
+        compiled = by_name[ir.FlatSymbolRefAttr(function.attributes[COMPILED_ATTR]).value]
+        compiled.attributes["sym_name"] = function.attributes["sym_name"]
+        function.operation.erase()
+
+
+def outline_launches(module: ir.Module):
+    """Every launch into a ``gpu.module`` of its own (``lowering/gpu/outline.pipeline``)."""
     run_pipeline(read_pipeline("gpu/outline.pipeline"), module)
-    return "".join(scripts), schedules
 
 
-__all__ = ["lower_kernels"]
+__all__ = ["COMPILED_ATTR", "bufferize_host", "compile_kernels", "outline_launches"]

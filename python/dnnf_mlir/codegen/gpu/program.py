@@ -3,7 +3,7 @@
 An emitted module has its kernels as ``gpu.binary`` ops, its entry function on buffers
 calling kernel functions, and each kernel function launching its kernels
 (``gpu.launch_func``, which record the operands their kernel writes).
-``dispatch_plan(module, inputs)`` walks the entry function once and resolves every
+``dispatch_plan(module)`` walks the entry function once and resolves every
 buffer a launch binds to one of the plan's buffers at a byte offset: an input or an
 output of the model (the entry's arguments and out-parameters), a weight (the
 arguments after the inputs, ``dnnf.weights``), a constant (a global the kernels read,
@@ -26,7 +26,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import is_kernel, is_public
 from ..errors import CodegenError
-from ..lowered_module import functions, symbol_name, walk_ops
+from ..lowered_module import functions, signatures, symbol_name, walk_ops
 from .device import WRITES_ATTR
 
 WEIGHTS_ATTR = "dnnf.weights"  # the module's weight layout (compiler/weights.py)
@@ -225,10 +225,10 @@ def _overlaps(binding: Binding, others) -> bool:
                binding.offset < o.offset + o.range for o in others)
 
 
-def dispatch_plan(module: ir.Module, inputs: int) -> Program:
+def dispatch_plan(module: ir.Module) -> Program:
     """The ``Program`` of an emitted ``module`` (see the module docstring): its public
-    function's first ``inputs`` arguments are the model's inputs, the weights follow,
-    then the out-parameters."""
+    function's arguments are the model's inputs, the weights (``WEIGHTS_ATTR``), then
+    the out-parameters (its results before bufferization, ``lowered_module.signatures``)."""
     entries = [f for f in functions(module) if is_public(f.operation) and not is_kernel(f.operation)]
     if len(entries) != 1:
         raise CodegenError(f"expected one public function, found {len(entries)}")
@@ -236,7 +236,9 @@ def dispatch_plan(module: ir.Module, inputs: int) -> Program:
     planner = _Planner(module)
     weights = [json.loads(ir.StringAttr(w).value) for w in ir.ArrayAttr(module.operation.attributes[WEIGHTS_ATTR])] \
         if WEIGHTS_ATTR in module.operation.attributes else []
-    for index, argument in enumerate(entry.regions[0].blocks[0].arguments):
+    arguments = entry.regions[0].blocks[0].arguments
+    inputs = len(arguments) - len(weights) - len(signatures(module)[symbol_name(entry)][1])
+    for index, argument in enumerate(arguments):
         if index < inputs:
             planner.location[argument] = (planner.add_buffer(_bytes(argument.type), "input", index), 0)
         elif index < inputs + len(weights):

@@ -80,17 +80,35 @@ def _nest_spirv_modules(module: ir.Module):
             op.move_before(gpu_modules[name].regions[0].blocks[0].operations[0])
 
 
-def validate(binary: bytes, what: str):
-    """Run ``spirv-val`` on ``binary``; a failure is a ``CodegenError`` about ``what``."""
-    validator = os.environ.get("DNNF_SPIRV_VAL") or shutil.which("spirv-val")
-    if validator is None:
-        raise CodegenError("spirv-val not found (package spirv-tools): every SPIR-V binary is validated")
+def find_spirv_tool(name: str) -> str:
+    """The path of a SPIRV-Tools program (``spirv-val``, ``spirv-dis``): ``$DNNF_SPIRV_VAL``
+    for the validator, else the one on the PATH."""
+    found = (os.environ.get("DNNF_SPIRV_VAL") if name == "spirv-val" else None) or shutil.which(name)
+    if found is None:
+        raise CodegenError(f"{name} not found: install spirv-tools (every SPIR-V binary is validated)")
+    return found
+
+
+def _run_on(tool: str, binary: bytes, *arguments) -> subprocess.CompletedProcess:
     with tempfile.NamedTemporaryFile(suffix=".spv") as file:
         file.write(binary)
         file.flush()
-        check = subprocess.run([validator, "--target-env", TARGET_ENV, file.name], capture_output=True, text=True)
+        return subprocess.run([find_spirv_tool(tool), *arguments, file.name], capture_output=True, text=True)
+
+
+def validate(binary: bytes, what: str):
+    """Run ``spirv-val`` on ``binary``; a failure is a ``CodegenError`` about ``what``."""
+    check = _run_on("spirv-val", binary, "--target-env", TARGET_ENV)
     if check.returncode != 0:
         raise CodegenError(f"{what}: spirv-val rejects the SPIR-V: {(check.stdout + check.stderr).strip()}")
+
+
+def disassemble(binary: bytes) -> str:
+    """``binary`` as SPIR-V assembly (``spirv-dis``)."""
+    result = _run_on("spirv-dis", binary)
+    if result.returncode != 0:
+        raise CodegenError(f"spirv-dis fails: {result.stderr.strip()}")
+    return result.stdout
 
 
 def to_spirv_binary(device: ir.Module, name: str):
@@ -112,4 +130,4 @@ def to_spirv_binary(device: ir.Module, name: str):
     binaries[0].attributes[REQUIRES_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(f) for f in requires])
 
 
-__all__ = ["capabilities", "required_features", "to_spirv_binary", "validate"]
+__all__ = ["capabilities", "disassemble", "find_spirv_tool", "required_features", "to_spirv_binary", "validate"]

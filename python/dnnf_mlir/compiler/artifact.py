@@ -86,9 +86,7 @@ class Artifact:
     def run(self, arrays: Sequence[np.ndarray], repeat: int = 0, threads: int | None = None):
         """Outputs of one run, and the milliseconds of each of ``repeat`` further runs."""
         if self.is_host:
-            call = self.session(threads).bind(arrays)
-            call()
-            return call.outputs, [_milliseconds(call) for _ in range(repeat)]
+            return self.session(threads).run_timed(arrays, repeat)
         return self._run_emulated(arrays, repeat, threads)
 
     def _run_emulated(self, arrays, repeat: int, threads: int | None):
@@ -130,6 +128,13 @@ class HostSession:
         lib.dnnf_free.argtypes = [ctypes.c_void_p]
         lib.dnnf_error.restype = ctypes.c_char_p
         lib.dnnf_missing_cpu_features.restype = ctypes.c_char_p
+        if hasattr(lib, "dnnf_dispatch_times"):  # a GPU model's (vulkan_glue.py)
+            lib.dnnf_dispatch_count.argtypes = [ctypes.c_void_p]
+            lib.dnnf_dispatch_name.argtypes = [ctypes.c_void_p, ctypes.c_int]
+            lib.dnnf_dispatch_name.restype = ctypes.c_char_p
+            lib.dnnf_dispatch_times.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.c_int]
+            lib.dnnf_device_name.argtypes = [ctypes.c_void_p]
+            lib.dnnf_device_name.restype = ctypes.c_char_p
         self._lib = lib
         missing = lib.dnnf_missing_cpu_features()
         if missing:
@@ -167,6 +172,30 @@ class HostSession:
         call = self.bind(arrays)
         call()
         return call.outputs
+
+    def run_timed(self, arrays: Sequence[np.ndarray], repeat: int) -> tuple:
+        """Outputs of one run, and the milliseconds of each of ``repeat`` further runs."""
+        call = self.bind(arrays)
+        call()
+        return call.outputs, [_milliseconds(call) for _ in range(repeat)]
+
+    @property
+    def device(self) -> str | None:
+        """The GPU the model runs on; None for a CPU library."""
+        if not hasattr(self._lib, "dnnf_device_name"):
+            return None
+        return self._lib.dnnf_device_name(self._model).decode()
+
+    def dispatch_times(self) -> list | None:
+        """(kernel, GPU milliseconds) of each dispatch of the last run, in order; None for
+        a CPU library, a device without timestamps, or before the first run."""
+        if not hasattr(self._lib, "dnnf_dispatch_times"):
+            return None
+        count = self._lib.dnnf_dispatch_count(self._model)
+        times = (ctypes.c_double * max(1, count))()
+        if self._lib.dnnf_dispatch_times(self._model, times, count) != count or not count:
+            return None
+        return [(self._lib.dnnf_dispatch_name(self._model, i).decode(), times[i]) for i in range(count)]
 
     def __del__(self):
         if getattr(self, "_model", None):

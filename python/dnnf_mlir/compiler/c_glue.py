@@ -66,7 +66,10 @@ class GlueParts:
     includes: tuple = ()  # headers beyond INCLUDES
     declarations: tuple = ()  # after model.h: the generated code's types and entry point
     definitions: tuple = ()  # before dnnf_load: model.h functions it calls (dnnf_missing_cpu_features)
+    fields: tuple = ()  # struct dnnf_model's members after the mapped weights (a device's handle)
     load_checks: tuple = ()  # the start of dnnf_load, before the model is allocated
+    load: tuple = ()  # the end of dnnf_load, the weights mapped (a device's set-up)
+    free: tuple = ()  # the start of dnnf_free (releasing what load made)
     run: tuple = ()  # the end of dnnf_run, after its checks: the generated code runs
     extra: tuple = ()  # after dnnf_run_sized: model.h's remaining functions (dnnf_set_num_threads)
 
@@ -79,9 +82,10 @@ def tensor_bytes(dtype, shape) -> int:
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
 
 
-def header(interface: ModelInterface, target, defines=()) -> str:
+def header(interface: ModelInterface, target, defines=(), declarations=()) -> str:
     """``model.h`` for a ``codegen.Target``; ``defines`` are the target's own
-    ``(name, C value)`` macros (the CPU's and its features)."""
+    ``(name, C value)`` macros (the CPU's and its features), ``declarations`` the lines
+    of its own functions (a GPU's dispatch times)."""
 
     def describe(kind, tensors):
         return [f" *   {kind} {i} {c_string(n)}: {np.dtype(d).name}{list(s)}" for i, (n, d, s) in enumerate(tensors)]
@@ -138,6 +142,7 @@ def header(interface: ModelInterface, target, defines=()) -> str:
         "const char *dnnf_error(void);",
         "/* Threads of the parallel loops (OpenMP builds); returns the number in effect. */",
         "int dnnf_set_num_threads(int threads);",
+        *declarations,
         "",
         "#endif",
         "",
@@ -248,7 +253,7 @@ def model_c(interface: ModelInterface, parts: GlueParts) -> str:
         *parts.declarations,
         *_tensor_table("inputs", interface.inputs),
         *_tensor_table("outputs", interface.outputs),
-        "struct dnnf_model { unsigned char *weights; size_t bytes; };",
+        "struct dnnf_model { unsigned char *weights; size_t bytes;" + "".join(f" {f}" for f in parts.fields) + " };",
         "",
         "static _Thread_local char error_message[512]; /* per thread: see model.h */",
         "",
@@ -260,11 +265,13 @@ def model_c(interface: ModelInterface, parts: GlueParts) -> str:
         "  dnnf_model *model = calloc(1, sizeof(dnnf_model));",
         '  if (!model) { snprintf(error_message, sizeof error_message, "out of memory"); return NULL; }',
         *(_map_weights(interface.weights_header) if interface.weights else ["  (void)weights_path;"]),
+        *parts.load,
         "  return model;",
         "}",
         "",
         "void dnnf_free(dnnf_model *model) {",
         "  if (!model) return;",
+        *parts.free,
         "  if (model->bytes) munmap(model->weights, model->bytes);",
         "  free(model);",
         "}",

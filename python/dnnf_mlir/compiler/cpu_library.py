@@ -11,9 +11,6 @@ interface of ``c_glue.py``, and a runner.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from importlib import resources
 from pathlib import Path
 
 from .._mlir import ir
@@ -22,34 +19,21 @@ from ..codegen.cpu.lowered import USES_OPENMP
 from ..progress import StageTimer
 from .artifact_writer import ArtifactWriter
 from .c_glue import ModelInterface, header, model_c
+from .cmake_build import LIBRARY, RUNNER, cmake_build, copy_runtime_files
 from .cpu_glue import cpu_defines, cpu_glue_parts
 from .errors import CompileError
 
-LIBRARY = "libdnnf_model.so"
-RUNNER = "dnnf_runner"
-RUNTIME_FILES = ("CMakeLists.txt", "dnnf_runner.c", "aarch64-linux-gnu.cmake")
 TOOLCHAIN_FILES = {"aarch64": "aarch64-linux-gnu.cmake"}
 EMULATORS = {"aarch64": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]}
 
 
 def _build(directory: Path, target: CpuTarget, openmp: bool):
-    """CMake configure + build in ``directory/build``; the products move up to ``directory``."""
-    directory = directory.resolve()  # CMake resolves a relative toolchain path against the build dir
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        raise CompileError("cmake not found (package cmake)")
-    command = [cmake, "-S", str(directory), "-B", str(directory / "build"), f"-DDNNF_OPENMP={'ON' if openmp else 'OFF'}"]
+    options = [f"-DDNNF_OPENMP={'ON' if openmp else 'OFF'}"]
     if not target.is_host:
         if target.name not in TOOLCHAIN_FILES:
             raise CompileError(f"no CMake toolchain file for target {target.name}")
-        command.append(f"-DCMAKE_TOOLCHAIN_FILE={directory / TOOLCHAIN_FILES[target.name]}")
-    for step in (command, [cmake, "--build", str(directory / "build"), "-j", "2"]):
-        proc = subprocess.run(step, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise CompileError(f"{' '.join(step[:2])} failed:\n{(proc.stdout + proc.stderr).strip()[-3000:]}")
-    for product in (LIBRARY, RUNNER):
-        shutil.move(str(directory / "build" / product), str(directory / product))
-    shutil.rmtree(directory / "build")
+        options.append(f"-DCMAKE_TOOLCHAIN_FILE={directory.resolve() / TOOLCHAIN_FILES[target.name]}")
+    cmake_build(directory, options)
 
 
 class CpuLibraryWriter(ArtifactWriter):
@@ -65,9 +49,7 @@ class CpuLibraryWriter(ArtifactWriter):
         timer.enter("build", f"CMake: {LIBRARY}, {RUNNER}")
         (directory / "model.h").write_text(header(interface, target, cpu_defines(target)))
         (directory / "model.c").write_text(model_c(interface, cpu_glue_parts(interface, entry, target, openmp)))
-        runtime = resources.files("dnnf_mlir") / "runtime"
-        for file in RUNTIME_FILES:
-            (directory / file).write_text((runtime / file).read_text())
+        copy_runtime_files(directory)
         _build(directory, target, openmp)
         return {
             "triple": target.triple,
@@ -84,4 +66,4 @@ class CpuLibraryWriter(ArtifactWriter):
 CPU_LIBRARY = CpuLibraryWriter()
 
 
-__all__ = ["CPU_LIBRARY", "CpuLibraryWriter", "EMULATORS", "LIBRARY", "RUNNER"]
+__all__ = ["CPU_LIBRARY", "CpuLibraryWriter", "EMULATORS"]

@@ -19,7 +19,9 @@ The stages, each timed in the manifest:
    (``cpu_library.py``): ``llvm``, the LLVM IR through ``opt-22 -O3`` and ``llc-22``
    into ``model.o``, and ``build``, CMake (with the AArch64 toolchain file when
    cross-compiling) linking ``model.o`` and the generated C glue into
-   ``libdnnf_model.so`` and building ``dnnf_runner``.
+   ``libdnnf_model.so`` and building ``dnnf_runner``; Vulkan's (``vulkan_library.py``):
+   ``plan``, the dispatch plan and the SPIR-V kernels, and ``build``, CMake building
+   the glue (plan and kernels compiled in) with the Vulkan runtime.
 
 The output directory holds everything needed to rebuild and run the model on the
 target (see ``artifact.py`` for running it); for a CPU::
@@ -30,6 +32,9 @@ target (see ``artifact.py`` for running it); for a CPU::
     weights.bin     the weights, mapped at load time
     CMakeLists.txt  aarch64-linux-gnu.cmake  dnnf_runner.c
     libdnnf_model.so  dnnf_runner            built for the target
+
+for Vulkan, ``plan.txt`` and ``kernels/*.spv`` (what ``model.c`` holds) and the
+runtime's ``dnnf_vulkan.c`` / ``dnnf_vulkan.h`` instead of ``model.o``.
 
 The directory is built under a temporary name next to ``outdir`` and renamed at
 the end: a failed compilation leaves nothing behind. Each stage, and each pass of
@@ -67,6 +72,7 @@ from .cpu_library import CPU_LIBRARY
 from .errors import CompileError
 from .index_checks import index_checks
 from .options import CompileOptions
+from .vulkan_library import VULKAN_LIBRARY
 from .weights import read_header, recorded_layout
 
 IMPORTED_ENTRY = "main"  # the function import_onnx makes
@@ -80,7 +86,7 @@ PIPELINE_LOWERING_PASS = "dnnf-lower-to-llvm"
 ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 REWRITE_STATS, FUSION_STATS = ".rewrite.json", ".fusion.json"  # the passes' reports, in the staging directory
 STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-fuse": "fuse"}  # any other pass: "lower"
-WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY,)}  # Target.kind -> its ArtifactWriter
+WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY)}  # Target.kind -> its ArtifactWriter
 logger = logging.getLogger("dnnf_mlir.compiler")
 
 
@@ -93,9 +99,13 @@ class CompileReport:
         m = self.manifest
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in m["compile_seconds"].items() if k != "total")
         weight_mb = sum(w["nbytes"] for w in m["weights"]) / 2**20
+        if "cpu" in m:
+            runs = f"{m['cpu']}, {m['threads']} thread{'s' if m['threads'] > 1 else ''}"
+        else:
+            runs = f"device profile {m['device']}, {m['dispatches']} dispatches of {m['spirv_kernels']} SPIR-V kernels"
         return (
-            f"{m['name']}: {m['kernels']} kernels ({m['unique_kernels']} distinct) for {m['target']} ({m['cpu']}, {m['threads']} thread"
-            f"{'s' if m['threads'] > 1 else ''}), {len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
+            f"{m['name']}: {m['kernels']} kernels ({m['unique_kernels']} distinct) for {m['target']} ({runs}), "
+            f"{len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
             f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}\n"
             f"{rewrite_summary(m['rewrite'])}\n"
             f"{fusion_summary(m['fusion'])}"

@@ -43,7 +43,7 @@ class _Loaded:
         artifact = Artifact(directory)
         if artifact.is_host:
             self.host = artifact.session(threads)
-            self.openmp = artifact.manifest["openmp"]
+            self.openmp = artifact.manifest.get("openmp", False)  # a GPU library runs no OpenMP
         else:
             self.scratch = tempfile.TemporaryDirectory(prefix="dnnf-session-")
             copy = Path(self.scratch.name) / "model"
@@ -69,8 +69,9 @@ class InferenceSession:
     ``model`` is a path, the serialized model (bytes) or an ``onnx.ModelProto``.
     ``options`` (a ``CompileOptions``) and ``option_fields`` (its fields: ``target``,
     ``cpu``, ``fusion``, ``rewrite``, ``outline``, ``profile``, ...) say how it is
-    compiled, as for ``compile_model``: ``target`` is ``host`` (run in this process)
-    or ``aarch64`` (run under qemu-aarch64, one process per run), fusion decides Table
+    compiled, as for ``compile_model``: ``target`` is ``host`` (run in this process),
+    ``vulkan`` (run in this process on the Vulkan device the runtime finds) or
+    ``aarch64`` (run under qemu-aarch64, one process per run), fusion decides Table
     3's yellow cells conservatively unless ``profile=True`` (deterministic plans, and no
     measuring on first use). ``threads`` are the OpenMP threads of the parallel loops
     (default: those of ``options`` when given, else the CPUs this process may use, 1

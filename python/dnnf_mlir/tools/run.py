@@ -3,9 +3,10 @@
 ``--interpret`` runs the reference interpreter on an ONNX or MLIR model;
 ``--rewrite`` runs the ecg-rewrite pass on it first (as dnnf-compile does) and
 ``--summary`` then shows the graph statistics before -> after. A
-directory made by dnnf-compile runs its compiled code: a host library in this
-process, an AArch64 one under qemu-aarch64 through its C runner; ``--repeat N``
-times N more runs. ``--check`` compares every output
+directory made by dnnf-compile runs its compiled code: a host or Vulkan library in
+this process (Vulkan: on the device the runtime finds), an AArch64 one under
+qemu-aarch64 through its C runner; ``--repeat N`` times N more runs (Vulkan: and
+reports the GPU time of each dispatch of the last, from timestamp queries). ``--check`` compares every output
 with onnxruntime on the ONNX model (``--reference`` names it for an .mlir input)
 and with the expected-output files shipped next to a model (``NAME_output_0.pb``),
 element by element: |got - want| <= --atol + --rtol * |want| (defaults: float32
@@ -110,13 +111,35 @@ def _run_compiled(path: Path, args) -> int:
         names = [name for name, _, _ in artifact.inputs]
         specs = [TensorSpec(shape, dtype) for _, dtype, shape in artifact.inputs]
         inputs, references = _inputs_and_references(names, specs, args, onnx_path)
-        outputs, times = artifact.run(inputs, repeat=args.repeat, threads=args.threads)
+        dispatches = device = None
+        if artifact.is_host:
+            session = artifact.session(args.threads)
+            outputs, times = session.run_timed(inputs, args.repeat)
+            dispatches, device = session.dispatch_times(), session.device
+        else:
+            outputs, times = artifact.run(inputs, repeat=args.repeat, threads=args.threads)
     except ArtifactError as error:
         raise ToolError(str(error)) from None
     how = "in this process" if artifact.is_host else "under " + artifact.emulator[0]
+    if device:
+        how += f" on {device}"
     timing = f": median {np.median(times):.2f} ms over {len(times)} runs" if times else ""
     print(f"ran {artifact.manifest['name']} for {artifact.target} {how}{timing}")
+    if dispatches and times:
+        print(_dispatch_summary(dispatches))
     return _report(outputs, references, args)
+
+
+def _dispatch_summary(dispatches: list, shown: int = 5) -> str:
+    """The GPU time of the last run's dispatches: their total, and the longest kernels."""
+    per_kernel = {}
+    for name, ms in dispatches:
+        per_kernel[name] = per_kernel.get(name, 0.0) + ms
+    total = sum(per_kernel.values())
+    longest = sorted(per_kernel.items(), key=lambda item: -item[1])[:shown]
+    lines = [f"GPU time of the last run: {total:.2f} ms in {len(dispatches)} dispatches; longest kernels:"]
+    lines += [f"  {ms:9.3f} ms {100 * ms / total if total else 0:5.1f}%  {name}" for name, ms in longest]
+    return "\n".join(lines)
 
 
 def _report(outputs, references: dict, args) -> int:

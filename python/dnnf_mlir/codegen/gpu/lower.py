@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from ..._mlir import ir
-from ...kernel_functions import is_kernel
+from ...kernel_functions import KERNEL_ATTR, is_kernel
 from ...lowering import read_pipeline
 from ..bufferization import copies_to_linalg, results_in_place
 from ..errors import CodegenError
@@ -136,6 +136,7 @@ def _put_beside(scratch: ir.Module, function):
     for get in walk_ops(compiled, {"memref.get_global"}):
         get.attributes["name"] = ir.FlatSymbolRefAttr.get(renamed[ir.FlatSymbolRefAttr(get.attributes["name"]).value])
     compiled.attributes["sym_name"] = ir.StringAttr.get(name + COMPILED_SUFFIX)
+    del compiled.attributes[KERNEL_ATTR]  # a kernel function again in its original's place
     compiled.move_before(function.operation)
     function.attributes[COMPILED_ATTR] = ir.FlatSymbolRefAttr.get(name + COMPILED_SUFFIX)
 
@@ -149,6 +150,7 @@ def bufferize_host(module: ir.Module):
     for function in [f for f in functions(module) if COMPILED_ATTR in f.attributes]:
         compiled = by_name[ir.FlatSymbolRefAttr(function.attributes[COMPILED_ATTR]).value]
         compiled.attributes["sym_name"] = function.attributes["sym_name"]
+        compiled.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
         function.operation.erase()
 
 

@@ -184,11 +184,17 @@ def _inside(op, ancestor) -> bool:
     return False
 
 
+OFFSET_ALIGNMENT = 256  # bytes: the largest minStorageBufferOffsetAlignment Vulkan allows
+
+
 def _rebase_views(module: ir.Module):
     """A view with an offset that a launch reads (a chunk of a weight too big for one
-    binding, ``oversized.py``) becomes a buffer of its own to the kernel: a
-    ``memref.reinterpret_cast`` to offset 0, identity layout, which the dispatch plan
-    binds at the view's offset."""
+    binding, ``oversized.py``; the columns of a weight that ``slices.py`` split) becomes
+    a buffer of its own to the kernel: a ``memref.reinterpret_cast`` with the view's
+    strides (identity layout where they are dense), which the dispatch plan binds at
+    the view's offset rounded down to ``OFFSET_ALIGNMENT``, the rest the cast's offset
+    (a binding's offset must be a multiple of the device's
+    minStorageBufferOffsetAlignment, at most 256 bytes on any device)."""
     memref = _mlir.memref
     for launch in walk_ops(module.operation, {"gpu.launch"}):
         casts = {}
@@ -201,9 +207,14 @@ def _rebase_views(module: ir.Module):
                 view = ir.MemRefType(value.type)
                 if value not in casts:
                     with ir.InsertionPoint(launch), launch.location:
-                        flat = ir.MemRefType.get(view.shape, view.element_type)
-                        strides = [math.prod(view.shape[i + 1:]) for i in range(view.rank)]
-                        casts[value] = memref.reinterpret_cast(flat, value, [], [], [], [0], list(view.shape), strides)
+                        strides, offset = view.get_strides_and_offset()
+                        within = offset % (OFFSET_ALIGNMENT * 8 // max(8, view.element_type.width))
+                        dense = [math.prod(view.shape[i + 1:]) for i in range(view.rank)]
+                        layout = None if strides == dense and not within else \
+                            ir.StridedLayoutAttr.get(within, strides)
+                        rebased = ir.MemRefType.get(view.shape, view.element_type, layout)
+                        casts[value] = memref.reinterpret_cast(rebased, value, [], [], [], [within],
+                                                               list(view.shape), strides)
                 op.operands[index] = casts[value]
             return ir.WalkResult.ADVANCE
 

@@ -101,9 +101,13 @@ class Program:
 
 
 def _bytes(memref_type) -> int:
+    """The bytes a buffer of ``memref_type`` spans from its first element to its last
+    (its layout's strides: a column slice spans whole rows)."""
     t = ir.MemRefType(memref_type)
     width = t.element_type.width if hasattr(t.element_type, "width") else 32
-    return math.prod(t.shape) * max(8, width) // 8
+    strides, _ = t.get_strides_and_offset()
+    elements = 1 + sum((n - 1) * stride for n, stride in zip(t.shape, strides)) if all(t.shape) else 0
+    return elements * max(8, width) // 8
 
 
 def _rounded(n: int) -> int:
@@ -124,7 +128,13 @@ def required_features(module: ir.Module) -> list:
 
 
 def _view_offset(op) -> int:
-    """The byte offset of a view into its source (static offsets only)."""
+    """The byte offset of a view into its source (static offsets only); a
+    ``memref.reinterpret_cast`` starts its binding its own offset before its source's
+    start (``mapping._rebase_views``)."""
+    if op.name == "memref.reinterpret_cast":
+        (offset,) = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
+        element = ir.MemRefType(op.results[0].type).element_type
+        return -offset * max(8, element.width if hasattr(element, "width") else 32) // 8
     if op.name != "memref.subview":
         return 0
     source = ir.MemRefType(op.operands[0].type)

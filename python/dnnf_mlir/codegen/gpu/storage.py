@@ -5,15 +5,14 @@ where every access allows, scalars elsewhere.
 bitcast, which Vulkan's logical addressing forbids (``spirv-val``: "not a logical
 pointer"; lavapipe runs it, a phone driver need not). As IREE does, a kernel's buffer
 argument that is only read and written a whole, aligned vec4 at a time (scalar reads
-allowed) becomes a 1-d ``memref<N/4 x vector<4xf32>>`` (``vectorize_storage``): each
-access indexes its vec4 (``i / 4``), a scalar read extracts its lane. Every other
+allowed) becomes a 1-d ``memref<N/4 x vector<4xf32>>``, N the elements its layout
+spans (``vectorize_storage``): each access indexes its vec4 (``i / 4``, i from the
+layout's strides), a scalar read extracts its lane. Every other
 vector access, to such a buffer or to a thread's private array, is split into scalar
 loads and stores (``scalarize``), which drivers combine again.
 """
 
 from __future__ import annotations
-
-import math
 
 from ... import _mlir
 from ..._mlir import ir
@@ -60,15 +59,17 @@ def _multiple_of(value, factor: int, seen=None) -> bool:
     return False
 
 
-def _strides(shape) -> list:
-    return [math.prod(shape[i + 1:]) for i in range(len(shape))]
+def _layout(memref: ir.MemRefType) -> tuple:
+    """(strides, offset, elements spanned) of ``memref``'s layout."""
+    strides, offset = memref.get_strides_and_offset()
+    return strides, offset, 1 + sum((n - 1) * stride for n, stride in zip(memref.shape, strides))
 
 
-def _linear_index(indices, shape):
+def _linear_index(indices, strides):
     """``sum(index_i * stride_i)`` as arith ops at the insertion point."""
     arith = _mlir.arith
     total = None
-    for index, stride in zip(indices, _strides(shape)):
+    for index, stride in zip(indices, strides):
         term = index if stride == 1 else arith.muli(index, _index(stride))
         total = term if total is None else arith.addi(total, term)
     return total if total is not None else _index(0)
@@ -79,45 +80,47 @@ def _vector_type(op):
     return ir.VectorType(value.type)
 
 
-def _is_aligned_vec4(op, shape) -> bool:
+def _is_aligned_vec4(op, strides) -> bool:
     """A vector access of exactly one aligned vec4 (its linear index a multiple of 4)."""
     vector = _vector_type(op)
     if vector.rank != 1 or vector.shape[0] != VEC4:
         return False
     first = 1 if op.name == "vector.load" else 2
     indices = list(op.operands)[first:]
-    return all(stride % VEC4 == 0 or _multiple_of(index, VEC4) for index, stride in zip(indices, _strides(shape)))
+    return all(stride % VEC4 == 0 or _multiple_of(index, VEC4) for index, stride in zip(indices, strides))
 
 
 def _vec4_candidate(argument) -> bool:
     memref = ir.MemRefType(argument.type)
-    if not memref.has_static_shape or math.prod(memref.shape) % VEC4 or memref.memory_space is not None:
+    if not memref.has_static_shape or memref.memory_space is not None:
+        return False
+    strides, offset, span = _layout(memref)
+    if offset != 0 or span % VEC4 or strides[-1:] not in ([], [1]):
         return False
     if not (isinstance(memref.element_type, ir.F32Type) or
             isinstance(memref.element_type, ir.IntegerType) and ir.IntegerType(memref.element_type).width == 32):
         return False
-    shape = list(memref.shape)
     uses = [use.owner for use in argument.uses]
     if not uses or any(op.name not in ACCESSES for op in uses):
         return False
     if any(op.name == "memref.store" for op in uses):
         return False  # a scalar write would be a read-modify-write of a vec4 another thread may write
     vectors = [op for op in uses if op.name in VECTOR_ACCESSES]
-    return bool(vectors) and all(_is_aligned_vec4(op, shape) for op in vectors)
+    return bool(vectors) and all(_is_aligned_vec4(op, strides) for op in vectors)
 
 
 def _to_vec4(function, argument):
     """Make ``argument`` a 1-d memref of vec4 and rewrite its accesses."""
     arith, memref, vector = _mlir.arith, _mlir.memref, _mlir.vector
     old = ir.MemRefType(argument.type)
-    shape = list(old.shape)
+    strides, _, span = _layout(old)
     vec4 = ir.VectorType.get([VEC4], old.element_type)
-    argument.set_type(ir.MemRefType.get([math.prod(shape) // VEC4], vec4))
+    argument.set_type(ir.MemRefType.get([span // VEC4], vec4))
     for use in list(argument.uses):
         op = use.owner
         with ir.InsertionPoint(op), op.location:
             first = 1 if op.name in ("vector.load", "memref.load") else 2
-            linear = _linear_index(list(op.operands)[first:], shape)
+            linear = _linear_index(list(op.operands)[first:], strides)
             quad = arith.divui(linear, _index(VEC4))
             if op.name == "vector.load":
                 op.results[0].replace_all_uses_with(memref.load(argument, [quad]))

@@ -13,7 +13,10 @@ ending in a Softmax are compiled with its logits as a second output
 Host libraries run in every test run. The AArch64 libraries run under qemu-aarch64,
 which executes about 0.1 GFLOP/s here: all 14 take about half an hour per mode, so the
 suite runs SqueezeNet and DistilBERT (one CNN, one transformer) and the rest when
-DNNF_AARCH64_MODELS=all is set.
+DNNF_AARCH64_MODELS=all is set. The Vulkan libraries run on the Vulkan device found
+(lavapipe, on the CPU, here: about 1 GFLOP/s), fused by the dnnf planner; every
+SPIR-V binary they hold passes spirv-val. The suite runs the same two, the rest
+when DNNF_VULKAN_MODELS=all is set.
 """
 
 import json
@@ -23,8 +26,16 @@ import subprocess
 import pytest
 from gen_models import MODEL_NAMES
 
-AARCH64_ALWAYS = ("squeezenet", "distilbert")
+AARCH64_ALWAYS = VULKAN_ALWAYS = ("squeezenet", "distilbert")
 FUSION_MODES = ("dnnf", "tvm", "none")
+SPIRV_TARGET_ENV = "vulkan1.1"
+
+
+def opt_in(names, always, variable, why):
+    """``names`` as parameters, those not in ``always`` skipped unless ``variable`` is ``all``."""
+    return [pytest.param(name, marks=pytest.mark.skipif(
+        name not in always and os.environ.get(variable) != "all", reason=f"{why}: set {variable}=all"))
+        for name in names]
 
 
 def compile_and_check(onnx_path, outdir, target, fusion):
@@ -45,19 +56,20 @@ def test_host(name, fusion, checked_models, tmp_path):
     compile_and_check(checked_models(name), tmp_path / name, "host", fusion)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.skipif(
-                name not in AARCH64_ALWAYS and os.environ.get("DNNF_AARCH64_MODELS") != "all",
-                reason="slow under qemu: set DNNF_AARCH64_MODELS=all",
-            ),
-        )
-        for name in MODEL_NAMES
-    ],
-)
+@pytest.mark.parametrize("name", opt_in(MODEL_NAMES, AARCH64_ALWAYS, "DNNF_AARCH64_MODELS", "slow under qemu"))
 @pytest.mark.parametrize("fusion", FUSION_MODES)
 def test_aarch64(name, fusion, checked_models, tmp_path):
     compile_and_check(checked_models(name), tmp_path / name, "aarch64", fusion)
+
+
+@pytest.mark.parametrize("name", opt_in(MODEL_NAMES, VULKAN_ALWAYS, "DNNF_VULKAN_MODELS", "slow on lavapipe"))
+def test_vulkan(name, checked_models, tmp_path):
+    outdir = tmp_path / name
+    compile_and_check(checked_models(name), outdir, "vulkan", "dnnf")
+    manifest = json.loads((outdir / "manifest.json").read_text())
+    binaries = sorted((outdir / "kernels").glob("*.spv"))
+    assert len(binaries) == manifest["spirv_kernels"] > 0
+    for binary in binaries:
+        check = subprocess.run(["spirv-val", "--target-env", SPIRV_TARGET_ENV, str(binary)], capture_output=True,
+                               text=True)
+        assert check.returncode == 0, f"{binary.name}: {check.stdout}{check.stderr}"

@@ -101,12 +101,12 @@ class Program:
 
 
 def _bytes(memref_type) -> int:
-    """The bytes a buffer of ``memref_type`` spans from its first element to its last
-    (its layout's strides: a column slice spans whole rows)."""
+    """The bytes a buffer of ``memref_type`` spans from its start to its last element
+    (its layout's offset and strides: a column slice spans whole rows)."""
     t = ir.MemRefType(memref_type)
     width = t.element_type.width if hasattr(t.element_type, "width") else 32
-    strides, _ = t.get_strides_and_offset()
-    elements = 1 + sum((n - 1) * stride for n, stride in zip(t.shape, strides)) if all(t.shape) else 0
+    strides, offset = t.get_strides_and_offset()
+    elements = offset + 1 + sum((n - 1) * stride for n, stride in zip(t.shape, strides)) if all(t.shape) else 0
     return elements * max(8, width) // 8
 
 

@@ -92,8 +92,8 @@ def _copies_in_loops(scratch: ir.Module, function, threads: int):
         blocks = [1] * (len(shape) - 1) + [inner]
         trips = [n // b for n, b in zip(shape, blocks)]
         handle = s.match(["linalg.copy"], tag=ir.StringAttr(copy.operation.attributes[TAG]).value)
-        tiled, _ = tile_mapped(s, handle, blocks, trips, "block", len(shape))
-        tile_mapped(s, tiled, [1] * len(shape), [1] * (len(shape) - 1) + [inner], "thread", len(shape))
+        tiled, _ = tile_mapped(s, handle, blocks, trips, "block")
+        tile_mapped(s, tiled, [1] * len(shape), [1] * (len(shape) - 1) + [inner], "thread")
     apply_script(scratch, s.text(), "__dnnf_codegen", "copies over threads")
 
 

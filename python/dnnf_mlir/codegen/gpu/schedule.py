@@ -123,25 +123,29 @@ def _grid_of_three(tiling: Tiling, shape) -> Tiling:
     return Tiling(tuple(tile), tiling.threads)
 
 
-def _mapping(kind: str, trips) -> str:
-    """The loop's mapping: dims of more than one iteration get linear ids from the
-    innermost (0, 1, ...), the others the ids after them. Canonicalization folds the
-    one-iteration dims away before the loop is mapped, and the mapping reads the ids
-    it keeps as the grid's dims: they must be 0 to n-1 (ids past them are dropped)."""
-    order = [d for d in reversed(range(len(trips))) if trips[d] > 1] + \
-        [d for d in reversed(range(len(trips))) if trips[d] <= 1]
-    ids = {d: i for i, d in enumerate(order)}
+def _mapping(kind: str, trips, order) -> str:
+    """The loop's mapping: dims of more than one iteration get linear ids in ``order``
+    (0, 1, ...: the first varies fastest), the others the ids after them.
+    Canonicalization folds the one-iteration dims away before the loop is mapped, and
+    the mapping reads the ids it keeps as the grid's dims: they must be 0 to n-1 (ids
+    past them are dropped)."""
+    ranked = [d for d in order if trips[d] > 1] + [d for d in order if trips[d] <= 1]
+    ids = {d: i for i, d in enumerate(ranked)}
     return ", ".join(f"#gpu.{kind}<linear_dim_{ids[d]}>" for d in range(len(trips)))
 
 
-def tile_mapped(s: Script, handle: str, sizes, trips, kind: str, loops: int):
-    """Tile ``handle`` with an ``scf.forall`` of ``trips`` iterations per dim, mapped
-    to ``kind`` (block or thread)."""
+def tile_mapped(s: Script, handle: str, sizes, trips, kind: str, order=None):
+    """Tile ``handle`` with an ``scf.forall`` of ``trips`` iterations per loop dim of
+    the op (``sizes`` per loop dim; 0: not tiled, no dim of the forall), mapped to
+    ``kind`` (block or thread), the ids in ``order`` (loop dims, the first varying
+    fastest; default: the last dim first)."""
     tiled, forall = s.fresh("t"), s.fresh("forall")
-    padded = list(sizes) + [0] * (loops - len(sizes))
+    dims = [d for d, size in enumerate(sizes) if size]
+    order = [d for d in (order if order is not None else reversed(range(len(sizes)))) if sizes[d]]
+    mapping = _mapping(kind, [trips[d] for d in dims], [dims.index(d) for d in order])
     s.emit(
-        f"{tiled}, {forall} = transform.structured.tile_using_forall {handle} tile_sizes {padded}"
-        f" (mapping = [{_mapping(kind, trips)}]) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"
+        f"{tiled}, {forall} = transform.structured.tile_using_forall {handle} tile_sizes {list(sizes)}"
+        f" (mapping = [{mapping}]) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"
     )
     return tiled, forall
 
@@ -181,7 +185,17 @@ def _schedule_group(s: Script, group: RootGroup, name: str, index: int) -> OpSch
     group must find the op outside the loops, not an earlier group's clone."""
     tiling = choose_tiling(group)
     others = [op for op in group.ops if op != group.root]
+    # The tiling is per dim of the root's result; the loops are its iteration dims.
+    positions = [ir.AffineDimExpr(e).position for e in indexing_maps(group.root)[-1].results]
     loops = len(parallel_loops(group.root))
+
+    def per_loop(values, untiled):
+        result = [untiled] * loops
+        for dim, value in zip(positions, values):
+            result[dim] = value
+        return result
+
+    order = list(reversed(positions))  # the innermost dim of the result varies fastest
 
     def tag(op) -> str:
         return _tag(op) if op == group.root else f"{_tag(op)}.{index}"
@@ -189,11 +203,12 @@ def _schedule_group(s: Script, group: RootGroup, name: str, index: int) -> OpSch
     s.emit(f"// kernel {name}: root {_tag(group.root)}, {group.kind}, {tiling}")
     root = s.match(["linalg.generic"], tag=_tag(group.root))
     grid = [n // t for n, t in zip(group.shape, tiling.workgroup_tile)]
-    tiled, forall = tile_mapped(s, root, tiling.workgroup_tile, grid, "block", loops)
+    tiled, forall = tile_mapped(s, root, per_loop(tiling.workgroup_tile, 0), per_loop(grid, 1), "block", order)
     for op in reversed(others):
         fused, forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op)), forall)
         s.annotate(fused, TAG, tag(op))
-    tiled, thread_forall = tile_mapped(s, tiled, tiling.thread_tile, tiling.threads, "thread", loops)
+    tiled, thread_forall = tile_mapped(s, tiled, per_loop(tiling.thread_tile, 0), per_loop(tiling.threads, 1),
+                                       "thread", order)
     for op in reversed(others):
         _, thread_forall = s.fuse_into(s.match(["linalg.generic"], tag=tag(op), within=forall), thread_forall)
     anchors = _anchors(group)

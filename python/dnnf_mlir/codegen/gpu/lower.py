@@ -29,7 +29,8 @@ from ..transform_script import TAG, Script
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, KernelError, analyze, one_op_per_group
 from .mapping import launch_kernels
 from .prepare import prepare_kernel, prepare_module
-from .schedule import divisor, fold_unit_dims, mark_vectorizable, schedule_kernel, tile_mapped, vectorize
+from .schedule import (divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_kernel, tile_mapped,
+                       vectorize)
 
 # What a compiled kernel function may do besides its launches: nothing that computes.
 HOST_OPS = ("gpu.launch", "func.return", "arith.constant", "ub.poison", "memref.alloc", "memref.dealloc",
@@ -61,8 +62,9 @@ def _compile_alone(function, fused: bool, index: int, max_binding_bytes: int):
     fold_unit_dims(s)
     apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name}")
     mark_vectorizable(scratch)
+    unrolled = mark_unrolled_loops(scratch)
     vectorization = Script()
-    vectorize(vectorization)
+    vectorize(vectorization, unrolled)
     apply_script(scratch, vectorization.text(), "__dnnf_codegen", f"vectorizing {kernel.name}")
     run_passes("canonicalize,cse", scratch)
     _bufferize(scratch)

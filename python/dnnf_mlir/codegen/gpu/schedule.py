@@ -256,11 +256,45 @@ def mark_vectorizable(module) -> int:
     return marked
 
 
-def vectorize(s: Script):
-    """Vectorize the ops ``mark_vectorizable`` marked (after the unit dims of every op
-    are folded away) as 1-d vectors, lower contractions to FMAs, and keep accumulators
-    in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
+UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled
+
+
+def _constant(value):
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is None or owner.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def mark_unrolled_loops(module) -> list:
+    """Tag (``TAG`` ``unroll<n>``) each innermost ``scf.for`` of ``n`` <= ``UNROLL``
+    constant iterations: a thread's rows of its register tile, unrolled, are read and
+    written at constant offsets, which ``vectorize`` then keeps in registers across the
+    reduction loop around them (a loop-invariant subset) instead of a private array
+    indexed at run time (spilled to memory on a GPU, gathered per lane on lavapipe).
+    Returns the trip counts tagged."""
+    trips = set()
+    for loop in walk_ops(module.operation, {"scf.for"}):
+        if walk_ops(loop, {"scf.for"}) != [loop]:
+            continue  # not innermost
+        bounds = [_constant(v) for v in list(loop.operands)[:3]]
+        if None in bounds or bounds[2] <= 0:
+            continue
+        count = -(-(bounds[1] - bounds[0]) // bounds[2])
+        if 1 < count <= UNROLL:
+            loop.attributes[TAG] = ir.StringAttr.get(f"unroll{count}")
+            trips.add(count)
+    return sorted(trips)
+
+
+def vectorize(s: Script, unrolled=()):
+    """Unroll the loops ``mark_unrolled_loops`` tagged (their ``unrolled`` trip
+    counts), vectorize the ops ``mark_vectorizable`` marked (after the unit dims of
+    every op are folded away) as 1-d vectors, lower contractions to FMAs, and keep
+    accumulators in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
     concatenation's pieces must stay, for bufferization to write each piece in place."""
+    for count in unrolled:
+        s.unroll(s.match(["scf.for"], tag=f"unroll{count}"), count)
     func = s.match_func()
     ops = s.fresh("vectorizable")
     s.emit(f'{ops} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
@@ -284,6 +318,11 @@ def vectorize(s: Script):
     loops = s.match(["scf.for"])
     s.emit(f"transform.apply_licm to {loops} : !transform.any_op")
     s.emit(f"transform.loop.hoist_loop_invariant_subsets {loops} : !transform.any_op")
+    # An unrolled register tile's rows: slices of slices folded into the transfers, whose
+    # reads of what a fill wrote fold to its value.
+    s.patterns(s.match_func(), ["tensor.fold_tensor_subset_ops_into_vector_transfers", "canonicalization"])
+    loops = s.match(["scf.for"])
+    s.emit(f"transform.loop.hoist_loop_invariant_subsets {loops} : !transform.any_op")
     s.canonicalize(s.match_func())
 
 
@@ -292,4 +331,5 @@ def fold_unit_dims(s: Script):
     s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "canonicalization"])
 
 
-__all__ = ["MAX_THREADS", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "divisor", "tile_mapped", "fold_unit_dims", "mark_vectorizable", "schedule_kernel", "vectorize"]
+__all__ = ["MAX_THREADS", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "divisor", "fold_unit_dims",
+           "mark_unrolled_loops", "mark_vectorizable", "schedule_kernel", "tile_mapped", "vectorize"]

@@ -40,7 +40,7 @@ class GpuBackend(Backend):
 
     def schedule(self, module: ir.Module, target: Target, threads: int, stages: Stages) -> KernelPlan:
         with stages.stage("schedule", module):
-            script, schedules = compile_kernels(module, target.device.max_storage_buffer_range)
+            script, schedules = compile_kernels(module, target.device)
         return KernelPlan(schedules, script)
 
     def bufferize(self, module: ir.Module, target: Target, threads: int, stages: Stages) -> None:

@@ -72,6 +72,11 @@ def _data_operands(op) -> list:
     return inputs + inits
 
 
+def direct_producers(op) -> set:
+    """The ops of the function whose results ``op`` computes with directly."""
+    return {v.owner.operation for v in _data_operands(op) if isinstance(v, ir.OpResult)} | set(_captured_producers(op))
+
+
 def producers(op) -> set:
     """Every op of the function that ``op`` computes with, transitively."""
     seen, work = set(), [op]
@@ -211,6 +216,43 @@ def analyze(function) -> Kernel:
     return Kernel(name, function, ops, groups)
 
 
+def staged_ops(group: RootGroup) -> list:
+    """The ops of ``group`` computed once per workgroup, into its shared memory, before
+    the root's tile (``schedule.py``): those whose values the threads of a consumer
+    would otherwise each recompute, the consumer reading them broadcast along one of its
+    parallel dims (which the threads share out): a reduction or contraction (a
+    softmax's row maximum, read across the row's columns; attention's scores), or an
+    element-wise op read along the consumer's reduction (attention's probabilities,
+    read by their product with V)."""
+    staged = []
+    for op in reversed(group.ops):
+        if op == group.root:
+            continue
+        for consumer, amap in _readers(op, group):
+            parallel = parallel_loops(consumer)
+            used = set().union(*(expr_dims(e) for e in amap.results))
+            reduced = any(not parallel[d] for d in used)
+            broadcast = any(parallel[d] and d not in used for d in range(len(parallel)))
+            if broadcast and (reduced or has_reduction(op)):
+                staged.append(op)
+                break
+    return [op for op in group.ops if op in staged]
+
+
+def _readers(op, group: RootGroup) -> list:
+    """(consumer, indexing map) of each input of a ``group`` op that reads ``op``'s result."""
+    found = []
+    for consumer in group.ops:
+        if consumer.name != "linalg.generic":
+            continue
+        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(consumer.attributes["indexing_maps"])]
+        inputs = len(consumer.operands) - len(consumer.results)
+        for value, amap in zip(list(consumer.operands)[:inputs], maps):
+            if isinstance(value, ir.OpResult) and value.owner == op:
+                found.append((consumer, amap))
+    return found
+
+
 def one_op_per_group(kernel: Kernel) -> Kernel:
     """The kernel with every compute op a root group of its own: no fusion, a dispatch
     per op, the values between them in buffers (the fallback when the fused schedule of
@@ -243,4 +285,4 @@ def _own_copies(members: list, shared: list) -> list:
 
 
 __all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "Kernel", "KernelError", "RootGroup", "analyze", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
-           "pieces", "producers", "viewed_op"]
+           "pieces", "direct_producers", "producers", "staged_ops", "viewed_op"]

@@ -16,8 +16,6 @@ reads come with it, renamed after it; it stands beside the original until
 
 from __future__ import annotations
 
-import math
-
 from ..._mlir import ir
 from ...kernel_functions import KERNEL_ATTR, is_kernel
 from ...lowering import read_pipeline
@@ -29,8 +27,8 @@ from ..transform_script import TAG, Script
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, KernelError, analyze, one_op_per_group
 from .mapping import launch_kernels
 from .prepare import prepare_kernel, prepare_module
-from .schedule import (divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_kernel, tile_mapped,
-                       vectorize)
+from .schedule import (divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
+                       schedule_threads, tile_mapped, vectorize)
 
 # What a compiled kernel function may do besides its launches: nothing that computes.
 HOST_OPS = ("gpu.launch", "func.return", "arith.constant", "ub.poison", "memref.alloc", "memref.dealloc",
@@ -47,20 +45,25 @@ def _bufferize(module: ir.Module):
     run_passes("canonicalize,cse", module)
 
 
-def _compile_alone(function, fused: bool, index: int, max_binding_bytes: int):
-    """Compile a copy of ``function`` in a module of its own: (the module, its
-    ``OpSchedule``s, the scripts); a ``CodegenError`` or ``KernelError`` when a step fails."""
+def _compile_alone(function, fused: bool, index: int, device):
+    """Compile a copy of ``function`` in a module of its own for ``device`` (a profile's
+    limits): (the module, its ``OpSchedule``s, the scripts); a ``CodegenError`` or
+    ``KernelError`` when a step fails."""
     scratch = ir.Module.create()
     copy = function.operation.clone()
     scratch.body.append(copy)
-    prepare_kernel(scratch, max_binding_bytes)
+    prepare_kernel(scratch, device.max_storage_buffer_range)
     kernel = analyze(copy)
     if not fused:
         kernel = one_op_per_group(kernel)
+    blocks = Script()
+    plans = schedule_blocks(blocks, kernel, f"g{index}_")
+    apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
+    run_passes("cse", scratch)  # a producer fused once per use: one clone (canonicalize would fold copies away)
     s = Script()
-    planned = schedule_kernel(s, kernel, f"g{index}_")
+    planned, size = schedule_threads(s, scratch, plans, device.max_shared_memory)
     fold_unit_dims(s)
-    apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name}")
+    apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over threads")
     mark_vectorizable(scratch)
     unrolled = mark_unrolled_loops(scratch)
     vectorization = Script()
@@ -68,16 +71,15 @@ def _compile_alone(function, fused: bool, index: int, max_binding_bytes: int):
     apply_script(scratch, vectorization.text(), "__dnnf_codegen", f"vectorizing {kernel.name}")
     run_passes("canonicalize,cse", scratch)
     _bufferize(scratch)
-    size = max(math.prod(p.details["threads"]) for p in planned)
     if not fused:
         _copies_in_loops(scratch, copy, size)
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
     copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get("fused" if fused else "per-op")
-    launch_kernels(scratch)
+    launch_kernels(scratch, device.max_shared_memory)
     outside = sorted({op.operation.name for op in copy.regions[0].blocks[0].operations} - set(HOST_OPS))
     if outside:
         raise CodegenError(f"{kernel.name} does work outside its launches: {', '.join(outside)}")
-    return scratch, planned, s.text() + vectorization.text()
+    return scratch, planned, blocks.text() + s.text() + vectorization.text()
 
 
 def _copies_in_loops(scratch: ir.Module, function, threads: int):
@@ -103,17 +105,18 @@ COMPILED_ATTR = "dnnf.gpu.compiled"  # on a kernel function: its compiled versio
 COMPILED_SUFFIX = ".compiled"
 
 
-def compile_kernels(module: ir.Module, max_binding_bytes: int) -> tuple:
-    """Compile every kernel function of ``module`` on its own (see the module docstring;
-    no buffer bound to a kernel with more than ``max_binding_bytes``) and put the
+def compile_kernels(module: ir.Module, device) -> tuple:
+    """Compile every kernel function of ``module`` on its own for ``device`` (see the
+    module docstring; a device profile: no buffer bound to a kernel over its binding
+    range, shared memory within its own) and put the
     compiled function, on buffers and launching its kernels, beside it (``COMPILED_ATTR``
     names it) with the constants it reads: (the transform scripts, the ``OpSchedule``s)."""
     scripts, schedules = [], []
     for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
         try:
-            scratch, planned, text = _compile_alone(function, True, index, max_binding_bytes)
+            scratch, planned, text = _compile_alone(function, True, index, device)
         except (CodegenError, KernelError) as error:
-            scratch, planned, text = _compile_alone(function, False, index, max_binding_bytes)
+            scratch, planned, text = _compile_alone(function, False, index, device)
             why = str(error).splitlines()[0][:500]
             next(op.operation for op in scratch.body.operations
                  if op.operation.name == "func.func").attributes[FALLBACK_ATTR] = ir.StringAttr.get(why)

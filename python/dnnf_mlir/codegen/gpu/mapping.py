@@ -12,8 +12,9 @@
    barriers inside stay in uniform control flow). The groups are independent (each
    writes its own results), so one dispatch computes them all; a kernel scheduled one
    op at a time (``lower.py``'s fallback) keeps its launches, in order;
-3. buffers allocated inside a launch (a thread's accumulator tile) become arrays in
-   the thread's private memory;
+3. buffers allocated inside a launch become arrays in workgroup memory when its
+   threads share them (allocated outside the loops over threads: a staged value), in
+   each thread's private memory otherwise (a thread's accumulator tile);
 
 (``lower.py`` then outlines the launches, ``lowering/gpu/outline.pipeline``).
 """
@@ -25,6 +26,7 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import is_kernel
+from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes
 from ..transform_script import Script
@@ -32,6 +34,8 @@ from .kernels import SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR
 
 GROUP_ATTR = "dnnf.gpu.group"
 PRIVATE = "#spirv.storage_class<Function>"  # a thread's own memory (SPIR-V Function variables)
+WORKGROUP = "#spirv.storage_class<Workgroup>"  # a workgroup's shared memory
+SHARED_ATTR = "dnnf.gpu.shared"  # on a buffer allocated for a workgroup
 VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast")
 
 
@@ -123,11 +127,34 @@ def _merge_launches(launches):
     return merged
 
 
-def _privatize(module: ir.Module):
-    """Buffers allocated inside a launch -> ``memref.alloca`` in the private address
-    space (their views carry it too)."""
+def _mark_shared(module: ir.Module):
+    """Mark the buffers a workgroup shares (``SHARED_ATTR``): those allocated in a loop
+    over workgroups outside its loops over threads (a staged value, ``schedule.py``)."""
+    for op in walk_ops(module.operation, {"memref.alloc"}):
+        foralls, parent = 0, op.parent
+        while parent is not None and parent.name != "func.func":
+            foralls += parent.name == "scf.forall"
+            parent = parent.parent
+        if foralls == 1:
+            op.attributes[SHARED_ATTR] = ir.UnitAttr.get()
+
+
+def _bytes(memref_type: ir.MemRefType) -> int:
+    element = memref_type.element_type
+    return math.prod(memref_type.shape) * max(8, element.width if hasattr(element, "width") else 32) // 8
+
+
+def _place_buffers(module: ir.Module, max_shared_memory: int):
+    """Buffers allocated inside a launch: the ones its workgroups share in workgroup
+    memory (at most ``max_shared_memory`` bytes a launch), the others arrays in each
+    thread's private memory (``memref.alloca``); their views carry the space too."""
     memref = _mlir.memref
-    space = ir.Attribute.parse(PRIVATE)
+    for launch in walk_ops(module.operation, {"gpu.launch"}):
+        shared = [op for op in walk_ops(launch, {"memref.alloc"}) if SHARED_ATTR in op.attributes]
+        nbytes = sum(_bytes(ir.MemRefType(op.results[0].type)) for op in shared)
+        if nbytes > max_shared_memory:
+            raise CodegenError(f"kernel {symbol_name(launch.parent)} shares {nbytes} bytes of workgroup memory; the "
+                               f"device has {max_shared_memory}")
     for op in walk_ops(module.operation, {"memref.alloc"}):
         parent = op.parent
         while parent is not None and parent.name not in ("gpu.launch", "func.func"):
@@ -135,9 +162,11 @@ def _privatize(module: ir.Module):
         if parent is None or parent.name != "gpu.launch":
             continue
         memref_type = ir.MemRefType(op.results[0].type)
+        space = ir.Attribute.parse(WORKGROUP if SHARED_ATTR in op.attributes else PRIVATE)
+        placed = ir.MemRefType.get(memref_type.shape, memref_type.element_type, memref_type.layout, space)
         with ir.InsertionPoint(op), op.location:
-            alloca = memref.AllocaOp(
-                ir.MemRefType.get(memref_type.shape, memref_type.element_type, memref_type.layout, space), [], [])
+            alloca = memref.AllocOp(placed, [], []) if SHARED_ATTR in op.attributes else \
+                memref.AllocaOp(placed, [], [])
         op.results[0].replace_all_uses_with(alloca.result)
         op.erase()
         work = [alloca.result]
@@ -245,9 +274,11 @@ def _retype_views(value):
         _retype_views(view.results[0])
 
 
-def launch_kernels(module: ir.Module):
+def launch_kernels(module: ir.Module, max_shared_memory: int):
     """Map every kernel function's loops to launches (see the module docstring), each
-    with the workgroup size its schedule recorded (``WORKGROUP_SIZE_ATTR``)."""
+    with the workgroup size its schedule recorded (``WORKGROUP_SIZE_ATTR``) and at most
+    ``max_shared_memory`` bytes of workgroup memory."""
+    _mark_shared(module)
     workgroup_sizes = {symbol_name(f): ir.IntegerAttr(f.attributes[WORKGROUP_SIZE_ATTR]).value
                        for f in functions(module) if WORKGROUP_SIZE_ATTR in f.attributes}
     s = Script()
@@ -275,7 +306,7 @@ def launch_kernels(module: ir.Module):
             ir.StringAttr(function.attributes[SCHEDULE_ATTR]).value == "fused"
         if len(launches) > 1 and independent:
             _merge_launches(launches)
-    _privatize(module)
+    _place_buffers(module, max_shared_memory)
     _sink_constants(module)
     _rebase_views(module)
 

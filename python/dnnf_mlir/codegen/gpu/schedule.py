@@ -30,7 +30,7 @@ from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
-from .kernels import Kernel, RootGroup, expr_dims, has_reduction, loop_ranges, producers
+from .kernels import Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, loop_ranges, staged_ops
 
 VECTOR = 4  # elements per storage-buffer access: vec4
 MAX_THREADS = 128  # per workgroup
@@ -90,7 +90,12 @@ def _same_domain(root, contraction) -> bool:
                for value, amap in zip(root.operands, maps[:-1]))
 
 
-def choose_tiling(kernel: RootGroup) -> Tiling:
+def choose_tiling(kernel: RootGroup, whole_rows: bool = False) -> Tiling:
+    """The root's tiling: ``VECTOR`` elements of its innermost dim a thread (and
+    ``VECTOR`` rows for a contraction), at most ``MAX_THREADS_X`` threads along it, then
+    the dims outward within ``MAX_THREADS``. ``whole_rows``: a workgroup spans the
+    innermost dim whole, each thread its share (the statistics of a normalization,
+    staged in shared memory, computed once per row)."""
     shape = kernel.shape
     rank = len(shape)
     tile = [1] * rank
@@ -103,6 +108,8 @@ def choose_tiling(kernel: RootGroup) -> Tiling:
         tile[rows] = divisor(shape[rows], VECTOR)
     counts = [s // t for s, t in zip(shape, tile)]
     threads[-1] = divisor(counts[-1], MAX_THREADS_X)
+    if whole_rows:
+        tile[-1] = shape[-1] // threads[-1]
     budget = MAX_THREADS // threads[-1]
     for dim in ([rows] if rows is not None else []) + list(range(rank - 2, -1, -1)):
         if budget <= 1 or dim == rank - 1:
@@ -150,18 +157,59 @@ def tile_mapped(s: Script, handle: str, sizes, trips, kind: str, order=None):
     return tiled, forall
 
 
-def _inner_tiling(op):
-    """(sizes, interchange) tiling an op of one thread's tile with ``scf.for`` loops:
-    its reductions, then its parallel dims but the innermost of its result, to 1; the
-    innermost is left whole (vectorized). None when nothing is to be tiled."""
-    parallel = parallel_loops(op)
-    innermost = ir.AffineDimExpr(indexing_maps(op)[-1].results[-1]).position if static_tensor_type(op.results[0]).rank else None
-    sizes = [0 if d == innermost else 1 for d in range(len(parallel))]
-    order = [d for d, p in enumerate(parallel) if not p] + [d for d, p in enumerate(parallel) if p]
+def _inner_tiling(op, row: int = 0):
+    """(sizes, interchange) tiling an op (an ``OpPlan``) of one thread's tile with
+    ``scf.for`` loops: its reductions, then its parallel dims but the innermost of its
+    result, to 1; the innermost is left whole (vectorized), or in vectors when a
+    thread's ``row`` of it holds several."""
+    inner = VECTOR if row > VECTOR and row % VECTOR == 0 else 0
+    innermost = op.output_dims[-1] if op.output_dims else None
+    sizes = [inner if d == innermost else 1 for d in range(op.loops)]
+    order = [d for d, p in enumerate(op.parallel) if not p] + [d for d, p in enumerate(op.parallel) if p]
     return sizes, order
 
 
-def _anchors(group: RootGroup) -> list:
+def _tag(op) -> str:
+    return ir.StringAttr(op.attributes[TAG]).value
+
+
+@dataclass
+class OpPlan:
+    """What the thread level needs of one op of a root group, known before its block
+    level is applied (which replaces the op by the clones fused into the loops)."""
+
+    source: str  # the op's tag
+    tag: str  # of its clones in the group's loops
+    anchor: bool  # tiled on its own in a thread's tile: the root, a reduction, a reduction's init
+    producers: list  # tags of the ops computed in its thread tiles: its producers short of staged ones
+    output_dims: list  # per dim of its result, the loop it indexes
+    parallel: list  # per loop, whether it is parallel
+
+    @property
+    def loops(self) -> int:
+        return len(self.parallel)
+
+    @property
+    def reduction(self) -> bool:
+        return not all(self.parallel)
+
+
+@dataclass
+class GroupPlan:
+    """A root group as the block level tiled it: the root's tiling, its ops' plans, and
+    the ops staged in shared memory (``kernels.staged_ops``), in program order."""
+
+    name: str
+    index: int
+    kind: str
+    shape: tuple
+    tiling: Tiling
+    root: OpPlan
+    ops: list  # OpPlan of each op, in program order (the root among them)
+    staged: list  # OpPlan of each staged op, in program order
+
+
+def _anchors(group: RootGroup) -> set:
     """The ops of a group tiled on their own in a thread's tile: the root, reductions and
     their accumulators' inits. The others are fused into the innermost loop of the
     anchors that read them."""
@@ -171,69 +219,176 @@ def _anchors(group: RootGroup) -> list:
         init = op.operands[len(op.operands) - 1]
         if isinstance(init, ir.OpResult):
             inits.add(init.owner.operation)
-    return [op for op in group.ops if op == group.root or op in reductions or op in inits]
+    return {op for op in group.ops if op == group.root or op in reductions or op in inits}
 
 
-def _tag(op) -> str:
-    return ir.StringAttr(op.attributes[TAG]).value
-
-
-def _schedule_group(s: Script, group: RootGroup, name: str, index: int) -> OpSchedule:
-    """Tile a root group over workgroups and threads and fuse its ops into the tiles.
-    The clones fused into this group's loops are tagged ``<tag>.<index>``: a producer
-    that several groups share (a merged projection) is fused into each, and a later
-    group must find the op outside the loops, not an earlier group's clone."""
-    tiling = choose_tiling(group)
-    others = [op for op in group.ops if op != group.root]
-    # The tiling is per dim of the root's result; the loops are its iteration dims.
-    positions = [ir.AffineDimExpr(e).position for e in indexing_maps(group.root)[-1].results]
-    loops = len(parallel_loops(group.root))
-
-    def per_loop(values, untiled):
-        result = [untiled] * loops
-        for dim, value in zip(positions, values):
-            result[dim] = value
-        return result
-
-    order = list(reversed(positions))  # the innermost dim of the result varies fastest
-
-    def tag(op) -> str:
-        return _tag(op) if op == group.root else f"{_tag(op)}.{index}"
-
-    s.emit(f"// kernel {name}: root {_tag(group.root)}, {group.kind}, {tiling}")
-    root = s.match(["linalg.generic"], tag=_tag(group.root))
-    grid = [n // t for n, t in zip(group.shape, tiling.workgroup_tile)]
-    tiled, forall = tile_mapped(s, root, per_loop(tiling.workgroup_tile, 0), per_loop(grid, 1), "block", order)
-    for op in reversed(others):
-        fused, forall = s.fuse_into(s.match(["linalg.generic"], tag=_tag(op)), forall)
-        s.annotate(fused, TAG, tag(op))
-    tiled, thread_forall = tile_mapped(s, tiled, per_loop(tiling.thread_tile, 0), per_loop(tiling.threads, 1),
-                                       "thread", order)
-    for op in reversed(others):
-        _, thread_forall = s.fuse_into(s.match(["linalg.generic"], tag=tag(op), within=forall), thread_forall)
+def _plan_group(group: RootGroup, name: str, index: int) -> GroupPlan:
+    staged = staged_ops(group)
     anchors = _anchors(group)
-    for anchor in reversed(anchors):
-        sizes, order = _inner_tiling(anchor)
-        each = s.begin_foreach(s.match(["linalg.generic"], tag=tag(anchor), within=thread_forall))
+    members = set(group.ops)
+
+    def computed_with(op) -> list:
+        """Tags of the group's ops that ``op``'s thread tiles compute: its producers,
+        short of staged ones (read from shared memory)."""
+        seen, work = set(), [op]
+        while work:
+            for producer in direct_producers(work.pop()) & members:
+                if producer not in seen and producer not in staged:
+                    seen.add(producer)
+                    work.append(producer)
+        return [_tag_of(p, group, index) for p in group.ops if p in seen]
+
+    plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
+                        [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op))
+             for op in group.ops}
+    tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction")
+    return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
+                     [plans[op] for op in staged])
+
+
+def _tag_of(op, group: RootGroup, index: int) -> str:
+    """The tag of ``op``'s clones in group ``index``'s loops (the root keeps its own): a
+    producer that several groups share (a merged projection) is fused into each, and a
+    later group must find the op outside the loops, not an earlier group's clone."""
+    return _tag(op) if op == group.root else f"{_tag(op)}.{index}"
+
+
+def _per_loop(plan: OpPlan, values, untiled) -> list:
+    """``values`` per dim of ``plan``'s result, as a list per loop of the op."""
+    result = [untiled] * plan.loops
+    for dim, value in zip(plan.output_dims, values):
+        result[dim] = value
+    return result
+
+
+def _blocks(s: Script, group: GroupPlan):
+    """Tile the root over workgroups and fuse every other op of the group into the loop."""
+    tiling = group.tiling
+    s.emit(f"// kernel {group.name}: root {group.root.tag}, {group.kind}, {tiling}, staged "
+           f"{[op.tag for op in group.staged]}")
+    root = s.match(["linalg.generic"], tag=group.root.tag)
+    order = list(reversed(group.root.output_dims))  # the innermost dim of the result varies fastest
+    grid = [n // t for n, t in zip(group.shape, tiling.workgroup_tile)]
+    _, forall = tile_mapped(s, root, _per_loop(group.root, tiling.workgroup_tile, 0),
+                            _per_loop(group.root, grid, 1), "block", order)
+    for op in reversed(group.ops):
+        if op is group.root:
+            continue
+        fused, forall = s.fuse_into(s.match(["linalg.generic"], tag=op.source), forall)
+        s.annotate(fused, TAG, op.tag)
+
+
+def _spread(shape, vector: int) -> Tiling:
+    """A staged op's tile in a workgroup over threads: the threads from its innermost
+    dim out (at most ``MAX_THREADS_X`` along it, ``vector`` elements or more each),
+    each thread the rest of each dim."""
+    rank = len(shape)
+    threads = [1] * rank
+    budget = MAX_THREADS
+    for dim in reversed(range(rank)):
+        step = divisor(shape[dim], vector) if dim == rank - 1 else 1
+        threads[dim] = divisor(shape[dim] // step, min(budget, MAX_THREADS_X) if dim == rank - 1 else budget)
+        budget //= threads[dim]
+    return Tiling(tuple(n // t for n, t in zip(shape, threads)), tuple(threads))
+
+
+def _threads(s: Script, group: GroupPlan, staged_shapes: dict) -> int:
+    """The root's workgroup tile over the workgroup's threads, then each staged op of
+    ``group`` the same way, each loop with its producers fused in: a loop over threads
+    each (the mapping puts a barrier after each). The root goes first and the staged
+    ops from the last: a producer that an earlier loop also reads is then cloned into a
+    later loop, not computed by the earlier one and passed on (which fusion does for a
+    use after the loop), so that no value goes through shared memory that was not
+    staged. Returns the threads the largest loop uses."""
+    by_tag = {op.tag: op for op in group.ops}
+    root = s.match(["linalg.generic"], tag=group.root.tag)
+    block = s.fresh("block")
+    s.emit(f'{block} = transform.get_parent_op {root} {{op_name = "scf.forall"}} : (!transform.any_op) -> !transform.any_op')
+    loops = [(group.root, group.tiling)] + [(op, _spread(staged_shapes[op.tag], 1 if op.reduction else VECTOR))
+                                            for op in reversed(group.staged)]
+    for op, tiling in loops:
+        handle = s.match(["linalg.generic"], tag=op.tag, within=block)
+        _, forall = tile_mapped(s, handle, _per_loop(op, tiling.thread_tile, 0), _per_loop(op, tiling.threads, 1),
+                                "thread", list(reversed(op.output_dims)))
+        _fuse_and_tile_anchors(s, op, by_tag, forall, block, tiling.thread_tile[-1] if tiling.thread_tile else 0)
+    return max(tiling.workgroup_size for _, tiling in loops)
+
+
+def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, block: str, row: int):
+    """Fuse the ops ``op``'s thread tiles compute into its loop over threads (consumers
+    first; the clones tagged ``<tag>|<op's tag>``, so that a later loop of the workgroup
+    finds only the ops outside the loops), then tile each anchor among them with
+    ``scf.for`` loops (``_inner_tiling``), fusing the other ops it reads into its
+    innermost loop."""
+
+    def local(tag: str) -> str:
+        return tag if tag == op.tag else f"{tag}|{op.tag}"
+
+    for tag in reversed(op.producers):
+        # Each of the op's clones in the workgroup's loop (one per consumer there) that
+        # this loop reads.
+        each = s.begin_foreach(s.match(["linalg.generic"], tag=tag, within=block))
+        attempt = s.begin_suppressed(each)
+        fused, _ = s.fuse_into(attempt, forall)
+        s.annotate(fused, TAG, local(tag))
+        s.end_nested()
+        s.end_nested()
+    computed = [op.tag] + op.producers
+    for tag in reversed(computed):
+        anchor = by_tag[tag]
+        if not anchor.anchor:
+            continue
+        each = s.begin_foreach(s.match(["linalg.generic"], tag=local(tag), within=forall))
+        sizes, order = _inner_tiling(anchor, row if anchor is op else 0)
         if any(sizes):
             _, inner_loops = s.tile_for(each, sizes, interchange=order)
-            for op in reversed(group.ops):
-                if op not in anchors and op in producers(anchor):
-                    arg = s.begin_suppressed(s.match(["linalg.generic"], tag=tag(op), within=thread_forall))
+            for producer in reversed(anchor.producers):
+                if producer in computed and not by_tag[producer].anchor:
+                    arg = s.begin_suppressed(s.match(["linalg.generic"], tag=local(producer), within=forall))
                     s.fuse_into(arg, inner_loops[-1])
                     s.end_nested()
         s.end_nested()
-    return OpSchedule(_tag(group.root), group.root.name, group.shape, group.kind,
-                      {"thread_tile": tiling.thread_tile, "threads": tiling.threads,
-                       "workgroup_tile": tiling.workgroup_tile, "function": name})
 
 
-def schedule_kernel(s: Script, kernel: Kernel, prefix: str) -> list:
-    """Append the schedule of ``kernel`` to ``s`` (its ops tagged ``<prefix><n>``): one
-    ``OpSchedule`` per root group, each computed in a loop of its own over workgroups."""
+def schedule_blocks(s: Script, kernel: Kernel, prefix: str) -> list:
+    """Append the workgroup level of ``kernel``'s schedule to ``s`` (its ops tagged
+    ``<prefix><n>``): each root group's root tiled over workgroups, its other ops fused
+    into that loop. Returns a ``GroupPlan`` per group, for ``schedule_threads``."""
     for index, op in enumerate(kernel.ops):
         op.attributes[TAG] = ir.StringAttr.get(f"{prefix}{index}")
-    return [_schedule_group(s, group, kernel.name, index) for index, group in enumerate(kernel.groups)]
+    plans = [_plan_group(group, kernel.name, index) for index, group in enumerate(kernel.groups)]
+    for plan in plans:
+        _blocks(s, plan)
+    return plans
+
+
+def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> tuple:
+    """Append the thread level of the schedule of ``plans`` (``schedule_blocks``, applied
+    to ``module``) to ``s``; the staged ops' results in the workgroup, read from
+    ``module``, must fit ``max_shared_memory`` bytes. Returns (an ``OpSchedule`` per
+    group, the threads of a workgroup)."""
+    shapes = {}
+    for op in walk_ops(module.operation, {"linalg.generic"}):
+        if TAG in op.attributes:
+            shapes[_tag(op)] = static_tensor_type(op.results[0])
+    schedules, threads = [], 1
+    for group in plans:
+        staged = {}
+        for op in group.staged:
+            tensor = shapes.get(op.tag)
+            if tensor is None or not tensor.has_static_shape:
+                raise KernelError(f"{group.name}: the workgroup's tile of {op.tag} has no static shape")
+            staged[op.tag] = tuple(tensor.shape)
+        shared = sum(math.prod(shape) * 4 for shape in staged.values())
+        if shared > max_shared_memory:
+            raise KernelError(f"{group.name}: its staged values take {shared} bytes of shared memory; the device "
+                              f"has {max_shared_memory}")
+        threads = max(threads, _threads(s, group, staged))
+        schedules.append(OpSchedule(group.root.tag, "linalg.generic", group.shape, group.kind, {
+            "thread_tile": group.tiling.thread_tile, "threads": group.tiling.threads,
+            "workgroup_tile": group.tiling.workgroup_tile, "staged": staged, "shared_bytes": shared,
+            "function": group.name}))
+    return schedules, threads
 
 
 VECTORIZE_ATTR = "dnnf.gpu.vectorize"
@@ -254,6 +409,8 @@ def mark_vectorizable(module) -> int:
             op.attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
             marked += 1
     return marked
+
+
 
 
 UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled
@@ -327,9 +484,14 @@ def vectorize(s: Script, unrolled=()):
 
 
 def fold_unit_dims(s: Script):
-    """Fold the unit dims of every op away (a thread's ops then iterate over one row)."""
-    s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "canonicalization"])
+    """Fold the unit dims of every op away (a thread's ops then iterate over one row),
+    and give each op in a loop an empty init of its own (a slice of a function's empty
+    tensor would let bufferization compute a thread's intermediate in the buffer a
+    workgroup shares)."""
+    s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "tensor.fold_tensor_empty",
+                                "canonicalization"])
 
 
-__all__ = ["MAX_THREADS", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "divisor", "fold_unit_dims",
-           "mark_unrolled_loops", "mark_vectorizable", "schedule_kernel", "tile_mapped", "vectorize"]
+__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "divisor",
+           "fold_unit_dims", "mark_unrolled_loops", "mark_vectorizable", "schedule_blocks", "schedule_threads",
+           "tile_mapped", "vectorize"]

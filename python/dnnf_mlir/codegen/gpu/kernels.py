@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..._mlir import ir
+from ..errors import CodegenError
 from ..linalg_queries import parallel_loops, static_tensor_type
 
 VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice")
@@ -26,7 +27,7 @@ SCHEDULE_ATTR = "dnnf.gpu.schedule"  # "fused": one dispatch; "per-op": a dispat
 FALLBACK_ATTR = "dnnf.gpu.fallback"  # why a kernel is not one dispatch
 
 
-class KernelError(Exception):
+class KernelError(CodegenError):
     """A kernel function the GPU schedules cannot make one dispatch of (the message names it)."""
 
 

@@ -24,7 +24,8 @@ from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
-from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, KernelError, analyze, one_op_per_group
+from .forwarding import forward_transfers
+from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, analyze, one_op_per_group
 from .mapping import launch_kernels
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
@@ -70,6 +71,8 @@ def _compile_alone(function, fused: bool, index: int, device):
     vectorize(vectorization, unrolled)
     apply_script(scratch, vectorization.text(), "__dnnf_codegen", f"vectorizing {kernel.name}")
     run_passes("canonicalize,cse", scratch)
+    if forward_transfers(scratch):
+        run_passes("canonicalize,cse", scratch)
     _bufferize(scratch)
     if not fused:
         _copies_in_loops(scratch, copy, size)
@@ -115,8 +118,12 @@ def compile_kernels(module: ir.Module, device) -> tuple:
     for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
         try:
             scratch, planned, text = _compile_alone(function, True, index, device)
-        except (CodegenError, KernelError) as error:
-            scratch, planned, text = _compile_alone(function, False, index, device)
+        except CodegenError as error:
+            try:
+                scratch, planned, text = _compile_alone(function, False, index, device)
+            except CodegenError as fallback:
+                raise CodegenError(f"kernel {symbol_name(function)}: neither its fused schedule nor one dispatch per "
+                                   f"op applies ({str(error).splitlines()[0]}; {str(fallback).splitlines()[0]})") from None
             why = str(error).splitlines()[0][:500]
             next(op.operation for op in scratch.body.operations
                  if op.operation.name == "func.func").attributes[FALLBACK_ATTR] = ir.StringAttr.get(why)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..._mlir import ir
 from ...lowering import read_pipeline, read_transform_library
 from ..approximations import approximate_math
+from ..errors import CodegenError
 from ... import _mlir
 from ...kernel_functions import is_kernel
 from ..lowered_module import functions, symbol_name, walk_ops
@@ -28,12 +29,44 @@ from .reshapes import reshapes_into_consumers
 from .slices import split_sliced_ops
 
 
+# Element types the kernels compute with: SPIR-V's Shader capability and Int64 (what
+# spirv.to_spirv_binary requests), Int16 / Int8 and Float16 left for the OpenCL and
+# fp16 work.
+SUPPORTED_ELEMENTS = ("f32", "i64", "i32", "i1")
+
+
+def check_supported(module: ir.Module):
+    """A ``CodegenError`` naming the first op of a kernel function that the GPU targets
+    cannot compile yet, the kernel and why: a dynamic shape (a dispatch's grid is fixed
+    when the model is compiled), an element type outside ``SUPPORTED_ELEMENTS``."""
+    for function in [f for f in functions(module) if is_kernel(f.operation)]:
+        for op in walk_ops(function.operation, {"linalg.generic", "linalg.matmul", "linalg.batch_matmul",
+                                                 "linalg.fill", "linalg.transpose", "linalg.reduce", "linalg.map",
+                                                 "linalg.broadcast", "linalg.copy", "tensor.empty", "tensor.pad",
+                                                 "tensor.concat", "tensor.extract_slice", "tensor.insert_slice",
+                                                 "tensor.expand_shape", "tensor.collapse_shape", "arith.constant"}):
+            for value in list(op.results) + list(op.operands):
+                if not isinstance(value.type, ir.RankedTensorType):
+                    continue
+                tensor = ir.RankedTensorType(value.type)
+                why = None
+                if not tensor.has_static_shape:
+                    why = f"has a dynamic shape ({tensor}): GPU kernels are compiled for static shapes"
+                elif str(tensor.element_type) not in SUPPORTED_ELEMENTS:
+                    why = (f"computes in {tensor.element_type}, which the GPU targets do not support yet "
+                           f"(they take {', '.join(SUPPORTED_ELEMENTS)})")
+                if why:
+                    raise CodegenError(f"kernel {symbol_name(function)}: {op.name} {why}")
+
+
 def prepare_module(module: ir.Module) -> int:
-    """What changes kernel functions' signatures and their callers: constants passed in
+    """What changes kernel functions' signatures and their callers (after
+    ``check_supported``): constants passed in
     (``constants_to_arguments``; before the pipeline's element-wise fusion, which would
     fold a bias broadcast into a constant of the whole result: 1.2 MB for GPT-2's merged
     projection), reshaped results reshaped by the callers (``reshapes_to_callers``).
     Returns how many ops changed."""
+    check_supported(module)
     rewritten = constants_to_arguments(module)
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
     return rewritten + reshapes_to_callers(module)
@@ -166,4 +199,4 @@ def untie_inits(module: ir.Module) -> int:
     return untied
 
 
-__all__ = ["constants_to_arguments", "prepare_kernel", "prepare_module", "reshapes_to_callers", "untie_inits"]
+__all__ = ["SUPPORTED_ELEMENTS", "check_supported", "constants_to_arguments", "prepare_kernel", "prepare_module", "reshapes_to_callers", "untie_inits"]

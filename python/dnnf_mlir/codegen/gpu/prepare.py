@@ -40,11 +40,8 @@ def check_supported(module: ir.Module):
     cannot compile yet, the kernel and why: a dynamic shape (a dispatch's grid is fixed
     when the model is compiled), an element type outside ``SUPPORTED_ELEMENTS``."""
     for function in [f for f in functions(module) if is_kernel(f.operation)]:
-        for op in walk_ops(function.operation, {"linalg.generic", "linalg.matmul", "linalg.batch_matmul",
-                                                 "linalg.fill", "linalg.transpose", "linalg.reduce", "linalg.map",
-                                                 "linalg.broadcast", "linalg.copy", "tensor.empty", "tensor.pad",
-                                                 "tensor.concat", "tensor.extract_slice", "tensor.insert_slice",
-                                                 "tensor.expand_shape", "tensor.collapse_shape", "arith.constant"}):
+        ops = [op.operation for op in function.regions[0].blocks[0].operations]
+        for op in sorted(ops, key=lambda op: not op.name.startswith("linalg.")):  # the computing op first
             for value in list(op.results) + list(op.operands):
                 if not isinstance(value.type, ir.RankedTensorType):
                     continue

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from ..codegen.cpu import UnsupportedCpuError
-from .driver import MANIFEST
+from .driver import MANIFEST, MANIFEST_FORMAT
 
 
 class ArtifactError(Exception):
@@ -49,6 +49,9 @@ class Artifact:
         except (OSError, json.JSONDecodeError) as e:
             raise ArtifactError(f"{self.path} is not a directory made by dnnf-compile ({e})") from None
         m = self.manifest
+        if m.get("format") != MANIFEST_FORMAT:
+            raise ArtifactError(f"{self.path} was made by another version of dnnf-compile (manifest format "
+                                f"{m.get('format')}, not {MANIFEST_FORMAT}); compile it again")
         self.inputs = [(t["name"], np.dtype(t["dtype"]), tuple(t["shape"])) for t in m["inputs"]]
         self.outputs = [(t["name"], np.dtype(t["dtype"]), tuple(t["shape"])) for t in m["outputs"]]
 

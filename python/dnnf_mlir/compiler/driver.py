@@ -79,6 +79,7 @@ IMPORTED_ENTRY = "main"  # the function import_onnx makes
 # The compiled entry point; not `main`, which a program linking the library defines.
 ENTRY = "dnnf_entry"
 MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 2  # 2: the artifact writer's entries, "emulator" among them
 WEIGHTS = "weights.bin"
 COMPILE_PIPELINE = "compile.pipeline"  # in lowering/
 # The pass compile.pipeline lowers with (the CPU's); another target's backend puts its own there.
@@ -269,7 +270,7 @@ def compile_model(
         timer.finish()
         times = dict(timer.times, total=sum(timer.times.values()))
         manifest = {
-            "format": 1,
+            "format": MANIFEST_FORMAT,
             "name": model.stem,
             "model": str(model.resolve()),
             "shapes": {k: list(v) for k, v in (shapes or {}).items()},
@@ -298,4 +299,5 @@ def compile_model(
     return CompileReport(outdir, manifest)
 
 
-__all__ = ["CompileError", "CompileReport", "ECG_IR", "ENTRY", "LLVM_IR", "MANIFEST", "WRITERS", "compile_model"]
+__all__ = ["CompileError", "CompileReport", "ECG_IR", "ENTRY", "LLVM_IR", "MANIFEST", "MANIFEST_FORMAT", "WRITERS",
+           "compile_model"]

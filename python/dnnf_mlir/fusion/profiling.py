@@ -22,7 +22,7 @@ import numpy as np
 
 from .._mlir import func, ir
 from ..codegen import CodegenError, get_target
-from ..codegen.cpu import jit
+from ..codegen.cpu import CpuTarget, jit
 from ..lowering import read_pipeline
 from ..progress import ProgressEvent, report
 from ..transforms.pipeline import Pipeline, build_pass_manager
@@ -141,8 +141,8 @@ class ProfilingOracle:
         self.decisions = {"fused": 0, "not fused": 0}
 
     def decide(self, block_ops: list, op, cell) -> bool:
-        if not self.target.is_host:
-            return self.fallback.decide(block_ops, op, cell)  # nothing to measure it on
+        if not (isinstance(self.target, CpuTarget) and self.target.is_host):
+            return self.fallback.decide(block_ops, op, cell)  # nothing to measure it on: the JIT runs host CPU code
         module = candidate_module(block_ops, op, cell.mapping)
         ops = " ".join(o.operation.name for o in block_ops) + " | " + op.operation.name
         # The resolved CPU name: "native" means another CPU on another machine.

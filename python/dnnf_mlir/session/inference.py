@@ -87,9 +87,10 @@ class InferenceSession:
         if max_specializations < 1:
             raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
         chosen = replace(options or CompileOptions(), **option_fields)
+        target = chosen.resolve_target()  # an unknown target or CPU is an error now, not at the first run
         if threads is None and options is None:
-            threads = len(os.sched_getaffinity(0)) if chosen.resolve_target().runs_here else 1
-        self._options = replace(chosen, threads=threads or chosen.threads)
+            threads = len(os.sched_getaffinity(0)) if target.runs_here else 1
+        self._options = chosen if threads is None else replace(chosen, threads=threads)
         self._cache = CompileCache(cache_dir) if use_cache else None
         self._source = ModelSource(model, self._cache)
         self._info = self._source.info

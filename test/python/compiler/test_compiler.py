@@ -4,6 +4,8 @@ Outputs are compared with onnxruntime (ORT_DISABLE_ALL) as dnnf-run --check comp
 them (``checking.compare``: |got - want| <= 3e-5 + 1e-4 * |want| per element).
 """
 
+import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -72,6 +74,17 @@ def test_host_runner_executable_agrees_with_library(gelu_host, tmp_path):
 def test_wrong_input_is_an_error(gelu_host):
     with pytest.raises(ArtifactError, match=r"input x must be float32\[2, 4\], got float64\[2, 4\]"):
         gelu_host.run([np.zeros((2, 4))])
+
+
+def test_a_directory_of_another_manifest_format_is_refused(gelu_host, tmp_path):
+    """A directory an older dnnf-compile made (its manifest says how to run it otherwise)."""
+    old = tmp_path / "old"
+    shutil.copytree(gelu_host.path, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    (old / "manifest.json").write_text(json.dumps(dict(manifest, format=1)))
+    with pytest.raises(ArtifactError, match=f"{old} was made by another version of dnnf-compile "
+                                            r"\(manifest format 1, not 2\); compile it again"):
+        Artifact(old)
 
 
 def test_truncated_weights_file_is_reported(tmp_path):

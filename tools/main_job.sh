@@ -10,7 +10,10 @@
 #     build/MODEL.fusion.svg, manifest.json has the details), run both -- the host
 #     library through dnnf_mlir.InferenceSession, which finds it in the compile cache, the
 #     AArch64 one under qemu-aarch64 through its C runner -- and check them against onnxruntime;
-#  3. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench), with
+#  3. compile it for Vulkan (SPIR-V kernels, every one through spirv-val, and the Vulkan
+#     runtime in its library), run it on the Vulkan device found (lavapipe, on the CPU,
+#     here), check it against onnxruntime and show each dispatch's GPU time;
+#  4. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench), with
 #     DNNFusion's planner, TVM's fixed patterns and no fusion side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,5 +40,9 @@ python tools/run_session.py "$onnx" --threads 1 --profile --repeat 10   # dnnf-c
 dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"
 dnnf-run "build/$model-aarch64" --check
 
-echo "== 3. benchmark against onnxruntime"
+echo "== 3. compile for Vulkan, run on the Vulkan device found, check"
+dnnf-compile "$onnx" --target vulkan -o "build/$model-vulkan"
+dnnf-run "build/$model-vulkan" --check --repeat 2
+
+echo "== 4. benchmark against onnxruntime"
 dnnf-bench "$onnx" --threads 1,2 --profile --json "build/$model.bench.json"

@@ -15,12 +15,14 @@
 - The code generator's backend seam (``codegen/backend.py``): a backend is a package of
   ``codegen/`` (``codegen/cpu/``, ...). No module of ``codegen/`` outside a backend
   imports one, but ``REGISTRATION_POINT``, which imports each so that it registers
-  itself; no module outside ``codegen/`` imports the CPU backend, but those
-  ``CPU_SPECIFIC`` names, each with the reason it is CPU-specific by nature.
+  itself; no module outside ``codegen/`` imports a backend, but those
+  ``BACKEND_SPECIFIC`` names for it, each with the reason it belongs to that backend.
 """
 
 import ast
 from pathlib import Path
+
+import pytest
 
 PACKAGE = "dnnf_mlir"
 ROOT = Path(__file__).resolve().parents[2] / "python" / PACKAGE
@@ -34,13 +36,20 @@ CODEGEN = f"{PACKAGE}.codegen"
 # face, where importing each registers it and its targets (codegen.target.register_backend).
 REGISTRATION_POINT = CODEGEN
 CPU_BACKEND = f"{CODEGEN}.cpu"
-# Modules outside codegen/ that import the CPU backend: module -> why it is CPU-specific.
-CPU_SPECIFIC = {
-    f"{PACKAGE}.compiler.cpu_library": "the CPU's artifact writer: opt + llc into model.o, OpenMP, the CMake build",
-    f"{PACKAGE}.compiler.cpu_glue": "the CPU's part of the C glue: memref descriptors, the CPU feature check",
-    f"{PACKAGE}.compiler.artifact": "model.h's dnnf_missing_cpu_features refuses this CPU: UnsupportedCpuError",
-    f"{PACKAGE}.fusion.profiling": "measures fusion candidates on this machine's CPU, through the JIT",
-    f"{PACKAGE}.conversion.jit": "the loops harness runs LLVM in this process, big functions split as the CPU's are",
+GPU_BACKEND = f"{CODEGEN}.gpu"
+# Modules outside codegen/ that import a backend: backend -> {module: why it belongs to it}.
+BACKEND_SPECIFIC = {
+    CPU_BACKEND: {
+        f"{PACKAGE}.compiler.cpu_library": "the CPU's artifact writer: opt + llc into model.o, OpenMP, the CMake build",
+        f"{PACKAGE}.compiler.cpu_glue": "the CPU's part of the C glue: memref descriptors, the CPU feature check",
+        f"{PACKAGE}.compiler.artifact": "model.h's dnnf_missing_cpu_features refuses this CPU: UnsupportedCpuError",
+        f"{PACKAGE}.fusion.profiling": "measures fusion candidates on this machine's CPU, through the JIT",
+        f"{PACKAGE}.conversion.jit": "the loops harness runs LLVM in this process, big functions split as the CPU's are",
+    },
+    GPU_BACKEND: {
+        f"{PACKAGE}.compiler.vulkan_library": "Vulkan's artifact writer: the dispatch plan and the SPIR-V of the module",
+        f"{PACKAGE}.compiler.vulkan_glue": "Vulkan's part of the C glue: the plan and the kernels in model.c",
+    },
 }
 
 
@@ -204,7 +213,7 @@ def within(module: str, package: str) -> bool:
 
 
 def test_codegen_outside_a_backend_imports_no_backend():
-    assert CPU_BACKEND in backends()
+    assert sorted(backends()) == sorted(BACKEND_SPECIFIC)
     found = [
         f"{module}:{line}: imports {target}"
         for module in SOURCES
@@ -215,11 +224,13 @@ def test_codegen_outside_a_backend_imports_no_backend():
     assert not found, f"modules of codegen/ import a backend (only {REGISTRATION_POINT} may):\n" + "\n".join(found)
 
 
-def test_only_cpu_specific_modules_outside_codegen_import_the_cpu_backend():
+@pytest.mark.parametrize("backend", sorted(BACKEND_SPECIFIC))
+def test_only_modules_specific_to_a_backend_import_it(backend):
     users = {module for module in SOURCES if not within(module, CODEGEN)
-             for target, _, _ in imports(module) if within(target, CPU_BACKEND)}
-    assert sorted(users - set(CPU_SPECIFIC)) == [], "import the CPU backend (add them to CPU_SPECIFIC with the reason?)"
-    assert sorted(set(CPU_SPECIFIC) - users) == [], "CPU_SPECIFIC lists modules that no longer import the CPU backend"
+             for target, _, _ in imports(module) if within(target, backend)}
+    specific = set(BACKEND_SPECIFIC[backend])
+    assert sorted(users - specific) == [], f"import {backend} (add them to BACKEND_SPECIFIC with the reason?)"
+    assert sorted(specific - users) == [], f"BACKEND_SPECIFIC lists modules that no longer import {backend}"
 
 
 def test_long_modules_are_long():

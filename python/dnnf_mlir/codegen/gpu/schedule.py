@@ -475,11 +475,6 @@ def vectorize(s: Script, unrolled=()):
     loops = s.match(["scf.for"])
     s.emit(f"transform.apply_licm to {loops} : !transform.any_op")
     s.emit(f"transform.loop.hoist_loop_invariant_subsets {loops} : !transform.any_op")
-    # An unrolled register tile's rows: slices of slices folded into the transfers, whose
-    # reads of what a fill wrote fold to its value.
-    s.patterns(s.match_func(), ["tensor.fold_tensor_subset_ops_into_vector_transfers", "canonicalization"])
-    loops = s.match(["scf.for"])
-    s.emit(f"transform.loop.hoist_loop_invariant_subsets {loops} : !transform.any_op")
     s.canonicalize(s.match_func())
 
 

@@ -52,7 +52,8 @@ func.func @main(%x: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf3
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
 // CHECK-NOT: memref.alloca
 // CHECK: %[[ACC:.*]]:4 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
-// CHECK: vector.load %{{.*}} : memref<128x96xf32>, vector<4xf32>
+// CHECK: %[[B:.*]] = vector.load %{{.*}} : memref<128x96xf32>, vector<4xf32>
+// CHECK-COUNT-4: math.fma %{{.*}}, %[[B]], %{{.*}} : vector<4xf32>
 // CHECK-NOT: vector.store
 // CHECK: scf.yield
 // CHECK: %[[BIAS:.*]] = vector.load %{{.*}} : memref<96xf32>, vector<4xf32>
@@ -87,21 +88,33 @@ func.func @main(%x: tensor<64x128xf32>, %w: tensor<128x96xf32>, %b: tensor<96xf3
 
 // -----
 
-// A softmax row: its maximum and sum staged in workgroup memory, a barrier after each,
-// then every thread its vec4 of the normalized row.
+// A softmax row: its maximum and sum staged in workgroup memory, each reduction split
+// over 16 threads (a quarter of a row each, partial results in workgroup memory) and
+// then combined by one thread a row, a barrier after each step; then every thread its
+// vec4 of the normalized row.
 // CHECK-LABEL: func.func private @kernel_0(
 // CHECK: gpu.launch_func @kernel_0_kernel::@kernel_0_kernel
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
 // CHECK-DAG: %[[SUM:.*]] = memref.alloc() : memref<8xf32, #spirv.storage_class<Workgroup>>
-// CHECK-DAG: %[[MAX:.*]] = memref.alloc() : memref<8xf32, #spirv.storage_class<Workgroup>>
+// CHECK-DAG: %[[PARTIAL:.*]] = memref.alloc() : memref<8x16xf32, #spirv.storage_class<Workgroup>>
+// CHECK: %[[SPLIT:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
+// CHECK: scf.if %[[SPLIT]] {
 // CHECK: arith.maximumf
-// CHECK: vector.store %{{.*}}, %[[MAX]]
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.barrier
-// CHECK: vector.load %[[MAX]]
-// CHECK: vector.store %{{.*}}, %[[SUM]]
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[PARTIAL]]
+// CHECK: gpu.barrier
+// CHECK: %[[MAX:.*]] = memref.alloc() : memref<8xf32, #spirv.storage_class<Workgroup>>
+// CHECK: %[[ROWS:.*]] = arith.cmpi ult, %{{.*}}, %c8 : index
+// CHECK: scf.if %[[ROWS]] {
+// CHECK: memref.load %[[PARTIAL]]
+// CHECK: memref.store %{{.*}}, %[[MAX]]
+// CHECK: gpu.barrier
+// CHECK: scf.if %[[SPLIT]] {
+// CHECK: memref.load %[[MAX]]
+// CHECK: memref.store %{{.*}}, %[[PARTIAL]]
+// CHECK: gpu.barrier
+// CHECK: scf.if %[[ROWS]] {
+// CHECK: memref.store %{{.*}}, %[[SUM]]
+// CHECK: gpu.barrier
 // CHECK: vector.load %{{.*}} : memref<8x64xf32>, vector<4xf32>
 // CHECK: vector.load %[[MAX]]
 // CHECK: vector.load %[[SUM]]
@@ -153,7 +166,7 @@ func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 // A convolution with its epilogue: a thread's 4 output channels by 4 columns, the
 // accumulators in registers across the input channels and the window, one vec4 load
-// of the input shared by the four channels at each tap.
+// of the input shared by the four channels' fused multiply-adds at each tap.
 // CHECK-LABEL: func.func private @kernel_0(
 // CHECK: gpu.launch_func @kernel_0_kernel::@kernel_0_kernel
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
@@ -163,7 +176,7 @@ func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
 // CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
 // CHECK: %[[IN:.*]] = vector.load %{{.*}} : memref<1x16x18x18xf32>, vector<4xf32>
-// CHECK-COUNT-4: arith.mulf %[[IN]], %{{.*}} : vector<4xf32>
+// CHECK-COUNT-4: math.fma %[[IN]], %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK: arith.maximumf %{{.*}} : vector<4xf32>
 // CHECK: vector.store %{{.*}} : memref<1x32x16x16xf32>, vector<4xf32>
 #bias = affine_map<(n, c, h, w) -> (c)>

@@ -30,7 +30,8 @@ from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
-from .kernels import Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, loop_ranges, staged_ops
+from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
+                      loop_ranges, staged_ops)
 
 VECTOR = 4  # elements per storage-buffer access: vec4
 MAX_THREADS = 128  # per workgroup
@@ -184,6 +185,8 @@ class OpPlan:
     producers: list  # tags of the ops computed in its thread tiles: its producers short of staged ones
     output_dims: list  # per dim of its result, the loop it indexes
     parallel: list  # per loop, whether it is parallel
+    split: int = 1  # threads its one reduction is split over, when staged (partial results, then combined)
+    init: str | None = None  # the tag of the op computing its accumulator's init, if the group computes it
 
     @property
     def loops(self) -> int:
@@ -238,12 +241,37 @@ def _plan_group(group: RootGroup, name: str, index: int) -> GroupPlan:
                     work.append(producer)
         return [_tag_of(p, group, index) for p in group.ops if p in seen]
 
+    def init_of(op):
+        value = op.operands[len(op.operands) - 1]
+        owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+        return _tag_of(owner, group, index) if owner in members else None
+
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
-                        [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op))
+                        [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
+                        _split(op) if op in staged else 1, init_of(op))
              for op in group.ops}
     tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction")
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
                      [plans[op] for op in staged])
+
+
+SPLIT_MIN = 4  # the fewest elements of a reduction a thread takes when the reduction is split
+
+
+def _split(op) -> int:
+    """The threads a staged reduction is split over: a reduction (not a contraction) of
+    one loop, its result dims its parallel loops in order; each thread reduces a part of
+    every row into partial results in shared memory, which a loop over the rows then
+    combines (a softmax's row of 128 by 32 threads, a normalization's 768 by 128)."""
+    parallel = parallel_loops(op)
+    ranges = loop_ranges(op)
+    reductions = [d for d, p in enumerate(parallel) if not p]
+    outputs = [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results]
+    if is_contraction(op) or len(reductions) != 1 or ranges is None or outputs != [d for d, p in enumerate(parallel) if p]:
+        return 1
+    extent = ranges[reductions[0]]
+    threads = divisor(extent, max(1, min(MAX_THREADS, extent // SPLIT_MIN)))
+    return threads if threads >= SPLIT_MIN else 1
 
 
 def _tag_of(op, group: RootGroup, index: int) -> str:
@@ -308,23 +336,45 @@ def _threads(s: Script, group: GroupPlan, staged_shapes: dict) -> int:
                                             for op in reversed(group.staged)]
     for op, tiling in loops:
         handle = s.match(["linalg.generic"], tag=op.tag, within=block)
+        if op.split > 1:
+            _split_reduction(s, op, tiling, handle, by_tag, block)
+            continue
         _, forall = tile_mapped(s, handle, _per_loop(op, tiling.thread_tile, 0), _per_loop(op, tiling.threads, 1),
                                 "thread", list(reversed(op.output_dims)))
         _fuse_and_tile_anchors(s, op, by_tag, forall, block, tiling.thread_tile[-1] if tiling.thread_tile else 0)
-    return max(tiling.workgroup_size for _, tiling in loops)
+    return max([tiling.workgroup_size for _, tiling in loops] + [op.split for op in group.staged])
 
 
-def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, block: str, row: int):
-    """Fuse the ops ``op``'s thread tiles compute into its loop over threads (consumers
-    first; the clones tagged ``<tag>|<op's tag>``, so that a later loop of the workgroup
-    finds only the ops outside the loops), then tile each anchor among them with
-    ``scf.for`` loops (``_inner_tiling``), fusing the other ops it reads into its
-    innermost loop."""
+def _split_reduction(s: Script, op: OpPlan, rows: Tiling, handle: str, by_tag: dict, block: str):
+    """A staged reduction split over ``op.split`` threads (``_split``): each thread
+    reduces its part of every row into a partial result (filled by itself), what it
+    reads fused in; then the partials combined over ``rows``' threads, a row each, from
+    the reduction's own init."""
+    threads = [op.split if not p else 0 for p in op.parallel]
+    fill, split, combine, forall = s.fresh("fill"), s.fresh("split"), s.fresh("combine"), s.fresh("forall")
+    s.emit(f"{fill}, {split}, {combine}, {forall} = transform.structured.tile_reduction_using_forall {handle} "
+           f"by num_threads = {threads} tile_sizes = [] mapping = [#gpu.thread<linear_dim_0>] : (!transform.any_op) -> "
+           "(!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)")
+    s.fuse_into(fill, forall)
+    _fuse_and_tile_anchors(s, op, by_tag, forall, block, 0, skip=(op.init,))
+    _, combined = tile_mapped(s, combine, _per_loop(op, rows.thread_tile, 0), _per_loop(op, rows.threads, 1), "thread",
+                              list(reversed(op.output_dims)))
+    if op.init is not None:
+        s.fuse_into(s.match(["linalg.generic"], tag=op.init, within=block), combined)
+
+
+def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, block: str, row: int, skip=()):
+    """Fuse the ops ``op``'s thread tiles compute (but ``skip``) into its loop over
+    threads (consumers first; the clones tagged ``<tag>|<op's tag>``, so that a later
+    loop of the workgroup finds only the ops outside the loops), then tile each anchor
+    among them with ``scf.for`` loops (``_inner_tiling``), fusing the other ops it reads
+    into its innermost loop."""
 
     def local(tag: str) -> str:
         return tag if tag == op.tag else f"{tag}|{op.tag}"
 
-    for tag in reversed(op.producers):
+    producers = [tag for tag in op.producers if tag not in skip]
+    for tag in reversed(producers):
         # Each of the op's clones in the workgroup's loop (one per consumer there) that
         # this loop reads.
         each = s.begin_foreach(s.match(["linalg.generic"], tag=tag, within=block))
@@ -333,7 +383,7 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         s.annotate(fused, TAG, local(tag))
         s.end_nested()
         s.end_nested()
-    computed = [op.tag] + op.producers
+    computed = [op.tag] + producers
     for tag in reversed(computed):
         anchor = by_tag[tag]
         if not anchor.anchor:

@@ -532,9 +532,10 @@ def fold_unit_dims(s: Script):
     """Fold the unit dims of every op away (a thread's ops then iterate over one row),
     and give each op in a loop an empty init of its own (a slice of a function's empty
     tensor would let bufferization compute a thread's intermediate in the buffer a
-    workgroup shares)."""
-    s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "tensor.fold_tensor_empty",
-                                "canonicalization"])
+    workgroup shares). Outside the loops a slice of an empty tensor stays: a
+    concatenation's first piece is computed in place in its result through it."""
+    s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "canonicalization"])
+    s.patterns(s.match(["scf.forall"]), ["tensor.fold_tensor_empty"])
 
 
 __all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "divisor",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ... import _mlir
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
@@ -412,15 +413,36 @@ def schedule_blocks(s: Script, kernel: Kernel, prefix: str) -> list:
     return plans
 
 
+def _own_empty_init(op):
+    """The empty tensor ``op`` (a staged op in its workgroup's loop) writes into, through
+    the ops initializing it, made one of the loop's own: bufferization then allocates
+    it in the loop, in the workgroup's memory, not as one buffer of the function that
+    every workgroup's threads would share (through which a barrier does not order)."""
+    forall = op.parent
+    while op.operands and op.name.startswith("linalg."):
+        index = len(op.operands) - 1
+        value = op.operands[index]
+        owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+        if owner is not None and owner.name.startswith("linalg.") and owner.parent == forall:
+            op = owner
+            continue
+        if owner is None or owner.name != "tensor.empty" or owner.parent != forall:
+            with ir.InsertionPoint(op), op.location:
+                op.operands[index] = _mlir.tensor.empty(ir.RankedTensorType(value.type).shape,
+                                                        ir.RankedTensorType(value.type).element_type)
+        return
+
+
 def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> tuple:
     """Append the thread level of the schedule of ``plans`` (``schedule_blocks``, applied
     to ``module``) to ``s``; the staged ops' results in the workgroup, read from
     ``module``, must fit ``max_shared_memory`` bytes. Returns (an ``OpSchedule`` per
     group, the threads of a workgroup)."""
-    shapes = {}
+    shapes, ops = {}, {}
     for op in walk_ops(module.operation, {"linalg.generic"}):
         if TAG in op.attributes:
             shapes[_tag(op)] = static_tensor_type(op.results[0])
+            ops[_tag(op)] = op
     schedules, threads = [], 1
     for group in plans:
         staged = {}
@@ -429,6 +451,7 @@ def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> 
             if tensor is None or not tensor.has_static_shape:
                 raise KernelError(f"{group.name}: the workgroup's tile of {op.tag} has no static shape")
             staged[op.tag] = tuple(tensor.shape)
+            _own_empty_init(ops[op.tag])
         shared = sum(math.prod(shape) * 4 for shape in staged.values())
         if shared > max_shared_memory:
             raise KernelError(f"{group.name}: its staged values take {shared} bytes of shared memory; the device "

@@ -82,7 +82,11 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     # producer's domain instead, reshapes moving to the edges of the kernel.
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
     rewritten += split_sliced_ops(module)
-    rewritten += reshapes_into_consumers(module)
+    if reshapes_into_consumers(module):
+        # Element-wise consumers of a reshaped result iterate over the producer's domain
+        # now that their other inputs' maps are projections (``reshapes.py``).
+        run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
+        rewritten += 1 + reshapes_into_consumers(module)
     rewritten += split_concat_consumers(module)
     run_passes("canonicalize", module)  # what the splits left unread (a whole fill, a concatenation)
     rewritten += untie_inits(module)

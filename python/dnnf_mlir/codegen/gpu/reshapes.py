@@ -4,8 +4,8 @@ read them.
 Fusion cannot tile through ``tensor.expand_shape`` / ``collapse_shape``: a kernel whose
 softmax result is reshaped before its division would compute the softmax in a buffer
 of its own, outside the dispatch's loops. A reshape of a value computed in the kernel
-is instead read through it: its consumer reads the source with the reshape composed
-into its indexing map.
+(or of an argument, adding or dropping unit dims only) is instead read through it: its
+consumer reads the source with the reshape composed into its indexing map.
 
 * ``expand_shape``: the source index of a group is the expanded indices linearized,
   ``i_0 * s_1 * ... + ... + i_k`` (heads split from a projection: ``h * 64 + d``);
@@ -64,14 +64,28 @@ def _slice_exprs(extract, results) -> list | None:
             for e, offset, stride in zip(results, offsets, strides)]
 
 
+def _unit_dims_only(reshape) -> bool:
+    """Whether a reshape only adds or drops unit dims (each group one dim above 1 at most)."""
+    if reshape.name not in ("tensor.expand_shape", "tensor.collapse_shape"):
+        return False
+    wide = reshape.operands[0] if reshape.name == "tensor.collapse_shape" else reshape.results[0]
+    shape = static_tensor_type(wide).shape
+    return all(sum(1 for dim in group if shape[dim] != 1) <= 1 for group in reassociation_groups(reshape))
+
+
 def _view_chain(value):
-    """(the linalg result ``value`` views, the views from it to ``value``, innermost first);
-    None when ``value`` is not a view of a computed value."""
+    """(the value ``value`` views, the views from it to ``value``, innermost first); None
+    when ``value`` is not a view of a computed value, or of an argument through reshapes
+    that only add or drop unit dims (a bias broadcast to ``C x 1 x 1``, whose map's
+    constant 0s would stop the element-wise fusion from moving a reshape past it)."""
     chain = []
     while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEWS:
         chain.append(value.owner.operation)
         value = value.owner.operation.operands[0]
-    if not chain or not isinstance(value, ir.OpResult) or not value.owner.operation.name.startswith("linalg."):
+    if not chain:
+        return None
+    computed = isinstance(value, ir.OpResult) and value.owner.operation.name.startswith("linalg.")
+    if not computed and not (isinstance(value, ir.BlockArgument) and all(_unit_dims_only(v) for v in chain)):
         return None
     return value, chain
 

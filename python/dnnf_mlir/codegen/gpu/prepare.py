@@ -9,7 +9,7 @@ pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as ga
 arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), reshapes folded into the maps that read them
 (``reshapes``), concatenations as pieces computed in place (``concats``), and each op
-its own init.
+its own init, a fill where it was a splat constant.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     binding (``oversized``); returns how many ops the Python rewrites changed."""
     rewritten = approximate_math(module)
     rewritten += gathers_from_pads(module)
+    rewritten += splat_inits_to_fills(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
     rewritten += read_oversized_arguments_in_chunks(module, max_binding_bytes)
     # Again now that every op is a generic: element-wise consumers of a reshaped result
@@ -185,6 +186,39 @@ def _after(op) -> ir.InsertionPoint:
     return ir.InsertionPoint(ops[ops.index(op) + 1])
 
 
+def splat_inits_to_fills(module: ir.Module) -> int:
+    """An op's init that is a splat constant (a matmul accumulating into ``dense<0.0>``)
+    -> a ``linalg.fill`` of an empty tensor, which fuses into the op's tiles; the
+    constant would be a buffer of the function copied into the result before the
+    kernel's launch. Returns how many."""
+    replaced = 0
+    structured = []
+
+    def visit(op):
+        if op.name.startswith("linalg.") and len(op.results) and len(op.regions):  # structured, on tensors
+            structured.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in structured:
+        inputs = len(op.operands) - len(op.results)
+        for index in range(inputs, len(op.operands)):
+            value = op.operands[index]
+            constant = value.owner if isinstance(value, ir.OpResult) else None
+            if constant is None or constant.name != "arith.constant" or \
+                    not isinstance(constant.attributes["value"], ir.DenseElementsAttr) or \
+                    not ir.DenseElementsAttr(constant.attributes["value"]).is_splat:
+                continue
+            tensor = ir.RankedTensorType(value.type)
+            with ir.InsertionPoint(op), op.location:
+                splat = ir.DenseElementsAttr(constant.attributes["value"]).get_splat_value()
+                scalar = _mlir.arith.constant(tensor.element_type, splat)
+                empty = _mlir.tensor.empty(tensor.shape, tensor.element_type)
+                op.operands[index] = _mlir.linalg.fill(scalar, outs=[empty])
+            replaced += 1
+    return replaced
+
+
 def untie_inits(module: ir.Module) -> int:
     """Give every op its own ``tensor.empty`` init. CSE merges identical empties, and a
     contraction whose accumulator shares its init with the kernel's result would be
@@ -200,4 +234,4 @@ def untie_inits(module: ir.Module) -> int:
     return untied
 
 
-__all__ = ["SUPPORTED_ELEMENTS", "check_supported", "constants_to_arguments", "prepare_kernel", "prepare_module", "reshapes_to_callers", "untie_inits"]
+__all__ = ["SUPPORTED_ELEMENTS", "check_supported", "constants_to_arguments", "splat_inits_to_fills", "prepare_kernel", "prepare_module", "reshapes_to_callers", "untie_inits"]

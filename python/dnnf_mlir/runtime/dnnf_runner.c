@@ -5,7 +5,9 @@
  * Each IN_i holds input i as raw little-endian elements in row-major order (the
  * shapes are in model.h), each OUT_j receives output j the same way. The model runs
  * once, then REPEAT more times (default 0); each timed run is printed on stderr as
- * "run-ms <milliseconds>". Exit status: 0; 2 with a message on stderr when an input
+ * "run-ms <milliseconds>". A GPU model (model.h defines DNNF_DISPATCHES) also prints
+ * "device <name>" first and, after the runs, "dispatch-ms <index> <kernel>
+ * <milliseconds>" for each dispatch of the last run (its GPU time). Exit status: 0; 2 with a message on stderr when an input
  * does not fit the model (a file of another size, an index out of range); 1 for any
  * other failure (a missing file, weights that are not the model's).
  */
@@ -59,6 +61,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "dnnf_runner: %s\n", dnnf_error());
     return 1;
   }
+#ifdef DNNF_DISPATCHES
+  fprintf(stderr, "device %s\n", dnnf_device_name(model));
+#endif
   const void *inputs[DNNF_NUM_INPUTS];
   size_t input_bytes[DNNF_NUM_INPUTS];
   void *outputs[DNNF_NUM_OUTPUTS];
@@ -79,6 +84,11 @@ int main(int argc, char **argv) {
   }
   for (int j = 0; j < DNNF_NUM_OUTPUTS; ++j)
     write_file(argv[2 + DNNF_NUM_INPUTS + j], outputs[j], dnnf_outputs[j].bytes);
+#ifdef DNNF_DISPATCHES
+  double ms[DNNF_DISPATCHES];
+  int timed = dnnf_dispatch_times(model, ms, DNNF_DISPATCHES);
+  for (int d = 0; d < timed; ++d) fprintf(stderr, "dispatch-ms %d %s %.4f\n", d, dnnf_dispatch_name(model, d), ms[d]);
+#endif
   dnnf_free(model);
   return 0;
 }

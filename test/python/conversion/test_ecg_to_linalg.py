@@ -18,9 +18,10 @@ import dnnf_mlir
 from dnnf_mlir import codegen
 from dnnf_mlir._mlir import func, ir
 from dnnf_mlir.checking import compare, make_inputs
-from dnnf_mlir.conversion import ConversionError, convert_ecg_to_linalg
+from dnnf_mlir.conversion import LOWERINGS, ConversionError, convert_ecg_to_linalg
 from dnnf_mlir.conversion.jit import LoopsJitFunction
 from dnnf_mlir.ecg import OPS, TensorSpec, from_mlir, to_mlir
+from dnnf_mlir.ecg.ops.resize import ResizeOp
 from dnnf_mlir.ecg.ops.slicing import SliceOp
 from dnnf_mlir.interpreter import find_function, interpret
 
@@ -449,6 +450,59 @@ def test_depth_space():
     check([randn(1, 2, 4, 6)], lambda b, x: b.op("space_to_depth", x, blocksize=2))
 
 
+def resized(shape, scales=None, sizes=None, roi=None, **attrs):
+    """The attributes of a Resize of ``shape`` by ``scales`` or to ``sizes``."""
+    attrs.update(ResizeOp.resolve(shape, scales=scales, sizes=sizes))
+    if roi is not None:
+        attrs.update(coordinate_transformation_mode="tf_crop_and_resize", roi=ResizeOp.full_roi(len(shape), roi))
+    return attrs
+
+
+UP, DOWN = [1, 1, 2, 1.5], [1, 1, 0.6, 0.7]
+TRANSFORMS = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"]
+# Resizes of one input, one module each: every mode, transformation and option, up and down.
+RESIZES = {
+    "nearest": ((1, 2, 5, 4), [
+        resized((1, 2, 5, 4), scales, mode="nearest", nearest_mode=rounding, coordinate_transformation_mode=transform)
+        for scales in (UP, DOWN)
+        for rounding, transform in zip(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"], TRANSFORMS)
+    ]),
+    "linear": ((1, 2, 5, 4), [
+        resized((1, 2, 5, 4), scales, mode="linear", coordinate_transformation_mode=transform)
+        for scales in (UP, DOWN) for transform in TRANSFORMS
+    ]),
+    "cubic": ((1, 2, 5, 4), [
+        resized((1, 2, 5, 4), scales, mode="cubic", cubic_coeff_a=a, exclude_outside=exclude)
+        for scales in (UP, DOWN) for a, exclude in [(-0.75, 0), (-0.5, 1)]
+    ]),
+    "antialias": ((1, 2, 9, 8), [
+        resized((1, 2, 9, 8), scales, mode=mode, antialias=1, exclude_outside=exclude)
+        for mode, scales, exclude in [("linear", [1, 1, 0.3, 0.6], 0), ("cubic", [1, 1, 0.5, 1.5], 1),
+                                      ("cubic", [1, 1, 0.25, 0.25], 0)]
+    ]),
+    "tf_crop_and_resize": ((1, 2, 5, 4), [
+        resized((1, 2, 5, 4), sizes=[1, 2, 4, 3], roi=[0, 0, 0.4, -0.2, 1, 1, 0.6, 1.3], mode=mode,
+                extrapolation_value=7.5)
+        for mode in ["nearest", "linear", "cubic"]
+    ]),
+    "3-d": ((1, 2, 3, 4, 5), [resized((1, 2, 3, 4, 5), [1, 1, 2, 1.5, 0.5], mode=mode) for mode in ["nearest", "linear"]]),
+    "1-d": ((2, 3, 7), [resized((2, 3, 7), [1, 1, 2.5], mode=mode) for mode in ["nearest", "cubic"]]),
+    "channels-last": ((1, 5, 4, 3), [resized((1, 5, 4, 3), [1, 2, 0.5, 1], mode=mode) for mode in ["nearest", "linear"]]),
+    "empty": ((1, 2, 1, 4), [resized((1, 2, 1, 4), [1, 1, 0.5, 2], mode="linear")]),
+}
+
+
+@pytest.mark.parametrize("name", RESIZES)
+def test_resize(name):
+    shape, variants = RESIZES[name]
+    check([randn(*shape)], lambda b, x: [b.op("resize", x, **attrs) for attrs in variants])
+
+
+def test_resize_integers():
+    attrs = resized((1, 2, 5, 4), UP, mode="nearest")
+    check([ints(1, 2, 5, 4, dtype=np.int32)], lambda b, x: b.op("resize", x, **attrs))
+
+
 def test_fused_block_is_inlined():
     text = """
     func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -485,7 +539,8 @@ def test_jit_splits_long_functions():
 # ----- errors -----
 
 
-def test_op_without_lowering_is_an_error():
+def test_op_without_lowering_is_an_error(monkeypatch):
+    monkeypatch.delitem(LOWERINGS, "resize")  # every op has a lowering: take one away
     module = build([randn(1, 1, 2, 2)], lambda b, x: b.op("resize", x, sizes=[1, 1, 4, 4]))
     with pytest.raises(ConversionError, match="failed to legalize operation 'ecg.resize'"):
         convert_ecg_to_linalg(module)

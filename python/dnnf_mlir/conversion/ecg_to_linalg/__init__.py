@@ -29,6 +29,7 @@ One module per purpose:
 - ``reduction``: ``reduce_*``, ``arg_max``/``arg_min``;
 - ``data_movement``: ``constant``, reshapes, transpose, slice, concat, split, pad,
   expand, tile, gathers, depth/space rearrangements;
+- ``resize``: ``resize``, a gather with its taps (indices, weights) as constants;
 - ``pass_``: the pass itself (checking, lowering op by op, inlining ``ecg.fused``).
 """
 

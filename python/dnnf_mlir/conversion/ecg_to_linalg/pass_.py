@@ -9,7 +9,7 @@ from ...ecg import ECGOp
 from ...transforms.pass_base import ModulePass
 from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
-from . import convolution, data_movement, elementwise, matmul, normalization, pooling, reduction  # noqa: F401
+from . import convolution, data_movement, elementwise, matmul, normalization, pooling, reduction, resize  # noqa: F401
 from .registry import LOWERINGS, Unsupported
 
 

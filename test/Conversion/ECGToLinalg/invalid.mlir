@@ -3,7 +3,7 @@
 // RUN: not dnnf-opt %s --split-input-file --convert-ecg-to-linalg 2>&1 | FileCheck %s
 // CHECK: invalid.mlir:[[# @LINE + 9]]:8: error: failed to legalize operation 'ecg.add': unsigned element type ui8
 // CHECK: invalid.mlir:[[# @LINE + 18]]:10: error: failed to legalize operation 'ecg.mul'
-// CHECK: error: failed to legalize operation 'ecg.conv': grouped 3-d convolution
+// CHECK: error: failed to legalize operation 'ecg.max_pool': 3-d pooling
 
 // An op the pass cannot lower fails it at the op; nothing is rewritten, not even the
 // ops that could be lowered.
@@ -30,8 +30,8 @@ func.func @in_fused_body(%x: tensor<4xui8>) -> tensor<4xui8> {
 // -----
 
 // A lowering that does not handle a configuration says which.
-func.func @grouped_conv3d(%x: tensor<1x4x5x5x5xf32>, %w: tensor<4x2x3x3x3xf32>) -> tensor<1x4x3x3x3xf32> {
-  // expected-error @+1 {{failed to legalize operation 'ecg.conv': grouped 3-d convolution (group 2) other than depthwise is not supported by convert-ecg-to-linalg}}
-  %0 = "ecg.conv"(%x, %w) {auto_pad = "NOTSET", dilations = array<i64: 1, 1, 1>, group = 2 : i64, kernel_shape = array<i64: 3, 3, 3>, operandSegmentSizes = array<i32: 1, 1, 0>, pads = array<i64: 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1>} : (tensor<1x4x5x5x5xf32>, tensor<4x2x3x3x3xf32>) -> tensor<1x4x3x3x3xf32>
-  return %0 : tensor<1x4x3x3x3xf32>
+func.func @pool3d(%x: tensor<1x4x5x5x5xf32>) -> tensor<1x4x4x4x4xf32> {
+  // expected-error @+1 {{failed to legalize operation 'ecg.max_pool': 3-d pooling is not supported by convert-ecg-to-linalg}}
+  %0 = "ecg.max_pool"(%x) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1, 1>, kernel_shape = array<i64: 2, 2, 2>, pads = array<i64: 0, 0, 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 1, 1, 1>} : (tensor<1x4x5x5x5xf32>) -> tensor<1x4x4x4x4xf32>
+  return %0 : tensor<1x4x4x4x4xf32>
 }

@@ -249,10 +249,18 @@ def test_constants_scalar_and_bool():
     dict(x=(1, 4, 6, 6), w=(4, 1, 3, 3), bias=True, group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
     dict(x=(1, 4, 6, 6), w=(8, 1, 3, 3), bias=False, group=4),
     dict(x=(1, 3, 7, 7), w=(4, 3, 3, 3), bias=True, auto_pad="SAME_UPPER", strides=[2, 2]),
+    dict(x=(1, 64, 6, 7), w=(64, 2, 3, 3), bias=True, group=32, pads=[1, 0, 1, 2], strides=[1, 2]),
     dict(x=(2, 3, 10), w=(4, 3, 3), bias=True, pads=[1, 2], strides=[2]),
     dict(x=(1, 4, 10), w=(4, 1, 3), bias=False, group=4),
+    dict(x=(1, 6, 11), w=(9, 2, 3), bias=True, group=3, dilations=[2], pads=[2, 1]),
+    dict(x=(1, 4, 5, 6, 7), w=(6, 2, 3, 2, 3), bias=True, group=2, pads=[1, 0, 1, 1, 1, 0], strides=[2, 1, 2]),
+    dict(x=(2, 3, 7, 5, 6), w=(4, 3, 2, 3, 2), bias=False, dilations=[2, 1, 2], strides=[1, 2, 1]),
+    dict(x=(1, 4, 4, 5, 6), w=(4, 1, 3, 3, 3), bias=True, group=4, pads=[1] * 6),
+    dict(x=(1, 6, 3, 4, 5), w=(4, 6, 1, 1, 2), bias=True, strides=[1, 1, 2]),
+    dict(x=(1, 2, 4, 3, 4, 5), w=(3, 2, 2, 2, 1, 3), bias=True, pads=[1, 0, 0, 1] + [0, 1, 0, 1]),
 ], ids=["pads-bias", "strides-asymmetric", "dilations", "grouped", "depthwise", "depthwise-multiplier",
-        "same-upper", "conv1d", "depthwise1d"])
+        "same-upper", "grouped-32", "conv1d", "depthwise1d", "grouped1d", "grouped3d", "conv3d-dilations",
+        "depthwise3d", "conv3d-merged-axes", "conv4d"])
 def test_conv(case):
     case = dict(case)
     x, w, bias = randn(*case.pop("x")), randn(*case.pop("w")), case.pop("bias")
@@ -548,9 +556,8 @@ def test_op_without_lowering_is_an_error(monkeypatch):
 
 
 def test_unsupported_configuration_is_an_error():
-    w = randn(4, 2, 3, 3, 3)
-    module = build([randn(1, 4, 5, 5, 5)], lambda b, x: b.op("conv", x, b.const(w), group=2))
-    with pytest.raises(ConversionError, match="grouped 3-d convolution"):
+    module = build([randn(1, 4, 5, 5, 5)], lambda b, x: b.op("max_pool", x, kernel_shape=[2, 2, 2]))
+    with pytest.raises(ConversionError, match="3-d pooling"):
         convert_ecg_to_linalg(module)
 
 

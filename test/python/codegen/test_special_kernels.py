@@ -98,3 +98,29 @@ def test_math_approximations(body, reference):
     (y,) = compiled.main(x)
     want = reference(x.astype(np.float64))
     np.testing.assert_allclose(y, want, rtol=2e-6, atol=2e-7)
+
+
+SHARED_INPUT = """
+func.func @main(%x: tensor<1x3x6x4xf32>, %w1: tensor<2x3x2x1xf32>, %w2: tensor<2x3x2x1xf32>)
+    -> (tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x5x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32>
+  %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w1 : tensor<1x3x6x4xf32>, tensor<2x3x2x1xf32>) outs(%init : tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32>
+  %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w2 : tensor<1x3x6x4xf32>, tensor<2x3x2x1xf32>) outs(%init : tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32>
+  return %a, %b : tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+}
+"""
+
+
+def test_convolutions_of_one_padded_input():
+    """Two convolutions read one input, widened by one shared pad: it is materialized
+    once (materializing it again for the second crashed the transform interpreter)."""
+    compiled, report, _, _ = compile_text(SHARED_INPUT)
+    assert [kernel.strategy for kernel in report.schedules].count("conv2d") == 2
+    x, w1, w2 = rand(1, 3, 6, 4), rand(2, 3, 2, 1), rand(2, 3, 2, 1)
+    for y, w in zip(compiled.main(x, w1, w2), (w1, w2)):
+        want = sum(np.einsum("nchw,fc->nfhw", x[:, :, i : i + 5, :], w[:, :, i, 0]) for i in range(2))
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)

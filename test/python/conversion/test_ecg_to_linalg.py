@@ -273,6 +273,47 @@ def test_conv(case):
     check([x], body)
 
 
+# Transposed convolutions of one input each, one module per input.
+CONV_TRANSPOSES = {
+    "2-d": ((1, 2, 5, 5), [
+        dict(w=(2, 3, 3, 3), bias=False),
+        dict(w=(2, 3, 3, 3), bias=True, strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        dict(w=(2, 3, 4, 3), bias=False, strides=[2, 3], pads=[1, 0, 2, 1], output_padding=[1, 0]),
+        dict(w=(2, 3, 3, 3), bias=False, dilations=[2, 2], strides=[1, 2]),
+        dict(w=(2, 3, 2, 2), bias=True, strides=[3, 3]),  # phases without taps
+        dict(w=(2, 3, 4, 4), bias=True, strides=[2, 2], pads=[1, 1, 1, 1], dilations=[2, 3]),
+    ]),
+    "output-shape-and-same": ((1, 2, 5, 5), [
+        dict(w=(2, 3, 3, 3), bias=True, strides=[2, 2], output_shape=[9, 12]),
+        dict(w=(2, 3, 4, 4), bias=False, strides=[3, 3], auto_pad="SAME_UPPER"),
+        dict(w=(2, 3, 3, 3), bias=True, strides=[2, 2], auto_pad="SAME_LOWER"),
+        dict(w=(2, 3, 3, 3), bias=False, strides=[2, 2], auto_pad="VALID"),
+    ]),
+    "grouped": ((2, 4, 5, 4), [
+        dict(w=(4, 3, 3, 3), bias=True, group=2, strides=[2, 2]),
+        dict(w=(4, 1, 4, 4), bias=False, group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
+    ]),
+    "1-d": ((2, 3, 7), [dict(w=(3, 2, 3), bias=True, strides=[2], pads=[1, 2]), dict(w=(3, 4, 5), bias=False)]),
+    "3-d": ((1, 2, 3, 4, 3), [dict(w=(2, 2, 2, 3, 2), bias=True, strides=[2, 1, 2], pads=[0, 1, 0, 1, 1, 0])]),
+}
+
+
+@pytest.mark.parametrize("name", CONV_TRANSPOSES)
+def test_conv_transpose(name):
+    shape, cases = CONV_TRANSPOSES[name]
+
+    def body(b, x):
+        results = []
+        for case in cases:
+            case = dict(case)
+            w, bias = randn(*case.pop("w")), case.pop("bias")
+            operands = [x, b.const(w)] + ([b.const(randn(w.shape[1] * case.get("group", 1)))] if bias else [])
+            results.append(b.op("conv_transpose", *operands, **case))
+        return results
+
+    check([randn(*shape)], body)
+
+
 @pytest.mark.parametrize("case", [
     dict(a=(4, 5), b=(5, 3)),
     dict(a=(5, 4), b=(3, 5), transA=1, transB=1, alpha=0.5, c=(3,)),

@@ -70,11 +70,11 @@ func.func @rows_only(%x: tensor<1x1x3x4xf32>) -> tensor<1x1x4x4xf32> {
 // extrapolation value (an i8 table per axis says where; none for an axis inside
 // everywhere).
 // CHECK-LABEL: func.func @crop_and_resize
-// CHECK: arith.constant dense<[0, 1, 1]> : tensor<3xi8>
+// CHECK: arith.constant dense<[0, 1, 1, 1]> : tensor<4xi8>
 // CHECK: %[[OUTSIDE:.*]] = arith.constant 2.500000e+00 : f32
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[OUTSIDE]] : f32
 // CHECK-NOT: arith.select
-func.func @crop_and_resize(%x: tensor<1x1x3x4xf32>) -> tensor<1x1x3x3xf32> {
-  %0 = "ecg.resize"(%x) {antialias = 0 : i64, coordinate_transformation_mode = "tf_crop_and_resize", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, extrapolation_value = 2.5 : f64, mode = "nearest", nearest_mode = "round_prefer_floor", roi = dense<[0.0, 0.0, -0.5, 0.0, 1.0, 1.0, 1.0, 1.0]> : tensor<8xf32>, scales = dense<[1.0, 1.0, 1.0, 0.75]> : tensor<4xf32>, sizes = array<i64: 1, 1, 3, 3>} : (tensor<1x1x3x4xf32>) -> tensor<1x1x3x3xf32>
-  return %0 : tensor<1x1x3x3xf32>
+func.func @crop_and_resize(%x: tensor<1x1x3x4xf32>) -> tensor<1x1x4x3xf32> {
+  %0 = "ecg.resize"(%x) {antialias = 0 : i64, coordinate_transformation_mode = "tf_crop_and_resize", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, extrapolation_value = 2.5 : f64, mode = "nearest", nearest_mode = "round_prefer_floor", roi = dense<[0.0, 0.0, -0.5, 0.0, 1.0, 1.0, 1.0, 1.0]> : tensor<8xf32>, scales = dense<[1.0, 1.0, 1.3333334, 0.75]> : tensor<4xf32>, sizes = array<i64: 1, 1, 4, 3>} : (tensor<1x1x3x4xf32>) -> tensor<1x1x4x3xf32>
+  return %0 : tensor<1x1x4x3xf32>
 }

@@ -440,9 +440,10 @@ def test_resize_antialias(transform, mode, exclude_outside, scales):
 
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
 @pytest.mark.parametrize("roi", [[0.4, 0.6, 0.6, 0.8], [-0.2, 0.1, 1.3, 0.9]])
-@pytest.mark.parametrize("sizes", [[3, 3], [7, 1]])
+@pytest.mark.parametrize("sizes", [[3, 3], [7, 1], [5, 3], [5, 6]])
 def test_resize_tf_crop_and_resize(mode, roi, sizes):
-    """Samples of the region of interest; outside the input, the extrapolation value."""
+    """Samples of the region of interest; outside the input, the extrapolation value.
+    An axis that keeps its size is left alone, its region too (onnxruntime's rule)."""
     x = resize_input(2, 1, 5, 6)
     attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": 9.0,
              "axes": [2, 3]}

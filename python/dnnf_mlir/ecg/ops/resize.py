@@ -35,7 +35,8 @@ class ResizeOp(ECGOp, name="resize"):
     Upsample's rounding (ceil when downsampling, else truncation). ``antialias``
     widens the linear or cubic filter by 1/scale when down-sampling. ``roi`` (f32,
     the starts of every axis then their ends) is tf_crop_and_resize's region, outside
-    which the output is ``extrapolation_value``.
+    which the output is ``extrapolation_value``. An axis of scale 1 keeping its size
+    is left as it is, its region too (onnxruntime's rule; ONNX's reference crops it).
     """
 
     input: Tensor
@@ -171,13 +172,10 @@ class ResizeOp(ECGOp, name="resize"):
         sizes, scales = int_list(attrs["sizes"]), np.asarray(attrs["scales"], _F32)
         rank = len(sizes)
         roi = np.asarray(attrs["roi"], _F32)
-        cropping = attrs["coordinate_transformation_mode"] == "tf_crop_and_resize"
         taps = {}
         for axis, (in_len, out_len, scale) in enumerate(zip(input_shape, sizes, scales)):
-            window = (roi[axis], roi[rank + axis])
-            if in_len == out_len and scale == 1 and (not cropping or window == (0, 1)):
-                continue
-            taps[axis] = axis_taps(in_len, out_len, scale, attrs, window)
+            if in_len != out_len or scale != 1:
+                taps[axis] = axis_taps(in_len, out_len, scale, attrs, (roi[axis], roi[rank + axis]))
         return taps
 
     @classmethod

@@ -64,24 +64,15 @@ _SIGNS = (
 # ----- data movement -----
 
 _RESHAPING = ("reshape", "flatten", "squeeze", "unsqueeze")
-
-
-def _whole_input(roi) -> bool:
-    """Whether a Resize's region of interest (starts, then ends) is the whole input."""
-    half = len(roi) // 2
-    return all(start == 0 for start in roi[:half]) and all(end == 1 for end in roi[half:])
-
-
 # Ops that are the identity when their result type is their input type, with the
 # extra condition some need: a same-shaped transpose may swap equal dimensions, a
-# slice may reverse, a pad may crop and pad, a resize may shift its samples or crop.
+# slice may reverse, a pad may crop and pad, a resize may shift its samples.
 _NO_OP_WHEN = {
     **{op: None for op in (*_RESHAPING, "expand", "tile", "cast", "depth_to_space", "space_to_depth")},
     "transpose": lambda attrs: list(attrs["perm"]) == sorted(attrs["perm"]),
     "slice": lambda attrs: all(step > 0 for step in attrs["steps"]),
     "pad": lambda attrs: not any(attrs["pads"]),
-    "resize": lambda attrs: all(scale == 1 for scale in attrs["scales"]) and (
-        attrs["coordinate_transformation_mode"] != "tf_crop_and_resize" or _whole_input(attrs["roi"])),
+    "resize": lambda attrs: all(scale == 1 for scale in attrs["scales"]),
 }
 
 # The no-op instance of each (``examples``): A's shape and the root's attributes.

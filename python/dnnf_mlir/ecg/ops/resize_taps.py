@@ -57,12 +57,12 @@ def coordinates(out_len: int, in_len: int, scale, transform: str, roi=(0.0, 1.0)
         return start * F32(in_len - 1) + i * (end - start) * F32(in_len - 1) / F32(out_len - 1)
     if transform == "pytorch_half_pixel" and out_len <= 1:
         return np.zeros(out_len, F32)
-    coords = (i + half) / scale - half
     if transform == "half_pixel_symmetric":
         adjustment = F32(out_len) / (scale * F32(in_len))
         offset = F32(in_len) / F32(2) * (F32(1) - adjustment)
-        coords = offset + (i + half) / scale - half
-    return coords
+        # onnxruntime adds the rest in double (its 0.5 literals are doubles)
+        return (np.float64(offset) + (i + 0.5) / np.float64(scale) - 0.5).astype(F32)
+    return (i + half) / scale - half
 
 
 def nearest_indices(coords: np.ndarray, mode: str, downsampling: bool) -> np.ndarray:

@@ -7,7 +7,7 @@
 // by one gather over the output, the bias added after it.
 // CHECK-LABEL: func.func @upsample_2x2
 // CHECK: %[[W:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x4x3x2x2xf32>) outs(%{{.*}} : tensor<1x3x4x2x2xf32>) permutation = [0, 2, 1, 3, 4]
-// CHECK: %[[TAP:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [3, 4, 1, 1] [1, 1, 2, 2] : tensor<3x4x2x2xf32> to tensor<3x4x1x1xf32>
+// CHECK: %[[TAP:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [3, 4, 1, 1] [1, 1, 1, 1] : tensor<3x4x2x2xf32> to tensor<3x4x1x1xf32>
 // CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %[[TAP]] : tensor<1x4x5x6xf32>, tensor<3x4x1x1xf32>) outs(%{{.*}} : tensor<1x3x5x6xf32>)
 // CHECK-COUNT-3: linalg.conv_2d_nchw_fchw
 // CHECK: %[[STACK:.*]] = tensor.concat dim(0) {{.*}} -> tensor<4x1x3x5x6xf32>

@@ -86,10 +86,12 @@ def _pad_or_crop(x, lows, highs):
 
 
 def _phase_weights(weights, phases):
-    """The taps of one phase combination from the (M, C/G, *kernel) weights, reversed."""
+    """The taps of one phase combination from the (M, C/G, *kernel) weights, reversed
+    (a single tap is sliced with step 1: a strided view of one element is a layout
+    bufferization cannot reshape)."""
     m, cg = shape_of(weights)[:2]
     taps = extract_slice(weights, [0, 0] + [p.first_tap for p in phases], [m, cg] + [p.taps for p in phases],
-                         [1, 1] + [p.tap_step for p in phases])
+                         [1, 1] + [p.tap_step if p.taps > 1 else 1 for p in phases])
     if all(p.taps == 1 for p in phases):
         return taps
     rank = 2 + len(phases)

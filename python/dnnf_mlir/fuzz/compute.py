@@ -303,7 +303,8 @@ def conv_transpose(draw, g: GraphBuilder) -> None:
     # onnxruntime takes output_padding below the stride only (ONNX: below the stride or
     # the dilation); with SAME, ONNX's shape inference adds it to the size, onnxruntime not.
     output_padding = [0 if sizing.startswith("SAME") else draw(st.integers(0, s - 1)) for s in strides]
-    full = [(e - 1) * s + p + (k - 1) * d + 1 for e, s, p, k, d in zip(extents, strides, output_padding, kernels, dilations)]
+    full = [(e - 1) * s + p + (k - 1) * d + 1
+            for e, s, p, k, d in zip(extents, strides, output_padding, kernels, dilations)]
     attrs = {"kernel_shape": kernels, "strides": strides, "dilations": dilations, "output_padding": output_padding}
     if sizing == "pads":
         pads = [draw(st.integers(0, k - 1)) for k in kernels * 2]

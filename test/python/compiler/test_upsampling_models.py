@@ -55,7 +55,8 @@ class Graph:
             self.nodes, "upsampling",
             [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
             [onnx.ValueInfoProto(name=o) for o in outputs], self.initializers)
-        model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]))
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+        model = onnx.shape_inference.infer_shapes(model)  # the outputs' types
         onnx.checker.check_model(model, full_check=True)
         return model
 

@@ -62,12 +62,14 @@ def _fold_leading_axis(x, w, strides, dilations, group):
     m, cg, kd, *kernel = shape_of(w)
     stride, dilation = strides[0], dilations[0]
     od = _out_size(d, kd, stride, dilation)
+    unit = [1] * len(rest)
     taps = [
-        reshape(extract_slice(x, [0, 0, t * dilation] + [0] * len(rest), [n, c, od, *rest], [1, 1, stride] + [1] * len(rest)),
+        reshape(extract_slice(x, [0, 0, t * dilation] + [0] * len(rest), [n, c, od, *rest], [1, 1, stride] + unit),
                 (n, group, 1, cg, od, *rest))
         for t in range(kd)
     ]
-    stacked = taps[0] if kd == 1 else _mlir.tensor.concat(tensor_type([n, group, kd, cg, od, *rest], element_of(x)), 2, taps)
+    stacked = taps[0] if kd == 1 else _mlir.tensor.concat(
+        tensor_type([n, group, kd, cg, od, *rest], element_of(x)), 2, taps)
     spatial = list(range(5, 5 + len(rest)))
     folded = reshape(transpose(stacked, [0, 4, 1, 2, 3] + spatial), (n * od, group * kd * cg, *rest))
     weights = reshape(transpose(w, [0, 2, 1] + list(range(3, 3 + len(kernel)))), (m, kd * cg, *kernel))

@@ -172,9 +172,12 @@ module {
       %5 = irdl.base "#builtin.string"
       %6 = irdl.base "#builtin.float"
       %7 = irdl.base "#builtin.integer"
-      irdl.attributes {"sizes" = %1, "scales" = %2, "mode" = %3, "coordinate_transformation_mode" = %4, "nearest_mode" = %5, "cubic_coeff_a" = %6, "exclude_outside" = %7}
-      %8 = irdl.base "!builtin.tensor"
-      irdl.results(output: %8)
+      %8 = irdl.base "#builtin.integer"
+      %9 = irdl.any
+      %10 = irdl.base "#builtin.float"
+      irdl.attributes {"sizes" = %1, "scales" = %2, "mode" = %3, "coordinate_transformation_mode" = %4, "nearest_mode" = %5, "cubic_coeff_a" = %6, "exclude_outside" = %7, "antialias" = %8, "roi" = %9, "extrapolation_value" = %10}
+      %11 = irdl.base "!builtin.tensor"
+      irdl.results(output: %11)
     }
     irdl.operation @abs {
       %0 = irdl.base "!builtin.tensor"

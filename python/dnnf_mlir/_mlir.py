@@ -22,6 +22,7 @@ _globals.append_dialect_search_prefix("dnnf_mlir.dialects")
 _LAZY = {
     "linalg": "torch_mlir.dialects.linalg",
     "tensor": "torch_mlir.dialects.tensor",
+    "scf": "torch_mlir.dialects.scf",
     "math": "torch_mlir.dialects.math",
     "memref": "torch_mlir.dialects.memref",
     "bufferization": "torch_mlir.dialects.bufferization",

@@ -44,6 +44,7 @@ class Planner:
         self.strategies: dict = {}
         self._next = 0
         self._tagged: dict = {}  # op -> its tag
+        self._isolated: set = set()  # producers materialized by ``isolate_operands``
 
     def add_schedule(self, schedule: OpSchedule):
         """Record what was decided for one op (its strategy is what later ops see of it)."""
@@ -65,20 +66,22 @@ class Planner:
     def isolate_operands(self, op, handle: str, operands):
         """Keep ``structured.fuse`` from fusing (and recomputing per tile) the producers
         of these operands: a tensor.pad, or a linalg op that was not tiled before, is
-        materialized in a buffer of its own first. Returns (handle to ``op``, whether
-        anything was materialized)."""
+        materialized in a buffer of its own first, once when several ops read it (two
+        convolutions of one padded input). Returns (handle to ``op``, whether anything
+        was materialized)."""
         s = self.script
         changed = False
         for index in operands:
             value = op.operands[index]
             producer = value.owner if isinstance(value, ir.OpResult) else None
-            if producer is None:
+            if producer is None or producer in self._isolated:
                 continue
             name = producer.name
             strategy = self.strategies.get(ir.StringAttr(producer.attributes[TAG]).value) if TAG in producer.attributes else None
             tiled = strategy not in (None, "loops")
             if name == "tensor.pad" or (name.startswith("linalg.") and name != "linalg.fill" and not tiled):
                 s.bufferize_to_allocation(s.producer_of(handle, index))
+                self._isolated.add(producer)
                 handle = s.match([op.name], tag=ir.StringAttr(op.attributes[TAG]).value)
                 changed = True
         return handle, changed

@@ -215,23 +215,26 @@ def _resize(node: NodeBuilder):
         attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="simple")
         attrs.update(ResizeOp.resolve(shape, scales=np.asarray(scales, np.float32)))
         return node.emit("resize", [data], attrs)
-    if node.attr("antialias", 0):
-        node.unsupported("antialias")
-    if node.attr("coordinate_transformation_mode") == "tf_crop_and_resize":
-        node.unsupported("coordinate_transformation_mode 'tf_crop_and_resize'")
-    for name in ("coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside"):
+    for name in ("coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "antialias",
+                 "extrapolation_value"):
         if name in node.attributes:
             attrs[name] = node.attributes[name]
     scales, sizes = node.known(2, "scales"), node.known(3, "sizes")
+    axes = node.attr("axes")
     attrs.update(
         ResizeOp.resolve(
             shape,
             scales=scales if scales is not None and scales.size else None,
             sizes=sizes if sizes is not None and sizes.size else None,
-            axes=node.attr("axes"),
+            axes=axes,
             keep_aspect_ratio_policy=node.attr("keep_aspect_ratio_policy", "stretch"),
         )
     )
+    if attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize":
+        roi = node.known(1, "roi")
+        if roi is None or not roi.size:
+            node.unsupported("tf_crop_and_resize without a roi")
+        attrs["roi"] = ResizeOp.full_roi(len(shape), roi, axes)
     return node.emit("resize", [data], attrs)
 
 

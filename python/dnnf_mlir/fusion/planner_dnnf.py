@@ -47,6 +47,10 @@ class _Growth:
         domain = self.domain
         if node.mapping is MappingType.ONE_TO_ONE:
             domain = joined_domain(self.domain, node.result_shapes[0])
+        elif node.mapping is MappingType.ONE_TO_MANY and as_successor:
+            # The ops after it iterate over its result: a Resize or Expand enlarges the
+            # domain of the element-wise ops that follow it (Relu -> Resize -> Add).
+            domain = node.result_shapes[0]
         joined = block.members | {candidate}
         violation = (
             "contraction-operand" if feeds_contraction(graph, block.members, candidate)

@@ -120,6 +120,23 @@ def is_image(v: Value) -> bool:
     return v.rank in (3, 4) and v.shape[1] <= 65 and all(d <= 65 for d in v.shape[2:])
 
 
+def volume(draw, g: GraphBuilder) -> Value:
+    """A new NCDHW input (3-d convolutions; pooling has no 3-d lowering)."""
+    return g.input((draw(st.sampled_from((1, 2))),) + dims(draw, 4, cap=MAX_NUMEL // 8, choices=SPATIAL[:6]))
+
+
+def is_volume(v: Value) -> bool:
+    return v.rank == 5 and v.shape[1] <= 65 and all(d <= 17 for d in v.shape[2:])
+
+
+def convolvable(v: Value) -> bool:
+    return is_image(v) or is_volume(v)
+
+
+def image_or_volume(draw, g: GraphBuilder) -> Value:
+    return volume(draw, g) if draw(st.integers(0, 3)) == 3 else image(draw, g)
+
+
 def window(draw, extent: int, pool: bool) -> dict:
     """One spatial axis of a sliding window: kernel, stride, dilation and pads whose
     window fits the padded extent (a pool's pads stay below its kernel)."""
@@ -186,9 +203,9 @@ def window_attrs(draw, x: Value, pool: bool, dilations: bool = True) -> tuple:
 
 
 def conv(draw, g: GraphBuilder) -> None:
-    x = pick(draw, g, is_image, image)
+    x = pick(draw, g, convolvable, image_or_volume)
     n, c = x.shape[:2]
-    group = draw(st.sampled_from(sorted({1, c} | {d for d in (2, 4) if c % d == 0})))
+    group = draw(st.sampled_from(sorted({1, c} | {d for d in (2, 4, 8) if c % d == 0})))
     m = group * draw(st.sampled_from((1, 2, 3, 4, 8)))
     attrs, spatial = window_attrs(draw, x, pool=False)
     fan_in = c // group * math.prod(attrs["kernel_shape"])
@@ -271,24 +288,43 @@ def attention(draw, g: GraphBuilder) -> None:
 
 
 def conv_transpose(draw, g: GraphBuilder) -> None:
-    x = pick(draw, g, lambda v: is_image(v) and v.rank == 4, lambda d, g: g.input(dims(d, 4, 4096, SPATIAL)))
-    n, c, h, w = x.shape
-    group = draw(st.sampled_from(sorted({1, c})))
+    """ConvTranspose of 1 to 3 spatial axes: strides, dilations, groups, output_padding,
+    and its output size from pads, SAME_* or output_shape (onnxruntime: SAME without
+    dilation, neither beyond the full result)."""
+    x = pick(draw, g, lambda v: convolvable(v) and v.numel <= 4096,
+             lambda d, g: g.input(dims(d, d(st.sampled_from((4, 3, 5))), 4096, SPATIAL[:6])))
+    n, c, *extents = x.shape
+    group = draw(st.sampled_from(sorted({1, c} | {d for d in (2, 4) if c % d == 0})))
     m = group * draw(st.sampled_from((1, 2, 3)))
-    kernels = [draw(st.sampled_from((1, 2, 3, 4))) for _ in range(2)]
-    strides = [draw(st.sampled_from((1, 2, 3))) for _ in range(2)]
-    pads = [draw(st.integers(0, k - 1)) for k in kernels * 2]
-    output_padding = [draw(st.integers(0, s - 1)) for s in strides]
-    spatial = [s * (d - 1) + op + k - pads[i] - pads[i + 2]
-               for i, (d, s, op, k) in enumerate(zip((h, w), strides, output_padding, kernels))]
-    if min(spatial) < 1 or n * m * math.prod(spatial) > MAX_NUMEL:
-        kernels, strides, pads, output_padding, spatial = [1, 1], [1, 1], [0] * 4, [0, 0], [h, w]
-    fan_in = c // group * math.prod(kernels) // math.prod(strides)
+    kernels = [draw(st.sampled_from((1, 2, 3, 4))) for _ in extents]
+    strides = [draw(st.sampled_from((1, 2, 3))) for _ in extents]
+    sizing = draw(st.sampled_from(("pads", "pads", "SAME_UPPER", "SAME_LOWER", "output_shape")))
+    dilations = [1 if sizing.startswith("SAME") else draw(st.sampled_from((1, 1, 2))) for _ in extents]
+    # onnxruntime takes output_padding below the stride only (ONNX: below the stride or
+    # the dilation); with SAME, ONNX's shape inference adds it to the size, onnxruntime not.
+    output_padding = [0 if sizing.startswith("SAME") else draw(st.integers(0, s - 1)) for s in strides]
+    full = [(e - 1) * s + p + (k - 1) * d + 1
+            for e, s, p, k, d in zip(extents, strides, output_padding, kernels, dilations)]
+    attrs = {"kernel_shape": kernels, "strides": strides, "dilations": dilations, "output_padding": output_padding}
+    if sizing == "pads":
+        pads = [draw(st.integers(0, k - 1)) for k in kernels * 2]
+        spatial = [f - pads[i] - pads[i + len(full)] for i, f in enumerate(full)]
+        attrs["pads"] = pads
+    elif sizing == "output_shape":
+        spatial = [max(1, f - draw(st.integers(0, s - 1))) for f, s in zip(full, strides)]
+        attrs["output_shape"] = spatial
+    else:
+        spatial = [e * s for e, s in zip(extents, strides)]
+        attrs["auto_pad"] = sizing
+    if min(spatial) < 1 or any(o > f for o, f in zip(spatial, full)) or n * m * math.prod(spatial) > MAX_NUMEL:
+        ones = [1] * len(extents)
+        attrs = {"kernel_shape": ones, "strides": ones, "dilations": ones, "output_padding": [0] * len(extents)}
+        kernels, strides, spatial = ones, ones, extents
+    fan_in = max(1, c // group * math.prod(kernels) // math.prod(strides))
     inputs = [x, weight(draw, g, (c, m // group, *kernels), fan_in)]
     if draw(st.booleans()):
         inputs.append(constant(draw, g, (m,)))
-    g.one("ConvTranspose", inputs, (n, m, *spatial), scale=x.scale + 0.5, group=group, kernel_shape=kernels,
-          strides=strides, pads=pads, output_padding=output_padding)
+    g.one("ConvTranspose", inputs, (n, m, *spatial), scale=x.scale + 0.5, group=group, **attrs)
 
 
 def pool(draw, g: GraphBuilder) -> None:

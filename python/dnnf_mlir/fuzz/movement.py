@@ -1,6 +1,7 @@
 """Data-movement op families: Reshape, Transpose, Slice, Concat, Split, Gather,
-GatherElements, Expand, Tile, Pad, Squeeze/Unsqueeze/Flatten, DepthToSpace/SpaceToDepth
-and Resize, with their attributes (or constant shape inputs) drawn at random.
+GatherElements, Expand, Tile, Pad, Squeeze/Unsqueeze/Flatten and DepthToSpace/SpaceToDepth,
+with their attributes (or constant shape inputs) drawn at random (Resize has a module
+of its own, ``resampling``).
 
 These ops copy values, so they keep the operand's scale; their index arithmetic
 (negative axes and indices, clamped slice bounds, negative steps, uneven splits) is
@@ -231,26 +232,10 @@ def depth_space(draw, g: GraphBuilder) -> None:
         g.one("SpaceToDepth", [x], (n, c * b * b, h // b, w // b), scale=x.scale, blocksize=b)
 
 
-def resize(draw, g: GraphBuilder) -> None:
-    """Nearest or linear Resize of the two spatial axes of an NCHW value by 1/2, 2 or 3."""
-    x = pick(draw, g, lambda v: v.rank == 4 and v.numel * 9 <= MAX_NUMEL,
-             lambda d, g: g.input(dims(d, 4, cap=MAX_NUMEL // 9, choices=DIMS[:8])))
-    scales = [1.0, 1.0] + [draw(st.sampled_from((2.0, 3.0, 0.5))) for _ in range(2)]
-    shape = [int(math.floor(d * s)) for d, s in zip(x.shape, scales)]
-    if 0 in shape:
-        scales, shape = [1.0, 1.0, 2.0, 2.0], [d * s for d, s in zip(x.shape, (1, 1, 2, 2))]
-    mode = draw(st.sampled_from(("nearest", "linear")))
-    attrs = {"mode": mode, "coordinate_transformation_mode": draw(st.sampled_from(
-        ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")))}
-    if mode == "nearest":
-        attrs["nearest_mode"] = draw(st.sampled_from(("round_prefer_floor", "floor", "ceil")))
-    g.one("Resize", [x, "", g.constant(np.array(scales, np.float32))], shape, scale=x.scale, **attrs)
-
-
 FAMILIES = {
     "reshape": reshape, "transpose": transpose, "slice": slice_, "concat": concat, "split": split,
     "gather": gather, "expand": expand, "tile": tile, "pad": pad, "reshaping": reshaping,
-    "depth_space": depth_space, "resize": resize,
+    "depth_space": depth_space,
 }
 
 __all__ = ["FAMILIES", "factors", "ints"]

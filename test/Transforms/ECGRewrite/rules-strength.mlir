@@ -961,7 +961,7 @@ func.func @"pad-noop"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // CHECK-LABEL: func.func @"resize-noop"
 // CHECK-NEXT: return %arg0 : tensor<2x3x4xf32>
 func.func @"resize-noop"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
-  %0 = "ecg.resize"(%arg0) {coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, mode = "nearest", nearest_mode = "round_prefer_floor", scales = dense<1.000000e+00> : tensor<3xf32>, sizes = array<i64: 2, 3, 4>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %0 = "ecg.resize"(%arg0) {antialias = 0 : i64, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, extrapolation_value = 0.000000e+00 : f64, mode = "nearest", nearest_mode = "round_prefer_floor", roi = dense<[0.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00]> : tensor<6xf32>, scales = dense<1.000000e+00> : tensor<3xf32>, sizes = array<i64: 2, 3, 4>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
 

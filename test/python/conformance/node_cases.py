@@ -37,8 +37,6 @@ EXCLUDED = {
     r"test_training_dropout.*": "training-mode Dropout (random masks) is not supported",
     r"test_maxpool_with_argmax_2d_precomputed_(pads|strides)": "MaxPool's Indices output is not supported",
     r"test_reduce_(max|min|log_sum_exp)_empty_set(_bool)?": "Max/Min/LogSumExp over an empty axis is rejected by the ECG verifier by design",
-    r"test_resize_.*_antialias": "Resize antialias is not supported",
-    r"test_resize_tf_crop_and_resize.*": "Resize tf_crop_and_resize (roi) is not supported",
 }
 
 # Cases where ResizeOp deliberately follows ONNX Runtime rather than ONNX's reference

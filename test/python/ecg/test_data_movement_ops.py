@@ -370,8 +370,9 @@ def test_gather_index_out_of_range_is_a_runtime_error():
 RESIZE_TRANSFORMS = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"]
 
 
-def run_resize(x, attrs, scales=None, sizes=None, opset=19):
-    inputs = [x, None, None if scales is None else Const(scales, np.float32), None if sizes is None else ints(sizes)]
+def run_resize(x, attrs, scales=None, sizes=None, opset=19, roi=None):
+    inputs = [x, None if roi is None else Const(roi, np.float32), None if scales is None else Const(scales, np.float32),
+              None if sizes is None else ints(sizes)]
     return run_onnx("Resize", inputs, attrs, opset=opset)
 
 
@@ -422,6 +423,33 @@ def test_resize_interpolating(transform, mode, cubic_coeff_a, exclude_outside, s
              "exclude_outside": exclude_outside}
     expected = run_resize(x, attrs, scales=scales)
     check_resize(x, {**attrs, **ResizeOp.resolve(x.shape, scales=scales)}, expected, exact=False)
+
+
+@pytest.mark.parametrize("transform", RESIZE_TRANSFORMS)
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("exclude_outside", [0, 1])
+@pytest.mark.parametrize("scales", [[1, 1, 0.5, 0.3], [1, 1, 0.6, 2.5]])
+def test_resize_antialias(transform, mode, exclude_outside, scales):
+    """The filter widened by 1/scale along down-sampled axes, up-sampled ones as without."""
+    x = resize_input(1, 2, 9, 8)
+    attrs = {"mode": mode, "coordinate_transformation_mode": transform, "exclude_outside": exclude_outside,
+             "antialias": 1}
+    expected = run_resize(x, attrs, scales=scales)
+    check_resize(x, {**attrs, **ResizeOp.resolve(x.shape, scales=scales)}, expected, exact=False)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("roi", [[0.4, 0.6, 0.6, 0.8], [-0.2, 0.1, 1.3, 0.9]])
+@pytest.mark.parametrize("sizes", [[3, 3], [7, 1], [5, 3], [5, 6]])
+def test_resize_tf_crop_and_resize(mode, roi, sizes):
+    """Samples of the region of interest; outside the input, the extrapolation value.
+    An axis that keeps its size is left alone, its region too (onnxruntime's rule)."""
+    x = resize_input(2, 1, 5, 6)
+    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": 9.0,
+             "axes": [2, 3]}
+    expected = run_resize(x, attrs, sizes=sizes, roi=roi, opset=18)
+    resolved = {**ResizeOp.resolve(x.shape, sizes=sizes, axes=[2, 3]), "roi": ResizeOp.full_roi(4, roi, [2, 3])}
+    check_resize(x, {**{k: v for k, v in attrs.items() if k != "axes"}, **resolved}, expected, exact=mode == "nearest")
 
 
 @pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
@@ -520,8 +548,10 @@ def spec(*shape, dtype=F32):
         (GatherElementsOp, [spec(3, 4), spec(2, 5, dtype=np.int64)], {"axis": 0}, r"exceed data .* in dimension 1"),
         (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6]}, r"sizes \[1, 2, 6\] must have one entry per dimension"),
         (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "mode": "bicubic"}, r"mode 'bicubic' is not nearest, linear or cubic"),
-        (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "coordinate_transformation_mode": "tf_crop_and_resize"},
-         r"coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
+        (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "coordinate_transformation_mode": "tf_crop_and_scale"},
+         r"coordinate_transformation_mode 'tf_crop_and_scale' is not supported"),
+        (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "roi": np.zeros(4, np.float32)}, r"roi must be 8 f32 values"),
+        (ResizeOp, [spec(1, 2, 3, 3)], {"sizes": [1, 2, 6, 6], "antialias": 2}, r"antialias must be 0 or 1"),
         (ResizeOp, [spec(1, 2, 3, 3, dtype=np.int32)], {"sizes": [1, 2, 6, 6], "mode": "linear"}, r"linear interpolation needs a floating-point input"),
         (ResizeOp, [spec(2, 3)], {"sizes": [4, 6], "scales": np.array([2, 0], np.float32)}, r"scales \[2.0, 0.0\] must be positive"),
         (ResizeOp, [spec(2, 3)], {"sizes": [4, 6], "scales": np.array([2, 2], np.float64)}, r"scales must be 2 f32 values"),

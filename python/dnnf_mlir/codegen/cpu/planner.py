@@ -52,11 +52,13 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
         in_head_loops.update([chain.root, chain.output, *chain.ops])
     # Program order: the producers of a contraction's operands are tiled before it (so
     # that structured.fuse, which fuses producers greedily, only finds the fill), and
-    # an element-wise consumer is known to be an epilogue before it is reached.
+    # an element-wise consumer is known to be an epilogue before it is reached. The
+    # body of a loop over a grouped convolution's groups (``prepare``) runs on one
+    # thread, like a head loop's ops: the loop is what the threads share.
     consumed = []
     for op in ops:
         first = len(planner.schedules)
-        planner.threads = 1 if op in in_head_loops else threads
+        planner.threads = 1 if op in in_head_loops or op.parent.name == "scf.forall" else threads
         if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:

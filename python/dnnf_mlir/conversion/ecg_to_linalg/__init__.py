@@ -23,12 +23,14 @@ One module per purpose:
 - ``builders``: scalar arithmetic and tensor building blocks every family uses;
 - ``elementwise``: unary, binary and ternary ops, ``cast``, ``clip``, ``bit_shift``;
 - ``matmul``: ``gemm`` and ``mat_mul``;
-- ``convolution``: ``conv``;
+- ``convolution``: ``conv``, any rank onto the 2-d named convolutions;
+- ``conv_transpose``: ``conv_transpose``, one convolution per phase of the output;
 - ``pooling``: max, average and global pooling;
 - ``normalization``: softmax, batch/layer/instance normalization, LRN;
 - ``reduction``: ``reduce_*``, ``arg_max``/``arg_min``;
 - ``data_movement``: ``constant``, reshapes, transpose, slice, concat, split, pad,
   expand, tile, gathers, depth/space rearrangements;
+- ``resize``: ``resize``, a gather with its taps (indices, weights) as constants;
 - ``pass_``: the pass itself (checking, lowering op by op, inlining ``ecg.fused``).
 """
 

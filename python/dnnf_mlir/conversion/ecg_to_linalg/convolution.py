@@ -1,56 +1,117 @@
-"""Convolutions: ``conv`` onto linalg's named convolution ops over an explicitly padded input.
+"""Convolutions of any rank and grouping onto linalg's 2-d NCHW convolutions.
 
-Plain, depthwise (group == channels) and 2-d grouped convolutions each have a named
-op (``conv_*_nchw_fchw``, ``depthwise_conv_*_nchw_chw``, ``conv_2d_ngchw_gfchw``);
-other grouped convolutions are unsupported.
+The code generators schedule three named ops: ``conv_2d_nchw_fchw`` (group 1),
+``depthwise_conv_2d_nchw_chw`` (one input and one output channel per group) and
+``conv_2d_ngchw_gfchw`` (other groups). ``convolve`` brings every convolution to
+one of them: a 1-d convolution is a 2-d one of height 1 (reshapes, no copy); a
+leading spatial axis with a unit window and stride merges into the next one when
+that has them too (a 1x1x1 convolution is a 2-d 1x1 one); any other leading axis
+is folded, its output positions into the batch and its window into the channels
+of each group: the input's KD slices along it, transposed to
+``(N * OD, G * KD * C/G, ...)``, the weights to ``(M, KD * C/G, ...)``, and the
+result transposed back (copies of KD x the input and of the output, small next to
+the convolution's work). A 3-d convolution is thus one 2-d convolution with a
+reduction KD times longer. ``conv_transpose.py`` reuses ``convolve`` for each phase
+of a transposed convolution.
 """
 
 from ... import _mlir
 from ...linalg_builders import element_of
-from .builders import add, elementwise, pad, reshape, shape_of, window_options, zeros
-from .registry import Unsupported, lowers
+from .builders import add, elementwise, extract_slice, pad, reshape, shape_of, tensor_type, transpose, zeros
+from .registry import lowers
 
-_CONVS = {1: "conv_1d_ncw_fcw", 2: "conv_2d_nchw_fchw", 3: "conv_3d_ncdhw_fcdhw"}
-_DEPTHWISE = {1: "depthwise_conv_1d_ncw_cw", 2: "depthwise_conv_2d_nchw_chw", 3: "depthwise_conv_3d_ncdhw_cdhw"}
+_CONV = "conv_2d_nchw_fchw"
+_DEPTHWISE = "depthwise_conv_2d_nchw_chw"
+_GROUPED = "conv_2d_ngchw_gfchw"
+
+
+def _out_size(size: int, kernel: int, stride: int, dilation: int) -> int:
+    return (size - (kernel - 1) * dilation - 1) // stride + 1
+
+
+def _convolve_2d(x, w, strides, dilations, group):
+    linalg = _mlir.linalg
+    n, c, h, width = shape_of(x)
+    m, _, kh, kw = shape_of(w)
+    out = (_out_size(h, kh, strides[0], dilations[0]), _out_size(width, kw, strides[1], dilations[1]))
+    options = {"strides": list(strides), "dilations": list(dilations)}
+    element = element_of(x)
+    if group == 1:
+        return linalg.conv_2d_nchw_fchw(x, w, outs=[zeros((n, m) + out, element)], **options)
+    if group == c == m:
+        w = reshape(w, (m, kh, kw))
+        return linalg.depthwise_conv_2d_nchw_chw(x, w, outs=[zeros((n, m) + out, element)], **options)
+    xg = reshape(x, (n, group, c // group, h, width))
+    wg = reshape(w, (group, m // group, c // group, kh, kw))
+    y = linalg.conv_2d_ngchw_gfchw(xg, wg, outs=[zeros((n, group, m // group) + out, element)], **options)
+    return reshape(y, (n, m) + out)
+
+
+def _merge_leading_axis(x, w, strides, dilations, group):
+    """Axes 2 and 3 as one: both have a unit window and stride."""
+    n, c, d, h, *rest = shape_of(x)
+    m, cg, _, _, *kernel = shape_of(w)
+    y = convolve(reshape(x, (n, c, d * h, *rest)), reshape(w, (m, cg, 1, *kernel)), strides[1:], dilations[1:], group)
+    return reshape(y, (n, m, d, h, *shape_of(y)[3:]))
+
+
+def _fold_leading_axis(x, w, strides, dilations, group):
+    """The first spatial axis folded into the batch (output positions) and the
+    channels of each group (window taps)."""
+    n, c, d, *rest = shape_of(x)
+    m, cg, kd, *kernel = shape_of(w)
+    stride, dilation = strides[0], dilations[0]
+    od = _out_size(d, kd, stride, dilation)
+    unit = [1] * len(rest)
+    taps = [
+        reshape(extract_slice(x, [0, 0, t * dilation] + [0] * len(rest), [n, c, od, *rest], [1, 1, stride] + unit),
+                (n, group, 1, cg, od, *rest))
+        for t in range(kd)
+    ]
+    stacked = taps[0] if kd == 1 else _mlir.tensor.concat(
+        tensor_type([n, group, kd, cg, od, *rest], element_of(x)), 2, taps)
+    spatial = list(range(5, 5 + len(rest)))
+    folded = reshape(transpose(stacked, [0, 4, 1, 2, 3] + spatial), (n * od, group * kd * cg, *rest))
+    weights = reshape(transpose(w, [0, 2, 1] + list(range(3, 3 + len(kernel)))), (m, kd * cg, *kernel))
+    y = convolve(folded, weights, strides[1:], dilations[1:], group)
+    out = shape_of(y)[2:]
+    return transpose(reshape(y, (n, od, m, *out)), [0, 2, 1] + list(range(3, 3 + len(out))))
+
+
+def convolve(x, w, strides, dilations, group):
+    """The convolution (cross-correlation) of the padded input ``x`` (N, C, *spatial)
+    with ``w`` (M, C / group, *kernel), into zeros: (N, M, *out)."""
+    spatial = len(shape_of(x)) - 2
+    if spatial == 2:
+        return _convolve_2d(x, w, strides, dilations, group)
+    if spatial == 1:
+        (n, c, width), (m, cg, k) = shape_of(x), shape_of(w)
+        y = _convolve_2d(reshape(x, (n, c, 1, width)), reshape(w, (m, cg, 1, k)), [1, *strides], [1, *dilations], group)
+        return reshape(y, (n, m, shape_of(y)[3]))
+    kernel = shape_of(w)[2:]
+    if kernel[0] == kernel[1] == 1 and strides[0] == strides[1] == 1:
+        return _merge_leading_axis(x, w, strides, dilations, group)
+    return _fold_leading_axis(x, w, strides, dilations, group)
 
 
 @lowers("conv")
 def lower_conv(op, args):
-    """Pad (tensor.pad), then conv_*_nchw_fchw / depthwise_conv_*_nchw_chw /
-    conv_2d_ngchw_gfchw into zeros; the bias is an element-wise add after it, which
-    the code generator fuses into the convolution's tiles as it fuses any epilogue (a
-    broadcast bias as the accumulator's initial value was a kernel of its own)."""
-    linalg = _mlir.linalg
+    """Pad (tensor.pad), then ``convolve``; the bias is an element-wise add after it,
+    which the code generator fuses into the convolution's tiles as it fuses any
+    epilogue (a broadcast bias as the accumulator's initial value was a kernel of
+    its own)."""
     attrs = op.attrs
     x, w = args[:2]
     specs = op.operand_specs
     (spec,) = op.result_specs
-    n, c = specs[0].shape[:2]
-    m = specs[1].shape[0]
-    kernel = specs[1].shape[2:]
-    spatial = len(kernel)
-    group = attrs["group"]
-    element = element_of(x)
-    depthwise = group > 1 and group == c and m == c
-    if spatial not in _CONVS:
-        raise Unsupported(f"{spatial}-d convolution")
-    if group > 1 and not depthwise and spatial != 2:
-        raise Unsupported(f"grouped {spatial}-d convolution (group {group}) other than depthwise")
-    begins, ends, outs = type(op).geometry(specs, attrs)
+    spatial = len(specs[1].shape) - 2
+    begins, ends, _ = type(op).geometry(specs, attrs)
     x = pad(x, [0, 0] + list(begins), [0, 0] + list(ends), 0.0)
-    options = window_options(attrs)
-    if depthwise:
-        w = reshape(w, (m,) + tuple(kernel))
-        y = getattr(linalg, _DEPTHWISE[spatial])(x, w, outs=[zeros(spec.shape, element)], **options)
-    elif group == 1:
-        y = getattr(linalg, _CONVS[spatial])(x, w, outs=[zeros(spec.shape, element)], **options)
-    else:
-        padded = shape_of(x)
-        xg = reshape(x, (n, group, c // group) + padded[2:])
-        wg = reshape(w, (group, m // group) + tuple(specs[1].shape[1:]))
-        init = zeros((n, group, m // group, *outs), element)
-        y = reshape(linalg.conv_2d_ngchw_gfchw(xg, wg, outs=[init], **options), spec.shape)
+    y = convolve(x, w, [int(s) for s in attrs["strides"]], [int(d) for d in attrs["dilations"]], attrs["group"])
     if len(args) == 3:
-        bias = reshape(args[2], (m,) + (1,) * spatial)
-        y = elementwise([y, bias], spec.shape, element, add)
+        bias = reshape(args[2], (spec.shape[1],) + (1,) * spatial)
+        y = elementwise([y, bias], spec.shape, element_of(x), add)
     return [y]
+
+
+__all__ = ["convolve", "lower_conv"]

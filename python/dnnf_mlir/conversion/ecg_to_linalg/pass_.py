@@ -9,7 +9,9 @@ from ...ecg import ECGOp
 from ...transforms.pass_base import ModulePass
 from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
-from . import convolution, data_movement, elementwise, matmul, normalization, pooling, reduction  # noqa: F401
+from . import (  # noqa: F401
+    conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, reduction, resize,
+)
 from .registry import LOWERINGS, Unsupported
 
 

@@ -2,7 +2,9 @@
 interpolation, the one data-movement op with FLOPs (the interpolation's).
 
 Its ``sizes`` and ``scales`` attributes hold resolved static values: the importer
-computes them from ONNX's scales or sizes input with ``ResizeOp.resolve``.
+computes them from ONNX's scales or sizes input with ``ResizeOp.resolve``. What
+each output element reads, and with which weights, is defined axis by axis in
+``resize_taps``.
 """
 
 import numpy as np
@@ -13,9 +15,12 @@ from ..properties import UNARY_ELEMENTWISE, Algebra, MappingType
 from ..shapes import normalize_axes, require
 from ..tensor_spec import TensorSpec
 from .common import int_list
+from .resize_taps import axis_taps, tap_count
 
 
-_TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric")
+_TRANSFORMS = (
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
+)
 _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
 _F32 = np.float32
 
@@ -27,7 +32,11 @@ class ResizeOp(ECGOp, name="resize"):
     the coordinate transformation uses: ONNX's scales when the model gives them, else
     sizes/input (``resolve`` computes both as onnxruntime does). Coordinates are
     computed in f32 like onnxruntime. ``nearest_mode`` "simple" is Resize-10's and
-    Upsample's rounding (ceil when downsampling, else truncation).
+    Upsample's rounding (ceil when downsampling, else truncation). ``antialias``
+    widens the linear or cubic filter by 1/scale when down-sampling. ``roi`` (f32,
+    the starts of every axis then their ends) is tf_crop_and_resize's region, outside
+    which the output is ``extrapolation_value``. An axis of scale 1 keeping its size
+    is left as it is, its region too (onnxruntime's rule; ONNX's reference crops it).
     """
 
     input: Tensor
@@ -39,6 +48,9 @@ class ResizeOp(ECGOp, name="resize"):
     nearest_mode: Str
     cubic_coeff_a: Float
     exclude_outside: Int
+    antialias: Int
+    roi: Elements
+    extrapolation_value: Float
     MAPPING = MappingType.ONE_TO_MANY
     ALGEBRA = Algebra(commutes_with=(f"{UNARY_ELEMENTWISE} (nearest mode)",))
     ONNX = ("Resize", "Upsample")
@@ -48,10 +60,9 @@ class ResizeOp(ECGOp, name="resize"):
         "nearest_mode": "round_prefer_floor",
         "cubic_coeff_a": -0.75,
         "exclude_outside": 0,
+        "antialias": 0,
+        "extrapolation_value": 0.0,
     }
-    # FLOPs per output element and interpolated axis.
-    FLOPS_PER_AXIS = {"nearest": 0, "linear": 3, "cubic": 7}
-
     @classmethod
     def resolve(cls, input_shape, scales=None, sizes=None, axes=None, keep_aspect_ratio_policy="stretch") -> dict:
         """``sizes`` and ``scales`` attributes for ONNX Resize's scales or sizes input (over ``axes``)."""
@@ -87,6 +98,24 @@ class ResizeOp(ECGOp, name="resize"):
         return {"sizes": out, "scales": full_scales}
 
     @classmethod
+    def default_attrs(cls, operands):
+        """``roi`` defaults to the whole input: starts 0, ends 1."""
+        rank = operands[0].rank if operands else 0
+        return {**cls.DEFAULTS, "roi": np.array([0.0] * rank + [1.0] * rank, _F32)}
+
+    @staticmethod
+    def full_roi(rank: int, roi, axes=None) -> np.ndarray:
+        """The ``roi`` attribute (every axis' start, then every end) for ONNX's roi input
+        over ``axes`` (default: all); the other axes keep the whole input."""
+        axes = list(range(rank)) if axes is None else normalize_axes(int_list(axes), rank)
+        roi = np.asarray(roi, _F32).reshape(-1)
+        require(roi.size == 2 * len(axes), f"roi {roi.tolist()} must have two entries per axis in {axes}")
+        full = np.array([0.0] * rank + [1.0] * rank, _F32)
+        for i, axis in enumerate(axes):
+            full[axis], full[rank + axis] = roi[i], roi[len(axes) + i]
+        return full
+
+    @classmethod
     def complete_attrs(cls, operands, attrs):
         """``scales`` defaults to sizes/input (1 for empty dimensions)."""
         if "sizes" in attrs and "scales" not in attrs and len(operands) == 1:
@@ -101,11 +130,15 @@ class ResizeOp(ECGOp, name="resize"):
         sizes = int_list(attrs["sizes"])
         scales = np.asarray(attrs["scales"])
         mode, transform, nearest = attrs["mode"], attrs["coordinate_transformation_mode"], attrs["nearest_mode"]
-        require(mode in cls.FLOPS_PER_AXIS, f"mode '{mode}' is not nearest, linear or cubic")
+        require(mode in ("nearest", "linear", "cubic"), f"mode '{mode}' is not nearest, linear or cubic")
         require(transform in _TRANSFORMS,
                 f"coordinate_transformation_mode '{transform}' is not supported (one of {', '.join(_TRANSFORMS)})")
         require(nearest in _NEAREST_MODES, f"nearest_mode '{nearest}' is not one of {', '.join(_NEAREST_MODES)}")
         require(attrs["exclude_outside"] in (0, 1), f"exclude_outside must be 0 or 1, got {attrs['exclude_outside']}")
+        require(attrs["antialias"] in (0, 1), f"antialias must be 0 or 1, got {attrs['antialias']}")
+        roi = np.asarray(attrs["roi"])
+        require(roi.dtype == np.float32 and roi.shape == (2 * x.rank,),
+                f"roi must be {2 * x.rank} f32 values (the starts, then the ends), got {roi.dtype} {list(roi.shape)}")
         require(mode == "nearest" or x.is_float, f"{mode} interpolation needs a floating-point input, got {x}")
         require(len(sizes) == x.rank, f"sizes {sizes} must have one entry per dimension of {x}")
         require(all(s >= 0 for s in sizes), f"sizes {sizes} must be non-negative")
@@ -124,92 +157,42 @@ class ResizeOp(ECGOp, name="resize"):
 
     @classmethod
     def count_flops(cls, operands, results, attrs):
+        """A multiply-add per tap but the first (nearest: none), per output element and resized axis."""
         (x,), (y,) = operands, results
+        if attrs["mode"] == "nearest":
+            return 0
         scales = np.asarray(attrs["scales"])
-        axes = sum(1 for d, s, scale in zip(x.shape, y.shape, scales) if d != s or scale != 1)
-        return cls.FLOPS_PER_AXIS.get(attrs["mode"], 0) * axes * y.numel
+        taps = [tap_count(attrs["mode"], scale, attrs["antialias"])
+                for d, s, scale in zip(x.shape, y.shape, scales) if d != s or scale != 1]
+        return sum(2 * t - 1 for t in taps) * y.numel
 
-    @staticmethod
-    def _coordinates(out_len: int, in_len: int, scale, transform: str) -> np.ndarray:
-        """Input coordinate of each output index, in f32 as onnxruntime computes it."""
-        i = np.arange(out_len, dtype=_F32)
-        scale, half = _F32(scale), _F32(0.5)
-        if transform == "asymmetric":
-            return i / scale
-        if transform == "align_corners":
-            if out_len == 1:
-                return np.zeros(1, _F32)
-            return i * _F32(in_len - 1) / _F32(out_len - 1)
-        if transform == "pytorch_half_pixel" and out_len <= 1:
-            return np.zeros(out_len, _F32)
-        coords = (i + half) / scale - half
-        if transform == "half_pixel_symmetric":
-            adjustment = _F32(out_len) / (scale * _F32(in_len))
-            offset = _F32(in_len) / _F32(2) * (_F32(1) - adjustment)
-            coords = offset + (i + half) / scale - half
-        return coords
-
-    @staticmethod
-    def _nearest(coords: np.ndarray, mode: str, downsampling: bool) -> np.ndarray:
-        if mode == "round_prefer_floor":
-            ties = coords == np.trunc(coords) + _F32(0.5)
-            return np.where(ties, np.floor(coords), np.sign(coords) * np.floor(np.abs(coords) + _F32(0.5)))
-        if mode == "round_prefer_ceil":
-            return np.sign(coords) * np.floor(np.abs(coords) + _F32(0.5))  # std::round: halves away from 0
-        if mode == "floor":
-            return np.floor(coords)
-        if mode == "ceil":
-            return np.ceil(coords)
-        return np.ceil(coords) if downsampling else np.trunc(coords)
-
-    @staticmethod
-    def _weights(coords: np.ndarray, in_len: int, mode: str, a: float, exclude_outside: bool) -> np.ndarray:
-        """The (out, in) interpolation matrix of one axis (f64)."""
-        weights = np.zeros((len(coords), in_len))
-        rows = np.arange(len(coords))
-        if mode == "linear":
-            x = np.clip(coords, 0, in_len - 1).astype(np.float64)
-            x1 = np.minimum(np.floor(x).astype(np.int64), in_len - 1)
-            x2 = np.minimum(x1 + 1, in_len - 1)
-            ratio = np.where(x1 == x2, 0.5, x - x1)
-            np.add.at(weights, (rows, x1), 1 - ratio)
-            np.add.at(weights, (rows, x2), ratio)
-            return weights
-        x = coords.astype(np.float64)
-        base = np.floor(x).astype(np.int64)
-        s = x - base
-        distances = [s + 1, s, 1 - s, 2 - s]
-        coeffs = np.stack(
-            [
-                np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a)
-                for d in distances
-            ],
-            axis=1,
-        )
-        index = base[:, None] + np.arange(-1, 3)[None, :]
-        if exclude_outside:
-            coeffs = np.where((index < 0) | (index >= in_len), 0.0, coeffs)
-            coeffs = coeffs / coeffs.sum(axis=1, keepdims=True)
-        np.add.at(weights, (np.repeat(rows, 4), np.clip(index, 0, in_len - 1).reshape(-1)), coeffs.reshape(-1))
-        return weights
+    @classmethod
+    def taps(cls, input_shape, attrs) -> dict:
+        """{axis: AxisTaps} of every axis the resize changes (``resize_taps``)."""
+        sizes, scales = int_list(attrs["sizes"]), np.asarray(attrs["scales"], _F32)
+        rank = len(sizes)
+        roi = np.asarray(attrs["roi"], _F32)
+        taps = {}
+        for axis, (in_len, out_len, scale) in enumerate(zip(input_shape, sizes, scales)):
+            if in_len != out_len or scale != 1:
+                taps[axis] = axis_taps(in_len, out_len, scale, attrs, (roi[axis], roi[rank + axis]))
+        return taps
 
     @classmethod
     def reference(cls, inputs, attrs, results):
         x = inputs[0]
-        sizes, scales = cls._check(TensorSpec.of(x), attrs)
-        mode, transform = attrs["mode"], attrs["coordinate_transformation_mode"]
-        y = x if mode == "nearest" else x.astype(np.float64)
-        for axis, (in_len, out_len, scale) in enumerate(zip(x.shape, sizes, scales)):
-            if in_len == out_len and scale == 1:
-                continue
-            if out_len == 0:
-                y = np.take(y, np.zeros(0, np.int64), axis=axis)
-                continue
-            coords = cls._coordinates(out_len, in_len, scale, transform)
-            if mode == "nearest":
-                index = cls._nearest(coords, attrs["nearest_mode"], scale < 1)
-                y = np.take(y, np.clip(index, 0, in_len - 1).astype(np.int64), axis=axis)
+        cls._check(TensorSpec.of(x), attrs)
+        y = x if attrs["mode"] == "nearest" else x.astype(np.float64)
+        inside = np.ones(results[0].shape, bool)
+        for axis, taps in cls.taps(x.shape, attrs).items():
+            along = [1] * x.ndim
+            along[axis] = -1
+            if taps.weights is None:
+                y = np.take(y, taps.indices[:, 0], axis=axis)
             else:
-                weights = cls._weights(coords, in_len, mode, attrs["cubic_coeff_a"], bool(attrs["exclude_outside"]))
-                y = np.moveaxis(np.tensordot(weights, np.moveaxis(y, axis, 0), axes=1), 0, axis)
+                y = sum(np.take(y, taps.indices[:, t], axis=axis) * taps.weights[:, t].reshape(along)
+                        for t in range(taps.count))
+            if taps.inside is not None:
+                inside &= taps.inside.reshape(along)
+        y = np.where(inside, y, attrs["extrapolation_value"])
         return [np.asarray(y).astype(x.dtype)]

@@ -106,6 +106,14 @@ GRAPHS = {
         {"shape": np.array([2, 20, 16], np.int64), "starts": np.array([1], np.int64),
          "ends": np.array([16], np.int64), "axes": np.array([2], np.int64)}),
     "attention": _attention,
+    # MobileNetV2's stem: the padding gathers from the clipped convolution it follows.
+    "conv_clip_pad": lambda: _model(
+        [helper.make_node("Conv", ["x", "w", "cb"], ["c"], strides=[2, 2]),
+         helper.make_node("Clip", ["c", "lo", "hi"], ["r"]),
+         helper.make_node("Pad", ["r", "pads"], ["y"])],
+        {"x": [1, 3, 33, 33]}, {"y": [1, 16, 18, 18]},
+        {"w": [16, 3, 3, 3], "cb": [16], "lo": np.array(0, np.float32), "hi": np.array(6, np.float32),
+         "pads": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)}),
 }
 
 
@@ -155,6 +163,14 @@ def test_one_dispatch_per_kernel(compiled):
     assert manifest["dispatches"] == manifest["kernels"] == 1
     manifest = compiled("conv_bn_relu").manifest
     assert manifest["dispatches"] == manifest["kernels"] == 1
+
+
+def test_a_gather_from_a_computed_value_is_a_dispatch_later(compiled):
+    """A padding of the kernel's own convolution is not fused into each thread that reads
+    it (every thread would compute the whole convolution): the convolution is one
+    dispatch, the padding the next."""
+    manifest = compiled("conv_clip_pad").manifest
+    assert manifest["kernels"] == 1 and manifest["dispatches"] == 2
 
 
 def test_dispatch_times_and_device(compiled):

@@ -31,6 +31,12 @@ class KernelError(CodegenError):
     """A kernel function the GPU schedules cannot make one dispatch of (the message names it)."""
 
 
+class GatherError(KernelError):
+    """A kernel gathers from a value it computes (a padding of a convolution's result):
+    the value's producers would be fused whole into each thread that gathers. It is
+    computed first, by a dispatch of its own (``analyze(..., phased=True)``)."""
+
+
 def is_compute(op) -> bool:
     """A linalg op that computes (a fill initializes; views and yields do not count)."""
     return op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index")
@@ -78,13 +84,25 @@ def direct_producers(op) -> set:
     return {v.owner.operation for v in _data_operands(op) if isinstance(v, ir.OpResult)} | set(_captured_producers(op))
 
 
-def producers(op) -> set:
-    """Every op of the function that ``op`` computes with, transitively."""
+def gathered(op) -> list:
+    """The compute ops of the function whose results ``op`` reads at data-dependent
+    positions (through a ``tensor.extract`` in its body)."""
+    found = []
+    for producer in _captured_producers(op):
+        source = viewed_op(producer.results[0]) if producer.name in VIEWS else producer
+        if source is not None and is_compute(source) and source not in found:
+            found.append(source.operation)
+    return found
+
+
+def producers(op, through_gathers: bool = True) -> set:
+    """Every op of the function that ``op`` computes with, transitively (not past the
+    values it gathers from unless ``through_gathers``)."""
     seen, work = set(), [op]
     while work:
         current = work.pop()
         direct = [v.owner.operation for v in _data_operands(current) if isinstance(v, ir.OpResult)]
-        for producer in direct + _captured_producers(current):
+        for producer in direct + (_captured_producers(current) if through_gathers else []):
             if producer not in seen:
                 seen.add(producer)
                 work.append(producer)
@@ -185,9 +203,12 @@ def pieces(value) -> list:
     return [value]
 
 
-def analyze(function) -> Kernel:
+def analyze(function, phased: bool = False) -> Kernel:
     """The ``Kernel`` of a kernel function (on tensors, after ``prepare``): its roots are
-    the ops computing a piece of a result that no other such op computes as a producer."""
+    the ops computing a piece of a result that no other such op computes as a producer.
+    ``phased``: the values the kernel gathers from are roots too, computed before their
+    gathers (the groups then run one launch each, in order); otherwise a ``GatherError``
+    when there are any."""
     name = ir.StringAttr(function.attributes["sym_name"]).value
     body = function.regions[0].blocks[0]
     ops = [op.operation for op in body.operations if is_compute(op.operation)]
@@ -195,12 +216,23 @@ def analyze(function) -> Kernel:
     computed = []
     for value in terminator.operands:
         for piece in pieces(value):
+            if isinstance(piece, ir.BlockArgument):
+                continue  # passed through: bufferization copies it, a dispatch of its own
             op = piece.owner.operation if isinstance(piece, ir.OpResult) else None
             if op is None or not is_compute(op):
                 raise KernelError(f"kernel {name} returns a value it does not compute ({piece.get_name()})")
             if op not in computed:
                 computed.append(op)
-    producers_of = {op: producers(op) for op in computed}
+    if phased:
+        work = list(computed)
+        while work:
+            current = work.pop()
+            for member in producers(current, through_gathers=False) | {current}:
+                for source in gathered(member):
+                    if source not in computed:
+                        computed.append(source)
+                        work.append(source)
+    producers_of = {op: producers(op, through_gathers=not phased) for op in computed}
     roots = [op for op in computed if not any(op in producers_of[other] for other in computed if other != op)]
     groups = []
     taken = set()
@@ -208,6 +240,10 @@ def analyze(function) -> Kernel:
         if static_tensor_type(root.results[0]) is None:
             raise KernelError(f"kernel {name} has a result of dynamic shape")
         members = [op for op in ops if op == root or op in producers_of[root]]
+        sources = [source for op in members for source in gathered(op)]
+        if sources and not phased:
+            raise GatherError(f"kernel {name} gathers from a value it computes ({sources[0].name}): a dispatch "
+                              f"computes it first")
         shared = [op for op in members if op in taken]
         if shared:
             members = _own_copies(members, shared)
@@ -285,5 +321,6 @@ def _own_copies(members: list, shared: list) -> list:
     return result
 
 
-__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "Kernel", "KernelError", "RootGroup", "analyze", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
+__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "GatherError", "Kernel", "KernelError", "RootGroup",
+           "analyze", "gathered", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
            "pieces", "direct_producers", "producers", "staged_ops", "viewed_op"]

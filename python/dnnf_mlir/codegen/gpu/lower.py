@@ -3,10 +3,12 @@
 ``compile_kernels(module)`` compiles every kernel function of ``module`` on its own, in
 a module of its own: kernel rewrites (``prepare.prepare_kernel``), schedule
 (``schedule.py``), vectorization, bufferization, launches (``mapping.py``). The fused
-schedule is tried first (one dispatch); when any of those steps fails, or leaves work
-outside the launch (a copy bufferization could not write in place), the kernel is
-compiled again with each op a dispatch of its own, the values between them in buffers of
-the kernel function (``SCHEDULE_ATTR`` "per-op", and why, ``FALLBACK_ATTR``). The
+schedule is tried first (one dispatch). A kernel that gathers from a value it computes
+(``GatherError``) is compiled "phased": that value's group a dispatch before the
+gather's. When any step fails, or leaves work outside the launch (a copy bufferization
+could not write in place), the kernel is compiled again with each op a dispatch of its
+own, the values between them in buffers of the kernel function (``SCHEDULE_ATTR``
+"per-op"; and why it is not fused, ``FALLBACK_ATTR``). The
 compiled function, on buffers, then takes the place of the original; the constants it
 reads come with it, renamed after it; it stands beside the original until
 ``bufferize_host`` makes the entry function work on buffers with the same conventions
@@ -25,7 +27,7 @@ from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
 from .forwarding import forward_transfers
-from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, analyze, one_op_per_group
+from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
 from .mapping import launch_kernels
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
@@ -46,16 +48,19 @@ def _bufferize(module: ir.Module):
     run_passes("canonicalize,cse", module)
 
 
-def _compile_alone(function, fused: bool, index: int, device):
+SCHEDULES = ("fused", "phased", "per-op")  # one dispatch; a dispatch per gather phase; per op
+
+
+def _compile_alone(function, schedule: str, index: int, device):
     """Compile a copy of ``function`` in a module of its own for ``device`` (a profile's
-    limits): (the module, its ``OpSchedule``s, the scripts); a ``CodegenError`` or
-    ``KernelError`` when a step fails."""
+    limits) with one of ``SCHEDULES``: (the module, its ``OpSchedule``s, the scripts); a
+    ``CodegenError`` or ``KernelError`` when a step fails."""
     scratch = ir.Module.create()
     copy = function.operation.clone()
     scratch.body.append(copy)
     prepare_kernel(scratch, device.max_storage_buffer_range)
-    kernel = analyze(copy)
-    if not fused:
+    kernel = analyze(copy, phased=schedule == "phased")
+    if schedule == "per-op":
         kernel = one_op_per_group(kernel)
     blocks = Script()
     plans = schedule_blocks(blocks, kernel, f"g{index}_")
@@ -74,10 +79,10 @@ def _compile_alone(function, fused: bool, index: int, device):
     if forward_transfers(scratch):
         run_passes("canonicalize,cse", scratch)
     _bufferize(scratch)
-    if not fused:
+    if schedule != "fused":
         _copies_in_loops(scratch, copy, size)
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
-    copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get("fused" if fused else "per-op")
+    copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(schedule)
     launch_kernels(scratch, device.max_shared_memory)
     outside = sorted({op.operation.name for op in copy.regions[0].blocks[0].operations} - set(HOST_OPS))
     if outside:
@@ -117,13 +122,17 @@ def compile_kernels(module: ir.Module, device) -> tuple:
     scripts, schedules = [], []
     for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
         try:
-            scratch, planned, text = _compile_alone(function, True, index, device)
+            scratch, planned, text = _compile_alone(function, "fused", index, device)
         except CodegenError as error:
-            try:
-                scratch, planned, text = _compile_alone(function, False, index, device)
-            except CodegenError as fallback:
+            for schedule in ("phased", "per-op") if isinstance(error, GatherError) else ("per-op",):
+                try:
+                    scratch, planned, text = _compile_alone(function, schedule, index, device)
+                    break
+                except CodegenError as fallback:
+                    failure = fallback
+            else:
                 raise CodegenError(f"kernel {symbol_name(function)}: neither its fused schedule nor one dispatch per "
-                                   f"op applies ({str(error).splitlines()[0]}; {str(fallback).splitlines()[0]})") from None
+                                   f"op applies ({str(error).splitlines()[0]}; {str(failure).splitlines()[0]})") from None
             why = str(error).splitlines()[0][:500]
             next(op.operation for op in scratch.body.operations
                  if op.operation.name == "func.func").attributes[FALLBACK_ATTR] = ir.StringAttr.get(why)

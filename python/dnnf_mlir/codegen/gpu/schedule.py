@@ -445,6 +445,8 @@ def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> 
             ops[_tag(op)] = op
     schedules, threads = [], 1
     for group in plans:
+        if group.root.tag not in ops:
+            continue  # CSE merged its loop with an identical one's (two fills of one init)
         staged = {}
         for op in group.staged:
             tensor = shapes.get(op.tag)

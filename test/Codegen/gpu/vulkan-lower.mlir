@@ -24,9 +24,9 @@
 // CHECK-LABEL: func.func @main(
 
 // PLAN: dnnf-vulkan-plan 1
-// PLAN-NEXT: buffer 0 65536 input 0
-// PLAN-NEXT: buffer 1 1024 input 1
-// PLAN-NEXT: buffer 2 65536 output 0
+// PLAN-NEXT: buffer 0 65536 input 0 65536
+// PLAN-NEXT: buffer 1 1024 input 1 1024
+// PLAN-NEXT: buffer 2 65536 output 0 65536
 // PLAN-NEXT: kernel 0 0 kernel_0_kernel 3 128 1 1 kernel_0_kernel
 // PLAN-NEXT: dispatch 0 32 1 1 0 0:0:65536 1:0:1024 2:0:65536
 

@@ -56,6 +56,21 @@ def _attention():
                   {"scale": np.array(0.17, np.float32), "mask": np.where(np.tri(64) > 0, 0, -1e4).astype(np.float32)})
 
 
+def _boolean_gather():
+    """LLaMA's mask: booleans from token ids, gathered (bytes packed in the kernels' words;
+    50 outputs: a buffer rounded up past the caller's 200 bytes)."""
+    indices = np.random.default_rng(5).integers(0, 50, (1, 1, 1, 50)).astype(np.int64)
+    nodes = [helper.make_node("Cast", ["ids"], ["b"], to=TensorProto.BOOL),
+             helper.make_node("Reshape", ["b", "shape"], ["r"]),
+             helper.make_node("Gather", ["r", "indices"], ["g"], axis=0),
+             helper.make_node("Cast", ["g"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 50])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 50, 1])],
+                              [numpy_helper.from_array(np.array([50, 1], np.int64), "shape"),
+                               numpy_helper.from_array(indices, "indices")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
 GRAPHS = {
     "elementwise": lambda: _model(
         [helper.make_node("Add", ["x", "b"], ["s"]), helper.make_node("Sigmoid", ["s"], ["g"]),
@@ -106,6 +121,7 @@ GRAPHS = {
         {"shape": np.array([2, 20, 16], np.int64), "starts": np.array([1], np.int64),
          "ends": np.array([16], np.int64), "axes": np.array([2], np.int64)}),
     "attention": _attention,
+    "boolean_gather": _boolean_gather,
     # MobileNetV2's stem: the padding gathers from the clipped convolution it follows.
     "conv_clip_pad": lambda: _model(
         [helper.make_node("Conv", ["x", "w", "cb"], ["c"], strides=[2, 2]),

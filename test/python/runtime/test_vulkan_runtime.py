@@ -249,6 +249,28 @@ def test_add_two_inputs(runtime, spirv, staging, device_name):
             np.testing.assert_array_equal(c, a + b)
 
 
+def test_inputs_and_outputs_copy_the_callers_bytes_only(runtime, spirv, staging):
+    """A buffer larger than its tensor (rounded up for the kernels' vector accesses)
+    copies only the caller's bytes in and out: the memory after them is left alone."""
+    n = N - 2
+    plan = f"""\
+        dnnf-vulkan-plan 1
+        buffer 0 {BYTES} input 0 {4 * n}
+        buffer 1 {BYTES} input 1 {4 * n}
+        buffer 2 {BYTES} output 0 {4 * n}
+        kernel 0 0 add 3 64 1 1 elementwise_add
+        dispatch 0 {GROUPS_64} 1 1 0 0:0:{BYTES} 1:0:{BYTES} 2:0:{BYTES}
+    """
+    with runtime.load(plan, [spirv["elementwise"]]) as model:
+        a, b = random_floats(1)[:n], random_floats(2)[:n]
+        assert runtime.lib.dnnf_vk_input_bytes(model.handle, 0) == runtime.lib.dnnf_vk_output_bytes(model.handle, 0) == 4 * n
+        guarded = np.full(n + 4, 7.0, np.float32)
+        code, message = model.run_status([a, b], [guarded[:n]])
+        assert code == OK, message
+        np.testing.assert_array_equal(guarded[:n], a + b)
+        np.testing.assert_array_equal(guarded[n:], 7.0)
+
+
 def test_weight_buffers_at_nonzero_offsets(runtime, spirv, staging):
     w1, w2 = random_floats(3), random_floats(4)
     header, gap = b"\xff" * 64, b"\xee" * 70
@@ -539,7 +561,8 @@ MALFORMED = [  # (plan after the header line or a whole plan, a fragment of the 
     ("+buffer 0 99999999999999999999999 scratch", "not '99999999999999999999999'"),
     ("+buffer 0 4 texture", "plan line 2: unknown buffer kind 'texture'"),
     ("+buffer 0 4 scratch 7", "plan line 2: 'buffer' takes 3 fields (<id> <bytes> scratch), got 4"),
-    ("+buffer 0 4 input", "'buffer' takes 4 fields (<id> <bytes> input <index>), got 3"),
+    ("+buffer 0 4 input", "'buffer' takes 4 fields (<id> <bytes> input <index> [<caller's bytes>]), got 3"),
+    ("+buffer 0 4 output 0 8", "plan line 2: the caller's bytes must be a number from 1 to 4, not '8'"),
     ("+buffer 0 4 input 0\nbuffer 1 4 input 0", "plan line 3: input 0 is already buffer 0 (line 2)"),
     ("+buffer 0 4000 input 1\nbuffer 1 4000 output 0\nkernel 0 0 add 3 64 1 1 add\n"
      "dispatch 0 16 1 1 0 0:0:4000 0:0:4000 1:0:4000", "plan: input 0 has no buffer (inputs are numbered 0..1)"),

@@ -42,6 +42,7 @@ class Buffer:
     kind: str  # input, output, weight, scratch, constant
     index: int = 0  # the input's or output's index; a weight's offset in the weights file
     data: bytes = b""  # a constant's bytes
+    tensor_bytes: int = 0  # an input's or output's bytes in the caller's memory (``bytes`` is rounded up)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ class Program:
         if self.requires:
             lines.append("require " + " ".join(self.requires))
         for b in self.buffers:
-            detail = {"scratch": "", "constant": f" {b.data.hex()}"}.get(b.kind, f" {b.index}")
+            detail = {"scratch": "", "constant": f" {b.data.hex()}", "weight": f" {b.index}"}.get(
+                b.kind, f" {b.index} {b.tensor_bytes}")
             lines.append(f"buffer {b.id} {b.bytes} {b.kind}{detail}")
         for i, k in enumerate(self.kernels):
             x, y, z = k.workgroup_size
@@ -102,12 +104,19 @@ class Program:
 
 def _bytes(memref_type) -> int:
     """The bytes a buffer of ``memref_type`` spans from its start to its last element
-    (its layout's offset and strides: a column slice spans whole rows)."""
+    (its layout's offset and strides: a column slice spans whole rows), in whole 32-bit
+    words: the kernels read and write bytes (booleans) within the words holding them."""
     t = ir.MemRefType(memref_type)
     width = t.element_type.width if hasattr(t.element_type, "width") else 32
     strides, offset = t.get_strides_and_offset()
     elements = offset + 1 + sum((n - 1) * stride for n, stride in zip(t.shape, strides)) if all(t.shape) else 0
-    return elements * max(8, width) // 8
+    return -(-elements * max(8, width) // 32) * 4
+
+
+def _tensor_bytes(memref_type) -> int:
+    """The bytes of a tensor of ``memref_type`` in the caller's memory (a boolean a byte)."""
+    t = ir.MemRefType(memref_type)
+    return math.prod(t.shape) * max(8, t.element_type.width if hasattr(t.element_type, "width") else 32) // 8
 
 
 def _rounded(n: int) -> int:
@@ -159,9 +168,15 @@ class _Planner:
         self.kernel_functions = {symbol_name(f): f for f in functions(module) if is_kernel(f.operation)}
 
     def add_buffer(self, nbytes: int, kind: str, index: int = 0, data: bytes = b"") -> int:
-        buffer = Buffer(len(self.program.buffers), _rounded(nbytes), kind, index, data)
+        buffer = Buffer(len(self.program.buffers), _rounded(nbytes), kind, index, data, nbytes)
         self.program.buffers.append(buffer)
         return buffer.id
+
+    def add_argument(self, memref_type, kind: str, index: int) -> int:
+        """The buffer of the entry's input or output ``index``: the kernels' words of it."""
+        buffer = self.add_buffer(_bytes(memref_type), kind, index)
+        self.program.buffers[buffer].tensor_bytes = _tensor_bytes(memref_type)
+        return buffer
 
     def constant(self, name: str) -> int:
         """The buffer of the global ``name`` (one per global, its bytes in the plan)."""
@@ -250,13 +265,13 @@ def dispatch_plan(module: ir.Module) -> Program:
     inputs = len(arguments) - len(weights) - len(signatures(module)[symbol_name(entry)][1])
     for index, argument in enumerate(arguments):
         if index < inputs:
-            planner.location[argument] = (planner.add_buffer(_bytes(argument.type), "input", index), 0)
+            planner.location[argument] = (planner.add_argument(argument.type, "input", index), 0)
         elif index < inputs + len(weights):
             weight = weights[index - inputs]
             nbytes = math.prod(weight["shape"]) * np.dtype(weight["dtype"]).itemsize
             planner.location[argument] = (planner.add_buffer(nbytes, "weight", weight["offset"]), 0)
         else:
-            planner.location[argument] = (planner.add_buffer(_bytes(argument.type), "output", index - inputs - len(weights)), 0)
+            planner.location[argument] = (planner.add_argument(argument.type, "output", index - inputs - len(weights)), 0)
     for op in entry.regions[0].blocks[0].operations:
         op = op.operation
         if op.name == "func.call":

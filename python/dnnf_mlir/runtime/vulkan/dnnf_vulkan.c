@@ -589,6 +589,7 @@ typedef struct {
   uint64_t bytes;
   buffer_role role;
   uint64_t argument; /* the input or output index, or the weights offset */
+  uint64_t argument_bytes; /* an input's or output's bytes in the caller's memory (at most bytes) */
   unsigned char *data; /* a constant's bytes (the rest of the buffer is zeros) */
   int line;
 } plan_buffer;
@@ -811,9 +812,14 @@ static int parse_buffer(parser *p) {
                       id, buffer.argument, buffer.argument + buffer.bytes, p->weights_bytes);
   } else {
     bool input = buffer.role == ROLE_INPUT;
-    TRY(expect_fields(p, 5, input ? "<id> <bytes> input <index>" : "<id> <bytes> output <index>"));
+    const char *usage = input ? "<id> <bytes> input <index> [<caller's bytes>]"
+                              : "<id> <bytes> output <index> [<caller's bytes>]";
+    if (p->num_tokens != 6) TRY(expect_fields(p, 5, usage));
     TRY(read_number(p, p->tokens[4], input ? "the input index" : "the output index", 0, MAX_INDEX,
                     &buffer.argument));
+    buffer.argument_bytes = buffer.bytes;
+    if (p->num_tokens == 6)
+      TRY(read_number(p, p->tokens[5], "the caller's bytes", 1, buffer.bytes, &buffer.argument_bytes));
     if (input)
       TRY(assign_slot(p, &plan->inputs, &plan->num_inputs, &plan->inputs_capacity, buffer.argument, id,
                       "input"));
@@ -1849,7 +1855,7 @@ static int run_locked(dnnf_vk_model *m, const void *const inputs[], void *const 
   if (m->broken)
     return fail(out, m->broken, "the model cannot run after an earlier device error: %s", m->broken_reason);
   for (int i = 0; i < p->num_inputs; ++i)
-    memcpy(m->input_host[i], inputs[i], (size_t)p->buffers[p->inputs[i]].bytes);
+    memcpy(m->input_host[i], inputs[i], (size_t)p->buffers[p->inputs[i]].argument_bytes);
   message reason = {m->broken_reason, sizeof m->broken_reason};
   int status = submit_and_wait(m, m->commands, "model run", &reason);
   if (status != DNNF_VK_OK) {
@@ -1858,7 +1864,7 @@ static int run_locked(dnnf_vk_model *m, const void *const inputs[], void *const 
     return fail(out, status, "%s", m->broken_reason);
   }
   for (int j = 0; j < p->num_outputs; ++j)
-    memcpy(outputs[j], m->output_host[j], (size_t)p->buffers[p->outputs[j]].bytes);
+    memcpy(outputs[j], m->output_host[j], (size_t)p->buffers[p->outputs[j]].argument_bytes);
   if (m->timestamps) read_dispatch_times(m);
   return DNNF_VK_OK;
 }
@@ -1907,12 +1913,12 @@ int dnnf_vk_num_outputs(const dnnf_vk_model *model) { return model ? model->plan
 
 size_t dnnf_vk_input_bytes(const dnnf_vk_model *model, int input) {
   if (!model || input < 0 || input >= model->plan.num_inputs) return 0;
-  return (size_t)model->plan.buffers[model->plan.inputs[input]].bytes;
+  return (size_t)model->plan.buffers[model->plan.inputs[input]].argument_bytes;
 }
 
 size_t dnnf_vk_output_bytes(const dnnf_vk_model *model, int output) {
   if (!model || output < 0 || output >= model->plan.num_outputs) return 0;
-  return (size_t)model->plan.buffers[model->plan.outputs[output]].bytes;
+  return (size_t)model->plan.buffers[model->plan.outputs[output]].argument_bytes;
 }
 
 int dnnf_vk_probe(char *description, size_t description_size, char *error, size_t error_size) {

@@ -12,8 +12,10 @@
  *   require <feature> ...                  shaderInt64 shaderFloat16 shaderInt16
  *                                          storageBuffer16BitAccess shaderInt8
  *                                          storageBuffer8BitAccess
- *   buffer <id> <bytes> input <i>          the i-th input of dnnf_vk_run
- *   buffer <id> <bytes> output <j>         the j-th output (later dispatches may read it)
+ *   buffer <id> <bytes> input <i> [<n>]    the i-th input of dnnf_vk_run, whose n bytes
+ *                                          (default: bytes) are copied in before a run
+ *   buffer <id> <bytes> output <j> [<n>]   the j-th output, n bytes copied out after a run
+ *                                          (later dispatches may read it)
  *   buffer <id> <bytes> weight <offset>    weights[offset .. offset+bytes), uploaded at load
  *   buffer <id> <bytes> scratch            device-only, uninitialised
  *   buffer <id> <bytes> constant <hex>     initialised once at load from the bytes given in hex

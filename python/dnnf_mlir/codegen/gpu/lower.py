@@ -102,10 +102,15 @@ def _copies_in_loops(scratch: ir.Module, function, threads: int):
         shape = list(ir.MemRefType(copy.operation.operands[1].type).shape)
         inner = divisor(shape[-1], threads) if shape else 1
         blocks = [1] * (len(shape) - 1) + [inner]
+        # The grid has three dims: dims outside the innermost three a thread loops over.
+        looped = [d for d, n in enumerate(shape[:-1]) if n > 1][:-2] if len(shape) > 1 else []
+        for d in looped:
+            blocks[d] = shape[d]
         trips = [n // b for n, b in zip(shape, blocks)]
         handle = s.match(["linalg.copy"], tag=ir.StringAttr(copy.operation.attributes[TAG]).value)
         tiled, _ = tile_mapped(s, handle, blocks, trips, "block")
-        tile_mapped(s, tiled, [1] * len(shape), [1] * (len(shape) - 1) + [inner], "thread")
+        tile_mapped(s, tiled, [0 if d in looped else 1 for d in range(len(shape))],
+                    [1] * (len(shape) - 1) + [inner], "thread")
     apply_script(scratch, s.text(), "__dnnf_codegen", "copies over threads")
 
 

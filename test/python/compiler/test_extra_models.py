@@ -9,8 +9,10 @@ softmax); a wrong index map, mask, bucket or epilogue moves whole outputs.
 The host with dnnf fusion runs in every test run (about a minute); tvm and none,
 which test_models already covers on the judged models, run too when
 DNNF_EXTRA_FUSION_MODES=all (about two minutes more), and AArch64 under qemu with
-DNNF_AARCH64_MODELS=all (about a minute a mode). The reference interpreter is
-checked the same way.
+DNNF_AARCH64_MODELS=all (about a minute a mode). On Vulkan (lavapipe), the decoder
+(Llama) and the depthwise CNN (MobileNetV2) run in every test run, the others with
+DNNF_VULKAN_MODELS=all (about a minute more; BERT on 512 tokens takes half of it).
+The reference interpreter is checked the same way.
 """
 
 import os
@@ -18,7 +20,9 @@ import subprocess
 
 import pytest
 from gen_extra_models import EXTRA_NAMES
-from test_models import FUSION_MODES, compile_and_check
+from test_models import FUSION_MODES, check_spirv_binaries, compile_and_check, opt_in
+
+VULKAN_ALWAYS = ("llama", "mobilenet_v2")
 
 
 @pytest.mark.parametrize("fusion", [
@@ -35,6 +39,12 @@ from test_models import FUSION_MODES, compile_and_check
 @pytest.mark.parametrize("name", EXTRA_NAMES)
 def test_extra_compiled(name, target, fusion, checked_extra_models, tmp_path):
     compile_and_check(checked_extra_models(name), tmp_path / name, target, fusion)
+
+
+@pytest.mark.parametrize("name", opt_in(EXTRA_NAMES, VULKAN_ALWAYS, "DNNF_VULKAN_MODELS", "slow on lavapipe"))
+def test_extra_vulkan(name, checked_extra_models, tmp_path):
+    compile_and_check(checked_extra_models(name), tmp_path / name, "vulkan", "dnnf")
+    check_spirv_binaries(tmp_path / name)
 
 
 @pytest.mark.parametrize("name", EXTRA_NAMES)

@@ -66,6 +66,11 @@ def test_aarch64(name, fusion, checked_models, tmp_path):
 def test_vulkan(name, checked_models, tmp_path):
     outdir = tmp_path / name
     compile_and_check(checked_models(name), outdir, "vulkan", "dnnf")
+    check_spirv_binaries(outdir)
+
+
+def check_spirv_binaries(outdir):
+    """Every SPIR-V binary of the Vulkan artifact in ``outdir`` passes spirv-val."""
     manifest = json.loads((outdir / "manifest.json").read_text())
     binaries = sorted((outdir / "kernels").glob("*.spv"))
     assert len(binaries) == manifest["spirv_kernels"] > 0

@@ -107,16 +107,20 @@ def _bytes(memref_type) -> int:
     (its layout's offset and strides: a column slice spans whole rows), in whole 32-bit
     words: the kernels read and write bytes (booleans) within the words holding them."""
     t = ir.MemRefType(memref_type)
-    width = t.element_type.width if hasattr(t.element_type, "width") else 32
     strides, offset = t.get_strides_and_offset()
     elements = offset + 1 + sum((n - 1) * stride for n, stride in zip(t.shape, strides)) if all(t.shape) else 0
-    return -(-elements * max(8, width) // 32) * 4
+    return -(-elements * _element_bytes(t) // 4) * 4
 
 
 def _tensor_bytes(memref_type) -> int:
-    """The bytes of a tensor of ``memref_type`` in the caller's memory (a boolean a byte)."""
+    """The bytes of a tensor of ``memref_type`` in the caller's memory."""
     t = ir.MemRefType(memref_type)
-    return math.prod(t.shape) * max(8, t.element_type.width if hasattr(t.element_type, "width") else 32) // 8
+    return math.prod(t.shape) * _element_bytes(t)
+
+
+def _element_bytes(t: ir.MemRefType) -> int:
+    """An element's bytes (a boolean's: one)."""
+    return max(8, t.element_type.width if hasattr(t.element_type, "width") else 32) // 8
 
 
 def _rounded(n: int) -> int:

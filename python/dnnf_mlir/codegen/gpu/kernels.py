@@ -89,7 +89,7 @@ def gathered(op) -> list:
     positions (through a ``tensor.extract`` in its body)."""
     found = []
     for producer in _captured_producers(op):
-        source = viewed_op(producer.results[0]) if producer.name in VIEWS else producer
+        source = viewed_op(producer.results[0])
         if source is not None and is_compute(source) and source not in found:
             found.append(source.operation)
     return found

@@ -30,7 +30,7 @@ from .forwarding import forward_transfers
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
 from .mapping import launch_kernels
 from .prepare import prepare_kernel, prepare_module
-from .schedule import (divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
+from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
 
 # What a compiled kernel function may do besides its launches: nothing that computes.
@@ -102,8 +102,7 @@ def _copies_in_loops(scratch: ir.Module, function, threads: int):
         shape = list(ir.MemRefType(copy.operation.operands[1].type).shape)
         inner = divisor(shape[-1], threads) if shape else 1
         blocks = [1] * (len(shape) - 1) + [inner]
-        # The grid has three dims: dims outside the innermost three a thread loops over.
-        looped = [d for d, n in enumerate(shape[:-1]) if n > 1][:-2] if len(shape) > 1 else []
+        looped = beyond_grid([n // b for n, b in zip(shape, blocks)])
         for d in looped:
             blocks[d] = shape[d]
         trips = [n // b for n, b in zip(shape, blocks)]

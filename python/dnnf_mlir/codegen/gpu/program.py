@@ -171,16 +171,14 @@ class _Planner:
         self.binaries = {symbol_name(op): op for op in walk_ops(module.operation, {"gpu.binary"})}
         self.kernel_functions = {symbol_name(f): f for f in functions(module) if is_kernel(f.operation)}
 
-    def add_buffer(self, nbytes: int, kind: str, index: int = 0, data: bytes = b"") -> int:
-        buffer = Buffer(len(self.program.buffers), _rounded(nbytes), kind, index, data, nbytes)
+    def add_buffer(self, nbytes: int, kind: str, index: int = 0, data: bytes = b"", tensor_bytes: int = 0) -> int:
+        buffer = Buffer(len(self.program.buffers), _rounded(nbytes), kind, index, data, tensor_bytes)
         self.program.buffers.append(buffer)
         return buffer.id
 
     def add_argument(self, memref_type, kind: str, index: int) -> int:
         """The buffer of the entry's input or output ``index``: the kernels' words of it."""
-        buffer = self.add_buffer(_bytes(memref_type), kind, index)
-        self.program.buffers[buffer].tensor_bytes = _tensor_bytes(memref_type)
-        return buffer
+        return self.add_buffer(_bytes(memref_type), kind, index, tensor_bytes=_tensor_bytes(memref_type))
 
     def constant(self, name: str) -> int:
         """The buffer of the global ``name`` (one per global, its bytes in the plan)."""

@@ -122,12 +122,16 @@ def choose_tiling(kernel: RootGroup, whole_rows: bool = False) -> Tiling:
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
 
 
+def beyond_grid(trips) -> list:
+    """The dims of more than one workgroup past the 3 innermost such: a grid spans 3
+    dims, so these are taken whole by a workgroup, in loops of a thread."""
+    return [d for d, n in enumerate(trips) if n > 1][:-3]
+
+
 def _grid_of_three(tiling: Tiling, shape) -> Tiling:
-    """A grid spans at most 3 dims: beyond the 3 innermost dims of more than one
-    workgroup, a workgroup's threads take whole dims, in loops of a thread."""
+    """The tiling with the dims ``beyond_grid`` whole in each thread's tile."""
     tile = list(tiling.thread_tile)
-    varying = [d for d in range(len(shape)) if shape[d] // tiling.workgroup_tile[d] > 1]
-    for d in varying[:-3]:
+    for d in beyond_grid([n // t for n, t in zip(shape, tiling.workgroup_tile)]):
         tile[d] = shape[d] // tiling.threads[d]
     return Tiling(tuple(tile), tiling.threads)
 
@@ -563,6 +567,6 @@ def fold_unit_dims(s: Script):
     s.patterns(s.match(["scf.forall"]), ["tensor.fold_tensor_empty"])
 
 
-__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "choose_tiling", "divisor",
+__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "beyond_grid", "choose_tiling", "divisor",
            "fold_unit_dims", "mark_unrolled_loops", "mark_vectorizable", "schedule_blocks", "schedule_threads",
            "tile_mapped", "vectorize"]

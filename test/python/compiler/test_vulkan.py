@@ -122,7 +122,8 @@ GRAPHS = {
          "ends": np.array([16], np.int64), "axes": np.array([2], np.int64)}),
     "attention": _attention,
     "boolean_gather": _boolean_gather,
-    # MobileNetV2's stem: the padding gathers from the clipped convolution it follows.
+    # MobileNetV2's stem: a padded result, the clipped convolution computed in its
+    # interior, its border filled, in one dispatch.
     "conv_clip_pad": lambda: _model(
         [helper.make_node("Conv", ["x", "w", "cb"], ["c"], strides=[2, 2]),
          helper.make_node("Clip", ["c", "lo", "hi"], ["r"]),
@@ -130,6 +131,41 @@ GRAPHS = {
         {"x": [1, 3, 33, 33]}, {"y": [1, 16, 18, 18]},
         {"w": [16, 3, 3, 3], "cb": [16], "lo": np.array(0, np.float32), "hi": np.array(6, np.float32),
          "pads": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)}),
+    # A padding read by an op of the kernel: it gathers from the product.
+    "matmul_pad_sigmoid": lambda: _model(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Pad", ["m", "pads"], ["p"]),
+         helper.make_node("Sigmoid", ["p"], ["y"])],
+        {"x": [32, 16]}, {"y": [34, 18]}, {"w": [16, 16], "pads": np.array([1, 1, 1, 1], np.int64)}),
+    # A DenseNet layer: the new features after the old ones, the concatenation returned
+    # and normalized for the next layer.
+    "dense_layer": lambda: _model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Concat", ["old", "c"], ["features"], axis=1),
+         helper.make_node("BatchNormalization", ["features", "g", "be", "mu", "var"], ["n"]),
+         helper.make_node("Relu", ["n"], ["y"])],
+        {"x": [1, 16, 12, 12], "old": [1, 24, 12, 12]}, {"features": [1, 32, 12, 12], "y": [1, 32, 12, 12]},
+        {"w": [8, 16, 3, 3], "g": [32], "be": [32], "mu": [32], "var": np.full(32, 1.5, np.float32)}),
+    # An Inception block's end: branches concatenated in two steps, activated, and the
+    # next block's max pool over the concatenation.
+    "inception_concat_pool": lambda: _model(
+        [helper.make_node("Relu", ["a"], ["ra"]), helper.make_node("Relu", ["b"], ["rb"]),
+         helper.make_node("Concat", ["ra", "rb"], ["ab"], axis=1),
+         helper.make_node("Concat", ["ab", "c"], ["abc"], axis=1),
+         helper.make_node("Relu", ["abc"], ["y"]),
+         helper.make_node("MaxPool", ["y"], ["pooled"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+        {"a": [1, 8, 9, 9], "b": [1, 16, 9, 9], "c": [1, 4, 9, 9]},
+        {"y": [1, 28, 9, 9], "pooled": [1, 28, 9, 9]}),
+    # A ShuffleNet unit: a grouped convolution's channels shuffled, concatenated with a shortcut.
+    "channel_shuffle": lambda: _model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], group=4),
+         helper.make_node("Relu", ["c"], ["r"]),
+         helper.make_node("Reshape", ["r", "split"], ["s"]),
+         helper.make_node("Transpose", ["s"], ["t"], perm=[0, 2, 1, 3, 4]),
+         helper.make_node("Reshape", ["t", "merged"], ["shuffled"]),
+         helper.make_node("Concat", ["shuffled", "shortcut"], ["y"], axis=1)],
+        {"x": [1, 16, 10, 10], "shortcut": [1, 8, 10, 10]}, {"y": [1, 32, 10, 10]},
+        {"w": [24, 4, 1, 1], "split": np.array([1, 4, 6, 10, 10], np.int64),
+         "merged": np.array([1, 24, 10, 10], np.int64)}),
 }
 
 
@@ -181,11 +217,19 @@ def test_one_dispatch_per_kernel(compiled):
     assert manifest["dispatches"] == manifest["kernels"] == 1
 
 
+@pytest.mark.parametrize("name", ["conv_clip_pad", "dense_layer", "inception_concat_pool", "channel_shuffle"])
+def test_pieces_of_a_result_are_one_dispatch(name, compiled):
+    """Concatenated and padded results, computed piece by piece in place (each piece a
+    group of the one launch), are one dispatch per kernel, as on the CPU."""
+    manifest = compiled(name).manifest
+    assert manifest["dispatches"] == manifest["kernels"]
+
+
 def test_a_gather_from_a_computed_value_is_a_dispatch_later(compiled):
-    """A padding of the kernel's own convolution is not fused into each thread that reads
-    it (every thread would compute the whole convolution): the convolution is one
-    dispatch, the padding the next."""
-    manifest = compiled("conv_clip_pad").manifest
+    """A padding of the kernel's own product, read by another op of the kernel, is not
+    fused into each thread that reads it (every thread would compute the whole
+    product): the product is one dispatch, the padding's reader the next."""
+    manifest = compiled("matmul_pad_sigmoid").manifest
     assert manifest["kernels"] == 1 and manifest["dispatches"] == 2
 
 

@@ -1,22 +1,27 @@
-"""Concatenations in a GPU kernel: each piece computed in place, in the slice of the
-result it fills.
+"""Concatenations and paddings in a GPU kernel: each piece of a result computed in place,
+in the slice of the result it fills.
 
 A ``tensor.concat`` has no tiling: a kernel that concatenates what it computes (a
 SqueezeNet fire module's two expand convolutions, a DenseNet layer's new features
 after the old ones) would compute every piece into a buffer of its own and copy it.
 Instead:
 
-1. an op reading a concatenation along a dim it maps straight to its output is applied
-   to each piece (``relu(concat(a, b))`` -> ``concat(relu(a), relu(b))``, a max pool
-   over concatenated channels likewise), its other operands sliced alike, so that
-   every piece is computed where it is needed;
+1. nested concatenations along one axis are one (Inception's branches joined in two
+   steps); a padding that adds nothing along the axis is applied to each piece, and so
+   is an op reading a concatenation along a dim it maps straight to its output
+   (``relu(concat(a, b))`` -> ``concat(relu(a), relu(b))``, a max pool over
+   concatenated channels likewise), its other operands sliced alike, so that every
+   piece is computed where it is needed;
 2. a concatenation becomes ``tensor.insert_slice`` of each piece into one
-   destination, the op computing a piece writing into that slice of the destination
-   (its ``tensor.empty`` init replaced by it); a piece that is not computed in the
-   kernel (an argument) is copied by an element-wise op of its own.
+   destination, the op computing a piece (directly or through a reshape) writing into
+   that slice of the destination (its ``tensor.empty`` init replaced by it); a piece
+   that is not computed in the kernel (an argument) is copied by an element-wise op of
+   its own;
+3. a padding that the kernel returns of a value it computes is pieces too: the value
+   computed in the interior, the border filled slab by slab.
 
-Each piece is then a root of the kernel's schedule (``kernels.py``), and bufferization
-writes it in place.
+Each piece is then a root of the kernel's schedule (``kernels.py``), the pieces groups
+of one launch, and bufferization writes each in place.
 """
 
 from __future__ import annotations
@@ -26,11 +31,20 @@ from ..._mlir import ir
 from ...linalg_builders import generic
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..lowered_module import walk_ops
+from .gathers import pad_value
 from .kernels import expr_dims
+
+RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _concat_axis(concat) -> int:
     return ir.IntegerAttr(concat.attributes["dim"]).value
+
+
+def _box(value, offsets: list, sizes: list):
+    t = static_tensor_type(value)
+    result = ir.RankedTensorType.get(sizes, t.element_type)
+    return _mlir.tensor.extract_slice(result, value, [], [], [], offsets, sizes, [1] * t.rank)
 
 
 def _slice(value, axis: int, offset: int, size: int):
@@ -38,8 +52,7 @@ def _slice(value, axis: int, offset: int, size: int):
     offsets = [0] * t.rank
     sizes = list(t.shape)
     offsets[axis], sizes[axis] = offset, size
-    result = ir.RankedTensorType.get(sizes, t.element_type)
-    return _mlir.tensor.extract_slice(result, value, [], [], [], offsets, sizes, [1] * t.rank)
+    return _box(value, offsets, sizes)
 
 
 def _piece_init(init, sliced, amap, out_dim: int, size: int):
@@ -155,6 +168,69 @@ def split_concat_consumers(module: ir.Module) -> int:
     return split
 
 
+def flatten_nested_concats(module: ir.Module) -> int:
+    """``concat(a, concat(b, c), d)`` -> ``concat(a, b, c, d)`` along one axis, where the
+    inner one is read nowhere else (Inception's branches concatenated in two steps): its
+    pieces are then computed in the slices of the outer result, not copied into it."""
+    flattened = 0
+    changed = True
+    while changed:
+        changed = False
+        for concat in walk_ops(module.operation, {"tensor.concat"}):
+            operands = []
+            for piece in concat.operands:
+                inner = piece.owner.operation if isinstance(piece, ir.OpResult) else None
+                if inner is not None and inner.name == "tensor.concat" and \
+                        _concat_axis(inner) == _concat_axis(concat) and len(list(piece.uses)) == 1:
+                    operands += list(inner.operands)
+                else:
+                    operands.append(piece)
+            if len(operands) == len(concat.operands):
+                continue
+            with ir.InsertionPoint(concat), concat.location:
+                joined = _mlir.tensor.concat(concat.results[0].type, _concat_axis(concat), operands)
+            concat.results[0].replace_all_uses_with(joined)
+            concat.erase()
+            flattened += 1
+            changed = True
+            break
+    return flattened
+
+
+def split_concat_pads(module: ir.Module) -> int:
+    """``pad(concat(a, b))`` -> ``concat(pad(a), pad(b))`` where the pad adds nothing
+    along the concatenation axis (a max pool's border around concatenated channels):
+    each padded piece then becomes a gather of its own piece (``gathers.py``), which
+    the pool, split at the pieces too, reads as an operand, not a gather of a value the
+    kernel computes (that would need a dispatch of its own)."""
+    split = 0
+    for pad in walk_ops(module.operation, {"tensor.pad"}):
+        source = pad.operands[0]
+        concat = source.owner.operation if isinstance(source, ir.OpResult) else None
+        if concat is None or concat.name != "tensor.concat" or len(pad.operands) != 1:
+            continue
+        axis = _concat_axis(concat)
+        low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+        high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
+        if low[axis] != 0 or high[axis] != 0:
+            continue
+        padded = static_tensor_type(pad.results[0])
+        pieces = []
+        with ir.InsertionPoint(pad), pad.location:
+            for piece in concat.operands:
+                shape = list(padded.shape)
+                shape[axis] = static_tensor_type(piece).shape[axis]
+                clone = pad.clone()
+                clone.operands[0] = piece
+                clone.results[0].set_type(ir.RankedTensorType.get(shape, padded.element_type))
+                pieces.append(clone.results[0])
+            joined = _mlir.tensor.concat(padded, axis, pieces)
+        pad.results[0].replace_all_uses_with(joined)
+        pad.erase()
+        split += 1
+    return split
+
+
 def _copy(value, init):
     rank = static_tensor_type(value).rank
     identity = ir.AffineMap.get_identity(rank)
@@ -193,8 +269,66 @@ def _after(op) -> ir.InsertionPoint:
     return ir.InsertionPoint(ops[ops.index(op) + 1])
 
 
+def _computing_op(piece):
+    """The linalg op that computes ``piece`` in the kernel, directly or through a
+    reshape read nowhere else (a grouped convolution's groups collapsed into the
+    channels of a concatenation); None for a piece from outside the kernel."""
+    op = piece.owner.operation if isinstance(piece, ir.OpResult) else None
+    if op is not None and op.name in RESHAPES:
+        source = op.operands[0]
+        op = source.owner.operation if isinstance(source, ir.OpResult) and len(list(source.uses)) == 1 else None
+    return op if op is not None and op.name.startswith("linalg.") else None
+
+
+def _reshaped_back(reshape, target):
+    """``target`` (a slice of the destination, of ``reshape``'s result type) reshaped to
+    ``reshape``'s source type: where the op computing the source writes."""
+    source_type = reshape.operands[0].type
+    groups = reshape.attributes["reassociation"]
+    if reshape.name == "tensor.collapse_shape":
+        return _mlir.tensor.expand_shape(source_type, target, groups, [], static_tensor_type(reshape.operands[0]).shape)
+    return _mlir.tensor.collapse_shape(source_type, target, groups)
+
+
+def _destination(tensor_type):
+    """A new buffer for a concatenation's pieces: an allocation, not an empty tensor,
+    which CSE would merge with another concatenation's of the same type (a DenseNet
+    layer returns two), making bufferization copy one result out of the other's."""
+    return _mlir.bufferization.AllocTensorOp(tensor_type, []).result
+
+
 def _program_position(op) -> int:
     return [o.operation for o in op.block.operations].index(op)
+
+
+def _compute_in_place(piece, op, target_of):
+    """Make ``op``, which computes ``piece`` (directly or through a reshape,
+    ``_computing_op``), write into ``target_of()`` (a slice of a destination, built
+    right before the first op of its init chain, which moves right before ``op``):
+    the insertion point after which ``piece`` is final, None when ``op``'s init is not
+    an empty tensor of its own (the caller then copies the piece)."""
+    reshape = piece.owner.operation if piece.owner.operation != op else None
+    chain = _init_chain_empty(reshape.operands[0] if reshape else piece)
+    if chain is None:
+        return None
+    empty, first = chain
+    for member in _chain(first, op)[:-1]:  # right before the piece's op: after the inserts before it
+        member.move_before(op)
+    with ir.InsertionPoint(first), op.location:
+        target = target_of()
+        if reshape is not None:
+            target = _reshaped_back(reshape, target)
+    empty.results[0].replace_all_uses_with(target)
+    empty.erase()
+    if reshape is not None:
+        reshape.move_after(op)
+    return _after(reshape or op)
+
+
+def _insert(piece, destination, offsets):
+    rank = len(offsets)
+    return _mlir.tensor.insert_slice(piece, destination, [], [], [], offsets,
+                                     list(static_tensor_type(piece).shape), [1] * rank)
 
 
 def concats_to_pieces(module: ir.Module) -> int:
@@ -207,7 +341,6 @@ def concats_to_pieces(module: ir.Module) -> int:
     it: bufferization then sees every piece computed into, and put back at, the same
     slice of one buffer, and writes it in place.
     """
-    tensor = _mlir.tensor
     count = 0
     for concat in walk_ops(module.operation, {"tensor.concat"}):
         if concat.parent.name != "func.func":
@@ -217,39 +350,91 @@ def concats_to_pieces(module: ir.Module) -> int:
         pieces, offset = [], 0
         for piece in concat.operands:
             size = static_tensor_type(piece).shape[axis]
-            op = piece.owner.operation if isinstance(piece, ir.OpResult) else None
-            computed = op is not None and op.name.startswith("linalg.")
-            pieces.append((piece, op if computed else None, offset, size))
+            pieces.append((piece, _computing_op(piece), offset, size))
             offset += size
         entry = concat.parent.regions[0].blocks[0]
         with ir.InsertionPoint.at_block_begin(entry), concat.location:
-            destination = tensor.empty(list(out.shape), out.element_type)
+            destination = _destination(out)
         in_kernel = sorted((p for p in pieces if p[1] is not None), key=lambda p: _program_position(p[1]))
         copied = [p for p in pieces if p[1] is None]
         for piece, op, offset, size in in_kernel + copied:
-            chain = _init_chain_empty(piece) if op is not None else None
-            if chain is not None:
-                empty, first = chain
-                for member in _chain(first, op)[:-1]:  # right before the piece's op: after the inserts before it
-                    member.move_before(op)
-                with ir.InsertionPoint(first), concat.location:
-                    target = _slice(destination, axis, offset, size)
-                empty.results[0].replace_all_uses_with(target)
-                empty.erase()
-                insertion = _after(op)
-            else:
+            insertion = None
+            if op is not None:
+                insertion = _compute_in_place(piece, op, lambda: _slice(destination, axis, offset, size))
+            if insertion is None:
                 with ir.InsertionPoint(concat), concat.location:
                     piece = _copy(piece, _slice(destination, axis, offset, size))
                 insertion = ir.InsertionPoint(concat)
             offsets = [0] * out.rank
             offsets[axis] = offset
             with insertion, concat.location:
-                destination = tensor.insert_slice(piece, destination, [], [], [], offsets,
-                                                  list(static_tensor_type(piece).shape), [1] * out.rank)
+                destination = _insert(piece, destination, offsets)
         concat.results[0].replace_all_uses_with(destination)
         concat.erase()
         count += 1
     return count
 
 
-__all__ = ["concats_to_pieces", "split_concat_consumers"]
+def _border(low: list, inner: list, outer: list) -> list:
+    """(offsets, sizes) of the slabs that cover a padded box's border exactly: per dim
+    ``d``, the part before and after the interior along ``d``, over the interior along
+    the dims before ``d`` and the whole extent along the dims after it."""
+    slabs = []
+    for d in range(len(outer)):
+        for start, size in ((0, low[d]), (low[d] + inner[d], outer[d] - low[d] - inner[d])):
+            if size == 0:
+                continue
+            offsets = low[:d] + [start] + [0] * (len(outer) - d - 1)
+            sizes = inner[:d] + [size] + outer[d + 1:]
+            slabs.append((offsets, sizes))
+    return slabs
+
+
+def padded_results(module: ir.Module) -> list:
+    """The ``tensor.pad`` ops that ``padded_results_to_pieces`` rewrites: a constant
+    padding of a value the kernel computes, that the kernel returns and nothing reads."""
+    found = []
+    for pad in walk_ops(module.operation, {"tensor.pad"}):
+        uses = list(pad.results[0].uses)
+        if len(pad.operands) == 1 and _computing_op(pad.operands[0]) is not None and pad_value(pad) is not None \
+                and uses and all(u.owner.name == "func.return" for u in uses):
+            found.append(pad)
+    return found
+
+
+def padded_results_to_pieces(module: ir.Module) -> int:
+    """Every ``tensor.pad`` that a kernel returns (a MobileNet block's activation padded
+    for the next depthwise convolution) of a value it computes -> the value computed in
+    place in the interior of the result, and the border filled by element-wise ops of
+    its own, one per slab (``_border``): pieces of the result, as a concatenation's,
+    where a gather of the computed value would need a dispatch of its own. Returns how
+    many."""
+    count = 0
+    for pad in padded_results(module):
+        source = pad.operands[0]
+        op, constant = _computing_op(source), pad_value(pad)
+        out = static_tensor_type(pad.results[0])
+        low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+        inner = list(static_tensor_type(source).shape)
+        entry = pad.parent.regions[0].blocks[0]
+        with ir.InsertionPoint.at_block_begin(entry), pad.location:
+            destination = _destination(out)
+        insertion = _compute_in_place(source, op, lambda: _box(destination, low, inner))
+        if insertion is None:
+            continue
+        with insertion, pad.location:
+            destination = _insert(source, destination, low)
+        with ir.InsertionPoint(pad), pad.location:
+            for offsets, sizes in _border(low, inner, list(out.shape)):
+                identity = ir.AffineMap.get_identity(out.rank)
+                fill = generic([], [identity], [_box(destination, offsets, sizes)],
+                               lambda _out: _mlir.arith.constant(out.element_type, constant.attributes["value"]))[0]
+                destination = _insert(fill, destination, offsets)
+        pad.results[0].replace_all_uses_with(destination)
+        pad.erase()
+        count += 1
+    return count
+
+
+__all__ = ["concats_to_pieces", "flatten_nested_concats", "padded_results", "padded_results_to_pieces", "split_concat_consumers",
+           "split_concat_pads"]

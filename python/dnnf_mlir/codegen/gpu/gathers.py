@@ -37,10 +37,11 @@ def _loop_indices(rank: int) -> list:
     return [_mlir.linalg.IndexOp(d).result for d in range(rank)]
 
 
-def _pad_value(pad):
+def pad_value(pad):
     """The constant a ``tensor.pad`` fills with (its region yields it), else None."""
-    yielded = pad.regions[0].blocks[0].operations[0]
-    value = yielded.operands[0] if yielded.name == "tensor.yield" else None
+    operations = pad.regions[0].blocks[0].operations
+    yielded = operations[len(operations) - 1]
+    value = yielded.operands[0]
     owner = value.owner if isinstance(value, ir.OpResult) else None
     return owner if owner is not None and owner.name == "arith.constant" else None
 
@@ -53,7 +54,7 @@ def _pad_to_generic(pad) -> bool:
     arith, tensor = _mlir.arith, _mlir.tensor
     source, result = static_tensor_type(pad.operands[0]), static_tensor_type(pad.results[0])
     low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
-    constant = _pad_value(pad)
+    constant = pad_value(pad)
     if source is None or result is None or constant is None or len(pad.operands) != 1 or not _static(low):
         return None
     sizes = list(source.shape)
@@ -155,11 +156,14 @@ def inline_gathered_producers(gather) -> int:
     return inlined
 
 
-def gathers_from_pads(module: ir.Module) -> int:
-    """Rewrite every static ``tensor.pad`` (constant padding value) of ``module`` as an
-    element-wise gather reading what its element-wise producers read; returns how many."""
+def gathers_from_pads(module: ir.Module, keep=()) -> int:
+    """Rewrite every static ``tensor.pad`` (constant padding value) of ``module`` but
+    those in ``keep`` as an element-wise gather reading what its element-wise producers
+    read; returns how many."""
     rewritten = 0
     for op in walk_ops(module.operation, {"tensor.pad"}):
+        if op in keep:
+            continue
         gather = _pad_to_generic(op)
         if gather is not None:
             inline_gathered_producers(gather)
@@ -167,4 +171,4 @@ def gathers_from_pads(module: ir.Module) -> int:
     return rewritten
 
 
-__all__ = ["gathers_from_pads", "inline_gathered_producers"]
+__all__ = ["gathers_from_pads", "inline_gathered_producers", "pad_value"]

@@ -198,7 +198,7 @@ def pieces(value) -> list:
         value = value.owner.operands[0]
     if isinstance(value, ir.OpResult) and value.owner.name == "tensor.insert_slice":
         return pieces(value.owner.operands[1]) + pieces(value.owner.operands[0])
-    if isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty":
+    if isinstance(value, ir.OpResult) and value.owner.name in ("tensor.empty", "bufferization.alloc_tensor"):
         return []
     return [value]
 
@@ -240,6 +240,11 @@ def analyze(function, phased: bool = False) -> Kernel:
         if static_tensor_type(root.results[0]) is None:
             raise KernelError(f"kernel {name} has a result of dynamic shape")
         members = [op for op in ops if op == root or op in producers_of[root]]
+        partial = [op for op in computed if op in members and op != root and not _computed_whole(op, root, set(members))]
+        if partial:
+            raise KernelError(f"kernel {name} returns the result of {partial[0].name}, which the tiles of its root "
+                              f"{root.name} compute only in part")
+        _move_other_uses_after(members, root)
         sources = [source for op in members for source in gathered(op)]
         if sources and not phased:
             raise GatherError(f"kernel {name} gathers from a value it computes ({sources[0].name}): a dispatch "
@@ -266,10 +271,11 @@ def staged_ops(group: RootGroup) -> list:
         if op == group.root:
             continue
         for consumer, amap in _readers(op, group):
-            parallel = parallel_loops(consumer)
+            parallel, ranges = parallel_loops(consumer), loop_ranges(consumer)
             used = set().union(*(expr_dims(e) for e in amap.results))
             reduced = any(not parallel[d] for d in used)
-            broadcast = any(parallel[d] and d not in used for d in range(len(parallel)))
+            broadcast = any(parallel[d] and d not in used and (ranges is None or ranges[d] != 1)
+                            for d in range(len(parallel)))  # a unit loop shares nothing out
             if broadcast and (reduced or has_reduction(op)):
                 staged.append(op)
                 break
@@ -290,11 +296,86 @@ def _readers(op, group: RootGroup) -> list:
     return found
 
 
-def one_op_per_group(kernel: Kernel) -> Kernel:
-    """The kernel with every compute op a root group of its own: no fusion, a dispatch
-    per op, the values between them in buffers (the fallback when the fused schedule of
-    a kernel does not apply)."""
-    return Kernel(kernel.name, kernel.function, kernel.ops, [RootGroup(op, [op], _kind([op])) for op in kernel.ops])
+def one_op_per_group(function) -> Kernel:
+    """The ``Kernel`` of a kernel function with every compute op a root group of its
+    own: no fusion, a dispatch per op, the values between them in buffers (the fallback
+    when the fused schedule of a kernel does not apply)."""
+    name = ir.StringAttr(function.attributes["sym_name"]).value
+    ops = [op.operation for op in function.regions[0].blocks[0].operations if is_compute(op.operation)]
+    return Kernel(name, function, ops, [RootGroup(op, [op], _kind([op])) for op in ops])
+
+
+def _move_other_uses_after(members: list, root):
+    """Move the views and inserts before ``root`` that read a fused member's result (a
+    DenseNet layer's new features inserted into the concatenation it returns, the same
+    features normalized by the root), with every op after them that reads theirs, to
+    right after ``root``, unless the root depends on one of them. Fusion yields a fused
+    producer's tile out of the root's loop for its other users, which must then come
+    after the loop: a user before it would keep the whole producer outside the launch."""
+    block = root.block
+    order = [op.operation for op in block.operations]
+    position = {op: i for i, op in enumerate(order)}
+    fused = set(members) - {root}
+    moved, escaping = set(), set()
+    for op in order[: position[root]]:
+        reads = {v.owner.operation for v in op.operands if isinstance(v, ir.OpResult)}
+        if reads & moved or (reads & fused and not is_compute(op) and op not in fused):
+            moved.add(op)
+            escaping |= reads & fused
+    if not moved or moved & (_dependencies(root) | {root}) or \
+            not all(_computed_whole(op, root, set(members)) for op in escaping):
+        return
+    anchor = root
+    for op in sorted(moved, key=position.get):
+        op.move_after(anchor)
+        anchor = op
+
+
+def _reads_whole(consumer, producer) -> bool:
+    """Whether ``consumer`` reads every element of ``producer``'s result: an input whose
+    indexing map is loop dims spanning the result's shape (or 0 along a unit dim)."""
+    if consumer.name != "linalg.generic":
+        return False
+    ranges = loop_ranges(consumer)
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(consumer.attributes["indexing_maps"])]
+    for value, amap in zip(list(consumer.operands)[: len(consumer.operands) - len(consumer.results)], maps):
+        if not (isinstance(value, ir.OpResult) and value.owner == producer) or ranges is None:
+            continue
+        shape = static_tensor_type(value).shape
+        if all((isinstance(e, ir.AffineDimExpr) and ranges[ir.AffineDimExpr(e).position] == size) or
+               (size == 1 and isinstance(e, ir.AffineConstantExpr)) for e, size in zip(amap.results, shape)):
+            return True
+    return False
+
+
+def _computed_whole(op, root, members: set) -> bool:
+    """Whether the tiles of ``root`` compute all of ``op``'s result, fused into them: a
+    chain of consumers among ``members`` from ``op`` to ``root``, each reading the whole
+    of its producer (fusion computes a producer only where its consumer reads it)."""
+    seen, work = {op}, [op]
+    while work:
+        current = work.pop()
+        if current == root:
+            return True
+        for consumer in members - seen:
+            if _reads_whole(consumer, current):
+                seen.add(consumer)
+                work.append(consumer)
+    return False
+
+
+def _dependencies(op) -> set:
+    """Every op of the function whose result ``op`` reads, transitively, through any
+    operand or in its body."""
+    seen, work = set(), [op]
+    while work:
+        current = work.pop()
+        direct = [v.owner.operation for v in current.operands if isinstance(v, ir.OpResult)]
+        for owner in direct + _captured_producers(current):
+            if owner not in seen:
+                seen.add(owner)
+                work.append(owner)
+    return seen
 
 
 def _own_copies(members: list, shared: list) -> list:

@@ -59,9 +59,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     copy = function.operation.clone()
     scratch.body.append(copy)
     prepare_kernel(scratch, device.max_storage_buffer_range)
-    kernel = analyze(copy, phased=schedule == "phased")
-    if schedule == "per-op":
-        kernel = one_op_per_group(kernel)
+    kernel = one_op_per_group(copy) if schedule == "per-op" else analyze(copy, phased=schedule == "phased")
     blocks = Script()
     plans = schedule_blocks(blocks, kernel, f"g{index}_")
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")

@@ -22,7 +22,8 @@ from ... import _mlir
 from ...kernel_functions import is_kernel
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
-from .concats import concats_to_pieces, split_concat_consumers
+from .concats import (concats_to_pieces, flatten_nested_concats, padded_results, padded_results_to_pieces,
+                      split_concat_consumers, split_concat_pads)
 from .gathers import gathers_from_pads
 from .oversized import read_oversized_arguments_in_chunks
 from .reshapes import reshapes_into_consumers
@@ -74,10 +75,15 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     docstring), reading no argument of more than ``max_binding_bytes`` through one
     binding (``oversized``); returns how many ops the Python rewrites changed."""
     rewritten = approximate_math(module)
-    rewritten += gathers_from_pads(module)
+    rewritten += flatten_nested_concats(module) + split_concat_pads(module)
+    rewritten += gathers_from_pads(module, keep=padded_results(module))
     rewritten += splat_inits_to_fills(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
     rewritten += read_oversized_arguments_in_chunks(module, max_binding_bytes)
+    # Split before the pipeline, whose reshape propagation then moves a piece's reshape
+    # (a grouped convolution's groups collapsed into the concatenated channels) past
+    # its element-wise op to the concatenation, where the piece is computed in place.
+    rewritten += split_concat_consumers(module)
     # Again now that every op is a generic: element-wise consumers of a reshaped result
     # (a grouped convolution's groups collapsed into its channels) iterate over the
     # producer's domain instead, reshapes moving to the edges of the kernel.
@@ -88,10 +94,11 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
         # now that their other inputs' maps are projections (``reshapes.py``).
         run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
         rewritten += 1 + reshapes_into_consumers(module)
-    rewritten += split_concat_consumers(module)
+    rewritten += split_concat_consumers(module) + flatten_nested_concats(module)
     run_passes("canonicalize", module)  # what the splits left unread (a whole fill, a concatenation)
     rewritten += untie_inits(module)
-    return rewritten + concats_to_pieces(module)
+    rewritten += concats_to_pieces(module) + padded_results_to_pieces(module)
+    return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 
 
 def constants_to_arguments(module: ir.Module) -> int:

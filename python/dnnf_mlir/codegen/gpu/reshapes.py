@@ -8,14 +8,19 @@ of its own, outside the dispatch's loops. A reshape of a value computed in the k
 consumer reads the source with the reshape composed into its indexing map.
 
 * ``expand_shape``: the source index of a group is the expanded indices linearized,
-  ``i_0 * s_1 * ... + ... + i_k`` (heads split from a projection: ``h * 64 + d``);
+  ``i_0 * s_1 * ... + ... + i_k`` (heads split from a projection: ``h * 64 + d``),
+  unit dims left out;
 * ``collapse_shape`` of groups with at most one dim above 1 (unit dims dropped):
-  the collapsed index, at the dim above 1, 0 elsewhere.
+  the collapsed index, at the dim above 1, 0 elsewhere; of groups with several, the
+  digits of the index read where it splits into them over the consumer's loop ranges
+  (a channel shuffle's ``g * 28 + k``), else nothing;
 
 * ``extract_slice`` (static, keeping the rank): ``offset + stride * i`` (a merged
   projection's Q, K and V columns).
 
-Other collapses (which would need ``floordiv``/``mod`` maps) are left alone.
+A concatenation is read through its reshapes too, so that its readers split at its
+pieces (``concats.py``). Other collapses (which would need ``floordiv``/``mod`` maps)
+are left alone.
 """
 
 from __future__ import annotations
@@ -23,13 +28,68 @@ from __future__ import annotations
 from ..._mlir import ir
 from ..linalg_queries import indexing_maps, reassociation_groups, static_tensor_type
 from ..lowered_module import walk_ops
+from .kernels import loop_ranges
 
 VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice")
 
 
-def _source_exprs(reshape, results) -> list | None:
+def _linear_terms(expr):
+    """``expr`` as {loop dim: coefficient} and a constant; None when it is not a sum of
+    dims times constants."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {ir.AffineDimExpr(expr).position: 1}, 0
+    if isinstance(expr, ir.AffineConstantExpr):
+        return {}, ir.AffineConstantExpr(expr).value
+    if isinstance(expr, ir.AffineAddExpr):
+        lhs, rhs = _linear_terms(ir.AffineAddExpr(expr).lhs), _linear_terms(ir.AffineAddExpr(expr).rhs)
+        if lhs is None or rhs is None:
+            return None
+        terms = dict(lhs[0])
+        for dim, coefficient in rhs[0].items():
+            terms[dim] = terms.get(dim, 0) + coefficient
+        return terms, lhs[1] + rhs[1]
+    if isinstance(expr, ir.AffineMulExpr):
+        product = ir.AffineMulExpr(expr)
+        lhs, rhs = _linear_terms(product.lhs), _linear_terms(product.rhs)
+        if lhs is None or rhs is None or (lhs[0] and rhs[0]):
+            return None
+        (terms, _), factor = (lhs, rhs[1]) if lhs[0] else (rhs, lhs[1])
+        return {dim: c * factor for dim, c in terms.items()}, lhs[1] * rhs[1]
+    return None
+
+
+def _mixed_radix(expr, sizes, ranges) -> list | None:
+    """The digits of the index ``expr`` into dims of ``sizes`` (outermost first; the
+    collapsed index of a group), each an expression of the loop dims: every term goes to
+    the outermost digit whose stride divides its coefficient, and each digit must stay
+    within its size over the loops' ``ranges`` (then the representation is the unique
+    one: a channel shuffle's ``g * 28 + k`` read from 4 x 28 groups is ``(g, k)``)."""
+    found = _linear_terms(expr)
+    if found is None or found[1] != 0 or ranges is None:
+        return None
+    strides = [1] * len(sizes)
+    for i in reversed(range(len(sizes) - 1)):
+        strides[i] = strides[i + 1] * sizes[i + 1]
+    digits = [{} for _ in sizes]
+    for dim, coefficient in found[0].items():
+        i = next((i for i, stride in enumerate(strides) if coefficient % stride == 0), None)
+        if i is None or coefficient < 0:
+            return None
+        digits[i][dim] = coefficient // strides[i]
+    exprs = []
+    for terms, size in zip(digits, sizes):
+        if sum(c * (ranges[dim] - 1) for dim, c in terms.items()) >= size:
+            return None
+        parts = [ir.AffineDimExpr.get(dim) * c if c != 1 else ir.AffineDimExpr.get(dim) for dim, c in terms.items()]
+        exprs.append(sum(parts[1:], parts[0]) if parts else ir.AffineConstantExpr.get(0))
+    return exprs
+
+
+def _source_exprs(reshape, results, ranges=None) -> list | None:
     """The source indices of a reshape as affine expressions of the result indices
-    ``results`` (expressions); None when not expressible without floordiv / mod."""
+    ``results`` (expressions); None when not expressible without floordiv / mod (a
+    collapse of several dims above 1 is, when the index read splits into their digits
+    over the loops' ``ranges``, ``_mixed_radix``)."""
     groups = reassociation_groups(reshape)
     source = static_tensor_type(reshape.operands[0]).shape
     result = static_tensor_type(reshape.results[0]).shape
@@ -38,15 +98,23 @@ def _source_exprs(reshape, results) -> list | None:
         for group in groups:
             total = None
             for dim in group:
+                if result[dim] == 1 and len(group) > 1:
+                    continue  # always 0: a term of its own would hide the dim the index is
                 term = results[dim]
                 total = term if total is None else total * result[dim] + term
+            if total is None:
+                total = results[group[-1]]
             exprs.append(total)
         return exprs
     # collapse_shape: the result has one dim per group
     for position, group in enumerate(groups):
         big = [dim for dim in group if source[dim] != 1]
         if len(big) > 1:
-            return None
+            digits = _mixed_radix(results[position], [source[dim] for dim in group], ranges)
+            if digits is None:
+                return None
+            exprs += digits
+            continue
         for dim in group:
             exprs.append(results[position] if dim in big or (not big and dim == group[-1]) else ir.AffineConstantExpr.get(0))
     return exprs
@@ -84,7 +152,9 @@ def _view_chain(value):
         value = value.owner.operation.operands[0]
     if not chain:
         return None
-    computed = isinstance(value, ir.OpResult) and value.owner.operation.name.startswith("linalg.")
+    owner = value.owner.operation.name if isinstance(value, ir.OpResult) else None
+    concat = owner == "tensor.concat" and all(v.name != "tensor.extract_slice" for v in chain)
+    computed = owner is not None and (owner.startswith("linalg.") or concat)
     if not computed and not (isinstance(value, ir.BlockArgument) and all(_unit_dims_only(v) for v in chain)):
         return None
     return value, chain
@@ -97,7 +167,8 @@ def _fold_into(consumer, operand_index: int, source, chain) -> bool:
     for view in chain:  # from the consumer's view back to the source
         if any(static_tensor_type(v) is None for v in (view.operands[0], view.results[0])):
             return False
-        exprs = _slice_exprs(view, exprs) if view.name == "tensor.extract_slice" else _source_exprs(view, exprs)
+        exprs = _slice_exprs(view, exprs) if view.name == "tensor.extract_slice" else \
+            _source_exprs(view, exprs, loop_ranges(consumer))
         if exprs is None:
             return False
     maps[operand_index] = ir.AffineMap.get(amap.n_dims, amap.n_symbols, exprs)

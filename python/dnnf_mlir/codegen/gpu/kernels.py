@@ -233,17 +233,19 @@ def analyze(function, phased: bool = False) -> Kernel:
                         computed.append(source)
                         work.append(source)
     producers_of = {op: producers(op, through_gathers=not phased) for op in computed}
-    roots = [op for op in computed if not any(op in producers_of[other] for other in computed if other != op)]
+
+    def computed_by(op, other) -> bool:
+        return op in producers_of[other] and _computed_whole(op, other, producers_of[other] | {other})
+
+    # A result that another result's tiles compute only in part (LLaMA's queries, whose
+    # halves its rotation reads) is a root too: the other computes its own copy.
+    roots = [op for op in computed if not any(computed_by(op, other) for other in computed if other != op)]
     groups = []
     taken = set()
     for root in sorted(roots, key=ops.index):
         if static_tensor_type(root.results[0]) is None:
             raise KernelError(f"kernel {name} has a result of dynamic shape")
         members = [op for op in ops if op == root or op in producers_of[root]]
-        partial = [op for op in computed if op in members and op != root and not _computed_whole(op, root, set(members))]
-        if partial:
-            raise KernelError(f"kernel {name} returns the result of {partial[0].name}, which the tiles of its root "
-                              f"{root.name} compute only in part")
         _move_other_uses_after(members, root)
         sources = [source for op in members for source in gathered(op)]
         if sources and not phased:

@@ -292,7 +292,7 @@ def test_a_kernel_over_the_devices_bindings_is_an_error():
                                                  max_workgroup_invocations=128, max_shared_memory=16 << 10))
     with ir.Context():
         module = ir.Module.parse(ADD)
-        with pytest.raises(CodegenError, match="kernel kernel_0 binds 3 buffers in one dispatch; the device allows 2"):
+        with pytest.raises(CodegenError, match="kernel_0 would bind 3 buffers in one launch; the device allows 2"):
             lower(module, narrow)
 
 

@@ -204,7 +204,10 @@ def split_concat_pads(module: ir.Module) -> int:
     the pool, split at the pieces too, reads as an operand, not a gather of a value the
     kernel computes (that would need a dispatch of its own)."""
     split = 0
+    returned = padded_results(module)
     for pad in walk_ops(module.operation, {"tensor.pad"}):
+        if pad in returned:
+            continue  # computed in place, pieces and all (``padded_results_to_pieces``)
         source = pad.operands[0]
         concat = source.owner.operation if isinstance(source, ir.OpResult) else None
         if concat is None or concat.name != "tensor.concat" or len(pad.operands) != 1:
@@ -301,17 +304,25 @@ def _program_position(op) -> int:
     return [o.operation for o in op.block.operations].index(op)
 
 
+def _reshape_between(piece, op):
+    """The reshape between ``op`` and the ``piece`` it computes (``_computing_op``), or None."""
+    return piece.owner.operation if piece.owner.operation != op else None
+
+
+def _in_place_chain(piece, op):
+    """``_init_chain_empty`` of what ``op`` computes ``piece`` from: None when ``op`` cannot
+    be made to write in place (its init is not an empty tensor of its own)."""
+    reshape = _reshape_between(piece, op)
+    return _init_chain_empty(reshape.operands[0] if reshape else piece)
+
+
 def _compute_in_place(piece, op, target_of):
     """Make ``op``, which computes ``piece`` (directly or through a reshape,
-    ``_computing_op``), write into ``target_of()`` (a slice of a destination, built
-    right before the first op of its init chain, which moves right before ``op``):
-    the insertion point after which ``piece`` is final, None when ``op``'s init is not
-    an empty tensor of its own (the caller then copies the piece)."""
-    reshape = piece.owner.operation if piece.owner.operation != op else None
-    chain = _init_chain_empty(reshape.operands[0] if reshape else piece)
-    if chain is None:
-        return None
-    empty, first = chain
+    ``_computing_op``) and has an ``_in_place_chain``, write into ``target_of()`` (a
+    slice of a destination, built right before the first op of its init chain, which
+    moves right before ``op``): the insertion point after which ``piece`` is final."""
+    reshape = _reshape_between(piece, op)
+    empty, first = _in_place_chain(piece, op)
     for member in _chain(first, op)[:-1]:  # right before the piece's op: after the inserts before it
         member.move_before(op)
     with ir.InsertionPoint(first), op.location:
@@ -331,9 +342,24 @@ def _insert(piece, destination, offsets):
                                      list(static_tensor_type(piece).shape), [1] * rank)
 
 
-def concats_to_pieces(module: ir.Module) -> int:
-    """Every ``tensor.concat`` -> its pieces inserted into one destination, each
-    computed in place (a piece from outside the kernel copied in). Returns how many.
+def _leaves(value, offsets: list) -> list:
+    """(piece, the op computing it or None, its offsets) of each piece that ``value``, a
+    concatenation (nested ones included) or a value of its own, is made of, placed at
+    ``offsets``."""
+    concat = value.owner.operation if isinstance(value, ir.OpResult) else None
+    if concat is None or concat.name != "tensor.concat":
+        return [(value, _computing_op(value), offsets)]
+    axis, found, offset = _concat_axis(concat), [], 0
+    for piece in concat.operands:
+        found += _leaves(piece, offsets[:axis] + [offsets[axis] + offset] + offsets[axis + 1:])
+        offset += static_tensor_type(piece).shape[axis]
+    return found
+
+
+def _place(leaves: list, destination, before):
+    """``destination`` with each of ``leaves`` inserted at its offsets, computed in place
+    where the kernel computes it (``_compute_in_place``), else copied in right
+    ``before`` the op that reads the whole: the new destination.
 
     The pieces are computed in place in the program order of their ops: each op writes
     into a slice of the destination as it is after the insert of the piece before it
@@ -341,37 +367,44 @@ def concats_to_pieces(module: ir.Module) -> int:
     it: bufferization then sees every piece computed into, and put back at, the same
     slice of one buffer, and writes it in place.
     """
+    in_place = [leaf for leaf in leaves if leaf[1] is not None and _in_place_chain(leaf[0], leaf[1]) is not None]
+    copied = [leaf for leaf in leaves if leaf not in in_place]  # after every piece computed in place
+    ordered = [(leaf, True) for leaf in sorted(in_place, key=lambda leaf: _program_position(leaf[1]))]
+    for (piece, op, offsets), computed in ordered + [(leaf, False) for leaf in copied]:
+        shape = list(static_tensor_type(piece).shape)
+        if computed:
+            insertion = _compute_in_place(piece, op, lambda: _box(destination, offsets, shape))
+        else:
+            with ir.InsertionPoint(before), before.location:
+                piece = _copy(piece, _box(destination, offsets, shape))
+            insertion = ir.InsertionPoint(before)
+        with insertion, before.location:
+            destination = _insert(piece, destination, offsets)
+    return destination
+
+
+def _new_destination(op):
+    """A destination of ``op``'s result type, at the start of its function."""
+    entry = op.parent.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(entry), op.location:
+        return _destination(static_tensor_type(op.results[0]))
+
+
+def concats_to_pieces(module: ir.Module) -> int:
+    """Every ``tensor.concat`` -> its pieces (``_leaves``) inserted into one destination,
+    each computed in place (``_place``; a piece from outside the kernel copied in).
+    Returns how many."""
     count = 0
     for concat in walk_ops(module.operation, {"tensor.concat"}):
-        if concat.parent.name != "func.func":
+        if concat.parent.name != "func.func" or not list(concat.results[0].uses):
             continue
-        out = static_tensor_type(concat.results[0])
-        axis = _concat_axis(concat)
-        pieces, offset = [], 0
-        for piece in concat.operands:
-            size = static_tensor_type(piece).shape[axis]
-            pieces.append((piece, _computing_op(piece), offset, size))
-            offset += size
-        entry = concat.parent.regions[0].blocks[0]
-        with ir.InsertionPoint.at_block_begin(entry), concat.location:
-            destination = _destination(out)
-        in_kernel = sorted((p for p in pieces if p[1] is not None), key=lambda p: _program_position(p[1]))
-        copied = [p for p in pieces if p[1] is None]
-        for piece, op, offset, size in in_kernel + copied:
-            insertion = None
-            if op is not None:
-                insertion = _compute_in_place(piece, op, lambda: _slice(destination, axis, offset, size))
-            if insertion is None:
-                with ir.InsertionPoint(concat), concat.location:
-                    piece = _copy(piece, _slice(destination, axis, offset, size))
-                insertion = ir.InsertionPoint(concat)
-            offsets = [0] * out.rank
-            offsets[axis] = offset
-            with insertion, concat.location:
-                destination = _insert(piece, destination, offsets)
+        rank = static_tensor_type(concat.results[0]).rank
+        destination = _place(_leaves(concat.results[0], [0] * rank), _new_destination(concat), concat)
         concat.results[0].replace_all_uses_with(destination)
-        concat.erase()
         count += 1
+    for concat in reversed(walk_ops(module.operation, {"tensor.concat"})):
+        if not list(concat.results[0].uses):
+            concat.erase()
     return count
 
 
@@ -396,7 +429,9 @@ def padded_results(module: ir.Module) -> list:
     found = []
     for pad in walk_ops(module.operation, {"tensor.pad"}):
         uses = list(pad.results[0].uses)
-        if len(pad.operands) == 1 and _computing_op(pad.operands[0]) is not None and pad_value(pad) is not None \
+        source = pad.operands[0]
+        concat = isinstance(source, ir.OpResult) and source.owner.name == "tensor.concat"
+        if len(pad.operands) == 1 and (concat or _computing_op(source) is not None) and pad_value(pad) is not None \
                 and uses and all(u.owner.name == "func.return" for u in uses):
             found.append(pad)
     return found
@@ -412,18 +447,11 @@ def padded_results_to_pieces(module: ir.Module) -> int:
     count = 0
     for pad in padded_results(module):
         source = pad.operands[0]
-        op, constant = _computing_op(source), pad_value(pad)
         out = static_tensor_type(pad.results[0])
         low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
         inner = list(static_tensor_type(source).shape)
-        entry = pad.parent.regions[0].blocks[0]
-        with ir.InsertionPoint.at_block_begin(entry), pad.location:
-            destination = _destination(out)
-        insertion = _compute_in_place(source, op, lambda: _box(destination, low, inner))
-        if insertion is None:
-            continue
-        with insertion, pad.location:
-            destination = _insert(source, destination, low)
+        constant = pad_value(pad)
+        destination = _place(_leaves(source, low), _new_destination(pad), pad)
         with ir.InsertionPoint(pad), pad.location:
             for offsets, sizes in _border(low, inner, list(out.shape)):
                 identity = ir.AffineMap.get_identity(out.rank)

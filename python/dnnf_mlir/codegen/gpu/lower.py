@@ -18,7 +18,7 @@ reads come with it, renamed after it; it stands beside the original until
 
 from __future__ import annotations
 
-from ..._mlir import ir
+from ..._mlir import MLIRError, ir
 from ...kernel_functions import KERNEL_ATTR, is_kernel
 from ...lowering import read_pipeline
 from ..bufferization import copies_to_linalg, results_in_place
@@ -82,10 +82,46 @@ def _compile_alone(function, schedule: str, index: int, device):
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
     copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(schedule)
     launch_kernels(scratch, device.max_shared_memory)
+    try:  # here, where a failure falls back, not in the host's bufferization, which canonicalizes it again
+        run_passes("canonicalize", scratch)
+    except MLIRError as error:
+        raise CodegenError(f"canonicalizing the launches of {kernel.name} failed: {str(error).splitlines()[1:2]}") from None
     outside = sorted({op.operation.name for op in copy.regions[0].blocks[0].operations} - set(HOST_OPS))
     if outside:
         raise CodegenError(f"{kernel.name} does work outside its launches: {', '.join(outside)}")
+    for launch in walk_ops(copy, {"gpu.launch"}):
+        if len(_buffers_read_from_above(launch)) > device.max_storage_buffers:
+            raise CodegenError(f"{kernel.name} would bind {len(_buffers_read_from_above(launch))} buffers in one "
+                               f"launch; the device allows {device.max_storage_buffers}")
     return scratch, planned, blocks.text() + s.text() + vectorization.text()
+
+
+def _buffers_read_from_above(launch) -> set:
+    """The buffers defined outside ``launch`` that its body uses: its bindings once outlined
+    (each view of a buffer one of its own: the slices of a batch norm's parameters that
+    the pieces of a concatenation read)."""
+    found = set()
+
+    def visit(op):
+        for value in op.operands:
+            if isinstance(value.type, ir.MemRefType) and not _inside(value, launch):
+                found.add(value)
+        return ir.WalkResult.ADVANCE
+
+    for block in launch.regions[0].blocks:
+        for op in block.operations:
+            op.operation.walk(visit)
+    return found
+
+
+def _inside(value, launch) -> bool:
+    """Whether ``value`` is defined inside ``launch``."""
+    owner = value.owner if isinstance(value, ir.OpResult) else value.owner.owner
+    while owner is not None and owner.name != "func.func":
+        if owner == launch:
+            return True
+        owner = owner.parent
+    return False
 
 
 def _copies_in_loops(scratch: ir.Module, function, threads: int):

@@ -255,8 +255,9 @@ def _rebase_views(module: ir.Module):
 
 def _retype_views(value):
     """The subviews of ``value`` (whose layout changed) with their layouts recomputed
-    from its strides, and theirs in turn (the offset stays dynamic)."""
-    strides, _ = ir.MemRefType(value.type).get_strides_and_offset()
+    from its strides and offset, and theirs in turn (the offset static where the source's
+    and the view's offsets are, as the subview's verifier infers it)."""
+    strides, base = ir.MemRefType(value.type).get_strides_and_offset()
     for use in list(value.uses):
         view = use.owner
         if view.name != "memref.subview":
@@ -269,7 +270,10 @@ def _retype_views(value):
             kept[dim] = None  # a unit dim a rank-reducing view drops
         kept = [k for k in kept if k is not None]
         dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-        layout = ir.StridedLayoutAttr.get(dynamic, kept)
+        offsets = list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"]))
+        offset = dynamic if base == dynamic or dynamic in offsets + strides else \
+            base + sum(o * stride for o, stride in zip(offsets, strides))
+        layout = ir.StridedLayoutAttr.get(offset, kept)
         view.results[0].set_type(ir.MemRefType.get(old.shape, old.element_type, layout, old.memory_space))
         _retype_views(view.results[0])
 

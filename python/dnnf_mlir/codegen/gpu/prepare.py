@@ -97,7 +97,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     rewritten += split_concat_consumers(module) + flatten_nested_concats(module)
     run_passes("canonicalize", module)  # what the splits left unread (a whole fill, a concatenation)
     rewritten += untie_inits(module)
-    rewritten += concats_to_pieces(module) + padded_results_to_pieces(module)
+    rewritten += padded_results_to_pieces(module) + concats_to_pieces(module)
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 
 

@@ -12,6 +12,8 @@ from ...transforms.registry import described_by_table
 from . import (  # noqa: F401
     conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, reduction, resize,
 )
+from . import quantization  # noqa: F401
+
 from .registry import LOWERINGS, Unsupported
 
 
@@ -23,8 +25,12 @@ class LoweringError(Exception):
         self.location = location
 
 
-# Ops whose lowering handles unsigned element types itself.
-_UNSIGNED_OPS = ("ecg.bit_shift",)
+# Ops whose lowering handles unsigned element types itself, and those that only move
+# elements (no arithmetic on them).
+_UNSIGNED_OPS = (
+    "ecg.bit_shift", "ecg.cast", "ecg.quantize_linear", "ecg.dequantize_linear",
+    "ecg.constant", "ecg.reshape", "ecg.flatten", "ecg.squeeze", "ecg.unsqueeze", "ecg.transpose",
+)
 
 
 def _unsigned_type(op) -> str | None:

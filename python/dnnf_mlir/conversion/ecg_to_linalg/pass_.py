@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, reduction, resize,
 )
 from . import quantization  # noqa: F401
+from .signless import make_signless
 
 from .registry import LOWERINGS, Unsupported
 
@@ -148,6 +149,10 @@ def convert_module(module_op) -> list:
         for old, new in zip(operation.results, results):
             old.replace_all_uses_with(new)
         operation.erase()
+    try:
+        make_signless(module_op)
+    except Unsupported as error:
+        return [(module_op.location, f"convert-ecg-to-linalg: {error} is not supported")]
     return []
 
 

@@ -31,6 +31,7 @@ class LoweringError(Exception):
 _UNSIGNED_OPS = (
     "ecg.bit_shift", "ecg.cast", "ecg.quantize_linear", "ecg.dequantize_linear",
     "ecg.constant", "ecg.reshape", "ecg.flatten", "ecg.squeeze", "ecg.unsqueeze", "ecg.transpose",
+    "ecg.gather",
 )
 
 

@@ -58,9 +58,7 @@ def _repeat_blocks(node: NodeBuilder, value, data_shape: tuple, axis: int, block
     repeated = shape[:axis + 1] + [block_size] + shape[axis + 1:]
     (value,) = node.emit("expand", [value], {"shape": repeated})
     (value,) = node.emit("reshape", [value], {"shape": shape[:axis] + [blocks * block_size] + shape[axis + 1:]})
-    rank = len(data_shape)
-    return node.emit("slice", [value], {"starts": [0] * rank, "ends": list(data_shape), "axes": list(range(rank)),
-                                        "steps": [1] * rank})[0]
+    return _slice_axis(node, value, axis, 0, data_shape[axis])
 
 
 def _quantized_type(node: NodeBuilder, dtype) -> np.dtype:
@@ -132,40 +130,82 @@ def _dynamic_quantize_linear(node: NodeBuilder):
 
 
 def _centered(node: NodeBuilder, value, zero_point_index: int, shape: tuple, axis: int):
-    """``value`` as int32 minus its zero point (input ``zero_point_index``, if given)."""
-    _quantized_type(node, node.spec(value).dtype)
-    (value,) = node.emit("cast", [value], {"to": _I32})
-    if not node.has_input(zero_point_index):
-        return value
-    zero_point = node.operand(zero_point_index)
-    zero_shape = node.spec(zero_point).shape
-    if len(zero_shape) == 1 and zero_shape[0] > 1 and axis is not None:
-        (zero_point,) = node.emit("reshape", [zero_point], {"shape": [zero_shape[0]] + [1] * (len(shape) - axis - 1)})
-    elif len(zero_shape) <= 1:
-        (zero_point,) = node.emit("reshape", [zero_point], {"shape": []})
-    (zero_point,) = node.emit("cast", [zero_point], {"to": _I32})
-    return node.emit("sub", [value, zero_point])[0]
+    """(``value`` as int32 minus its zero point (input ``zero_point_index``, if given), a
+    bound on the magnitude of its elements): the values themselves when known."""
+    info = np.iinfo(_quantized_type(node, node.spec(value).dtype))
+    (centered,) = node.emit("cast", [value], {"to": _I32})
+    zero_point = np.zeros((), np.int64)
+    if node.has_input(zero_point_index):
+        zero_point = node.operand(zero_point_index)
+        zero_shape = node.spec(zero_point).shape
+        if len(zero_shape) == 1 and zero_shape[0] > 1 and axis is not None:
+            (zero_point,) = node.emit("reshape", [zero_point], {"shape": [zero_shape[0]] + [1] * (len(shape) - axis - 1)})
+        elif len(zero_shape) <= 1:
+            (zero_point,) = node.emit("reshape", [zero_point], {"shape": []})
+        (zero_point,) = node.emit("cast", [zero_point], {"to": _I32})
+        (centered,) = node.emit("sub", [centered, zero_point])
+    if isinstance(centered, np.ndarray):
+        return centered, int(np.abs(centered).max(initial=0))
+    if isinstance(zero_point, np.ndarray):
+        extremes = np.abs(np.stack([info.min - zero_point.astype(np.int64), info.max - zero_point.astype(np.int64)]))
+        return centered, int(extremes.max())
+    return centered, int(info.max) - int(info.min)
+
+
+def _slice_axis(node: NodeBuilder, value, axis: int, start: int, end: int):
+    rank = node.spec(value).rank
+    return node.emit("slice", [value], {"starts": [start], "ends": [end], "axes": [axis % rank], "steps": [1]})[0]
+
+
+# Integers up to this magnitude are exact in f32: a product of integers summed in f32
+# is exact while every partial sum stays below it.
+EXACT_IN_F32 = 1 << 24
 
 
 def _integer_matmul(node: NodeBuilder, a_index: int, b_index: int, a_zero: int, b_zero: int):
-    """int32 (A - a_zero) @ (B - b_zero); A's zero point per row, B's per column."""
+    """int32 (A - a_zero) @ (B - b_zero), A's zero point per row, B's per column, exact as
+    onnxruntime's int32 accumulation: f32 matmuls (the fast kernels) over chunks of the
+    inner dimension short enough that no partial sum leaves f32's exact integers, summed in
+    int32 (one chunk for uint8 activations by int8 weights up to 518 deep)."""
     a, b = node.operand(a_index), node.operand(b_index)
     a_shape, b_shape = node.spec(a).shape, node.spec(b).shape
-    a = _centered(node, a, a_zero, a_shape, len(a_shape) - 2 if len(a_shape) >= 2 else None)
-    b = _centered(node, b, b_zero, b_shape, len(b_shape) - 1)
-    return node.emit("mat_mul", [a, b])[0]
+    a, a_bound = _centered(node, a, a_zero, a_shape, len(a_shape) - 2 if len(a_shape) >= 2 else None)
+    b, b_bound = _centered(node, b, b_zero, b_shape, len(b_shape) - 1)
+    depth, chunk = a_shape[-1], max(1, EXACT_IN_F32 // max(1, a_bound * b_bound))
+    a, b = (node.emit("cast", [v], {"to": "f32"})[0] for v in (a, b))
+    b_axis = -2 if len(b_shape) >= 2 else 0
+    total = None
+    for start in range(0, max(depth, 1), chunk):
+        end = min(depth, start + chunk)
+        pieces = (a, b) if end - start == depth else (_slice_axis(node, a, -1, start, end),
+                                                       _slice_axis(node, b, b_axis, start, end))
+        (product,) = node.emit("cast", [node.emit("mat_mul", list(pieces))[0]], {"to": _I32})
+        total = product if total is None else node.emit("add", [total, product])[0]
+    return total
 
 
 _CONV_ATTRIBUTES = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 
 
 def _integer_conv(node: NodeBuilder, x_index: int, w_index: int, x_zero: int, w_zero: int, bias=None):
-    """int32 conv of (x - x_zero) by (w - w_zero), w's zero point per output channel."""
+    """int32 conv of (x - x_zero) by (w - w_zero), w's zero point per output channel, plus
+    the int32 ``bias``: an f32 convolution (the fast kernels) when every sum stays within
+    f32's exact integers, else an int32 one."""
     x, w = node.operand(x_index), node.operand(w_index)
-    x = _centered(node, x, x_zero, node.spec(x).shape, None)
-    w = _centered(node, w, w_zero, node.spec(w).shape, 0)
+    w_shape = node.spec(w).shape
+    x, x_bound = _centered(node, x, x_zero, node.spec(x).shape, None)
+    w, w_bound = _centered(node, w, w_zero, w_shape, 0)
     attrs = {name: node.attributes[name] for name in _CONV_ATTRIBUTES if name in node.attributes}
-    return node.emit("conv", [x, w] + ([] if bias is None else [bias]), attrs)[0]
+    taps = int(np.prod(w_shape[1:]))
+    if taps * x_bound * w_bound < EXACT_IN_F32:
+        (y,) = node.emit("conv", [node.emit("cast", [v], {"to": "f32"})[0] for v in (x, w)], attrs)
+        (y,) = node.emit("cast", [y], {"to": _I32})
+    else:
+        (y,) = node.emit("conv", [x, w], attrs)
+    if bias is None:
+        return y
+    (bias,) = node.emit("reshape", [bias], {"shape": [w_shape[0]] + [1] * (len(w_shape) - 2)})
+    return node.emit("add", [y, bias])[0]
 
 
 @converter("MatMulInteger")

@@ -192,7 +192,8 @@ def test_matmul_integer(a_type, b_type, tmp_path):
         info = np.iinfo(dtype)
         return RNG.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
 
-    a, b = ints(a_type, (2, 5, 200)), ints(b_type, (200, 7))  # 200 * 255 * 255: beyond f32's exact integers
+    # 700 deep: sums beyond f32's exact integers (2**24), taken in chunks (3 for uint8 by uint8).
+    a, b = ints(a_type, (2, 5, 700)), ints(b_type, (700, 7))
     arrays = {"a": a, "b": b, "az": np.array(7, a_type), "bz": ints(b_type, (7,))}
     onnx_model, feeds = ordered("MatMulInteger", arrays, dynamic=("a", "b"), opset=10)
     check_exact(onnx_model, feeds, tmp_path)
@@ -204,10 +205,11 @@ def test_matmul_integer_without_zero_points(tmp_path):
     check_exact(onnx_model, feeds, tmp_path)
 
 
+@pytest.mark.parametrize("channels", [6, 300])  # 300 * 9 taps of 255 * 255: the int32 convolution
 @pytest.mark.parametrize("attrs", [{"pads": [1, 1, 1, 1]}, {"strides": [2, 2]}, {"pads": [0, 1, 2, 1], "dilations": [2, 1]}])
-def test_conv_integer(attrs, tmp_path):
-    arrays = {"x": RNG.integers(0, 256, (1, 6, 9, 8)).astype(np.uint8),
-              "w": RNG.integers(0, 256, (4, 6, 3, 3)).astype(np.uint8),
+def test_conv_integer(attrs, channels, tmp_path):
+    arrays = {"x": RNG.integers(0, 256, (1, channels, 9, 8)).astype(np.uint8),
+              "w": RNG.integers(0, 256, (4, channels, 3, 3)).astype(np.uint8),
               "xz": np.array(131, np.uint8), "wz": np.array(120, np.uint8)}
     onnx_model, feeds = ordered("ConvInteger", arrays, opset=10, **attrs)
     check_exact(onnx_model, feeds, tmp_path)

@@ -64,6 +64,22 @@ def _resnet_like():
     return model.eval()
 
 
+def _first_output(model):
+    """``model`` (a transformers model, held as a submodule: its weights stay initializers,
+    which quantize_dynamic quantizes) returning its first output only, for the exporter."""
+    import torch
+
+    class FirstOutput(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            return self.model(*inputs, return_dict=False)[0]
+
+    return FirstOutput().eval()
+
+
 class _Calibration:
     """onnxruntime's CalibrationDataReader protocol over seeded random inputs."""
 
@@ -128,14 +144,6 @@ def export_bert_dynamic_quant(name, path):
     config = transformers.BertConfig(use_cache=False, attn_implementation="eager", **BERT_CONFIG)
     model = transformers.BertModel(config).eval()
 
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask):
-            return self.model(input_ids=input_ids, attention_mask=attention_mask, return_dict=False)[0]
-
     gen = torch.Generator().manual_seed(seed_of(name))
     ids = torch.randint(0, config.vocab_size, (1, BERT_SEQUENCE), generator=gen)
     mask = torch.ones(1, BERT_SEQUENCE, dtype=torch.int64)
@@ -143,7 +151,7 @@ def export_bert_dynamic_quant(name, path):
     float_path = path.with_suffix(".float.onnx")
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(LastHiddenState().eval(), (ids, mask), str(float_path), dynamo=False,
+        torch.onnx.export(_first_output(model), (ids, mask), str(float_path), dynamo=False,
                           opset_version=TRANSFORMER_OPSET, input_names=["input_ids", "attention_mask"],
                           output_names=["output"])
     quantize_dynamic(str(float_path), str(path), weight_type=QuantType.QInt8)

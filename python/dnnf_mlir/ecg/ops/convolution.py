@@ -19,7 +19,8 @@ from .windows import check_window_attrs, require_outputs, spatial_defaults, wind
 
 
 class ConvOp(ECGOp, name="conv"):
-    """N-d grouped convolution (cross-correlation) of (N, C, *spatial) with (M, C/group, *kernel)."""
+    """N-d grouped convolution (cross-correlation) of (N, C, *spatial) with (M, C/group, *kernel);
+    float, or int32 (ConvInteger's exact accumulation where f32 would round)."""
 
     input: Tensor
     weight: Tensor

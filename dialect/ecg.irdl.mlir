@@ -514,6 +514,22 @@ module {
       %6 = irdl.base "!builtin.tensor"
       irdl.results(output: %6)
     }
+    irdl.operation @quantize_linear {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0, scale: %1, zero_point: %2)
+      %3 = irdl.base "!builtin.tensor"
+      irdl.results(output: %3)
+    }
+    irdl.operation @dequantize_linear {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0, scale: %1, zero_point: %2)
+      %3 = irdl.base "!builtin.tensor"
+      irdl.results(output: %3)
+    }
     irdl.operation @conv {
       %0 = irdl.base "!builtin.tensor"
       %1 = irdl.base "!builtin.tensor"

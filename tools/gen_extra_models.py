@@ -16,6 +16,10 @@ static shapes, weights in the file). Text models take ``input_ids`` and
 width; 512 for the long BERT), traced with a padded mask; image models take ``pixel_values`` (float32
 [1, 3, side, side]); the output is the model's first (logits, last hidden state).
 
+Two more are quantized by onnxruntime's own tool (gen_quantized_models.py): a
+ResNet-like CNN in QDQ format (quantize_static) and a BERT-like encoder quantized
+dynamically (quantize_dynamic: DynamicQuantizeLinear + MatMulInteger).
+
 The classifiers (MobileNetV2, EfficientNet) output softmax(logits). Their default
 init (normal, std 0.02, BatchNorm scales included) makes activations vanish and
 the softmax uniform, so their convolutions get He init, their BatchNorms random
@@ -45,6 +49,7 @@ import onnx
 import onnxruntime
 
 from gen_models import TRANSFORMER_ATOL, TRANSFORMER_OPSET, check_cnn, seed_of
+from gen_quantized_models import QUANTIZED
 
 
 @dataclass(frozen=True)
@@ -80,12 +85,12 @@ EXTRA = {
         image_size=64, depths=[1, 1, 2, 1], hidden_sizes=[32, 64, 128, 256],
         layer_scale_init_value=1.0), image=True),  # the default 1e-6 mutes every residual branch
 }
-EXTRA_NAMES = tuple(EXTRA)
+EXTRA_NAMES = tuple(EXTRA) + tuple(QUANTIZED)
 
 # Keyed by this script and gen_models (whose checks and seeds it uses), as gen_models'
 # cache is, so that a changed derivation never reuses stale models.
 _KEY = zlib.crc32(b"".join(Path(__file__).with_name(f).read_bytes()
-                           for f in ("gen_extra_models.py", "gen_models.py"))) & 0xFFFFFFFF
+                           for f in ("gen_extra_models.py", "gen_models.py", "gen_quantized_models.py"))) & 0xFFFFFFFF
 EXTRA_DIR = Path(os.environ.get(
     "DNNF_EXTRA_MODELS", Path.home() / ".cache" / "dnnf-mlir" / f"extra-models-{_KEY:08x}"))
 
@@ -116,6 +121,8 @@ def _calibrate_batchnorm(model, sample, rng):
 def export_extra(name, path):
     """Export model ``name`` to ``path`` and check it against torch in onnxruntime;
     return (parameter count, summary)."""
+    if name in QUANTIZED:
+        return QUANTIZED[name](name, path)
     import torch
     import transformers
 

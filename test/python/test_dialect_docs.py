@@ -200,6 +200,8 @@ EXAMPLES = {
     "gather": ([t(5, 3), t(2, dtype=np.int64)], {"axis": 0}),
     "gather_elements": ([t(3, 3), t(2, 3, dtype=np.int64)], {"axis": 0}),
     "resize": ([t(1, 1, 2, 2)], {"sizes": [1, 1, 4, 4], "scales": np.array([1, 1, 2, 2], F32), "mode": "linear"}),
+    "quantize_linear": ([X, t(3, 1), t(dtype=np.uint8)], {}),
+    "dequantize_linear": ([t(2, 3, 4, dtype=np.int8), t(3, 1), t(dtype=np.int8)], {}),
     "constant": ([], {"value": np.ones((2, 3), F32)}),
 }
 

@@ -78,12 +78,24 @@ def _parse_spec(spec: str):
     return _DTYPES[m.group(1)], dims
 
 
+# The signature a function declared when lowering changed its types (convert-ecg-to-linalg
+# makes unsigned integers signless): the one its callers pass and get arrays of.
+DECLARED_TYPE_ATTR = "dnnf.declared_type"
+
+
+def declared_function_type(func) -> ir.FunctionType:
+    """``func``'s signature as its callers see it (``DECLARED_TYPE_ATTR``, else its type)."""
+    attributes = func.attributes
+    name = DECLARED_TYPE_ATTR if DECLARED_TYPE_ATTR in attributes else "function_type"
+    return ir.FunctionType(ir.TypeAttr(attributes[name]).value)
+
+
 def record_signatures(module: ir.Module):
     entries = {}
     for func in functions(module):
         if not is_public(func) or len(func.regions[0].blocks) == 0:
             continue
-        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        ftype = declared_function_type(func)
         text = ";".join(_type_spec(t) for t in ftype.inputs) + "->" + ";".join(_type_spec(t) for t in ftype.results)
         entries[symbol_name(func)] = ir.StringAttr.get(text)
     module.operation.attributes[SIGNATURES] = ir.DictAttr.get(entries)
@@ -132,12 +144,14 @@ def signatures(module: ir.Module) -> dict:
 
 
 __all__ = [
+    "DECLARED_TYPE_ATTR",
     "KERNELS_ATTR",
     "SIGNATURES",
     "TARGET_ATTR",
     "UNIQUE_KERNELS_ATTR",
     "functions",
     "is_public",
+    "declared_function_type",
     "lowered_kernels",
     "lowered_target_name",
     "record_kernels",

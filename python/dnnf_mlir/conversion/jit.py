@@ -21,6 +21,7 @@ from .. import _mlir
 from .._mlir import ir
 from ..codegen.passes import run_pipeline
 from ..codegen.cpu.split import split_functions
+from ..codegen.lowered_module import declared_function_type
 from ..ecg import TensorSpec, from_mlir
 from ..lowering import read_pipeline
 
@@ -113,7 +114,7 @@ class LoopsJitFunction:
 
     def __init__(self, module: ir.Module, entry: str = "main", opt_level: int = 2, max_ops_per_function: int = 256):
         function = _find_function(module, entry)
-        function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        function_type = declared_function_type(function)
         self.entry = entry
         self.input_specs = [from_mlir(t) for t in function_type.inputs]
         self.output_specs = [from_mlir(t) for t in function_type.results]

@@ -21,6 +21,7 @@ from ..ecg import OPS, TensorSpec, VerificationError
 from ..ecg.tensor_spec import UnsupportedTypeError, check_shape, to_mlir
 from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
 from .onnx_converters import CONVERTERS
+from . import quantization_converters  # noqa: F401  (registers its converters in CONVERTERS)
 from .onnx_types import OnnxImportError, onnx_dtype
 from .onnx_upgrade import upgrade
 

@@ -1,6 +1,7 @@
 """Models outside the judged 14 (tools/gen_extra_models.py: a Llama decoder, a T5
 encoder, two BERT-base layers on a 512-token sequence, Swin, MobileNetV2,
-EfficientNet-B0, ConvNeXt; small configs of the real layer structure) compiled and
+EfficientNet-B0, ConvNeXt; small configs of the real layer structure; a QDQ CNN and a
+dynamically quantized encoder from onnxruntime's quantization tool) compiled and
 checked against onnxruntime exactly as test_models checks the judged ones (dnnf-run
 --check's element-wise tolerance, the classifiers' logits compared as well; why:
 dnnf_mlir/checking.py). The largest relative error seen here is 1e-5 (MobileNetV2's
@@ -24,6 +25,14 @@ from test_models import FUSION_MODES, check_spirv_binaries, compile_and_check, o
 
 VULKAN_ALWAYS = ("llama", "mobilenet_v2")
 
+# The dynamically quantized encoder quantizes its activations at run time: where the
+# float math before (LayerNorm, Softmax, GELU's erf) rounds differently from onnxruntime's,
+# as AArch64's vector math does in the last bit, a scale or an activation can move by one
+# 8-bit step, and the outputs by up to 2e-4 (seen: 1.95e-4 on values up to 3.7). 1e-3 is
+# a 29th of one step of the output's range (2 * 3.7 / 255); the host matches within the
+# default tolerance (1e-6 seen), and the QDQ CNN is bit for bit on both.
+QUANTIZED_TOLERANCE = {("bert_dynamic_quant", "aarch64"): ("--atol", "1e-3")}
+
 
 @pytest.mark.parametrize("fusion", [
     pytest.param(mode, marks=pytest.mark.skipif(
@@ -38,7 +47,8 @@ VULKAN_ALWAYS = ("llama", "mobilenet_v2")
 ])
 @pytest.mark.parametrize("name", EXTRA_NAMES)
 def test_extra_compiled(name, target, fusion, checked_extra_models, tmp_path):
-    compile_and_check(checked_extra_models(name), tmp_path / name, target, fusion)
+    compile_and_check(checked_extra_models(name), tmp_path / name, target, fusion,
+                      QUANTIZED_TOLERANCE.get((name, target), ()))
 
 
 @pytest.mark.parametrize("name", opt_in(EXTRA_NAMES, VULKAN_ALWAYS, "DNNF_VULKAN_MODELS", "slow on lavapipe"))

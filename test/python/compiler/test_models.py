@@ -41,10 +41,11 @@ def opt_in(cases, always, variable, why):
         for case in cases]
 
 
-def compile_and_check(onnx_path, outdir, target, fusion):
+def compile_and_check(onnx_path, outdir, target, fusion, tolerance=()):
+    """``tolerance``: dnnf-run's --atol/--rtol arguments, where the default is not the right one."""
     for command in (
         ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile", "--no-cache"],
-        ["dnnf-run", outdir, "--check"],
+        ["dnnf-run", outdir, "--check", *tolerance],
     ):
         result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
         assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}{result.stderr}"

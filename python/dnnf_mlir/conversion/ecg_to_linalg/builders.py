@@ -114,11 +114,34 @@ def select(condition, a, b):
     return arith.select(condition, a, b)
 
 
+def is_unsigned(element) -> bool:
+    return isinstance(element, ir.IntegerType) and element.is_unsigned
+
+
+def reinterpret(value, to):
+    """``value`` with the same bits as type ``to``: an unsigned integer as the signless one
+    arith works on and back (an unrealized cast, which vanishes in the LLVM lowering)."""
+    if value.type == to:
+        return value
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to], operands=[value]).result
+
+
 def cast(value, to):
-    """numpy ``astype`` for one scalar: float/int/bool conversions."""
+    """numpy ``astype`` for one scalar: float/int/bool conversions, unsigned integers
+    converted as unsigned (computed on their signless form)."""
     source = value.type
     if source == to:
         return value
+    if is_unsigned(to):
+        bits = ir.IntegerType.get_signless(to.width)
+        return reinterpret(arith.fptoui(bits, value) if is_float(source) else cast(value, bits), to)
+    if is_unsigned(source):
+        value = reinterpret(value, ir.IntegerType.get_signless(source.width))
+        if is_float(to):
+            return arith.uitofp(to, value)
+        if isinstance(to, ir.IntegerType) and to.width > source.width:
+            return arith.extui(to, value)
+        return cast(value, to)
     if is_float(source) and is_float(to):
         return arith.extf(to, value) if to.width > source.width else arith.truncf(to, value)
     if is_float(source):

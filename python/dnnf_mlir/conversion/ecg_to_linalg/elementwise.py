@@ -11,7 +11,8 @@ from ... import _mlir
 from ..._mlir import arith, ir
 from ...linalg_builders import element_of
 from .builders import (
-    add, cast, clamp, compare, constant, div, elementwise, is_float, map_values, maximum, minimum, mul, select, sub,
+    add, cast, clamp, compare, constant, div, elementwise, is_float, map_values, maximum, minimum, mul, reinterpret, select,
+    sub,
 )
 from .registry import lowers
 
@@ -185,18 +186,13 @@ def lower_bit_shift(op, args):
     direction, signed, width = op.attrs["direction"], spec.dtype.kind == "i", spec.dtype.itemsize * 8
     element, signless = element_of(args[0]), ir.IntegerType.get_signless(width)
 
-    def as_type(value, to):
-        if signed:
-            return value
-        return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to], operands=[value]).result
-
     def body(x, y):
-        x, y = as_type(x, signless), as_type(y, signless)
+        x, y = reinterpret(x, signless), reinterpret(y, signless)
         if direction == "RIGHT" and signed:
             return arith.shrsi(x, arith.minui(y, constant(signless, width - 1)))
         shifted = arith.shli(x, y) if direction == "LEFT" else arith.shrui(x, y)
         in_range = arith.cmpi(arith.CmpIPredicate.ult, y, constant(signless, width))
-        return as_type(select(in_range, shifted, constant(signless, 0)), element)
+        return reinterpret(select(in_range, shifted, constant(signless, 0)), element)
 
     return [elementwise(args, spec.shape, element, body)]
 

@@ -12,6 +12,9 @@ from ...transforms.registry import described_by_table
 from . import (  # noqa: F401
     conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, reduction, resize,
 )
+from . import quantization  # noqa: F401
+from .signless import make_signless
+
 from .registry import LOWERINGS, Unsupported
 
 
@@ -23,8 +26,13 @@ class LoweringError(Exception):
         self.location = location
 
 
-# Ops whose lowering handles unsigned element types itself.
-_UNSIGNED_OPS = ("ecg.bit_shift",)
+# Ops whose lowering handles unsigned element types itself, and those that only move
+# elements (no arithmetic on them).
+_UNSIGNED_OPS = (
+    "ecg.bit_shift", "ecg.cast", "ecg.quantize_linear", "ecg.dequantize_linear",
+    "ecg.constant", "ecg.reshape", "ecg.flatten", "ecg.squeeze", "ecg.unsqueeze", "ecg.transpose",
+    "ecg.gather",
+)
 
 
 def _unsigned_type(op) -> str | None:
@@ -142,6 +150,10 @@ def convert_module(module_op) -> list:
         for old, new in zip(operation.results, results):
             old.replace_all_uses_with(new)
         operation.erase()
+    try:
+        make_signless(module_op)
+    except Unsupported as error:
+        return [(module_op.location, f"convert-ecg-to-linalg: {error} is not supported")]
     return []
 
 

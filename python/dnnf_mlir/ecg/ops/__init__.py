@@ -4,7 +4,7 @@
   unsqueeze), ``slicing`` (slice, concat, split, pad), ``shuffle`` (transpose,
   depth_to_space, space_to_depth), ``one_to_many`` (expand, tile, gather,
   gather_elements) and ``resize``;
-- ``elementwise``: the One-to-One ops;
+- ``elementwise``: the One-to-One ops, and ``quantization``: linear (de)quantization;
 - Many-to-Many: ``convolution``, ``matmul``, ``pooling`` (incl. LRN), ``softmax``,
   ``reduction`` (incl. arg_max/arg_min) and ``normalization``;
 - ``structure``: constants and fusion blocks.
@@ -15,11 +15,11 @@ which the rewrite-rule catalogue and the importer iterate.
 """
 
 from . import reshape, slicing, shuffle, one_to_many, resize  # data movement
-from . import elementwise
+from . import elementwise, quantization
 from . import convolution, matmul, pooling, softmax, reduction, normalization  # Many-to-Many
 from . import structure
 
 __all__ = [
-    "reshape", "slicing", "shuffle", "one_to_many", "resize", "elementwise",
+    "reshape", "slicing", "shuffle", "one_to_many", "resize", "elementwise", "quantization",
     "convolution", "matmul", "pooling", "softmax", "reduction", "normalization", "structure",
 ]

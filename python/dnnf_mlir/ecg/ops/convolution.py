@@ -7,6 +7,8 @@ the numpy implementations are in ``ecg/reference_windows.py``.
 from math import prod
 from typing import Optional
 
+import numpy as np
+
 from .. import reference_windows
 from ..attributes import Int, Ints, Str
 from ..base import ECGOp, Tensor, TensorResult
@@ -17,7 +19,8 @@ from .windows import check_window_attrs, require_outputs, spatial_defaults, wind
 
 
 class ConvOp(ECGOp, name="conv"):
-    """N-d grouped convolution (cross-correlation) of (N, C, *spatial) with (M, C/group, *kernel)."""
+    """N-d grouped convolution (cross-correlation) of (N, C, *spatial) with (M, C/group, *kernel);
+    float, or int32 (ConvInteger's exact accumulation where f32 would round)."""
 
     input: Tensor
     weight: Tensor
@@ -51,7 +54,7 @@ class ConvOp(ECGOp, name="conv"):
     def infer(cls, operands, attrs):
         require(len(operands) in (2, 3), f"expects input, weight and an optional bias, got {len(operands)} operands")
         x, w = operands[:2]
-        require_float(x, "input")
+        require(x.is_float or x.dtype == np.int32, f"input must be float or int32, got {x}")
         same_dtype(operands)
         require(x.rank >= 3, f"input must have rank >= 3 (N, C, spatial...), got {x}")
         require(w.rank == x.rank, f"weight must have the input's rank {x.rank}, got {w}")

@@ -122,11 +122,18 @@ def _source_exprs(reshape, results, ranges=None) -> list | None:
 
 def _slice_exprs(extract, results) -> list | None:
     """The source indices of a static, rank-keeping ``tensor.extract_slice``:
-    ``offset + stride * i``."""
+    ``offset + stride * i``; None where that is a loop dim alone over a part of the
+    source (the first steps of an input projection): linalg infers a loop's range from
+    every operand it indexes alone, and the source's extent would contradict it."""
     offsets = list(ir.DenseI64ArrayAttr(extract.attributes["static_offsets"]))
     strides = list(ir.DenseI64ArrayAttr(extract.attributes["static_strides"]))
     dynamic = ir.ShapedType.get_dynamic_size()
     if len(extract.operands) != 1 or len(offsets) != len(results) or dynamic in offsets + strides:
+        return None
+    parts = zip(results, offsets, strides, static_tensor_type(extract.results[0]).shape,
+                static_tensor_type(extract.operands[0]).shape)
+    if any(isinstance(e, ir.AffineDimExpr) and (stride, offset) == (1, 0) and size != whole
+           for e, offset, stride, size, whole in parts):
         return None
     return [e * stride + offset if (stride, offset) != (1, 0) else e
             for e, offset, stride in zip(results, offsets, strides)]

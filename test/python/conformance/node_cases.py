@@ -37,13 +37,16 @@ EXCLUDED = {
     r"test_training_dropout.*": "training-mode Dropout (random masks) is not supported",
     r"test_maxpool_with_argmax_2d_precomputed_(pads|strides)": "MaxPool's Indices output is not supported",
     r"test_reduce_(max|min|log_sum_exp)_empty_set(_bool)?": "Max/Min/LogSumExp over an empty axis is rejected by the ECG verifier by design",
+    r"test_.*_(bf16|bfloat16)(_expanded)?": "bfloat16 element type is not modelled",
 }
 
-# Cases where ResizeOp deliberately follows ONNX Runtime rather than ONNX's reference
-# implementation: they are checked against onnxruntime's outputs instead.
+# Cases where the project follows ONNX Runtime rather than ONNX's reference implementation
+# (ResizeOp deliberately, float16 rounding): they are checked against onnxruntime's outputs instead.
 DEVIATIONS = {
     r"test_resize_downsample_scales_(linear|cubic)_align_corners":
         "align_corners with a non-integral input*scale: (out-1) uses the floored output size, as ONNX Runtime does",
+    r"test_attention_4d_causal_fp16(_expanded)?":
+        "float16: onnxruntime and this backend both differ from ONNX's reference by one float16 ulp (4.9e-4 at 0.47), past its rtol of 1e-3",
 }
 
 # Operands the importer needs at compile time (``NodeBuilder.known``): ONNX op type -> input indices.

@@ -1,0 +1,96 @@
+"""The ONNX ops the node suite adds, compiled for the host and checked against onnxruntime
+on the shapes models use (the node suite runs them in the interpreter only, on tiny shapes).
+
+Each case is one node with random inputs; outputs must match onnxruntime's within
+rtol 1e-5 and atol 1e-5 (float32 results of sums over at most 64 terms, whose rounding
+differs from onnxruntime's only in summation order), integers and booleans exactly.
+"""
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper
+
+from dnnf_mlir import InferenceSession
+
+RTOL = ATOL = 1e-5
+_TYPES = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16, np.float64: TensorProto.DOUBLE,
+          np.int64: TensorProto.INT64, np.int32: TensorProto.INT32, np.uint8: TensorProto.UINT8,
+          np.int8: TensorProto.INT8, np.uint16: TensorProto.UINT16, np.bool_: TensorProto.BOOL}
+
+
+def one_node(op_type: str, feeds: dict, outputs: int = 1, opset: int = 23, constants: dict | None = None, **attrs):
+    """A model of one ``op_type`` node reading ``feeds`` (graph inputs, in order; None skips a slot)
+    and ``constants`` (initializers, by input position)."""
+    constants = constants or {}
+    names = [None if value is None else name for name, value in feeds.items()]
+    for index, value in constants.items():
+        names.insert(index, f"c{index}")
+    node = helper.make_node(op_type, [n or "" for n in names], [f"y{i}" for i in range(outputs)], **attrs)
+    inputs = [helper.make_tensor_value_info(n, _TYPES[v.dtype.type], v.shape) for n, v in feeds.items() if v is not None]
+    initializers = [helper.make_tensor(f"c{i}", _TYPES[v.dtype.type], v.shape, v.flatten().tolist())
+                    for i, v in constants.items()]
+    graph = helper.make_graph([node], op_type.lower(), inputs,
+                              [onnx.ValueInfoProto(name=f"y{i}") for i in range(outputs)], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return onnx.shape_inference.infer_shapes(model, strict_mode=True)  # the outputs' types
+
+
+def check(model, feeds: dict):
+    feeds = {name: value for name, value in feeds.items() if value is not None}
+    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = InferenceSession(model, use_cache=False, threads=1).run(None, feeds)
+    assert len(got) == len(want)
+    for index, (ours, theirs) in enumerate(zip(got, want)):
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (index, ours.dtype, ours.shape, theirs.shape)
+        if np.issubdtype(theirs.dtype, np.floating):
+            np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=f"output {index}")
+        else:
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"output {index}")
+
+
+def randn(rng, *shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# ----- Attention -----
+
+# name -> (Q, K, V shapes, mask shape and type or None, past length or None, attributes)
+ATTENTIONS = {
+    # A GPT-style decode step: grouped-query heads, a KV cache, a boolean padding mask, causal.
+    "gqa-decode-cache": ((2, 8, 1, 32), (2, 2, 1, 32), (2, 2, 1, 32), ((2, 1, 1, 17), np.bool_), 16, {"is_causal": 1}),
+    # A BERT-style encoder in the 3-D layout (heads split by the op), an additive float mask.
+    "3d-encoder-float-mask": ((2, 24, 64), (2, 24, 64), (2, 24, 64), ((2, 1, 24, 24), np.float32), None,
+                              {"q_num_heads": 4, "kv_num_heads": 4}),
+    # Prefill with softcap, a scale, a 2-D mask, the scores after the bias as output 3.
+    "prefill-softcap-mode2": ((1, 4, 12, 16), (1, 4, 12, 16), (1, 4, 12, 8), ((12, 12), np.float32), None,
+                              {"softcap": 2.0, "scale": 0.3, "qk_matmul_output_mode": 2}),
+}
+
+
+@pytest.mark.parametrize("name", ATTENTIONS)
+def test_attention(name):
+    q, k, v, mask, past, attrs = ATTENTIONS[name]
+    rng = np.random.default_rng(0)
+    feeds = {"Q": randn(rng, *q), "K": randn(rng, *k), "V": randn(rng, *v), "mask": None, "past_key": None,
+             "past_value": None}
+    if mask is not None:
+        shape, dtype = mask
+        feeds["mask"] = rng.random(shape) > 0.2 if dtype == np.bool_ else randn(rng, *shape)
+    if past is not None:
+        feeds["past_key"] = randn(rng, k[0], k[1], past, k[3])
+        feeds["past_value"] = randn(rng, v[0], v[1], past, v[3])
+    outputs = 4 if "qk_matmul_output_mode" in attrs else 3 if past is not None else 1
+    check(one_node("Attention", feeds, outputs=outputs, **attrs), feeds)
+
+
+# ----- CastLike -----
+
+
+@pytest.mark.parametrize("source,target", [(np.float32, np.int32), (np.int64, np.float32), (np.float32, np.float16)])
+def test_cast_like(source, target):
+    rng = np.random.default_rng(1)
+    x = (randn(rng, 4, 33) * 100).astype(source)
+    feeds = {"x": x, "like": np.zeros((1,), target)}
+    check(one_node("CastLike", feeds), feeds)

@@ -20,11 +20,6 @@ from .onnx_types import OnnxImportError, onnx_dtype
 _QK_OUTPUTS = {0: "capped", 1: "capped", 2: "scores", 3: "probabilities"}
 
 
-def _one(node: NodeBuilder, mnemonic: str, operands: list, **attrs):
-    (value,) = node.emit(mnemonic, operands, attrs)
-    return value
-
-
 def _optional(node: NodeBuilder, index: int):
     return node.operand(index) if node.has_input(index) else None
 
@@ -36,16 +31,16 @@ def _split_heads(node: NodeBuilder, x, heads, what: str):
     batch, length, hidden = node.spec(x).shape
     if heads <= 0 or hidden % heads:
         raise OnnxImportError(f"{node.info}: {what}'s hidden size {hidden} is not a multiple of {heads} heads")
-    x = _one(node, "reshape", [x], shape=[batch, length, heads, hidden // heads])
-    return _one(node, "transpose", [x], perm=[0, 2, 1, 3])
+    x = node.emit_one("reshape", [x], shape=[batch, length, heads, hidden // heads])
+    return node.emit_one("transpose", [x], perm=[0, 2, 1, 3])
 
 
 def _repeat_heads(node: NodeBuilder, x, repeats: int):
     """Each key/value head repeated for the ``repeats`` query heads of its group: [h0, h0, h1, h1, ...]."""
     batch, heads, length, size = node.spec(x).shape
-    x = _one(node, "reshape", [x], shape=[batch, heads, 1, length, size])
-    x = _one(node, "expand", [x], shape=[batch, heads, repeats, length, size])
-    return _one(node, "reshape", [x], shape=[batch, heads * repeats, length, size])
+    x = node.emit_one("reshape", [x], shape=[batch, heads, 1, length, size])
+    x = node.emit_one("expand", [x], shape=[batch, heads, repeats, length, size])
+    return node.emit_one("reshape", [x], shape=[batch, heads * repeats, length, size])
 
 
 def _allowed(node: NodeBuilder, batch: int, q_len: int, kv_len: int, past_len: int, nonpad):
@@ -59,34 +54,34 @@ def _allowed(node: NodeBuilder, batch: int, q_len: int, kv_len: int, past_len: i
         # offset is the keys before the query block (the internal cache, or nonpad_kv_seqlen - q).
         distance = np.arange(q_len, dtype=np.int64)[:, None] - np.arange(kv_len, dtype=np.int64)[None, :]
         if nonpad is not None:
-            offset = _one(node, "reshape", [_int64(node, nonpad)], shape=[batch, 1, 1, 1])
-            distance = _one(node, "add", [distance, _one(node, "sub", [offset, np.array(q_len, np.int64)])])
+            offset = node.emit_one("reshape", [_int64(node, nonpad)], shape=[batch, 1, 1, 1])
+            distance = node.emit_one("add", [distance, node.emit_one("sub", [offset, np.array(q_len, np.int64)])])
         else:
             distance = distance + past_len
         if causal:
-            conditions.append(_one(node, "greater_or_equal", [distance, np.array(0, np.int64)]))
+            conditions.append(node.emit_one("greater_or_equal", [distance, np.array(0, np.int64)]))
         if left >= 0:
-            conditions.append(_one(node, "less_or_equal", [distance, np.array(left, np.int64)]))
+            conditions.append(node.emit_one("less_or_equal", [distance, np.array(left, np.int64)]))
         if right >= 0:
-            conditions.append(_one(node, "greater_or_equal", [distance, np.array(-right, np.int64)]))
+            conditions.append(node.emit_one("greater_or_equal", [distance, np.array(-right, np.int64)]))
     if nonpad is not None:
-        lengths = _one(node, "reshape", [_int64(node, nonpad)], shape=[batch, 1, 1, 1])
-        conditions.append(_one(node, "less", [np.arange(kv_len, dtype=np.int64), lengths]))
+        lengths = node.emit_one("reshape", [_int64(node, nonpad)], shape=[batch, 1, 1, 1])
+        conditions.append(node.emit_one("less", [np.arange(kv_len, dtype=np.int64), lengths]))
     if not conditions:
         return None
     allowed = conditions[0]
     for condition in conditions[1:]:
-        allowed = _one(node, "and", [allowed, condition])
+        allowed = node.emit_one("and", [allowed, condition])
     return allowed
 
 
 def _int64(node: NodeBuilder, value):
-    return value if node.spec(value).dtype == np.int64 else _one(node, "cast", [value], to="i64")
+    return value if node.spec(value).dtype == np.int64 else node.emit_one("cast", [value], to="i64")
 
 
 def _additive(node: NodeBuilder, allowed, dtype):
     """A bool mask as an additive bias: 0 where attended, -inf where not."""
-    return _one(node, "where", [allowed, np.zeros((), dtype), np.array(-np.inf, dtype)])
+    return node.emit_one("where", [allowed, np.zeros((), dtype), np.array(-np.inf, dtype)])
 
 
 def _bias(node: NodeBuilder, mask, allowed, kv_len: int, dtype):
@@ -98,17 +93,17 @@ def _bias(node: NodeBuilder, mask, allowed, kv_len: int, dtype):
         if spec.shape[-1] < kv_len:
             fill = False if spec.dtype == np.bool_ else -np.inf
             padding = np.full(spec.shape[:-1] + (kv_len - spec.shape[-1],), fill, spec.dtype)
-            mask = _one(node, "concat", [mask, padding], axis=-1)
+            mask = node.emit_one("concat", [mask, padding], axis=-1)
         if spec.dtype == np.bool_:
             mask = _additive(node, mask, dtype)
         elif spec.dtype != dtype:
-            mask = _one(node, "cast", [mask], to=dtype_name(dtype))
+            mask = node.emit_one("cast", [mask], to=dtype_name(dtype))
         terms.append(mask)
     if allowed is not None:
         terms.append(_additive(node, allowed, dtype))
     if not terms:
         return None
-    return terms[0] if len(terms) == 1 else _one(node, "add", terms)
+    return terms[0] if len(terms) == 1 else node.emit_one("add", terms)
 
 
 @converter("Attention")
@@ -131,43 +126,43 @@ def _attention(node: NodeBuilder):
     past_len = 0
     if past_key is not None:
         past_len = node.spec(past_key).shape[2]
-        k = _one(node, "concat", [past_key, k], axis=2)
-        v = _one(node, "concat", [past_value, v], axis=2)
+        k = node.emit_one("concat", [past_key, k], axis=2)
+        v = node.emit_one("concat", [past_value, v], axis=2)
     present_key, present_value = k, v
     scale = np.array(np.sqrt(node.attr("scale", 1 / np.sqrt(head_size))), dtype)
-    q, k = _one(node, "mul", [q, scale]), _one(node, "mul", [k, scale])
+    q, k = node.emit_one("mul", [q, scale]), node.emit_one("mul", [k, scale])
     kv_heads, kv_len = node.spec(k).shape[1:3]
     if q_heads != kv_heads:
         if q_heads % kv_heads:
             raise OnnxImportError(f"{node.info}: {q_heads} query heads do not group over {kv_heads} key/value heads")
         k, v = _repeat_heads(node, k, q_heads // kv_heads), _repeat_heads(node, v, q_heads // kv_heads)
 
-    values = {"capped": _one(node, "mat_mul", [q, _one(node, "transpose", [k], perm=[0, 1, 3, 2])])}
+    values = {"capped": node.emit_one("mat_mul", [q, node.emit_one("transpose", [k], perm=[0, 1, 3, 2])])}
     softcap = node.attr("softcap", 0.0)
     if softcap > 0:
         cap = np.array(softcap, dtype)
-        values["capped"] = _one(node, "mul", [_one(node, "tanh", [_one(node, "div", [values["capped"], cap])]), cap])
+        values["capped"] = node.emit_one("mul", [node.emit_one("tanh", [node.emit_one("div", [values["capped"], cap])]), cap])
     bias = _bias(node, mask, _allowed(node, batch, q_len, kv_len, past_len, nonpad), kv_len, dtype)
-    values["scores"] = values["capped"] if bias is None else _one(node, "add", [values["capped"], bias])
+    values["scores"] = values["capped"] if bias is None else node.emit_one("add", [values["capped"], bias])
 
     scores = values["scores"]
     precision = node.attr("softmax_precision")
     if precision is not None and onnx_dtype(precision) != dtype:
-        scores = _one(node, "cast", [scores], to=dtype_name(onnx_dtype(precision)))
-    probabilities = _one(node, "softmax", [scores], axis=-1)
+        scores = node.emit_one("cast", [scores], to=dtype_name(onnx_dtype(precision)))
+    probabilities = node.emit_one("softmax", [scores], axis=-1)
     if bias is not None:  # a row without an attendable key is all zeros, not the softmax's NaN
-        row_max = _one(node, "reduce_max", [bias], axes=[-1], keepdims=1)
-        masked = _one(node, "equal", [row_max, np.array(-np.inf, dtype)])
+        row_max = node.emit_one("reduce_max", [bias], axes=[-1], keepdims=1)
+        masked = node.emit_one("equal", [row_max, np.array(-np.inf, dtype)])
         zero = np.zeros((), node.spec(probabilities).dtype)
-        probabilities = _one(node, "where", [masked, zero, probabilities])
+        probabilities = node.emit_one("where", [masked, zero, probabilities])
     if node.spec(probabilities).dtype != dtype:
-        probabilities = _one(node, "cast", [probabilities], to=dtype_name(dtype))
+        probabilities = node.emit_one("cast", [probabilities], to=dtype_name(dtype))
     values["probabilities"] = probabilities
 
-    y = _one(node, "mat_mul", [probabilities, v])
+    y = node.emit_one("mat_mul", [probabilities, v])
     if rank == 3:
-        y = _one(node, "transpose", [y], perm=[0, 2, 1, 3])
-        y = _one(node, "reshape", [y], shape=[batch, q_len, q_heads * node.spec(v).shape[3]])
+        y = node.emit_one("transpose", [y], perm=[0, 2, 1, 3])
+        y = node.emit_one("reshape", [y], shape=[batch, q_len, q_heads * node.spec(v).shape[3]])
     mode = node.attr("qk_matmul_output_mode", 0)
     if mode not in _QK_OUTPUTS:
         node.unsupported(f"qk_matmul_output_mode {mode}")

@@ -3,12 +3,25 @@
 An op here has no ECG op of its own: it is what its ONNX function body says, built
 from ECG ops that already carry mapping types, algebraic properties, reference
 semantics and linalg lowerings, so it joins rewriting, fusion and both code
-generators without code of its own there.
+generators without code of its own there. This module holds the element-wise ones
+and those that only read their input's shape.
 """
+
+import numpy as np
 
 from ..ecg.tensor_spec import dtype_name
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
+from .onnx_types import onnx_dtype
+
+
+def _float_operand(node: NodeBuilder):
+    """Input 0, which must be a floating-point tensor, and its element type."""
+    x = node.operand(0)
+    dtype = node.spec(x).dtype
+    if dtype.kind != "f":
+        node.unsupported(f"{node.info.op_type} on {dtype_name(dtype)} tensors (floating-point only)")
+    return x, dtype
 
 
 @converter("CastLike")
@@ -16,3 +29,65 @@ def _cast_like(node: NodeBuilder):
     """Cast input 0 to the element type of input 1 (whose values are not read)."""
     to = node.spec(node.operand(1)).dtype
     return node.emit("cast", [node.operand(0)], {"to": dtype_name(to)})
+
+
+@converter("Swish")
+def _swish(node: NodeBuilder):
+    """x * sigmoid(alpha * x)."""
+    x, dtype = _float_operand(node)
+    scaled = node.emit_one("mul", [x, np.array(node.attr("alpha", 1.0), dtype)])
+    return node.emit("mul", [x, node.emit_one("sigmoid", [scaled])])
+
+
+@converter("Mish")
+def _mish(node: NodeBuilder):
+    """x * tanh(softplus(x))."""
+    x, _ = _float_operand(node)
+    return node.emit("mul", [x, node.emit_one("tanh", [node.emit_one("softplus", [x])])])
+
+
+@converter("Celu")
+def _celu(node: NodeBuilder):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) = elu(x / alpha) * alpha for alpha > 0."""
+    x, dtype = _float_operand(node)
+    alpha = np.array(node.attr("alpha", 1.0), dtype)
+    negative = node.emit_one("mul", [node.emit_one("elu", [node.emit_one("div", [x, alpha])], alpha=1.0), alpha])
+    return node.emit("add", [node.emit_one("relu", [x]), node.emit_one("min", [negative, np.zeros((), dtype)])])
+
+
+@converter("ThresholdedRelu")
+def _thresholded_relu(node: NodeBuilder):
+    """x where x > alpha, else 0."""
+    x, dtype = _float_operand(node)
+    above = node.emit_one("greater", [x, np.array(node.attr("alpha", 1.0), dtype)])
+    return node.emit("where", [above, x, np.zeros((), dtype)])
+
+
+@converter("IsNaN")
+def _is_nan(node: NodeBuilder):
+    """x != x: only NaN differs from itself."""
+    x, _ = _float_operand(node)
+    return node.emit("not", [node.emit_one("equal", [x, x])])
+
+
+@converter("IsInf")
+def _is_inf(node: NodeBuilder):
+    x, dtype = _float_operand(node)
+    tests = []
+    if node.attr("detect_positive", 1):
+        tests.append(node.emit_one("equal", [x, np.array(np.inf, dtype)]))
+    if node.attr("detect_negative", 1):
+        tests.append(node.emit_one("equal", [x, np.array(-np.inf, dtype)]))
+    if not tests:  # neither sign detected: all false
+        return node.emit("expand", [np.zeros((), np.bool_)], {"shape": list(node.spec(x).shape)})
+    return [tests[0]] if len(tests) == 1 else node.emit("or", tests)
+
+
+@converter("EyeLike")
+def _eye_like(node: NodeBuilder):
+    """Ones on diagonal k of a 2-D tensor of input 0's shape: a constant (only the shape is read)."""
+    spec = node.spec(node.operand(0))
+    if spec.rank != 2:
+        node.unsupported(f"EyeLike of a rank-{spec.rank} input (rank 2 only)")
+    dtype = onnx_dtype(node.attr("dtype")) if node.attr("dtype") is not None else spec.dtype
+    return [np.eye(*spec.shape, k=node.attr("k", 0), dtype=dtype)]

@@ -33,8 +33,11 @@ def one_node(op_type: str, feeds: dict, outputs: int = 1, opset: int = 23, const
                     for i, v in constants.items()]
     graph = helper.make_graph([node], op_type.lower(), inputs,
                               [onnx.ValueInfoProto(name=f"y{i}") for i in range(outputs)], initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    return onnx.shape_inference.infer_shapes(model, strict_mode=True)  # the outputs' types
+    model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]))
+    for output in model.graph.output:  # ONNX infers none through MeanVarianceNormalization's function body
+        if not output.type.tensor_type.elem_type:
+            output.type.tensor_type.elem_type = inputs[0].type.tensor_type.elem_type
+    return model
 
 
 def check(model, feeds: dict):
@@ -94,3 +97,70 @@ def test_cast_like(source, target):
     x = (randn(rng, 4, 33) * 100).astype(source)
     feeds = {"x": x, "like": np.zeros((1,), target)}
     check(one_node("CastLike", feeds), feeds)
+
+
+# ----- element-wise and normalizations -----
+
+# name -> (op type, input shape, attributes, opset)
+UNARY = {
+    "swish": ("Swish", (4, 300), {"alpha": 0.7}, 24),
+    "mish": ("Mish", (4, 300), {}, 22),
+    "celu": ("Celu", (4, 300), {"alpha": 1.5}, 12),
+    "thresholded-relu": ("ThresholdedRelu", (4, 300), {"alpha": 0.3}, 22),
+    "rms-normalization": ("RMSNormalization", (2, 16, 768), {"epsilon": 1e-6}, 23),
+    "lp-normalization-l1": ("LpNormalization", (8, 64, 7), {"axis": 1, "p": 1}, 22),
+    "lp-normalization-l2": ("LpNormalization", (8, 640), {}, 22),
+    "mean-variance": ("MeanVarianceNormalization", (2, 8, 12, 12), {}, 13),
+    "hardmax": ("Hardmax", (4, 10, 33), {"axis": 1}, 13),
+}
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    op_type, shape, attrs, opset = UNARY[name]
+    rng = np.random.default_rng(2)
+    feeds = {"x": randn(rng, *shape)}
+    constants = {1: randn(rng, shape[-1])} if op_type == "RMSNormalization" else None
+    check(one_node(op_type, feeds, opset=opset, constants=constants, **attrs), feeds)
+
+
+def test_group_normalization():
+    rng = np.random.default_rng(3)
+    feeds = {"x": randn(rng, 2, 32, 14, 14), "scale": randn(rng, 32), "bias": randn(rng, 32)}
+    check(one_node("GroupNormalization", feeds, opset=21, num_groups=8, epsilon=1e-5), feeds)
+
+
+def test_is_nan_and_is_inf():
+    x = np.random.default_rng(4).standard_normal(257).astype(np.float32)
+    x[::5], x[1::7], x[2::11] = np.nan, np.inf, -np.inf
+    for op_type, attrs in [("IsNaN", {}), ("IsInf", {}), ("IsInf", {"detect_negative": 0})]:
+        check(one_node(op_type, {"x": x}, opset=20, **attrs), {"x": x})
+
+
+# ----- positional: Trilu, CumSum, OneHot, EyeLike -----
+
+
+@pytest.mark.parametrize("upper,k", [(1, 0), (0, -2), (1, 3)])
+def test_trilu(upper, k):
+    feeds = {"x": randn(np.random.default_rng(5), 2, 64, 48)}
+    check(one_node("Trilu", feeds, opset=14, constants={1: np.array(k, np.int64)}, upper=upper), feeds)
+
+
+@pytest.mark.parametrize("dtype,axis,exclusive,reverse", [
+    (np.float32, 1, 0, 0), (np.float32, -1, 1, 0), (np.int64, 0, 0, 1), (np.int32, 2, 1, 1)])
+def test_cumsum(dtype, axis, exclusive, reverse):
+    x = (np.random.default_rng(6).standard_normal((16, 40, 24)) * 10).astype(dtype)
+    model = one_node("CumSum", {"x": x}, opset=14, constants={1: np.array(axis, np.int64)},
+                     exclusive=exclusive, reverse=reverse)
+    check(model, {"x": x})
+
+
+def test_one_hot():
+    indices = np.random.default_rng(7).integers(-12, 12, (4, 9)).astype(np.int64)
+    constants = {1: np.array(10, np.int64), 2: np.array([-1.5, 2.0], np.float32)}
+    check(one_node("OneHot", {"i": indices}, opset=11, constants=constants, axis=1), {"i": indices})
+
+
+def test_eye_like():
+    x = np.zeros((5, 7), np.float32)
+    check(one_node("EyeLike", {"x": x}, opset=22, k=-1, dtype=TensorProto.INT32), {"x": x})

@@ -1,0 +1,109 @@
+"""ONNX ops whose result depends on element positions, imported as existing ECG ops with
+constant masks and matrices: Trilu (a select against a triangular mask), CumSum (a
+contraction with a triangular matrix of ones: one ``mat_mul``, the fast path of both code
+generators, rather than a sequential scan), Hardmax and OneHot (a comparison with the
+positions along an axis).
+"""
+
+import numpy as np
+
+from ..ecg.shapes import normalize_axis
+from ..ecg.tensor_spec import dtype_name
+from .node_builder import NodeBuilder
+from .onnx_converters import converter
+from .onnx_types import OnnxImportError
+
+
+def _scalar(node: NodeBuilder, index: int, what: str, default=None) -> int:
+    value = node.known(index, what)
+    if value is None:
+        if default is None:
+            raise OnnxImportError(f"{node.info}: input {index} ({what}) is missing")
+        return default
+    if value.size != 1:
+        raise OnnxImportError(f"{node.info}: input {index} ({what}) must be a scalar, got shape {list(value.shape)}")
+    return int(value.reshape(()))
+
+
+def _positions(extent: int, axis: int, rank: int) -> np.ndarray:
+    """0, 1, ..., extent-1 along ``axis`` of a rank-``rank`` tensor (size 1 on the other axes)."""
+    shape = [1] * rank
+    shape[axis] = extent
+    return np.arange(extent, dtype=np.int64).reshape(shape)
+
+
+@converter("Trilu")
+def _trilu(node: NodeBuilder):
+    """x where the element is on or above (upper) / below (lower) diagonal k, else 0."""
+    x = node.operand(0)
+    spec = node.spec(x)
+    if spec.rank < 2:
+        raise OnnxImportError(f"{node.info}: the input must have rank >= 2, got {spec}")
+    k = _scalar(node, 1, "k", 0)
+    rows, columns = spec.shape[-2:]
+    keep = (np.triu if node.attr("upper", 1) else np.tril)(np.ones((rows, columns), np.bool_), k)
+    return node.emit("where", [keep, x, np.zeros((), spec.dtype)])
+
+
+@converter("CumSum")
+def _cumsum(node: NodeBuilder):
+    """Running sums along ``axis`` as x' @ T with T[j, i] = 1 where element j enters sum i
+    (j <= i; j < i when exclusive; mirrored when reversed), x' having the axis last."""
+    x = node.operand(0)
+    spec = node.spec(x)
+    if spec.dtype.kind not in "fiu":
+        node.unsupported(f"CumSum on {dtype_name(spec.dtype)} tensors")
+    axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
+    n = spec.shape[axis]
+    before, after = np.arange(n)[:, None], np.arange(n)[None, :]
+    enters = (before >= after if node.attr("reverse", 0) else before <= after) & (
+        (before != after) if node.attr("exclusive", 0) else True)
+    perm = [a for a in range(spec.rank) if a != axis] + [axis]
+    moved = x if axis == spec.rank - 1 else node.emit_one("transpose", [x], perm=perm)
+    sums = node.emit_one("mat_mul", [moved, enters.astype(spec.dtype)])
+    if axis == spec.rank - 1:
+        return [sums]
+    return node.emit("transpose", [sums], {"perm": list(np.argsort(perm))})
+
+
+@converter("Hardmax")
+def _hardmax(node: NodeBuilder):
+    """1 at the first maximum along ``axis``, 0 elsewhere (before opset 13 over the input
+    coerced to 2-D at ``axis``)."""
+    x = node.operand(0)
+    spec = node.spec(x)
+    if spec.dtype.kind != "f":
+        node.unsupported(f"Hardmax on {dtype_name(spec.dtype)} tensors (floating-point only)")
+    if node.opset < 13:
+        axis = normalize_axis(node.attr("axis", 1), spec.rank)
+        rows = int(np.prod(spec.shape[:axis], dtype=np.int64))
+        x = node.emit_one("reshape", [x], shape=[rows, spec.numel // max(rows, 1)])
+    axis = normalize_axis(node.attr("axis", -1), node.spec(x).rank) if node.opset >= 13 else 1
+    shape = node.spec(x).shape
+    first = node.emit_one("arg_max", [x], axis=axis, keepdims=1)
+    hot = node.emit_one("equal", [first, _positions(shape[axis], axis, len(shape))])
+    result = node.emit_one("cast", [hot], to=dtype_name(spec.dtype))
+    return node.emit("reshape", [result], {"shape": list(spec.shape)}) if node.opset < 13 else [result]
+
+
+@converter("OneHot")
+def _one_hot(node: NodeBuilder):
+    """values[1] where the (wrapped) index equals the position along the new ``axis``, values[0]
+    elsewhere; an index outside [-depth, depth) matches nothing."""
+    indices, values = node.operand(0), node.operand(2)
+    depth = node.required(1, "depth")
+    if depth.size != 1 or depth.reshape(()) < 1:
+        raise OnnxImportError(f"{node.info}: depth must be a positive scalar, got {depth.tolist()}")
+    depth = int(depth.reshape(()))
+    if node.spec(values).shape != (2,):
+        raise OnnxImportError(f"{node.info}: values must be [off_value, on_value], got {node.spec(values)}")
+    rank = node.spec(indices).rank + 1
+    axis = normalize_axis(node.attr("axis", -1), rank)
+    if node.spec(indices).dtype != np.int64:  # float indices truncate toward zero, as onnxruntime does
+        indices = node.emit_one("cast", [indices], to="i64")
+    negative = node.emit_one("less", [indices, np.array(0, np.int64)])
+    wrapped = node.emit_one("where", [negative, node.emit_one("add", [indices, np.array(depth, np.int64)]), indices])
+    hot = node.emit_one("equal", [node.emit_one("unsqueeze", [wrapped], axes=[axis]), _positions(depth, axis, rank)])
+    off = node.emit_one("slice", [values], starts=[0], ends=[1], axes=[0], steps=[1])
+    on = node.emit_one("slice", [values], starts=[1], ends=[2], axes=[0], steps=[1])
+    return node.emit("where", [hot, on, off])

@@ -201,6 +201,8 @@ EXAMPLES = {
     "gather_elements": ([t(3, 3), t(2, 3, dtype=np.int64)], {"axis": 0}),
     "resize": ([t(1, 1, 2, 2)], {"sizes": [1, 1, 4, 4], "scales": np.array([1, 1, 2, 2], F32), "mode": "linear"}),
     "constant": ([], {"value": np.ones((2, 3), F32)}),
+    **{m: ([t(2, 3, 4, dtype=np.int32), t(3, 4, dtype=np.int32)], {}) for m in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": ([t(2, 3, 4, dtype=np.uint16)], {}),
 }
 
 

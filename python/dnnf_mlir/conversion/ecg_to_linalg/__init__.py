@@ -31,6 +31,7 @@ One module per purpose:
 - ``data_movement``: ``constant``, reshapes, transpose, slice, concat, split, pad,
   expand, tile, gathers, depth/space rearrangements;
 - ``resize``: ``resize``, a gather with its taps (indices, weights) as constants;
+- ``bitwise_trig``: the bitwise ops and the trigonometric/hyperbolic functions;
 - ``pass_``: the pass itself (checking, lowering op by op, inlining ``ecg.fused``).
 """
 

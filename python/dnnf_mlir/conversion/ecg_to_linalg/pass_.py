@@ -11,6 +11,7 @@ from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
 from . import (  # noqa: F401
     conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, reduction, resize,
+    bitwise_trig,
 )
 from .registry import LOWERINGS, Unsupported
 
@@ -24,7 +25,7 @@ class LoweringError(Exception):
 
 
 # Ops whose lowering handles unsigned element types itself.
-_UNSIGNED_OPS = ("ecg.bit_shift",)
+_UNSIGNED_OPS = ("ecg.bit_shift", "ecg.bitwise_and", "ecg.bitwise_or", "ecg.bitwise_xor", "ecg.bitwise_not")
 
 
 def _unsigned_type(op) -> str | None:

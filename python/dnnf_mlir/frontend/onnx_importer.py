@@ -20,7 +20,9 @@ from .._mlir import func, ir
 from ..ecg import OPS, TensorSpec, VerificationError
 from ..ecg.tensor_spec import UnsupportedTypeError, check_shape, to_mlir
 from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
-from . import onnx_attention, onnx_decompositions, onnx_normalizations, onnx_positional  # noqa: F401 (register)
+from . import (  # noqa: F401 (they register their converters)
+    onnx_attention, onnx_decompositions, onnx_einsum, onnx_normalizations, onnx_positional,
+)
 from .onnx_converters import CONVERTERS
 from .onnx_types import OnnxImportError, onnx_dtype
 from .onnx_upgrade import upgrade

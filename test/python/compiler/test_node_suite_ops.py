@@ -164,3 +164,32 @@ def test_one_hot():
 def test_eye_like():
     x = np.zeros((5, 7), np.float32)
     check(one_node("EyeLike", {"x": x}, opset=22, k=-1, dtype=TensorProto.INT32), {"x": x})
+
+
+# ----- Einsum -----
+
+# equation -> operand shapes, as models write them
+EINSUMS = {
+    "bhqd,bhkd->bhqk": [(2, 4, 16, 32), (2, 4, 24, 32)],  # attention scores
+    "bid,jd->bij": [(2, 10, 64), (48, 64)],  # a projection by a transposed weight
+    "...ij,...jk->...ik": [(3, 1, 8, 16), (1, 5, 16, 12)],  # batch axes broadcast
+    "ij->ji": [(17, 9)],
+    "bii->bi": [(3, 7, 7)],  # a batched diagonal
+    "i,i": [(100,), (100,)],  # implicit output: the inner product, a scalar
+    "i,j->ij": [(7,), (9,)],  # outer product
+    "ij,jk,kl->il": [(6, 8), (8, 5), (5, 4)],  # a chain of three
+    "abc->ca": [(4, 5, 6)],  # b summed out
+}
+
+
+@pytest.mark.parametrize("equation", EINSUMS)
+def test_einsum(equation):
+    rng = np.random.default_rng(8)
+    feeds = {f"x{i}": randn(rng, *shape) for i, shape in enumerate(EINSUMS[equation])}
+    check(one_node("Einsum", feeds, opset=12, equation=equation), feeds)
+
+
+def test_einsum_integers():
+    rng = np.random.default_rng(9)
+    feeds = {"a": rng.integers(-50, 50, (3, 4, 5)).astype(np.int32), "b": rng.integers(-50, 50, (5, 6)).astype(np.int32)}
+    check(one_node("Einsum", feeds, opset=12, equation="abc,cd->abd"), feeds)

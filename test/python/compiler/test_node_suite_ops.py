@@ -193,3 +193,27 @@ def test_einsum_integers():
     rng = np.random.default_rng(9)
     feeds = {"a": rng.integers(-50, 50, (3, 4, 5)).astype(np.int32), "b": rng.integers(-50, 50, (5, 6)).astype(np.int32)}
     check(one_node("Einsum", feeds, opset=12, equation="abc,cd->abd"), feeds)
+
+
+# ----- RotaryEmbedding -----
+
+# name -> (input shape, attributes, position ids or not, cache rows)
+ROTARIES = {
+    "llama-4d-positions": ((2, 8, 12, 64), {}, True, 64),
+    "gpt-neox-3d-partial": ((2, 12, 4 * 32), {"num_heads": 4, "rotary_embedding_dim": 16}, True, 40),
+    "interleaved-4d-cache": ((1, 4, 6, 32), {"interleaved": 1}, False, None),
+}
+
+
+@pytest.mark.parametrize("name", ROTARIES)
+def test_rotary_embedding(name):
+    shape, attrs, with_positions, rows = ROTARIES[name]
+    rng = np.random.default_rng(10)
+    batch, length = shape[0], shape[2] if len(shape) == 4 else shape[1]
+    half = attrs.get("rotary_embedding_dim", shape[-1] if len(shape) == 4 else shape[-1] // attrs["num_heads"]) // 2
+    cache_shape = (rows, half) if with_positions else (batch, length, half)
+    angles = rng.uniform(0, 2 * np.pi, cache_shape)
+    feeds = {"x": randn(rng, *shape), "cos": np.cos(angles).astype(np.float32), "sin": np.sin(angles).astype(np.float32)}
+    if with_positions:
+        feeds["positions"] = rng.integers(0, rows, (batch, length)).astype(np.int64)
+    check(one_node("RotaryEmbedding", feeds, **attrs), feeds)

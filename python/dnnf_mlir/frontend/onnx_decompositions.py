@@ -3,8 +3,9 @@
 An op here has no ECG op of its own: it is what its ONNX function body says, built
 from ECG ops that already carry mapping types, algebraic properties, reference
 semantics and linalg lowerings, so it joins rewriting, fusion and both code
-generators without code of its own there. This module holds the element-wise ones
-and those that only read their input's shape.
+generators without code of its own there. This module holds the element-wise ones,
+LpPool (around an average pool), and the constants: EyeLike, which reads only its
+input's shape, and the window functions, which read only their size.
 """
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from ..ecg.tensor_spec import dtype_name
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
-from .onnx_types import onnx_dtype
+from .onnx_types import OnnxImportError, onnx_dtype
 
 
 def _float_operand(node: NodeBuilder):
@@ -91,3 +92,62 @@ def _eye_like(node: NodeBuilder):
         node.unsupported(f"EyeLike of a rank-{spec.rank} input (rank 2 only)")
     dtype = onnx_dtype(node.attr("dtype")) if node.attr("dtype") is not None else spec.dtype
     return [np.eye(*spec.shape, k=node.attr("k", 0), dtype=dtype)]
+
+
+@converter("SwiGLU")
+def _swiglu(node: NodeBuilder):
+    """swish(a) * b, swish(a) = a * sigmoid(alpha * a); a and b of one shape."""
+    a, dtype = _float_operand(node)
+    b = node.operand(1)
+    if node.spec(b).shape != node.spec(a).shape or node.spec(b).dtype != dtype:
+        node.unsupported(f"inputs {node.spec(a)} and {node.spec(b)} (one shape and type, no broadcasting)")
+    gate = node.emit_one("sigmoid", [node.emit_one("mul", [a, np.array(node.attr("alpha", 1.0), dtype)])])
+    return node.emit("mul", [node.emit_one("mul", [a, gate]), b])
+
+
+@converter("LpPool")
+def _lp_pool(node: NodeBuilder):
+    """(sum over the window of |x|**p)**(1/p): an average pool counting the padding, times the
+    window's size; pads contribute |0|**p = 0."""
+    x, dtype = _float_operand(node)
+    p = node.attr("p", 2)
+    if p <= 0:
+        node.unsupported(f"p = {p}")
+    attrs = {name: node.attributes[name] for name in ("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                                                          "strides") if name in node.attributes}
+    powered = node.emit_one("abs", [x])
+    if p != 1:
+        powered = node.emit_one("pow", [powered, np.array(p, dtype)])
+    average = node.emit_one("average_pool", [powered], **attrs, count_include_pad=1)
+    total = node.emit_one("mul", [average, np.array(np.prod(node.attr("kernel_shape")), dtype)])
+    if p == 1:
+        return [total]
+    return node.emit("sqrt", [total]) if p == 2 else node.emit("pow", [total, np.array(1.0 / p, dtype)])
+
+
+def _window(node: NodeBuilder, terms) -> list:
+    """A window of input 0's size: sum of coefficient * cos(multiple * 2 pi n / N) over ``terms``
+    (coefficient, multiple), N the size (periodic) or the size - 1, computed in float64."""
+    size = node.required(0, "size")
+    if size.size != 1 or size.reshape(()) < 0:
+        raise OnnxImportError(f"{node.info}: size must be a non-negative scalar, got {size.tolist()}")
+    size = int(size.reshape(()))
+    period = size if node.attr("periodic", 1) else size - 1
+    phase = 2 * np.pi * np.arange(size) / period if period else np.zeros(size)
+    window = sum(coefficient * np.cos(multiple * phase) for coefficient, multiple in terms)
+    return [np.asarray(window).astype(onnx_dtype(node.attr("output_datatype", 1)))]
+
+
+@converter("HannWindow")
+def _hann_window(node: NodeBuilder):
+    return _window(node, [(0.5, 0), (-0.5, 1)])
+
+
+@converter("HammingWindow")
+def _hamming_window(node: NodeBuilder):
+    return _window(node, [(25 / 46, 0), (-21 / 46, 1)])
+
+
+@converter("BlackmanWindow")
+def _blackman_window(node: NodeBuilder):
+    return _window(node, [(0.42, 0), (-0.5, 1), (0.08, 2)])

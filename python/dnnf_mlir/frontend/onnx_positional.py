@@ -45,6 +45,14 @@ def _trilu(node: NodeBuilder):
     return node.emit("where", [keep, x, np.zeros((), spec.dtype)])
 
 
+def _enters(node: NodeBuilder, n: int) -> np.ndarray:
+    """T[j, i]: whether element j of n enters running result i (j <= i; j < i when exclusive;
+    mirrored when reversed)."""
+    before, after = np.arange(n)[:, None], np.arange(n)[None, :]
+    enters = before >= after if node.attr("reverse", 0) else before <= after
+    return enters & (before != after) if node.attr("exclusive", 0) else enters
+
+
 @converter("CumSum")
 def _cumsum(node: NodeBuilder):
     """Running sums along ``axis`` as x' @ T with T[j, i] = 1 where element j enters sum i
@@ -54,13 +62,9 @@ def _cumsum(node: NodeBuilder):
     if spec.dtype.kind not in "fiu":
         node.unsupported(f"CumSum on {dtype_name(spec.dtype)} tensors")
     axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
-    n = spec.shape[axis]
-    before, after = np.arange(n)[:, None], np.arange(n)[None, :]
-    enters = (before >= after if node.attr("reverse", 0) else before <= after) & (
-        (before != after) if node.attr("exclusive", 0) else True)
     perm = [a for a in range(spec.rank) if a != axis] + [axis]
     moved = x if axis == spec.rank - 1 else node.emit_one("transpose", [x], perm=perm)
-    sums = node.emit_one("mat_mul", [moved, enters.astype(spec.dtype)])
+    sums = node.emit_one("mat_mul", [moved, _enters(node, spec.shape[axis]).astype(spec.dtype)])
     if axis == spec.rank - 1:
         return [sums]
     return node.emit("transpose", [sums], {"perm": list(np.argsort(perm))})
@@ -107,3 +111,43 @@ def _one_hot(node: NodeBuilder):
     off = node.emit_one("slice", [values], starts=[0], ends=[1], axes=[0], steps=[1])
     on = node.emit_one("slice", [values], starts=[1], ends=[2], axes=[0], steps=[1])
     return node.emit("where", [hot, on, off])
+
+
+@converter("CumProd")
+def _cumprod(node: NodeBuilder):
+    """Running products along ``axis``: y[.., i] = prod over j of (x[.., j] where T[j, i] else 1),
+    T the triangular matrix of CumSum, as a select and a product reduction over x' (axis last)."""
+    x = node.operand(0)
+    spec = node.spec(x)
+    if spec.dtype.kind not in "fiu":
+        node.unsupported(f"CumProd on {dtype_name(spec.dtype)} tensors")
+    axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
+    perm = [a for a in range(spec.rank) if a != axis] + [axis]
+    moved = x if axis == spec.rank - 1 else node.emit_one("transpose", [x], perm=perm)
+    columns = node.emit_one("unsqueeze", [moved], axes=[spec.rank])  # (..., j, 1) against T (j, i)
+    factors = node.emit_one("where", [_enters(node, spec.shape[axis]), columns, np.ones((), spec.dtype)])
+    products = node.emit_one("reduce_prod", [factors], axes=[spec.rank - 1], keepdims=0)
+    if axis == spec.rank - 1:
+        return [products]
+    return node.emit("transpose", [products], {"perm": list(np.argsort(perm))})
+
+
+@converter("CenterCropPad")
+def _center_crop_pad(node: NodeBuilder):
+    """Each of ``axes`` cropped or zero-padded to the given extent around its centre (the
+    extra element of an odd difference at the end): a slice and a pad."""
+    x = node.operand(0)
+    spec = node.spec(x)
+    extents = node.required(1, "shape").tolist()
+    axes = [normalize_axis(a, spec.rank) for a in node.attr("axes", list(range(spec.rank)))]
+    if len(axes) != len(extents):
+        raise OnnxImportError(f"{node.info}: {len(extents)} extents for {len(axes)} axes")
+    starts, ends, pads = [], [], [0] * (2 * spec.rank)
+    for axis, extent in zip(axes, extents):
+        size = spec.shape[axis]
+        starts.append((size - extent) // 2 if extent < size else 0)
+        ends.append(starts[-1] + min(extent, size))
+        if extent > size:
+            pads[axis], pads[axis + spec.rank] = (extent - size) // 2, extent - size - (extent - size) // 2
+    x = node.emit_one("slice", [x], starts=starts, ends=ends, axes=axes, steps=[1] * len(axes))
+    return node.emit("pad", [x], {"pads": pads}) if any(pads) else [x]

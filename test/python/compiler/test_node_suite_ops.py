@@ -217,3 +217,43 @@ def test_rotary_embedding(name):
     if with_positions:
         feeds["positions"] = rng.integers(0, rows, (batch, length)).astype(np.int64)
     check(one_node("RotaryEmbedding", feeds, **attrs), feeds)
+
+
+# ----- LpPool, CumProd, CenterCropPad, windows -----
+
+
+@pytest.mark.parametrize("p,attrs", [
+    (2, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    (3, {"kernel_shape": [2, 2], "dilations": [2, 2]}),
+    (1, {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER"}),
+])
+def test_lp_pool(p, attrs):
+    feeds = {"x": randn(np.random.default_rng(11), 2, 8, 15, 15)}
+    check(one_node("LpPool", feeds, opset=18, p=p, **attrs), feeds)
+
+
+@pytest.mark.parametrize("dtype,axis,exclusive,reverse", [(np.float32, 1, 0, 0), (np.int64, 0, 1, 1)])
+def test_cumprod(dtype, axis, exclusive, reverse):
+    x = np.random.default_rng(12).uniform(0.5, 1.5, (6, 20, 3)).astype(dtype)
+    if dtype == np.int64:
+        x = np.random.default_rng(12).integers(-3, 4, (6, 20, 3)).astype(dtype)
+    model = one_node("CumProd", {"x": x}, opset=26, constants={1: np.array(axis, np.int64)},
+                     exclusive=exclusive, reverse=reverse)
+    check(model, {"x": x})
+
+
+def test_center_crop_pad():
+    feeds = {"x": randn(np.random.default_rng(13), 3, 20, 11, 5)}
+    check(one_node("CenterCropPad", feeds, opset=18, constants={1: np.array([15, 14], np.int64)}, axes=[1, 2]), feeds)
+
+
+@pytest.mark.parametrize("op_type", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_window(op_type, periodic):
+    x = np.zeros((1,), np.float32)  # the model needs an input: the window is added to it
+    window = helper.make_node(op_type, ["n"], ["w"], periodic=periodic)
+    add = helper.make_node("Add", ["w", "x"], ["y0"])
+    graph = helper.make_graph([window, add], "window", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y0", TensorProto.FLOAT, [400])],
+                              [helper.make_tensor("n", TensorProto.INT64, [], [400])])
+    check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), {"x": x})

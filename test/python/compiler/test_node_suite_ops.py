@@ -13,6 +13,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from dnnf_mlir import InferenceSession
+from dnnf_mlir.frontend.onnx_importer import import_onnx
+from dnnf_mlir.frontend.onnx_types import OnnxImportError
 
 RTOL = ATOL = 1e-5
 _TYPES = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16, np.float64: TensorProto.DOUBLE,
@@ -257,3 +259,47 @@ def test_window(op_type, periodic):
                               [helper.make_tensor_value_info("y0", TensorProto.FLOAT, [400])],
                               [helper.make_tensor("n", TensorProto.INT64, [], [400])])
     check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), {"x": x})
+
+
+# ----- scatters and GatherND -----
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+def test_scatter_nd(reduction):
+    """A KV-cache write: rows of (batch, position) replaced by new ones (distinct when not reduced)."""
+    rng = np.random.default_rng(14)
+    rows = np.stack(np.meshgrid(np.arange(2), rng.choice(16, 3, replace=False), indexing="ij"), -1).astype(np.int64)
+    rows[0, 0, 1] -= 16  # a negative index
+    feeds = {"data": randn(rng, 2, 16, 8, 4), "indices": rows, "updates": randn(rng, 2, 3, 8, 4)}
+    check(one_node("ScatterND", feeds, opset=18, reduction=reduction), feeds)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mul", "min"])
+def test_scatter_elements(reduction):
+    """Indices covering part of the other axis, negative ones, duplicates only when reduced."""
+    rng = np.random.default_rng(15)
+    indices = np.stack([rng.permutation(9)[:4] - 9 * (i % 2) for i in range(5)], 1).astype(np.int64)
+    if reduction != "none":
+        indices[1] = indices[0]
+    feeds = {"data": randn(rng, 9, 7), "indices": indices, "updates": randn(rng, 4, 5)}
+    check(one_node("ScatterElements", feeds, opset=18, axis=0, reduction=reduction), feeds)
+
+
+def test_gather_nd_batch_dims():
+    rng = np.random.default_rng(16)
+    feeds = {"data": randn(rng, 3, 5, 6, 4), "indices": rng.integers(-5, 5, (3, 7, 1)).astype(np.int64)}
+    feeds["indices"] = np.concatenate([feeds["indices"], rng.integers(0, 6, (3, 7, 1))], -1).astype(np.int64)
+    check(one_node("GatherND", feeds, opset=13, batch_dims=1), feeds)
+
+
+def test_scatter_too_large_for_its_match_is_refused():
+    feeds = {"data": np.zeros((4096, 512), np.float32), "indices": np.zeros((64, 1), np.int64),
+             "updates": np.zeros((64, 512), np.float32)}
+    with pytest.raises(OnnxImportError, match=r"ScatterND, opset 18\): a scatter of .* would exceed 16777216 elements"):
+        import_onnx(one_node("ScatterND", feeds, opset=18))
+
+
+def test_attention_without_heads_for_3d_inputs_is_refused():
+    q = np.zeros((1, 4, 8), np.float32)
+    with pytest.raises(OnnxImportError, match=r"Attention, opset 23\): 3-D inputs need the q_num_heads"):
+        import_onnx(one_node("Attention", {"Q": q, "K": q, "V": q}))

@@ -22,7 +22,7 @@ from ..ecg.tensor_spec import UnsupportedTypeError, check_shape, to_mlir
 from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
 from . import (  # noqa: F401 (they register their converters)
     onnx_attention, onnx_decompositions, onnx_einsum, onnx_normalizations, onnx_positional, onnx_rotary,
-    onnx_scatter,
+    onnx_scatter, onnx_topk,
 )
 from .onnx_converters import CONVERTERS
 from .onnx_types import OnnxImportError, onnx_dtype

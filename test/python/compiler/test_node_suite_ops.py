@@ -303,3 +303,21 @@ def test_attention_without_heads_for_3d_inputs_is_refused():
     q = np.zeros((1, 4, 8), np.float32)
     with pytest.raises(OnnxImportError, match=r"Attention, opset 23\): 3-D inputs need the q_num_heads"):
         import_onnx(one_node("Attention", {"Q": q, "K": q, "V": q}))
+
+
+# ----- TopK -----
+
+
+@pytest.mark.parametrize("dtype,shape,axis,k,largest", [
+    (np.float32, (4, 1000), -1, 8, 1),  # sampling from logits
+    (np.float32, (3, 50, 6), 1, 5, 0),
+    (np.int32, (6, 40), 1, 6, 1),  # many ties: the lower index first
+])
+def test_top_k(dtype, shape, axis, k, largest):
+    rng = np.random.default_rng(17)
+    x = randn(rng, *shape) if dtype == np.float32 else rng.integers(-4, 4, shape).astype(dtype)
+    if dtype == np.float32:
+        x[0, :3] = -np.inf  # the masking sentinel among the values
+    model = one_node("TopK", {"x": x}, outputs=2, opset=11, constants={1: np.array([k], np.int64)}, axis=axis,
+                     largest=largest)
+    check(model, {"x": x})

@@ -1,0 +1,28 @@
+"""ONNX operators deliberately not supported, each refused with the reason: the training
+losses, sequence and optional values, and string processing. Registering them (rather
+than leaving them unknown) makes the refusal name why, and lets the conformance suite
+count their cases as named exclusions."""
+
+from .node_builder import NodeBuilder
+from .onnx_converters import CONVERTERS
+from .onnx_types import OnnxImportError
+
+REASONS = {
+    **dict.fromkeys(("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
+                    "a training loss: inference graphs do not compute it"),
+    **dict.fromkeys(("SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
+                     "SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence"),
+                    "sequence values are not modelled (tensors only)"),
+    **dict.fromkeys(("Optional", "OptionalGetElement", "OptionalHasElement"),
+                    "optional values are not modelled (tensors only)"),
+    **dict.fromkeys(("StringNormalizer", "StringSplit", "StringConcat", "RegexFullMatch"),
+                    "the string element type is not modelled"),
+}
+
+
+def _refuse(node: NodeBuilder):
+    raise OnnxImportError(f"{node.info}: not supported: {REASONS[node.info.op_type]}")
+
+
+for _op_type in REASONS:
+    CONVERTERS[_op_type] = _refuse

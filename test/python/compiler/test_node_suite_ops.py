@@ -321,3 +321,23 @@ def test_top_k(dtype, shape, axis, k, largest):
     model = one_node("TopK", {"x": x}, outputs=2, opset=11, constants={1: np.array([k], np.int64)}, axis=axis,
                      largest=largest)
     check(model, {"x": x})
+
+
+# ----- GridSample -----
+
+
+@pytest.mark.parametrize("mode,padding,align", [
+    ("linear", "zeros", 0), ("linear", "border", 1), ("nearest", "reflection", 0), ("cubic", "zeros", 1),
+    ("cubic", "reflection", 1),
+])
+def test_grid_sample(mode, padding, align):
+    """A flow-warp-like sampling: the grid reaches 20% past the borders."""
+    rng = np.random.default_rng(18)
+    feeds = {"x": randn(rng, 2, 8, 24, 32), "grid": rng.uniform(-1.2, 1.2, (2, 16, 20, 2)).astype(np.float32)}
+    check(one_node("GridSample", feeds, opset=20, mode=mode, padding_mode=padding, align_corners=align), feeds)
+
+
+def test_grid_sample_volumetric():
+    rng = np.random.default_rng(19)
+    feeds = {"x": randn(rng, 1, 3, 6, 7, 8), "grid": rng.uniform(-1.1, 1.1, (1, 4, 5, 6, 3)).astype(np.float32)}
+    check(one_node("GridSample", feeds, opset=22, mode="linear", padding_mode="border"), feeds)

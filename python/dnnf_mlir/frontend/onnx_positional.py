@@ -53,21 +53,42 @@ def _enters(node: NodeBuilder, n: int) -> np.ndarray:
     return enters & (before != after) if node.attr("exclusive", 0) else enters
 
 
-@converter("CumSum")
-def _cumsum(node: NodeBuilder):
-    """Running sums along ``axis`` as x' @ T with T[j, i] = 1 where element j enters sum i
-    (j <= i; j < i when exclusive; mirrored when reversed), x' having the axis last."""
+def _running(node: NodeBuilder, combine):
+    """A running sum or product along input 1's axis: ``combine(x', T)`` on x' with the axis
+    last, T the (n, n) matrix of ``_enters``; the result's axis moved back."""
     x = node.operand(0)
     spec = node.spec(x)
     if spec.dtype.kind not in "fiu":
-        node.unsupported(f"CumSum on {dtype_name(spec.dtype)} tensors")
+        node.unsupported(f"{node.info.op_type} on {dtype_name(spec.dtype)} tensors")
     axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
     perm = [a for a in range(spec.rank) if a != axis] + [axis]
     moved = x if axis == spec.rank - 1 else node.emit_one("transpose", [x], perm=perm)
-    sums = node.emit_one("mat_mul", [moved, _enters(node, spec.shape[axis]).astype(spec.dtype)])
+    result = combine(moved, _enters(node, spec.shape[axis]))
     if axis == spec.rank - 1:
-        return [sums]
-    return node.emit("transpose", [sums], {"perm": list(np.argsort(perm))})
+        return [result]
+    return node.emit("transpose", [result], {"perm": list(np.argsort(perm))})
+
+
+@converter("CumSum")
+def _cumsum(node: NodeBuilder):
+    """Running sums: x' @ T (T[j, i] = 1 where element j enters sum i)."""
+    dtype = node.spec(node.operand(0)).dtype
+    return _running(node, lambda moved, enters: node.emit_one("mat_mul", [moved, enters.astype(dtype)]))
+
+
+@converter("CumProd")
+def _cumprod(node: NodeBuilder):
+    """Running products: y[.., i] = prod over j of (x'[.., j] where T[j, i] else 1), a select and a
+    product reduction."""
+    rank = node.spec(node.operand(0)).rank
+    one = np.ones((), node.spec(node.operand(0)).dtype)
+
+    def combine(moved, enters):
+        columns = node.emit_one("unsqueeze", [moved], axes=[rank])  # (..., j, 1) against T (j, i)
+        factors = node.emit_one("where", [enters, columns, one])
+        return node.emit_one("reduce_prod", [factors], axes=[rank - 1], keepdims=0)
+
+    return _running(node, combine)
 
 
 @converter("Hardmax")
@@ -111,25 +132,6 @@ def _one_hot(node: NodeBuilder):
     off = node.emit_one("slice", [values], starts=[0], ends=[1], axes=[0], steps=[1])
     on = node.emit_one("slice", [values], starts=[1], ends=[2], axes=[0], steps=[1])
     return node.emit("where", [hot, on, off])
-
-
-@converter("CumProd")
-def _cumprod(node: NodeBuilder):
-    """Running products along ``axis``: y[.., i] = prod over j of (x[.., j] where T[j, i] else 1),
-    T the triangular matrix of CumSum, as a select and a product reduction over x' (axis last)."""
-    x = node.operand(0)
-    spec = node.spec(x)
-    if spec.dtype.kind not in "fiu":
-        node.unsupported(f"CumProd on {dtype_name(spec.dtype)} tensors")
-    axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
-    perm = [a for a in range(spec.rank) if a != axis] + [axis]
-    moved = x if axis == spec.rank - 1 else node.emit_one("transpose", [x], perm=perm)
-    columns = node.emit_one("unsqueeze", [moved], axes=[spec.rank])  # (..., j, 1) against T (j, i)
-    factors = node.emit_one("where", [_enters(node, spec.shape[axis]), columns, np.ones((), spec.dtype)])
-    products = node.emit_one("reduce_prod", [factors], axes=[spec.rank - 1], keepdims=0)
-    if axis == spec.rank - 1:
-        return [products]
-    return node.emit("transpose", [products], {"perm": list(np.argsort(perm))})
 
 
 @converter("CenterCropPad")

@@ -4,6 +4,7 @@ on the shapes models use (the node suite runs them in the interpreter only, on t
 Each case is one node with random inputs; outputs must match onnxruntime's within
 rtol 1e-5 and atol 1e-5 (float32 results of sums over at most 64 terms, whose rounding
 differs from onnxruntime's only in summation order), integers and booleans exactly.
+DFT sums up to 512 terms of magnitude up to 20 against onnxruntime's FFT: atol 1e-4.
 """
 
 import numpy as np
@@ -42,7 +43,7 @@ def one_node(op_type: str, feeds: dict, outputs: int = 1, opset: int = 23, const
     return model
 
 
-def check(model, feeds: dict):
+def check(model, feeds: dict, atol: float = ATOL):
     feeds = {name: value for name, value in feeds.items() if value is not None}
     want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     got = InferenceSession(model, use_cache=False, threads=1).run(None, feeds)
@@ -50,7 +51,7 @@ def check(model, feeds: dict):
     for index, (ours, theirs) in enumerate(zip(got, want)):
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (index, ours.dtype, ours.shape, theirs.shape)
         if np.issubdtype(theirs.dtype, np.floating):
-            np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=f"output {index}")
+            np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=atol, err_msg=f"output {index}")
         else:
             np.testing.assert_array_equal(ours, theirs, err_msg=f"output {index}")
 
@@ -341,3 +342,20 @@ def test_grid_sample_volumetric():
     rng = np.random.default_rng(19)
     feeds = {"x": randn(rng, 1, 3, 6, 7, 8), "grid": rng.uniform(-1.1, 1.1, (1, 4, 5, 6, 3)).astype(np.float32)}
     check(one_node("GridSample", feeds, opset=22, mode="linear", padding_mode="border"), feeds)
+
+
+# ----- DFT -----
+
+
+@pytest.mark.parametrize("shape,length,inverse,onesided", [
+    ((2, 400, 1), 512, 0, 1),  # an audio frame's rfft, zero-padded
+    ((3, 64, 5, 2), None, 1, 0),  # a complex inverse along axis 1
+    ((2, 33, 2), 64, 1, 1),  # irfft of a one-sided spectrum
+])
+def test_dft(shape, length, inverse, onesided):
+    x = randn(np.random.default_rng(20), *shape)
+    constants = {1: np.array(length, np.int64)} if length else {}
+    constants[2] = np.array(1, np.int64)
+    feeds = {"x": x} if length else {"x": x, "dft_length": None}
+    model = one_node("DFT", feeds, opset=20, constants=constants, inverse=inverse, onesided=onesided)
+    check(model, {"x": x}, atol=1e-4)

@@ -37,11 +37,11 @@ EXCLUDED = {
     r"test_training_dropout.*": "training-mode Dropout (random masks) is not supported",
     r"test_maxpool_with_argmax_2d_precomputed_(pads|strides)": "MaxPool's Indices output is not supported",
     r"test_reduce_(max|min|log_sum_exp)_empty_set(_bool)?": "Max/Min/LogSumExp over an empty axis is rejected by the ECG verifier by design",
-    r"test_.*_(bf16|bfloat16)(_.*)?": "bfloat16 element type is not modelled",
+    r"test_.*_(bf16|bfloat16)(_.*)?": "bfloat16 inputs and initializers: the element type is not modelled",
     r"test_(nllloss_(?!.*_expanded$)|sce_).*": "training only: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss are not supported",
     r"test_(sequence|split_to_sequence)_.*": "sequence values are not supported (tensors only)",
     r"test_optional_.*": "optional values are not supported (tensors only)",
-    r"test_(strnormalizer|string_split|string_concat|regex_full_match)(_.*)?": "string element type is not modelled",
+    r"test_(strnormalizer|string_split|string_concat|regex_full_match)(_.*)?": "string processing: the string element type is not modelled",
 }
 
 # Cases where the project follows ONNX Runtime rather than ONNX's reference implementation
@@ -53,6 +53,12 @@ DEVIATIONS = {
         "float16: onnxruntime and this backend both differ from ONNX's reference by one float16 ulp (4.9e-4 at 0.47), past its rtol of 1e-3",
 }
 
+# Cases checked against ONNX's reference with a looser absolute tolerance: pattern -> (atol, why).
+LOOSER_ATOL = {
+    r"test_dft_inverse(_opset19)?": (1e-6, "elements that cancel to 0: the reference's FFT leaves 1.9e-7 of float32 "
+                                           "round-off there (onnxruntime 2e-7), past the case's atol of 1e-7"),
+}
+
 # Operands the importer needs at compile time (``NodeBuilder.known``): ONNX op type -> input indices.
 CONSTANT_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Slice": (1, 2, 3, 4),
@@ -60,6 +66,7 @@ CONSTANT_OPERANDS = {
     "Range": (0, 1, 2), "Resize": (1, 2, 3), "Upsample": (1,), "Dropout": (2,),
     "Trilu": (1,), "CumSum": (1,), "CumProd": (1,), "OneHot": (1,), "CenterCropPad": (1,),
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,), "TopK": (1,),
+    "DFT": (1, 2),
     **{op: (1,) for op in (
         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
@@ -107,8 +114,8 @@ def excluded_reason(name: str, patterns=EXCLUDED):
 
 
 def classify(cases=None) -> dict:
-    """name -> (kind, case, detail): "covered" (None), "excluded" or "deviation" (reason), or
-    "uncovered" (missing ops)."""
+    """name -> (kind, case, detail): "covered" (None), "excluded", "deviation" or "looser" (reason),
+    or "uncovered" (missing ops)."""
     result = {}
     for case in cases if cases is not None else load_cases():
         missing = uncovered_ops(case.model)
@@ -118,6 +125,8 @@ def classify(cases=None) -> dict:
             result[case.name] = ("excluded", case, excluded_reason(case.name))
         elif excluded_reason(case.name, DEVIATIONS):
             result[case.name] = ("deviation", case, excluded_reason(case.name, DEVIATIONS))
+        elif excluded_reason(case.name, LOOSER_ATOL):
+            result[case.name] = ("looser", case, excluded_reason(case.name, LOOSER_ATOL)[1])
         else:
             result[case.name] = ("covered", case, None)
     return result
@@ -166,4 +175,6 @@ def run_case(case, against_onnxruntime: bool = False):
 
             session = onnxruntime.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
             expected = session.run(None, {i.name: x for i, x in zip(case.model.graph.input, inputs)})
-        Runner.assert_similar_outputs([_array(y) for y in expected], list(outputs), rtol=case.rtol, atol=case.atol)
+        looser = excluded_reason(case.name, LOOSER_ATOL)
+        atol = looser[0] if looser else case.atol
+        Runner.assert_similar_outputs([_array(y) for y in expected], list(outputs), rtol=case.rtol, atol=atol)

@@ -1,5 +1,6 @@
 """ONNX operators deliberately not supported, each refused with the reason: the training
-losses, sequence and optional values, and string processing. Registering them (rather
+losses, sequence and optional values, string processing, and the ops whose output shape
+depends on the values (NonZero, Unique, Compress, NonMaxSuppression). Registering them (rather
 than leaving them unknown) makes the refusal name why, and lets the conformance suite
 count their cases as named exclusions."""
 
@@ -17,6 +18,8 @@ REASONS = {
                     "optional values are not modelled (tensors only)"),
     **dict.fromkeys(("StringNormalizer", "StringSplit", "StringConcat", "RegexFullMatch"),
                     "the string element type is not modelled"),
+    **dict.fromkeys(("NonZero", "Unique", "Compress", "NonMaxSuppression"),
+                    "its output shape depends on the input values, and shapes are static here"),
 }
 
 

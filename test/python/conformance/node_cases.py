@@ -41,6 +41,7 @@ EXCLUDED = {
     r"test_(nllloss_(?!.*_expanded$)|sce_).*": "training only: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss are not supported",
     r"test_(sequence|split_to_sequence)_.*": "sequence values are not supported (tensors only)",
     r"test_optional_.*": "optional values are not supported (tensors only)",
+    r"test_(nonzero|unique|compress|nonmaxsuppression)_.*": "data-dependent output shapes are not supported (static shapes)",
     r"test_(strnormalizer|string_split|string_concat|regex_full_match)(_.*)?": "string processing: the string element type is not modelled",
 }
 

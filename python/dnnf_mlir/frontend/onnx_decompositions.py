@@ -4,7 +4,8 @@ An op here has no ECG op of its own: it is what its ONNX function body says, bui
 from ECG ops that already carry mapping types, algebraic properties, reference
 semantics and linalg lowerings, so it joins rewriting, fusion and both code
 generators without code of its own there. This module holds the element-wise ones,
-LpPool (around an average pool), and the constants: EyeLike, which reads only its
+LpPool (around an average pool), CausalConvWithState (around a depthwise convolution),
+and the constants: EyeLike, which reads only its
 input's shape, and the window functions, which read only their size.
 """
 
@@ -151,3 +152,28 @@ def _hamming_window(node: NodeBuilder):
 @converter("BlackmanWindow")
 def _blackman_window(node: NodeBuilder):
     return _window(node, [(0.42, 0), (-0.5, 1), (0.08, 2)])
+
+
+@converter("CausalConvWithState")
+def _causal_conv_with_state(node: NodeBuilder):
+    """A depthwise 1-D convolution over the past state (zeros without one) followed by the input,
+    optionally SiLU (computed in float32); the present state is the last k - 1 frames of both."""
+    x, dtype = _float_operand(node)
+    weight = node.operand(1)
+    (batch, channels, length), (_, _, k) = node.spec(x).shape, node.spec(weight).shape
+    if node.spec(x).rank != 3 or node.spec(weight).shape[:2] != (channels, 1):
+        raise OnnxImportError(f"{node.info}: input {node.spec(x)} and weight {node.spec(weight)} must be "
+                              f"(batch, channels, length) and (channels, 1, k)")
+    activation = node.attr("activation", "none")
+    if activation not in ("none", "silu", "swish"):
+        node.unsupported(f"activation '{activation}'")
+    past = node.operand(3) if node.has_input(3) else np.zeros((batch, channels, k - 1), dtype)
+    padded = node.emit_one("concat", [past, x], axis=2) if k > 1 else x
+    operands = [padded, weight] + ([node.operand(2)] if node.has_input(2) else [])
+    y = node.emit_one("conv", operands, group=channels, kernel_shape=[k], pads=[0, 0], strides=[1], dilations=[1])
+    if activation != "none":
+        wide = y if dtype == np.float32 else node.emit_one("cast", [y], to="f32")
+        y = node.emit_one("mul", [wide, node.emit_one("sigmoid", [wide])])
+        y = y if dtype == np.float32 else node.emit_one("cast", [y], to=dtype_name(dtype))
+    present = node.emit_one("slice", [padded], starts=[length], ends=[length + k - 1], axes=[2], steps=[1])
+    return [y, present]

@@ -359,3 +359,24 @@ def test_dft(shape, length, inverse, onesided):
     feeds = {"x": x} if length else {"x": x, "dft_length": None}
     model = one_node("DFT", feeds, opset=20, constants=constants, inverse=inverse, onesided=onesided)
     check(model, {"x": x}, atol=1e-4)
+
+
+# ----- CausalConvWithState (opset 27: onnxruntime 1.32 has no kernel; ONNX's reference checks it) -----
+
+
+@pytest.mark.parametrize("with_past,activation", [(True, "silu"), (False, "none")])
+def test_causal_conv_with_state(with_past, activation):
+    """A Mamba-style decode step and a prefill: 256 channels, kernel 4."""
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(21)
+    length = 1 if with_past else 64
+    feeds = {"x": randn(rng, 2, 256, length), "w": randn(rng, 256, 1, 4), "b": randn(rng, 256),
+             "past": randn(rng, 2, 256, 3) if with_past else None}
+    model = one_node("CausalConvWithState", feeds, outputs=2, opset=27, activation=activation)
+    feeds = {name: value for name, value in feeds.items() if value is not None}
+    want = ReferenceEvaluator(model).run(None, feeds)
+    got = InferenceSession(model, use_cache=False, threads=1).run(None, feeds)
+    for ours, theirs in zip(got, want):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL)

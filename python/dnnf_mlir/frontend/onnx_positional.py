@@ -153,3 +153,44 @@ def _center_crop_pad(node: NodeBuilder):
             pads[axis], pads[axis + spec.rank] = (extent - size) // 2, extent - size - (extent - size) // 2
     x = node.emit_one("slice", [x], starts=starts, ends=ends, axes=axes, steps=[1] * len(axes))
     return node.emit("pad", [x], {"pads": pads}) if any(pads) else [x]
+
+
+@converter("ReverseSequence")
+def _reverse_sequence(node: NodeBuilder):
+    """Each batch entry's first sequence_lens[b] steps reversed: one gather_elements along the
+    time axis at index lens[b] - 1 - t for t < lens[b], else t."""
+    x = node.operand(0)
+    spec = node.spec(x)
+    batch_axis, time_axis = node.attr("batch_axis", 1), node.attr("time_axis", 0)
+    if spec.rank < 2 or {batch_axis, time_axis} != {0, 1}:
+        raise OnnxImportError(f"{node.info}: batch_axis and time_axis must be 0 and 1, of an input of rank >= 2")
+    lens_shape = [1] * spec.rank
+    lens_shape[batch_axis] = spec.shape[batch_axis]
+    lengths = node.emit_one("reshape", [node.operand(1)], shape=lens_shape)
+    if node.spec(lengths).dtype != np.int64:
+        lengths = node.emit_one("cast", [lengths], to="i64")
+    steps = _positions(spec.shape[time_axis], time_axis, spec.rank)
+    reversed_steps = node.emit_one("sub", [node.emit_one("sub", [lengths, np.array(1, np.int64)]), steps])
+    index = node.emit_one("where", [node.emit_one("less", [steps, lengths]), reversed_steps, steps])
+    index = node.emit_one("expand", [index], shape=list(spec.shape))
+    return node.emit("gather_elements", [x, index], {"axis": time_axis})
+
+
+@converter("AffineGrid")
+def _affine_grid(node: NodeBuilder):
+    """theta (N, r, r + 1) applied to the homogeneous coordinates of every output position
+    (a constant (positions, r + 1) matrix): one batched mat_mul."""
+    theta = node.operand(0)
+    spec = node.spec(theta)
+    size = [int(v) for v in node.required(1, "size").tolist()]
+    spatial = size[2:]
+    rank = len(spatial)
+    if rank not in (2, 3) or spec.shape != (size[0], rank, rank + 1) or spec.dtype.kind != "f":
+        raise OnnxImportError(f"{node.info}: theta {spec} does not fit size {size}")
+    align = node.attr("align_corners", 0)
+    axes = [np.linspace(-1, 1, n) if align else (2 * np.arange(n) + 1) / n - 1 for n in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")  # per spatial axis (D,) H, W
+    coordinates = [m.reshape(-1) for m in mesh[::-1]] + [np.ones(int(np.prod(spatial)))]  # x, y, (z,) 1
+    base = np.stack(coordinates, axis=1).astype(spec.dtype)[None]  # (1, positions, r + 1)
+    grid = node.emit_one("mat_mul", [base, node.emit_one("transpose", [theta], perm=[0, 2, 1])])
+    return node.emit("reshape", [grid], {"shape": [size[0], *spatial, rank]})

@@ -380,3 +380,21 @@ def test_causal_conv_with_state(with_past, activation):
     for ours, theirs in zip(got, want):
         assert ours.shape == theirs.shape
         np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL)
+
+
+# ----- AffineGrid and ReverseSequence -----
+
+
+@pytest.mark.parametrize("size,align", [((2, 3, 24, 32), 0), ((1, 2, 5, 6, 7), 1)])
+def test_affine_grid(size, align):
+    """A spatial transformer's sampling grid."""
+    rank = len(size) - 2
+    feeds = {"theta": randn(np.random.default_rng(22), size[0], rank, rank + 1)}
+    model = one_node("AffineGrid", feeds, opset=20, constants={1: np.array(size, np.int64)}, align_corners=align)
+    check(model, feeds)
+
+
+def test_reverse_sequence():
+    rng = np.random.default_rng(23)
+    feeds = {"x": randn(rng, 12, 5, 16), "lens": np.array([12, 1, 7, 3, 10], np.int64)}
+    check(one_node("ReverseSequence", feeds, opset=10, batch_axis=1, time_axis=0), feeds)

@@ -67,7 +67,7 @@ CONSTANT_OPERANDS = {
     "Range": (0, 1, 2), "Resize": (1, 2, 3), "Upsample": (1,), "Dropout": (2,),
     "Trilu": (1,), "CumSum": (1,), "CumProd": (1,), "OneHot": (1,), "CenterCropPad": (1,),
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,), "TopK": (1,),
-    "DFT": (1, 2),
+    "DFT": (1, 2), "AffineGrid": (1,),
     **{op: (1,) for op in (
         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",

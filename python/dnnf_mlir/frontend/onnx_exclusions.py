@@ -1,6 +1,7 @@
 """ONNX operators deliberately not supported, each refused with the reason: the training
-losses, sequence and optional values, string processing, and the ops whose output shape
-depends on the values (NonZero, Unique, Compress, NonMaxSuppression). Registering them (rather
+losses, sequence and optional values, string processing, the ops whose output shape
+depends on the values (NonZero, Unique, Compress, NonMaxSuppression), random sampling and
+image decoding. Registering them (rather
 than leaving them unknown) makes the refusal name why, and lets the conformance suite
 count their cases as named exclusions."""
 
@@ -20,6 +21,9 @@ REASONS = {
                     "the string element type is not modelled"),
     **dict.fromkeys(("NonZero", "Unique", "Compress", "NonMaxSuppression"),
                     "its output shape depends on the input values, and shapes are static here"),
+    **dict.fromkeys(("Bernoulli", "RandomUniformLike", "RandomNormalLike", "RandomUniform", "RandomNormal",
+                     "Multinomial"), "random sampling: compiled outputs must be deterministic"),
+    "ImageDecoder": "decoding image files is not a tensor computation",
 }
 
 

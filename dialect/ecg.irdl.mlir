@@ -856,5 +856,86 @@ module {
       %41 = irdl.region
       irdl.regions(body: %41)
     }
+    irdl.operation @bitwise_and {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      irdl.operands(lhs: %0, rhs: %1)
+      %2 = irdl.base "!builtin.tensor"
+      irdl.results(output: %2)
+    }
+    irdl.operation @bitwise_or {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      irdl.operands(lhs: %0, rhs: %1)
+      %2 = irdl.base "!builtin.tensor"
+      irdl.results(output: %2)
+    }
+    irdl.operation @bitwise_xor {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      irdl.operands(lhs: %0, rhs: %1)
+      %2 = irdl.base "!builtin.tensor"
+      irdl.results(output: %2)
+    }
+    irdl.operation @bitwise_not {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @tan {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @asin {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @acos {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @atan {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @sinh {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @cosh {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @asinh {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @acosh {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
+    irdl.operation @atanh {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "!builtin.tensor"
+      irdl.results(output: %1)
+    }
   }
 }

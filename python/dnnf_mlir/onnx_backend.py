@@ -24,6 +24,7 @@ import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from .frontend.onnx_importer import MAX_OPSET, MIN_OPSET, import_onnx
+from .frontend.onnx_types import OnnxImportError
 from .frontend.onnx_upgrade import upgrade
 from .interpreter import interpret
 
@@ -110,6 +111,9 @@ class DnnfBackend(Backend):
         """
         model = upgrade(model, MIN_OPSET)
         super().prepare(model, device)  # onnx.checker
+        for value_info in model.graph.input:  # a sequence or optional input could not even be fed to ``run``
+            if not value_info.type.HasField("tensor_type"):
+                raise OnnxImportError(f"graph input '{value_info.name}' is not a tensor")
         if not cls.supports_device(device):
             raise ValueError(f"device '{device}' is not supported")
         return DnnfBackendRep(model, constant_inputs, context)

@@ -203,6 +203,8 @@ EXAMPLES = {
     "quantize_linear": ([X, t(3, 1), t(dtype=np.uint8)], {}),
     "dequantize_linear": ([t(2, 3, 4, dtype=np.int8), t(3, 1), t(dtype=np.int8)], {}),
     "constant": ([], {"value": np.ones((2, 3), F32)}),
+    **{m: ([t(2, 3, 4, dtype=np.int32), t(3, 4, dtype=np.int32)], {}) for m in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": ([t(2, 3, 4, dtype=np.uint16)], {}),
 }
 
 

@@ -116,5 +116,10 @@ class NodeBuilder:
         op.check()  # what the verifier would say later, now with the node's name (e.g. constant indices out of range)
         return list(op.results)
 
+    def emit_one(self, mnemonic: str, operands: list, **attrs):
+        """``emit`` for an op of one result: that result (what decomposing converters chain)."""
+        (result,) = self.emit(mnemonic, operands, attrs)
+        return result
+
     def unsupported(self, what: str):
         raise OnnxImportError(f"{self.info}: {what} is not supported")

@@ -20,6 +20,10 @@ from .._mlir import func, ir
 from ..ecg import OPS, TensorSpec, VerificationError
 from ..ecg.tensor_spec import UnsupportedTypeError, check_shape, to_mlir
 from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
+from . import (  # noqa: F401 (they register their converters)
+    onnx_attention, onnx_decompositions, onnx_dft, onnx_einsum, onnx_exclusions, onnx_grid_sample,
+    onnx_normalizations, onnx_positional, onnx_rotary, onnx_scatter, onnx_topk,
+)
 from .onnx_converters import CONVERTERS
 from . import quantization_converters  # noqa: F401  (registers its converters in CONVERTERS)
 from .onnx_types import OnnxImportError, onnx_dtype

@@ -39,6 +39,9 @@ UNARY = {
     "Selu": (lambda s: 1.05 * s, st.just({})),
     "HardSigmoid": (lambda s: 0.5, st.fixed_dictionaries({"alpha": st.sampled_from((0.2, 0.5)), "beta": st.just(0.5)})),
     "Gelu": (lambda s: s, st.fixed_dictionaries({"approximate": st.sampled_from(("none", "tanh"))})),
+    "Atan": (lambda s: min(s, math.pi / 2), st.just({})),
+    "Asinh": (lambda s: s, st.just({})),
+    "Mish": (lambda s: s, st.just({})),
 }
 GUARDED_UNARY = {"Log": lambda s: 1.0, "Sqrt": lambda s: math.sqrt(s + 0.5), "Reciprocal": lambda s: 1.0}
 BINARY = {

@@ -3,7 +3,7 @@
 The catalogue lists each rule's FLOPs change on this instance, the lit tests and the
 property-based tests start from it. Types are chosen from what the pattern's ops
 need: a data-movement, linear or pooling op gets operands it takes (``OPERANDS``), logical ops get
-bools, BitShift unsigned integers, and everything else float tensors of
+bools, BitShift and the bitwise ops unsigned integers, and everything else float tensors of
 ``BASE_SHAPE``; constants broadcast along the last axis, scalars have rank 0.
 """
 
@@ -49,6 +49,7 @@ OPERANDS = {
     "cast": ([BASE_SHAPE], {"to": "f64"}),
 }
 _BOOL_OPS = ("and", "or", "xor", "not")
+_INTEGER_OPS = {op: np.dtype(np.uint8) for op in ("bit_shift", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")}
 
 
 @dataclass
@@ -141,7 +142,7 @@ class _Builder:
             shapes = OPERANDS[node.op][0]
             specs = [s if isinstance(s, TensorSpec) else TensorSpec(s, want.dtype) for s in shapes]
             return (specs + [want] * count)[:count]
-        dtype = {"bit_shift": np.dtype(np.uint8)}.get(node.op, np.dtype(np.bool_) if node.op in _BOOL_OPS else want.dtype)
+        dtype = _INTEGER_OPS.get(node.op, np.dtype(np.bool_) if node.op in _BOOL_OPS else want.dtype)
         wants = [TensorSpec(want.shape, dtype)] * count
         if node.op == "where":
             wants[0] = TensorSpec(want.shape, np.bool_)

@@ -331,6 +331,147 @@ func.func @"xor-constant-outward"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xi
 
 // -----
 
+// BitwiseAnd(BitwiseAnd(A, K1), K2) -> BitwiseAnd(A, BitwiseAnd(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_and-constants"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_and"(%arg0, %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xui8>
+func.func @"bitwise_and-constants"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[1, 2, 0, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_and"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[1, 0, 0, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_and"(%1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  return %3 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseAnd(BitwiseAnd(A, K1), BitwiseAnd(B, K2)) -> BitwiseAnd(BitwiseAnd(A, B), BitwiseAnd(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_and-constant-pairs"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_and"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.bitwise_and"(%[[V0]], %[[V1]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V2]] : tensor<2x3x4xui8>
+func.func @"bitwise_and-constant-pairs"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[0, 1, 3, 1]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_and"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[0, 3, 3, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_and"(%arg1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %4 = "ecg.bitwise_and"(%1, %3) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %4 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseAnd(BitwiseAnd(A, K1), B) -> BitwiseAnd(BitwiseAnd(A, B), K1)
+// CHECK-LABEL: func.func @"bitwise_and-constant-outward"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_and"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.bitwise_and"(%[[V1]], %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V2]] : tensor<2x3x4xui8>
+func.func @"bitwise_and-constant-outward"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[0, 0, 2, 1]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_and"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.bitwise_and"(%1, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %2 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseOr(BitwiseOr(A, K1), K2) -> BitwiseOr(A, BitwiseOr(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_or-constants"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_or"(%arg0, %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xui8>
+func.func @"bitwise_or-constants"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[0, 0, 3, 1]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_or"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[3, 3, 1, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_or"(%1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  return %3 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseOr(BitwiseOr(A, K1), BitwiseOr(B, K2)) -> BitwiseOr(BitwiseOr(A, B), BitwiseOr(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_or-constant-pairs"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_or"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.bitwise_or"(%[[V0]], %[[V1]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V2]] : tensor<2x3x4xui8>
+func.func @"bitwise_or-constant-pairs"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[3, 0, 0, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_or"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[3, 0, 2, 1]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_or"(%arg1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %4 = "ecg.bitwise_or"(%1, %3) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %4 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseOr(BitwiseOr(A, K1), B) -> BitwiseOr(BitwiseOr(A, B), K1)
+// CHECK-LABEL: func.func @"bitwise_or-constant-outward"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_or"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.bitwise_or"(%[[V1]], %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V2]] : tensor<2x3x4xui8>
+func.func @"bitwise_or-constant-outward"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[1, 0, 0, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_or"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.bitwise_or"(%1, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %2 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseXor(BitwiseXor(A, K1), K2) -> BitwiseXor(A, BitwiseXor(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_xor-constants"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_xor"(%arg0, %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xui8>
+func.func @"bitwise_xor-constants"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[1, 1, 2, 2]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_xor"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[2, 2, 2, 1]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_xor"(%1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  return %3 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseXor(BitwiseXor(A, K1), BitwiseXor(B, K2)) -> BitwiseXor(BitwiseXor(A, B), BitwiseXor(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_xor-constant-pairs"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_xor"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.bitwise_xor"(%[[V0]], %[[V1]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V2]] : tensor<2x3x4xui8>
+func.func @"bitwise_xor-constant-pairs"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[2, 3, 0, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_xor"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[1, 0, 0, 0]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_xor"(%arg1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %4 = "ecg.bitwise_xor"(%1, %3) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %4 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseXor(BitwiseXor(A, K1), B) -> BitwiseXor(BitwiseXor(A, B), K1)
+// CHECK-LABEL: func.func @"bitwise_xor-constant-outward"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_xor"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.bitwise_xor"(%[[V1]], %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V2]] : tensor<2x3x4xui8>
+func.func @"bitwise_xor-constant-outward"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[2, 1, 2, 1]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_xor"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.bitwise_xor"(%1, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %2 : tensor<2x3x4xui8>
+}
+
+// -----
+
 // Sub(Sub(A, K1), K2) -> Sub(A, Add(K1, K2))
 // CHECK-LABEL: func.func @"sub-constants"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xf32>

@@ -366,6 +366,136 @@ func.func @"clip-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
 
 // -----
 
+// BitwiseNot(Reshape(A)) -> Reshape(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xui8>) -> tensor<1x6x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xui8>
+func.func @"bitwise_not-reshape"(%arg0: tensor<2x3x4xui8>) -> tensor<1x6x4xui8> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xui8>) -> tensor<1x6x4xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<1x6x4xui8>) -> tensor<1x6x4xui8>
+  return %1 : tensor<1x6x4xui8>
+}
+
+// -----
+
+// Tan(Reshape(A)) -> Reshape(Tan(A))
+// CHECK-LABEL: func.func @"tan-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"tan-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.tan"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Asin(Reshape(A)) -> Reshape(Asin(A))
+// CHECK-LABEL: func.func @"asin-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"asin-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.asin"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Acos(Reshape(A)) -> Reshape(Acos(A))
+// CHECK-LABEL: func.func @"acos-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"acos-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.acos"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Atan(Reshape(A)) -> Reshape(Atan(A))
+// CHECK-LABEL: func.func @"atan-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"atan-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.atan"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Sinh(Reshape(A)) -> Reshape(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"sinh-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Cosh(Reshape(A)) -> Reshape(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"cosh-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Asinh(Reshape(A)) -> Reshape(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"asinh-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Acosh(Reshape(A)) -> Reshape(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"acosh-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Atanh(Reshape(A)) -> Reshape(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xf32>
+func.func @"atanh-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %1 : tensor<1x6x4xf32>
+}
+
+// -----
+
 // Add(Reshape(A), S1) -> Reshape(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-reshape"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -815,6 +945,136 @@ func.func @"cast-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf64> {
 func.func @"clip-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
   %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
   %1 = "ecg.clip"(%0) {max = 3.4028234663852886E+38 : f64, min = -3.4028234663852886E+38 : f64} : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// BitwiseNot(Flatten(A)) -> Flatten(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<1x3x4xui8>) -> tensor<1x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xui8>) -> tensor<1x12xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xui8>
+func.func @"bitwise_not-flatten"(%arg0: tensor<1x3x4xui8>) -> tensor<1x12xui8> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xui8>) -> tensor<1x12xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<1x12xui8>) -> tensor<1x12xui8>
+  return %1 : tensor<1x12xui8>
+}
+
+// -----
+
+// Tan(Flatten(A)) -> Flatten(Tan(A))
+// CHECK-LABEL: func.func @"tan-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"tan-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.tan"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Asin(Flatten(A)) -> Flatten(Asin(A))
+// CHECK-LABEL: func.func @"asin-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"asin-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.asin"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Acos(Flatten(A)) -> Flatten(Acos(A))
+// CHECK-LABEL: func.func @"acos-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"acos-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.acos"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Atan(Flatten(A)) -> Flatten(Atan(A))
+// CHECK-LABEL: func.func @"atan-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"atan-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.atan"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Sinh(Flatten(A)) -> Flatten(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"sinh-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Cosh(Flatten(A)) -> Flatten(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"cosh-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Asinh(Flatten(A)) -> Flatten(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"asinh-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Acosh(Flatten(A)) -> Flatten(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"acosh-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
+  return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Atanh(Flatten(A)) -> Flatten(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xf32>
+func.func @"atanh-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
   return %1 : tensor<1x12xf32>
 }
 
@@ -1274,6 +1534,136 @@ func.func @"clip-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
 
 // -----
 
+// BitwiseNot(Squeeze(A)) -> Squeeze(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<1x1x4xui8>) -> tensor<1x1x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xui8>) -> tensor<1x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xui8>
+func.func @"bitwise_not-squeeze"(%arg0: tensor<1x1x4xui8>) -> tensor<1x4xui8> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xui8>) -> tensor<1x4xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<1x4xui8>) -> tensor<1x4xui8>
+  return %1 : tensor<1x4xui8>
+}
+
+// -----
+
+// Tan(Squeeze(A)) -> Squeeze(Tan(A))
+// CHECK-LABEL: func.func @"tan-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"tan-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.tan"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Asin(Squeeze(A)) -> Squeeze(Asin(A))
+// CHECK-LABEL: func.func @"asin-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"asin-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.asin"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Acos(Squeeze(A)) -> Squeeze(Acos(A))
+// CHECK-LABEL: func.func @"acos-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"acos-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.acos"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Atan(Squeeze(A)) -> Squeeze(Atan(A))
+// CHECK-LABEL: func.func @"atan-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"atan-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.atan"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Sinh(Squeeze(A)) -> Squeeze(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"sinh-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Cosh(Squeeze(A)) -> Squeeze(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"cosh-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Asinh(Squeeze(A)) -> Squeeze(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"asinh-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Acosh(Squeeze(A)) -> Squeeze(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"acosh-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
+// Atanh(Squeeze(A)) -> Squeeze(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xf32>
+func.func @"atanh-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
+
+// -----
+
 // Add(Squeeze(A), S1) -> Squeeze(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-squeeze"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -1728,6 +2118,136 @@ func.func @"clip-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
 
 // -----
 
+// BitwiseNot(Unsqueeze(A)) -> Unsqueeze(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xui8>) -> tensor<1x2x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xui8>
+func.func @"bitwise_not-unsqueeze"(%arg0: tensor<2x3x4xui8>) -> tensor<1x2x3x4xui8> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xui8>) -> tensor<1x2x3x4xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<1x2x3x4xui8>) -> tensor<1x2x3x4xui8>
+  return %1 : tensor<1x2x3x4xui8>
+}
+
+// -----
+
+// Tan(Unsqueeze(A)) -> Unsqueeze(Tan(A))
+// CHECK-LABEL: func.func @"tan-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"tan-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.tan"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Asin(Unsqueeze(A)) -> Unsqueeze(Asin(A))
+// CHECK-LABEL: func.func @"asin-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"asin-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.asin"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Acos(Unsqueeze(A)) -> Unsqueeze(Acos(A))
+// CHECK-LABEL: func.func @"acos-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"acos-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.acos"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Atan(Unsqueeze(A)) -> Unsqueeze(Atan(A))
+// CHECK-LABEL: func.func @"atan-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"atan-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.atan"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Sinh(Unsqueeze(A)) -> Unsqueeze(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"sinh-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Cosh(Unsqueeze(A)) -> Unsqueeze(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"cosh-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Asinh(Unsqueeze(A)) -> Unsqueeze(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"asinh-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Acosh(Unsqueeze(A)) -> Unsqueeze(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"acosh-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Atanh(Unsqueeze(A)) -> Unsqueeze(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xf32>
+func.func @"atanh-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
 // Add(Unsqueeze(A), S1) -> Unsqueeze(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-unsqueeze"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -2176,6 +2696,136 @@ func.func @"cast-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf64> {
 // CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
 func.func @"clip-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
   %0 = "ecg.clip"(%arg0) {max = 3.4028234663852886E+38 : f64, min = -3.4028234663852886E+38 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(BitwiseNot(A)) -> BitwiseNot(Slice(A))
+// CHECK-LABEL: func.func @"bitwise_not-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xui8>) -> tensor<2x3x2xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_not"(%[[V0]]) : (tensor<2x3x2xui8>) -> tensor<2x3x2xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xui8>
+func.func @"bitwise_not-slice"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x2xui8> {
+  %0 = "ecg.bitwise_not"(%arg0) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xui8>) -> tensor<2x3x2xui8>
+  return %1 : tensor<2x3x2xui8>
+}
+
+// -----
+
+// Slice(Tan(A)) -> Tan(Slice(A))
+// CHECK-LABEL: func.func @"tan-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tan"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"tan-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.tan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Asin(A)) -> Asin(Slice(A))
+// CHECK-LABEL: func.func @"asin-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asin"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"asin-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.asin"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Acos(A)) -> Acos(Slice(A))
+// CHECK-LABEL: func.func @"acos-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acos"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"acos-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.acos"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Atan(A)) -> Atan(Slice(A))
+// CHECK-LABEL: func.func @"atan-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"atan-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Sinh(A)) -> Sinh(Slice(A))
+// CHECK-LABEL: func.func @"sinh-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"sinh-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Cosh(A)) -> Cosh(Slice(A))
+// CHECK-LABEL: func.func @"cosh-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.cosh"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"cosh-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.cosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Asinh(A)) -> Asinh(Slice(A))
+// CHECK-LABEL: func.func @"asinh-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"asinh-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Acosh(A)) -> Acosh(Slice(A))
+// CHECK-LABEL: func.func @"acosh-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acosh"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"acosh-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.acosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Slice(Atanh(A)) -> Atanh(Slice(A))
+// CHECK-LABEL: func.func @"atanh-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atanh"(%[[V0]]) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"atanh-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
   return %1 : tensor<2x3x2xf32>
 }
@@ -2636,6 +3286,136 @@ func.func @"clip-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
 
 // -----
 
+// BitwiseNot(Transpose(A)) -> Transpose(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xui8>) -> tensor<2x4x3xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xui8>
+func.func @"bitwise_not-transpose"(%arg0: tensor<2x3x4xui8>) -> tensor<2x4x3xui8> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xui8>) -> tensor<2x4x3xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<2x4x3xui8>) -> tensor<2x4x3xui8>
+  return %1 : tensor<2x4x3xui8>
+}
+
+// -----
+
+// Tan(Transpose(A)) -> Transpose(Tan(A))
+// CHECK-LABEL: func.func @"tan-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"tan-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.tan"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Asin(Transpose(A)) -> Transpose(Asin(A))
+// CHECK-LABEL: func.func @"asin-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"asin-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.asin"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Acos(Transpose(A)) -> Transpose(Acos(A))
+// CHECK-LABEL: func.func @"acos-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"acos-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.acos"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Atan(Transpose(A)) -> Transpose(Atan(A))
+// CHECK-LABEL: func.func @"atan-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"atan-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.atan"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Sinh(Transpose(A)) -> Transpose(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"sinh-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Cosh(Transpose(A)) -> Transpose(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"cosh-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Asinh(Transpose(A)) -> Transpose(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"asinh-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Acosh(Transpose(A)) -> Transpose(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"acosh-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Atanh(Transpose(A)) -> Transpose(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xf32>
+func.func @"atanh-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
 // Add(Transpose(A), S1) -> Transpose(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-transpose"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -3085,6 +3865,136 @@ func.func @"cast-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf
 func.func @"clip-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
   %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
   %1 = "ecg.clip"(%0) {max = 3.4028234663852886E+38 : f64, min = -3.4028234663852886E+38 : f64} : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// BitwiseNot(DepthToSpace(A)) -> DepthToSpace(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<1x8x2x3xui8>) -> tensor<1x8x2x3xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xui8>) -> tensor<1x2x4x6xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xui8>
+func.func @"bitwise_not-depth_to_space"(%arg0: tensor<1x8x2x3xui8>) -> tensor<1x2x4x6xui8> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xui8>) -> tensor<1x2x4x6xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<1x2x4x6xui8>) -> tensor<1x2x4x6xui8>
+  return %1 : tensor<1x2x4x6xui8>
+}
+
+// -----
+
+// Tan(DepthToSpace(A)) -> DepthToSpace(Tan(A))
+// CHECK-LABEL: func.func @"tan-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"tan-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.tan"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Asin(DepthToSpace(A)) -> DepthToSpace(Asin(A))
+// CHECK-LABEL: func.func @"asin-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"asin-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.asin"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Acos(DepthToSpace(A)) -> DepthToSpace(Acos(A))
+// CHECK-LABEL: func.func @"acos-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"acos-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.acos"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Atan(DepthToSpace(A)) -> DepthToSpace(Atan(A))
+// CHECK-LABEL: func.func @"atan-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"atan-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.atan"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Sinh(DepthToSpace(A)) -> DepthToSpace(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"sinh-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Cosh(DepthToSpace(A)) -> DepthToSpace(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"cosh-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Asinh(DepthToSpace(A)) -> DepthToSpace(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"asinh-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Acosh(DepthToSpace(A)) -> DepthToSpace(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"acosh-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  return %1 : tensor<1x2x4x6xf32>
+}
+
+// -----
+
+// Atanh(DepthToSpace(A)) -> DepthToSpace(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xf32>
+func.func @"atanh-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
   return %1 : tensor<1x2x4x6xf32>
 }
 
@@ -3544,6 +4454,136 @@ func.func @"clip-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf
 
 // -----
 
+// BitwiseNot(SpaceToDepth(A)) -> SpaceToDepth(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<1x2x4x6xui8>) -> tensor<1x2x4x6xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xui8>) -> tensor<1x8x2x3xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xui8>
+func.func @"bitwise_not-space_to_depth"(%arg0: tensor<1x2x4x6xui8>) -> tensor<1x8x2x3xui8> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xui8>) -> tensor<1x8x2x3xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<1x8x2x3xui8>) -> tensor<1x8x2x3xui8>
+  return %1 : tensor<1x8x2x3xui8>
+}
+
+// -----
+
+// Tan(SpaceToDepth(A)) -> SpaceToDepth(Tan(A))
+// CHECK-LABEL: func.func @"tan-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"tan-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.tan"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Asin(SpaceToDepth(A)) -> SpaceToDepth(Asin(A))
+// CHECK-LABEL: func.func @"asin-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"asin-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.asin"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Acos(SpaceToDepth(A)) -> SpaceToDepth(Acos(A))
+// CHECK-LABEL: func.func @"acos-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"acos-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.acos"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Atan(SpaceToDepth(A)) -> SpaceToDepth(Atan(A))
+// CHECK-LABEL: func.func @"atan-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"atan-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.atan"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Sinh(SpaceToDepth(A)) -> SpaceToDepth(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"sinh-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Cosh(SpaceToDepth(A)) -> SpaceToDepth(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"cosh-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Asinh(SpaceToDepth(A)) -> SpaceToDepth(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"asinh-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Acosh(SpaceToDepth(A)) -> SpaceToDepth(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"acosh-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Atanh(SpaceToDepth(A)) -> SpaceToDepth(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xf32>
+func.func @"atanh-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
+  return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
 // Add(SpaceToDepth(A), S1) -> SpaceToDepth(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-space_to_depth"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -3993,6 +5033,136 @@ func.func @"cast-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf64> {
 func.func @"clip-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
   %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
   %1 = "ecg.clip"(%0) {max = 3.4028234663852886E+38 : f64, min = -3.4028234663852886E+38 : f64} : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// BitwiseNot(Expand(A)) -> Expand(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<1x3x1xui8>) -> tensor<1x3x1xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xui8>) -> tensor<2x3x2xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xui8>
+func.func @"bitwise_not-expand"(%arg0: tensor<1x3x1xui8>) -> tensor<2x3x2xui8> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xui8>) -> tensor<2x3x2xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<2x3x2xui8>) -> tensor<2x3x2xui8>
+  return %1 : tensor<2x3x2xui8>
+}
+
+// -----
+
+// Tan(Expand(A)) -> Expand(Tan(A))
+// CHECK-LABEL: func.func @"tan-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"tan-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.tan"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Asin(Expand(A)) -> Expand(Asin(A))
+// CHECK-LABEL: func.func @"asin-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"asin-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.asin"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Acos(Expand(A)) -> Expand(Acos(A))
+// CHECK-LABEL: func.func @"acos-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"acos-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.acos"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Atan(Expand(A)) -> Expand(Atan(A))
+// CHECK-LABEL: func.func @"atan-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"atan-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.atan"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Sinh(Expand(A)) -> Expand(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"sinh-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Cosh(Expand(A)) -> Expand(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"cosh-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Asinh(Expand(A)) -> Expand(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"asinh-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Acosh(Expand(A)) -> Expand(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"acosh-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  return %1 : tensor<2x3x2xf32>
+}
+
+// -----
+
+// Atanh(Expand(A)) -> Expand(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xf32>
+func.func @"atanh-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
   return %1 : tensor<2x3x2xf32>
 }
 
@@ -4452,6 +5622,136 @@ func.func @"clip-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
 
 // -----
 
+// BitwiseNot(Tile(A)) -> Tile(BitwiseNot(A))
+// CHECK-LABEL: func.func @"bitwise_not-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_not"(%arg0) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xui8>) -> tensor<2x3x8xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xui8>
+func.func @"bitwise_not-tile"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x8xui8> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xui8>) -> tensor<2x3x8xui8>
+  %1 = "ecg.bitwise_not"(%0) : (tensor<2x3x8xui8>) -> tensor<2x3x8xui8>
+  return %1 : tensor<2x3x8xui8>
+}
+
+// -----
+
+// Tan(Tile(A)) -> Tile(Tan(A))
+// CHECK-LABEL: func.func @"tan-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.tan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"tan-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.tan"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Asin(Tile(A)) -> Tile(Asin(A))
+// CHECK-LABEL: func.func @"asin-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asin"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"asin-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.asin"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Acos(Tile(A)) -> Tile(Acos(A))
+// CHECK-LABEL: func.func @"acos-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acos"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"acos-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.acos"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Atan(Tile(A)) -> Tile(Atan(A))
+// CHECK-LABEL: func.func @"atan-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"atan-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.atan"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Sinh(Tile(A)) -> Tile(Sinh(A))
+// CHECK-LABEL: func.func @"sinh-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"sinh-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.sinh"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Cosh(Tile(A)) -> Tile(Cosh(A))
+// CHECK-LABEL: func.func @"cosh-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.cosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"cosh-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.cosh"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Asinh(Tile(A)) -> Tile(Asinh(A))
+// CHECK-LABEL: func.func @"asinh-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"asinh-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.asinh"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Acosh(Tile(A)) -> Tile(Acosh(A))
+// CHECK-LABEL: func.func @"acosh-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.acosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"acosh-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.acosh"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Atanh(Tile(A)) -> Tile(Atanh(A))
+// CHECK-LABEL: func.func @"atanh-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xf32>
+func.func @"atanh-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.atanh"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
 // Add(Tile(A), S1) -> Tile(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-tile"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -4906,6 +6206,136 @@ func.func @"clip-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tens
 
 // -----
 
+// Gather(BitwiseNot(A), B) -> BitwiseNot(Gather(A, B))
+// CHECK-LABEL: func.func @"bitwise_not-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xui8>, tensor<1xi64>) -> tensor<1x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_not"(%[[V0]]) : (tensor<1x3x4xui8>) -> tensor<1x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xui8>
+func.func @"bitwise_not-gather"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<1xi64>) -> tensor<1x3x4xui8> {
+  %0 = "ecg.bitwise_not"(%arg0) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xui8>, tensor<1xi64>) -> tensor<1x3x4xui8>
+  return %1 : tensor<1x3x4xui8>
+}
+
+// -----
+
+// Gather(Tan(A), B) -> Tan(Gather(A, B))
+// CHECK-LABEL: func.func @"tan-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tan"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"tan-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.tan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Asin(A), B) -> Asin(Gather(A, B))
+// CHECK-LABEL: func.func @"asin-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asin"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"asin-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.asin"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Acos(A), B) -> Acos(Gather(A, B))
+// CHECK-LABEL: func.func @"acos-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acos"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"acos-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.acos"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Atan(A), B) -> Atan(Gather(A, B))
+// CHECK-LABEL: func.func @"atan-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"atan-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Sinh(A), B) -> Sinh(Gather(A, B))
+// CHECK-LABEL: func.func @"sinh-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"sinh-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Cosh(A), B) -> Cosh(Gather(A, B))
+// CHECK-LABEL: func.func @"cosh-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.cosh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"cosh-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.cosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Asinh(A), B) -> Asinh(Gather(A, B))
+// CHECK-LABEL: func.func @"asinh-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"asinh-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Acosh(A), B) -> Acosh(Gather(A, B))
+// CHECK-LABEL: func.func @"acosh-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acosh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"acosh-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.acosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Gather(Atanh(A), B) -> Atanh(Gather(A, B))
+// CHECK-LABEL: func.func @"atanh-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atanh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"atanh-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
 // Gather(Add(A, S1), B) -> Add(Gather(A, B), S1)
 // CHECK-LABEL: func.func @"add-scalar-last-gather"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -5354,6 +6784,136 @@ func.func @"cast-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4x
 // CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
 func.func @"clip-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
   %0 = "ecg.clip"(%arg0) {max = 3.4028234663852886E+38 : f64, min = -3.4028234663852886E+38 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(BitwiseNot(A), B) -> BitwiseNot(GatherElements(A, B))
+// CHECK-LABEL: func.func @"bitwise_not-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xui8>, tensor<1x3x4xi64>) -> tensor<1x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_not"(%[[V0]]) : (tensor<1x3x4xui8>) -> tensor<1x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xui8>
+func.func @"bitwise_not-gather_elements"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xui8> {
+  %0 = "ecg.bitwise_not"(%arg0) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xui8>, tensor<1x3x4xi64>) -> tensor<1x3x4xui8>
+  return %1 : tensor<1x3x4xui8>
+}
+
+// -----
+
+// GatherElements(Tan(A), B) -> Tan(GatherElements(A, B))
+// CHECK-LABEL: func.func @"tan-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tan"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"tan-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.tan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Asin(A), B) -> Asin(GatherElements(A, B))
+// CHECK-LABEL: func.func @"asin-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asin"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"asin-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.asin"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Acos(A), B) -> Acos(GatherElements(A, B))
+// CHECK-LABEL: func.func @"acos-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acos"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"acos-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.acos"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Atan(A), B) -> Atan(GatherElements(A, B))
+// CHECK-LABEL: func.func @"atan-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"atan-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Sinh(A), B) -> Sinh(GatherElements(A, B))
+// CHECK-LABEL: func.func @"sinh-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"sinh-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Cosh(A), B) -> Cosh(GatherElements(A, B))
+// CHECK-LABEL: func.func @"cosh-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.cosh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"cosh-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.cosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Asinh(A), B) -> Asinh(GatherElements(A, B))
+// CHECK-LABEL: func.func @"asinh-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"asinh-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Acosh(A), B) -> Acosh(GatherElements(A, B))
+// CHECK-LABEL: func.func @"acosh-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acosh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"acosh-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.acosh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Atanh(A), B) -> Atanh(GatherElements(A, B))
+// CHECK-LABEL: func.func @"atanh-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atanh"(%[[V0]]) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xf32>
+func.func @"atanh-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xf32> {
+  %0 = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
   return %1 : tensor<1x3x4xf32>
 }
@@ -5826,6 +7386,45 @@ func.func @"reduce_max-softsign"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> 
 
 // -----
 
+// ReduceMax(Atan(A)) -> Atan(ReduceMax(A))
+// CHECK-LABEL: func.func @"reduce_max-atan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_max"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x1x1xf32>
+func.func @"reduce_max-atan"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.reduce_max"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
+}
+
+// -----
+
+// ReduceMax(Sinh(A)) -> Sinh(ReduceMax(A))
+// CHECK-LABEL: func.func @"reduce_max-sinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_max"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x1x1xf32>
+func.func @"reduce_max-sinh"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.reduce_max"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
+}
+
+// -----
+
+// ReduceMax(Asinh(A)) -> Asinh(ReduceMax(A))
+// CHECK-LABEL: func.func @"reduce_max-asinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_max"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x1x1xf32>
+func.func @"reduce_max-asinh"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.reduce_max"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
+}
+
+// -----
+
 // ReduceMax(Add(A, S1)) -> Add(ReduceMax(A), S1)
 // CHECK-LABEL: func.func @"reduce_max-add-scalar"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -6068,6 +7667,45 @@ func.func @"reduce_min-softsign"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> 
 
 // -----
 
+// ReduceMin(Atan(A)) -> Atan(ReduceMin(A))
+// CHECK-LABEL: func.func @"reduce_min-atan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_min"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x1x1xf32>
+func.func @"reduce_min-atan"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.reduce_min"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
+}
+
+// -----
+
+// ReduceMin(Sinh(A)) -> Sinh(ReduceMin(A))
+// CHECK-LABEL: func.func @"reduce_min-sinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_min"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x1x1xf32>
+func.func @"reduce_min-sinh"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.reduce_min"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
+}
+
+// -----
+
+// ReduceMin(Asinh(A)) -> Asinh(ReduceMin(A))
+// CHECK-LABEL: func.func @"reduce_min-asinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.reduce_min"(%arg0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x1x1xf32>
+func.func @"reduce_min-asinh"(%arg0: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.reduce_min"(%0) {axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
+}
+
+// -----
+
 // ReduceMin(Add(A, S1)) -> Add(ReduceMin(A), S1)
 // CHECK-LABEL: func.func @"reduce_min-add-scalar"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -6297,6 +7935,45 @@ func.func @"max_pool-softsign"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32
 
 // -----
 
+// MaxPool(Atan(A)) -> Atan(MaxPool(A))
+// CHECK-LABEL: func.func @"max_pool-atan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.max_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x2x2xf32>
+func.func @"max_pool-atan"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "ecg.max_pool"(%0) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  return %1 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// MaxPool(Sinh(A)) -> Sinh(MaxPool(A))
+// CHECK-LABEL: func.func @"max_pool-sinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.max_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x2x2xf32>
+func.func @"max_pool-sinh"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "ecg.max_pool"(%0) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  return %1 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// MaxPool(Asinh(A)) -> Asinh(MaxPool(A))
+// CHECK-LABEL: func.func @"max_pool-asinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.max_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x2x2xf32>
+func.func @"max_pool-asinh"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "ecg.max_pool"(%0) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  return %1 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
 // MaxPool(Add(A, S1)) -> Add(MaxPool(A), S1)
 // CHECK-LABEL: func.func @"max_pool-add-scalar"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -6520,6 +8197,45 @@ func.func @"global_max_pool-softplus"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x
 // CHECK-NEXT: return %[[V1]] : tensor<1x2x1x1xf32>
 func.func @"global_max_pool-softsign"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
   %0 = "ecg.softsign"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "ecg.global_max_pool"(%0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+  return %1 : tensor<1x2x1x1xf32>
+}
+
+// -----
+
+// GlobalMaxPool(Atan(A)) -> Atan(GlobalMaxPool(A))
+// CHECK-LABEL: func.func @"global_max_pool-atan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.global_max_pool"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x1x1xf32>
+func.func @"global_max_pool-atan"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "ecg.global_max_pool"(%0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+  return %1 : tensor<1x2x1x1xf32>
+}
+
+// -----
+
+// GlobalMaxPool(Sinh(A)) -> Sinh(GlobalMaxPool(A))
+// CHECK-LABEL: func.func @"global_max_pool-sinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.global_max_pool"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x1x1xf32>
+func.func @"global_max_pool-sinh"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "ecg.global_max_pool"(%0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+  return %1 : tensor<1x2x1x1xf32>
+}
+
+// -----
+
+// GlobalMaxPool(Asinh(A)) -> Asinh(GlobalMaxPool(A))
+// CHECK-LABEL: func.func @"global_max_pool-asinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.global_max_pool"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x1x1xf32>
+func.func @"global_max_pool-asinh"(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %1 = "ecg.global_max_pool"(%0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
   return %1 : tensor<1x2x1x1xf32>
 }

@@ -510,6 +510,82 @@ func.func @"mat_mul-sub-shared-rhs"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<4x5x
 
 // -----
 
+// BitwiseOr(BitwiseAnd(A, B), BitwiseAnd(A, C)) -> BitwiseAnd(A, BitwiseOr(B, C))
+// CHECK-LABEL: func.func @"bitwise_and-bitwise_or-factor"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_or"(%arg1, %arg2) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_and"(%arg0, %[[V0]]) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xui8>
+func.func @"bitwise_and-bitwise_or-factor"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>, %arg2: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.bitwise_and"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %1 = "ecg.bitwise_and"(%arg0, %arg2) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.bitwise_or"(%0, %1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %2 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseAnd(BitwiseOr(A, K1), K2) -> BitwiseOr(BitwiseAnd(A, K2), BitwiseAnd(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_and-bitwise_or-expand-constants"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_and"(%arg0, %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V3:.*]] = "ecg.bitwise_or"(%[[V1]], %[[V2]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V3]] : tensor<2x3x4xui8>
+func.func @"bitwise_and-bitwise_or-expand-constants"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[2, 2, 1, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_or"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[3, 3, 1, 1]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_and"(%1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  return %3 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseAnd(BitwiseOr(A, B), BitwiseOr(A, C)) -> BitwiseOr(A, BitwiseAnd(B, C))
+// CHECK-LABEL: func.func @"bitwise_or-bitwise_and-factor"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitwise_and"(%arg1, %arg2) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_or"(%arg0, %[[V0]]) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xui8>
+func.func @"bitwise_or-bitwise_and-factor"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>, %arg2: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.bitwise_or"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %1 = "ecg.bitwise_or"(%arg0, %arg2) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.bitwise_and"(%0, %1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %2 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseOr(BitwiseAnd(A, K1), K2) -> BitwiseAnd(BitwiseOr(A, K2), BitwiseOr(K1, K2))
+// CHECK-LABEL: func.func @"bitwise_or-bitwise_and-expand-constants"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_or"(%arg0, %[[V0]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<4xui8>
+// CHECK-NEXT: %[[V3:.*]] = "ecg.bitwise_and"(%[[V1]], %[[V2]]) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V3]] : tensor<2x3x4xui8>
+func.func @"bitwise_or-bitwise_and-expand-constants"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<[2, 0, 1, 3]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %1 = "ecg.bitwise_and"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.constant"() {value = dense<[1, 2, 0, 0]> : tensor<4xui8>} : () -> tensor<4xui8>
+  %3 = "ecg.bitwise_or"(%1, %2) : (tensor<2x3x4xui8>, tensor<4xui8>) -> tensor<2x3x4xui8>
+  return %3 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseAnd(A, BitwiseOr(A, B)) -> BitwiseOr(A, BitwiseAnd(0, B))
+// CHECK-LABEL: func.func @"bitwise_or-bitwise_and-identity"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<ui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_and"(%[[V0]], %arg1) : (tensor<ui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V2:.*]] = "ecg.bitwise_or"(%arg0, %[[V1]]) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V2]] : tensor<2x3x4xui8>
+func.func @"bitwise_or-bitwise_and-identity"(%arg0: tensor<2x3x4xui8>, %arg1: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.bitwise_or"(%arg0, %arg1) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %1 = "ecg.bitwise_and"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %1 : tensor<2x3x4xui8>
+}
+
+// -----
+
 // Min(Neg(A), Neg(B)) -> Neg(Max(A, B))
 // CHECK-LABEL: func.func @"neg-min-neg"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.max"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
@@ -930,6 +1006,90 @@ func.func @"not-and-not"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xi1>) -> te
 
 // -----
 
+// Max(Atan(A), Atan(B)) -> Atan(Max(A, B))
+// CHECK-LABEL: func.func @"atan-max-atan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.max"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"atan-max-atan"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.atan"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.max"(%0, %1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Min(Atan(A), Atan(B)) -> Atan(Min(A, B))
+// CHECK-LABEL: func.func @"atan-min-atan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.min"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"atan-min-atan"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.atan"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.atan"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.min"(%0, %1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Max(Sinh(A), Sinh(B)) -> Sinh(Max(A, B))
+// CHECK-LABEL: func.func @"sinh-max-sinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.max"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"sinh-max-sinh"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.sinh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.max"(%0, %1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Min(Sinh(A), Sinh(B)) -> Sinh(Min(A, B))
+// CHECK-LABEL: func.func @"sinh-min-sinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.min"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"sinh-min-sinh"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.sinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.sinh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.min"(%0, %1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Max(Asinh(A), Asinh(B)) -> Asinh(Max(A, B))
+// CHECK-LABEL: func.func @"asinh-max-asinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.max"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"asinh-max-asinh"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.asinh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.max"(%0, %1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Min(Asinh(A), Asinh(B)) -> Asinh(Min(A, B))
+// CHECK-LABEL: func.func @"asinh-min-asinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.min"(%arg0, %arg1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"asinh-min-asinh"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.asinh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.asinh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.min"(%0, %1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
 // Where(COND, Abs(A), Abs(B)) -> Abs(Where(COND, A, B))
 // CHECK-LABEL: func.func @"where-abs"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
@@ -1316,6 +1476,146 @@ func.func @"where-cast"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2
 func.func @"where-clip"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %0 = "ecg.clip"(%arg1) {max = 3.4028234663852886E+38 : f64, min = -3.4028234663852886E+38 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.clip"(%arg2) {max = 3.4028234663852886E+38 : f64, min = -3.4028234663852886E+38 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, BitwiseNot(A), BitwiseNot(B)) -> BitwiseNot(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-bitwise_not"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitwise_not"(%[[V0]]) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xui8>
+func.func @"where-bitwise_not"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xui8>, %arg2: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.bitwise_not"(%arg1) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %1 = "ecg.bitwise_not"(%arg2) : (tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xui8>, tensor<2x3x4xui8>) -> tensor<2x3x4xui8>
+  return %2 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// Where(COND, Tan(A), Tan(B)) -> Tan(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-tan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tan"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-tan"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.tan"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.tan"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Asin(A), Asin(B)) -> Asin(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-asin"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asin"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-asin"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.asin"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.asin"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Acos(A), Acos(B)) -> Acos(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-acos"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acos"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-acos"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.acos"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.acos"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Atan(A), Atan(B)) -> Atan(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-atan"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atan"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-atan"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.atan"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.atan"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Sinh(A), Sinh(B)) -> Sinh(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-sinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.sinh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-sinh"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.sinh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.sinh"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Cosh(A), Cosh(B)) -> Cosh(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-cosh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.cosh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-cosh"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.cosh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.cosh"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Asinh(A), Asinh(B)) -> Asinh(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-asinh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.asinh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-asinh"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.asinh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.asinh"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Acosh(A), Acosh(B)) -> Acosh(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-acosh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.acosh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-acosh"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.acosh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.acosh"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Where(COND, Atanh(A), Atanh(B)) -> Atanh(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-atanh"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.atanh"(%[[V0]]) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xf32>
+func.func @"where-atanh"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ecg.atanh"(%arg1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "ecg.atanh"(%arg2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %2 : tensor<2x3x4xf32>
 }

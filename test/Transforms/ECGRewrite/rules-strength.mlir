@@ -62,6 +62,30 @@ func.func @"pow-one"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 
 // -----
 
+// BitwiseOr(A, 0) -> A
+// CHECK-LABEL: func.func @"bitwise_or-zero"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<ui8>
+// CHECK-NEXT: return %arg0 : tensor<2x3x4xui8>
+func.func @"bitwise_or-zero"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<0> : tensor<ui8>} : () -> tensor<ui8>
+  %1 = "ecg.bitwise_or"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<ui8>) -> tensor<2x3x4xui8>
+  return %1 : tensor<2x3x4xui8>
+}
+
+// -----
+
+// BitwiseXor(A, 0) -> A
+// CHECK-LABEL: func.func @"bitwise_xor-zero"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<ui8>
+// CHECK-NEXT: return %arg0 : tensor<2x3x4xui8>
+func.func @"bitwise_xor-zero"(%arg0: tensor<2x3x4xui8>) -> tensor<2x3x4xui8> {
+  %0 = "ecg.constant"() {value = dense<0> : tensor<ui8>} : () -> tensor<ui8>
+  %1 = "ecg.bitwise_xor"(%arg0, %0) : (tensor<2x3x4xui8>, tensor<ui8>) -> tensor<2x3x4xui8>
+  return %1 : tensor<2x3x4xui8>
+}
+
+// -----
+
 // Max(A, A) -> A
 // CHECK-LABEL: func.func @"max-self"
 // CHECK-NEXT: return %arg0 : tensor<2x3x4xf32>

@@ -39,13 +39,29 @@ EXCLUDED = {
     r"test_reduce_(max|min|log_sum_exp)_empty_set(_bool)?": "Max/Min/LogSumExp over an empty axis is rejected by the ECG verifier by design",
     r"test_(de)?quantizelinear_(e4m3fn|e5m2|float4e2m1|u?int4|u?int2)(_.*)?":
         "float8/float4/int4/int2 quantized element types are not modelled",
+    r"test_.*_(bf16|bfloat16)(_.*)?": "bfloat16 inputs and initializers: the element type is not modelled",
+    r"test_(nllloss_(?!.*_expanded$)|sce_).*": "training only: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss are not supported",
+    r"test_(sequence|split_to_sequence)_.*": "sequence values are not supported (tensors only)",
+    r"test_optional_.*": "optional values are not supported (tensors only)",
+    r"test_(nonzero|unique|compress|nonmaxsuppression)_.*": "data-dependent output shapes are not supported (static shapes)",
+    r"test_(bernoulli|randomuniformlike|randomnormallike)(_.*)?": "random sampling is not supported (deterministic outputs)",
+    r"test_image_decoder_.*": "image decoding is not supported (not a tensor computation)",
+    r"test_(strnormalizer|string_split|string_concat|regex_full_match)(_.*)?": "string processing: the string element type is not modelled",
 }
 
-# Cases where ResizeOp deliberately follows ONNX Runtime rather than ONNX's reference
-# implementation: they are checked against onnxruntime's outputs instead.
+# Cases where the project follows ONNX Runtime rather than ONNX's reference implementation
+# (ResizeOp deliberately, float16 rounding): they are checked against onnxruntime's outputs instead.
 DEVIATIONS = {
     r"test_resize_downsample_scales_(linear|cubic)_align_corners":
         "align_corners with a non-integral input*scale: (out-1) uses the floored output size, as ONNX Runtime does",
+    r"test_attention_4d_causal_fp16(_expanded)?":
+        "float16: onnxruntime and this backend both differ from ONNX's reference by one float16 ulp (4.9e-4 at 0.47), past its rtol of 1e-3",
+}
+
+# Cases checked against ONNX's reference with a looser absolute tolerance: pattern -> (atol, why).
+LOOSER_ATOL = {
+    r"test_dft_inverse(_opset19)?": (1e-6, "elements that cancel to 0: the reference's FFT leaves 1.9e-7 of float32 "
+                                           "round-off there (onnxruntime 2e-7), past the case's atol of 1e-7"),
 }
 
 # Operands the importer needs at compile time (``NodeBuilder.known``): ONNX op type -> input indices.
@@ -53,6 +69,9 @@ CONSTANT_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Slice": (1, 2, 3, 4),
     "Split": (1,), "Tile": (1,), "Pad": (1, 2, 3), "Clip": (1, 2), "ConstantOfShape": (0,),
     "Range": (0, 1, 2), "Resize": (1, 2, 3), "Upsample": (1,), "Dropout": (2,),
+    "Trilu": (1,), "CumSum": (1,), "CumProd": (1,), "OneHot": (1,), "CenterCropPad": (1,),
+    "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,), "TopK": (1,),
+    "DFT": (1, 2), "AffineGrid": (1,),
     **{op: (1,) for op in (
         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
@@ -100,8 +119,8 @@ def excluded_reason(name: str, patterns=EXCLUDED):
 
 
 def classify(cases=None) -> dict:
-    """name -> (kind, case, detail): "covered" (None), "excluded" or "deviation" (reason), or
-    "uncovered" (missing ops)."""
+    """name -> (kind, case, detail): "covered" (None), "excluded", "deviation" or "looser" (reason),
+    or "uncovered" (missing ops)."""
     result = {}
     for case in cases if cases is not None else load_cases():
         missing = uncovered_ops(case.model)
@@ -111,6 +130,8 @@ def classify(cases=None) -> dict:
             result[case.name] = ("excluded", case, excluded_reason(case.name))
         elif excluded_reason(case.name, DEVIATIONS):
             result[case.name] = ("deviation", case, excluded_reason(case.name, DEVIATIONS))
+        elif excluded_reason(case.name, LOOSER_ATOL):
+            result[case.name] = ("looser", case, excluded_reason(case.name, LOOSER_ATOL)[1])
         else:
             result[case.name] = ("covered", case, None)
     return result
@@ -159,4 +180,6 @@ def run_case(case, against_onnxruntime: bool = False):
 
             session = onnxruntime.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
             expected = session.run(None, {i.name: x for i, x in zip(case.model.graph.input, inputs)})
-        Runner.assert_similar_outputs([_array(y) for y in expected], list(outputs), rtol=case.rtol, atol=case.atol)
+        looser = excluded_reason(case.name, LOOSER_ATOL)
+        atol = looser[0] if looser else case.atol
+        Runner.assert_similar_outputs([_array(y) for y in expected], list(outputs), rtol=case.rtol, atol=atol)

@@ -90,7 +90,9 @@ def case(rule, inputs, body, left, variant=""):
 for name, cls in OPS.items():
     e = cls.ALGEBRA.identity
     if e is not None:
-        case(f"{name}-{strength._NUMBER_NAMES[e]}", [positive(3, 4)], lambda x, n=name, e=e: op(n, x, const(np.float32(e))), [])
+        # float operands, or random uint8 ones for the integer-only (bitwise) ops
+        x = positive(3, 4) if "f" in getattr(cls, "OPERAND_KINDS", "f") else RNG.integers(0, 256, (3, 4), np.uint8)
+        case(f"{name}-{strength._NUMBER_NAMES[e]}", [x], lambda v, n=name, e=e, d=x.dtype: op(n, v, const(np.array(e, d))), [])
 case("add-zero", [randn(3, 4)], lambda x: op("add", const(np.zeros(4, np.float32)), x), [], "zero-first")
 case("mul-one", [np.arange(12, dtype=np.int32).reshape(3, 4)], lambda x: op("mul", x, const(np.int32(1))), [], "int")
 for f in ("max", "min"):

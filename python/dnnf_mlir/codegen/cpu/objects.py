@@ -52,10 +52,19 @@ def _old_float_decimal(match) -> str:
     return f"{match.group(1)} " + _float_bits_as_double(np.float32(match.group(2)))
 
 
+def _old_special_literal(match) -> str:
+    """``inf``, ``-inf`` or ``nan`` in hexadecimal: a half's own bits, a float's or a double's as a double."""
+    kind, operand, literal = match.groups()
+    value = float(literal)
+    text = "0xH" + np.float16(value).tobytes()[::-1].hex().upper() if kind == "half" else _float_bits_as_double(value)
+    return f"{kind} {operand}{text}"
+
+
 LLC_COMPAT_REWRITES: list = [
     (r"\bf0x([0-9A-Fa-f]+)\b", _old_hex_literal, "hexadecimal float literals"),
     (r"\b(float) (-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_float_decimal, "shortest-decimal float literals"),
-    (r"\b(float|double) ([-+]?(?:inf|nan))\b", _old_float_decimal, "infinity and NaN literals"),
+    # as the first operand after its type, or as the second (``fcmp oeq float %x, -inf``)
+    (r"\b(half|float|double) ((?:%[-\w.]+, )?)([-+]?(?:inf|nan))\b", _old_special_literal, "infinity and NaN literals"),
 ]
 
 

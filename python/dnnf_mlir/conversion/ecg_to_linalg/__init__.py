@@ -32,6 +32,7 @@ One module per purpose:
   expand, tile, gathers, depth/space rearrangements;
 - ``resize``: ``resize``, a gather with its taps (indices, weights) as constants;
 - ``quantization``: ``quantize_linear``, ``dequantize_linear``, one elementwise generic each;
+- ``bitwise_trig``: the bitwise ops and the trigonometric/hyperbolic functions;
 - ``pass_``: the pass itself (checking, lowering op by op, inlining ``ecg.fused``).
 """
 

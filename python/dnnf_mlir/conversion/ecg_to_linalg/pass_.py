@@ -10,9 +10,9 @@ from ...transforms.pass_base import ModulePass
 from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
 from . import (  # noqa: F401
-    conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, reduction, resize,
+    bitwise_trig, conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, quantization,
+    reduction, resize,
 )
-from . import quantization  # noqa: F401
 from .signless import make_signless
 
 from .registry import LOWERINGS, Unsupported
@@ -29,7 +29,8 @@ class LoweringError(Exception):
 # Ops whose lowering handles unsigned element types itself, and those that only move
 # elements (no arithmetic on them).
 _UNSIGNED_OPS = (
-    "ecg.bit_shift", "ecg.cast", "ecg.quantize_linear", "ecg.dequantize_linear",
+    "ecg.bit_shift", "ecg.bitwise_and", "ecg.bitwise_or", "ecg.bitwise_xor", "ecg.bitwise_not",
+    "ecg.cast", "ecg.quantize_linear", "ecg.dequantize_linear",
     "ecg.constant", "ecg.reshape", "ecg.flatten", "ecg.squeeze", "ecg.unsqueeze", "ecg.transpose",
     "ecg.gather",
 )

@@ -1,0 +1,158 @@
+"""ONNX GridSample (opsets 16 to 22, any number of spatial axes) imported as element-wise
+ECG ops on the sampling coordinates and one ``gather_elements`` per interpolation tap.
+
+Per spatial axis the grid's normalized coordinate is mapped to pixels (``align_corners``),
+rounded half to even for ``nearest``, and brought inside by the padding mode (``border``
+clamps, ``reflection`` reflects); each tap (1 nearest, 2 linear, 4 cubic per axis) gets its
+pixel index (clamped, reflected, or marked invalid for ``zeros``) and weight. Every
+combination of taps over the axes is one gather from the data flattened over its spatial
+axes, weighted and summed: a static graph whose size does not depend on the grid's values.
+"""
+
+import itertools
+
+import numpy as np
+
+from ..ecg.tensor_spec import dtype_name
+from .node_builder import NodeBuilder
+from .onnx_converters import converter
+from .onnx_types import OnnxImportError
+
+_MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic", "nearest": "nearest"}
+_CUBIC_A = -0.75
+
+
+class _Coordinates:
+    """Element-wise arithmetic on (N, Q) coordinate tensors of one float type, as ECG ops."""
+
+    def __init__(self, node: NodeBuilder, dtype):
+        self.node, self.dtype = node, dtype
+
+    def c(self, value) -> np.ndarray:
+        return np.array(value, self.dtype)
+
+    def op(self, mnemonic: str, *operands, **attrs):
+        operands = [self.c(v) if isinstance(v, (int, float)) else v for v in operands]
+        return self.node.emit_one(mnemonic, list(operands), **attrs)
+
+    def select(self, condition, a, b):
+        return self.op("where", condition, a, b)
+
+    def reflect(self, x, low: float, high: float):
+        """x reflected at ``low`` and ``high`` until inside (the reference's _gs_reflect)."""
+        span = high - low
+        if span <= 0:
+            return self.op("add", self.op("mul", x, 0.0), low)
+        below, above = self.op("less", x, low), self.op("greater", x, high)
+        distance = self.select(below, self.op("sub", low, x), self.select(above, self.op("sub", x, high), 0.0))
+        folds = self.op("floor", self.op("div", distance, span))
+        rest = self.op("sub", distance, self.op("mul", folds, span))
+        even = self.op("equal", self.op("sub", folds, self.op("mul", self.op("floor", self.op("div", folds, 2.0)), 2.0)),
+                       0.0)
+        from_low, from_high = self.op("add", rest, low), self.op("sub", high, rest)
+        reflected_below = self.select(even, from_low, from_high)
+        reflected_above = self.select(even, from_high, from_low)
+        return self.select(below, reflected_below, self.select(above, reflected_above, x))
+
+
+def _pixels(math: _Coordinates, g, size: int, align: bool, mode: str, padding: str):
+    """The pixel coordinate of normalized ``g`` along an axis of ``size``, inside by the padding mode."""
+    if align:
+        x = math.op("mul", math.op("div", math.op("add", g, 1.0), 2.0), float(size - 1))
+    else:
+        x = math.op("div", math.op("sub", math.op("mul", math.op("add", g, 1.0), float(size)), 1.0), 2.0)
+    if mode == "nearest":
+        x = math.op("round", x)
+    low, high = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+    if padding == "border":
+        outside = math.op("or", math.op("less", x, low), math.op("greater", x, high))
+        x = math.select(outside, math.op("clip", x, min=0.0, max=float(size - 1)), x)
+    elif padding == "reflection":
+        x = math.reflect(x, low, high)
+    return x, (low, high)
+
+
+def _taps(math: _Coordinates, x, mode: str) -> list:
+    """(pixel index as a float tensor, weight) per tap along one axis."""
+    if mode == "nearest":
+        return [(x, None)]
+    first = math.op("floor", x)
+    t = math.op("sub", x, first)
+    if mode == "linear":
+        return [(first, math.op("sub", 1.0, t)), (math.op("add", first, 1.0), t)]
+    a = _CUBIC_A
+
+    def outer(s):  # Keys' kernel for 1 <= s < 2
+        return math.op("sub", math.op("mul", math.op("add", math.op("mul", math.op("sub", math.op("mul", s, a), 5 * a), s),
+                                                     8 * a), s), 4 * a)
+
+    def inner(s):  # Keys' kernel for 0 <= s < 1
+        return math.op("add", math.op("mul", math.op("mul", math.op("sub", math.op("mul", s, a + 2), a + 3), s), s), 1.0)
+
+    weights = [outer(math.op("add", t, 1.0)), inner(t), inner(math.op("sub", 1.0, t)), outer(math.op("sub", 2.0, t))]
+    return [(math.op("add", first, float(offset)), w) for offset, w in zip((-1, 0, 1, 2), weights)]
+
+
+def _index(math: _Coordinates, i, size: int, padding: str, bounds):
+    """(int64 index inside [0, size), validity or None) of tap position ``i``."""
+    valid = None
+    if padding == "zeros":
+        valid = math.op("and", math.op("greater_or_equal", i, 0.0), math.op("less_or_equal", i, float(size - 1)))
+    elif padding == "reflection":
+        i = math.reflect(i, *bounds)
+    i = math.op("clip", i, min=0.0, max=float(size - 1))
+    return math.node.emit_one("cast", [i], to="i64"), valid
+
+
+@converter("GridSample")
+def _grid_sample(node: NodeBuilder):
+    x, grid = node.operand(0), node.operand(1)
+    spec, grid_spec = node.spec(x), node.spec(grid)
+    rank = spec.rank - 2
+    if rank < 1 or grid_spec.rank != spec.rank or grid_spec.shape[-1] != rank or grid_spec.shape[0] != spec.shape[0]:
+        raise OnnxImportError(f"{node.info}: grid {grid_spec} does not sample the {rank}-D input {spec}")
+    if spec.dtype.kind != "f" or grid_spec.dtype.kind != "f":
+        node.unsupported(f"GridSample of {dtype_name(spec.dtype)} by a {dtype_name(grid_spec.dtype)} grid")
+    mode = _MODES.get(node.attr("mode", "linear" if node.opset >= 20 else "bilinear"))
+    padding = node.attr("padding_mode", "zeros")
+    if mode is None or padding not in ("zeros", "border", "reflection"):
+        node.unsupported(f"mode '{node.attr('mode')}' with padding_mode '{padding}'")
+    align = bool(node.attr("align_corners", 0))
+    n, channels, sizes = spec.shape[0], spec.shape[1], spec.shape[2:]
+    outputs = grid_spec.shape[1:-1]
+    count = int(np.prod(outputs, dtype=np.int64))
+    math = _Coordinates(node, grid_spec.dtype)
+    flat_grid = node.emit_one("reshape", [grid], shape=[n, count, rank])
+
+    axes = []  # per spatial axis: [(index, validity, weight)] of its taps
+    for axis, size in enumerate(sizes):
+        component = rank - 1 - axis  # the grid lists x (the last axis) first
+        g = node.emit_one("reshape", [node.emit_one("slice", [flat_grid], starts=[component], ends=[component + 1],
+                                                    axes=[2], steps=[1])], shape=[n, count])
+        coordinate, bounds = _pixels(math, g, size, align, mode, padding)
+        axes.append([(*_index(math, i, size, padding, bounds), w) for i, w in _taps(math, coordinate, mode)])
+
+    strides = np.cumprod([1] + list(sizes[:0:-1]))[::-1]
+    data = node.emit_one("reshape", [x], shape=[n, channels, int(np.prod(sizes, dtype=np.int64))])
+    total = None
+    for combination in itertools.product(*axes):
+        linear, valid, weight = None, None, None
+        for stride, (index, tap_valid, tap_weight) in zip(strides, combination):
+            term = index if stride == 1 else node.emit_one("mul", [index, np.array(stride, np.int64)])
+            linear = term if linear is None else node.emit_one("add", [linear, term])
+            if tap_valid is not None:
+                valid = tap_valid if valid is None else node.emit_one("and", [valid, tap_valid])
+            if tap_weight is not None:
+                weight = tap_weight if weight is None else node.emit_one("mul", [weight, tap_weight])
+        gathered_index = node.emit_one("expand", [node.emit_one("unsqueeze", [linear], axes=[1])],
+                                       shape=[n, channels, count])
+        value = node.emit_one("gather_elements", [data, gathered_index], axis=2)
+        if weight is not None:
+            if grid_spec.dtype != spec.dtype:
+                weight = node.emit_one("cast", [weight], to=dtype_name(spec.dtype))
+            value = node.emit_one("mul", [value, node.emit_one("unsqueeze", [weight], axes=[1])])
+        if valid is not None:  # a tap outside the input reads 0 (a select: the data may hold infinities)
+            value = node.emit_one("where", [node.emit_one("unsqueeze", [valid], axes=[1]), value,
+                                            np.zeros((), spec.dtype)])
+        total = value if total is None else node.emit_one("add", [total, value])
+    return node.emit("reshape", [total], {"shape": [n, channels, *outputs]})

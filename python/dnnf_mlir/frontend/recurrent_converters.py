@@ -1,0 +1,357 @@
+"""ONNX's recurrent layers (LSTM, GRU, RNN) as ECG ops, unrolled over the time steps at import.
+
+The input projections of every time step and direction are one ``gemm``
+(X[seq*batch, in] x W^T, both directions' weights stacked); each step is then a small
+``gemm`` of the previous hidden state with R^T (the step's projection as its C
+operand) followed by the gate epilogue (slices, activations, the cell update), which
+fusion joins with the step's matmul. The reverse direction runs the steps backwards;
+``sequence_lens`` masks a step with ``where``: past a sequence's length its state
+holds and its output is zero. Because the result is plain ECG, the interpreter,
+rewriting, fusion and both code generators (CPU and GPU, through ecg_to_linalg) cover
+it without an op of its own; the price is a graph that grows with the (static)
+sequence length.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .node_builder import NodeBuilder, UnsupportedOutput
+from .onnx_types import OnnxImportError
+
+# Activation name (lower case) -> (takes alpha, takes beta, default alpha, default beta), as
+# onnxruntime reads them: alphas and betas are consumed in order by the activations that take one.
+_ACTIVATION_ARGUMENTS = {
+    "relu": (False, False, 0.0, 0.0),
+    "tanh": (False, False, 0.0, 0.0),
+    "sigmoid": (False, False, 0.0, 0.0),
+    "softsign": (False, False, 0.0, 0.0),
+    "softplus": (False, False, 0.0, 0.0),
+    "affine": (True, True, 0.0, 0.0),
+    "leakyrelu": (True, False, 0.01, 0.0),
+    "thresholdedrelu": (True, False, 0.0, 0.0),
+    "scaledtanh": (True, True, 0.0, 0.0),
+    "hardsigmoid": (True, True, 0.2, 0.5),
+    "elu": (True, False, 1.0, 0.0),
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What distinguishes LSTM, GRU and RNN: gate count, default activations, state inputs."""
+
+    gates: int
+    activations: tuple
+    states: int  # hidden state (and cell state for LSTM)
+
+
+LSTM = Cell(gates=4, activations=("Sigmoid", "Tanh", "Tanh"), states=2)
+GRU = Cell(gates=3, activations=("Sigmoid", "Tanh"), states=1)
+RNN = Cell(gates=1, activations=("Tanh",), states=1)
+
+
+def _known_zero(value) -> bool:
+    """Whether ``value`` is known at import time to be all zeros."""
+    return isinstance(value, np.ndarray) and not value.any()
+
+
+class _Graph:
+    """Element-wise and data-movement helpers over one node's ``NodeBuilder``, in its element type."""
+
+    def __init__(self, node: NodeBuilder, dtype):
+        self.node = node
+        self.dtype = dtype
+
+    def op(self, mnemonic, operands, attrs=None):
+        (result,) = self.node.emit(mnemonic, operands, attrs)
+        return result
+
+    def scalar(self, value):
+        return np.asarray(value, self.dtype)
+
+    def shape(self, value):
+        return self.node.spec(value).shape
+
+    def add(self, a, b):
+        """a + b, or a itself when b is a known zero that does not widen a."""
+        if _known_zero(b) and np.broadcast_shapes(self.shape(a), b.shape) == self.shape(a):
+            return a
+        return self.op("add", [a, b])
+
+    def columns(self, value, start, stop):
+        """``value[..., start:stop]``."""
+        return self.op("slice", [value], {"starts": [start], "ends": [stop], "axes": [len(self.shape(value)) - 1]})
+
+    def rows(self, value, start, stop):
+        """``value[start:stop]``."""
+        return self.op("slice", [value], {"starts": [start], "ends": [stop], "axes": [0]})
+
+    def index(self, value, axis, position):
+        """``value[position]`` along ``axis``, that axis dropped."""
+        shape = list(self.shape(value))
+        sliced = self.op("slice", [value], {"starts": [position], "ends": [position + 1], "axes": [axis]})
+        return self.op("reshape", [sliced], {"shape": shape[:axis] + shape[axis + 1 :]})
+
+    def matmul_transposed(self, a, b, c):
+        """a @ b^T + c (c None: no bias). A known all-zero ``a`` (a zero initial state) costs nothing."""
+        rows, columns = self.shape(a)[0], self.shape(b)[0]
+        if _known_zero(a):
+            return np.zeros((rows, columns), self.dtype) if c is None else c
+        operands = [a, b] if c is None or _known_zero(c) else [a, b, c]
+        return self.op("gemm", operands, {"transB": 1})
+
+    def concat(self, values, axis):
+        """``values`` joined along ``axis`` by a balanced tree of (binary) ``ecg.concat``s."""
+        if len(values) == 1:
+            return values[0]
+        half = len(values) // 2
+        return self.op("concat", [self.concat(values[:half], axis), self.concat(values[half:], axis)], {"axis": axis})
+
+
+@dataclass
+class Activation:
+    name: str
+    alpha: float
+    beta: float
+
+    def __call__(self, graph: _Graph, x):
+        """The activation of ``x`` in ECG ops."""
+        simple = {"relu": "relu", "tanh": "tanh", "sigmoid": "sigmoid", "softsign": "softsign", "softplus": "softplus"}
+        if self.name in simple:
+            return graph.op(simple[self.name], [x])
+        if self.name == "affine":
+            return graph.op("add", [graph.op("mul", [x, graph.scalar(self.alpha)]), graph.scalar(self.beta)])
+        if self.name == "scaledtanh":
+            inner = graph.op("tanh", [graph.op("mul", [x, graph.scalar(self.beta)])])
+            return graph.op("mul", [inner, graph.scalar(self.alpha)])
+        if self.name == "thresholdedrelu":
+            above = graph.op("greater", [x, graph.scalar(self.alpha)])
+            return graph.op("where", [above, x, graph.scalar(0)])
+        if self.name == "hardsigmoid":
+            return graph.op("hard_sigmoid", [x], {"alpha": self.alpha, "beta": self.beta})
+        if self.name == "leakyrelu":
+            return graph.op("leaky_relu", [x], {"alpha": self.alpha})
+        return graph.op("elu", [x], {"alpha": self.alpha})
+
+
+def _activations(node: NodeBuilder, cell: Cell, directions: int) -> list:
+    """Per direction, the cell's activations (f, g, h as the cell uses them) with their alpha and beta."""
+    given = [name.decode() if isinstance(name, bytes) else name for name in node.attr("activations", [])]
+    names = given or list(cell.activations * directions)
+    per_direction = len(cell.activations)
+    if len(names) == per_direction and directions == 2:
+        names = names * 2  # one set given for both directions, as onnxruntime accepts
+    if len(names) != per_direction * directions:
+        raise OnnxImportError(
+            f"{node.info}: 'activations' has {len(names)} entries, expected {per_direction} per direction "
+            f"({per_direction * directions})"
+        )
+    alphas, betas = iter(node.attr("activation_alpha", [])), iter(node.attr("activation_beta", []))
+    parsed = []
+    for name in names:
+        key = name.lower()
+        if key not in _ACTIVATION_ARGUMENTS:
+            raise OnnxImportError(
+                f"{node.info}: activation '{name}' is not one of Affine, Relu, LeakyRelu, ThresholdedRelu, Tanh, "
+                "ScaledTanh, Sigmoid, HardSigmoid, Elu, Softsign, Softplus"
+            )
+        takes_alpha, takes_beta, alpha, beta = _ACTIVATION_ARGUMENTS[key]
+        alpha = next(alphas, alpha) if takes_alpha else alpha
+        beta = next(betas, beta) if takes_beta else beta
+        parsed.append(Activation(key, float(alpha), float(beta)))
+    return [parsed[d * per_direction : (d + 1) * per_direction] for d in range(directions)]
+
+
+@dataclass
+class Direction:
+    """One direction's weights and settings, as one step of the recurrence needs them."""
+
+    recurrence: object  # R for this direction, [gates*hidden, hidden]
+    recurrence_bias: object  # Rb, [gates*hidden]
+    peepholes: object  # P, [3*hidden] or None
+    activations: list
+    clip: float | None
+    hidden: int
+
+    def gate_input(self, graph: _Graph, x):
+        """``x`` clipped to [-clip, clip] when the node clips (before every gate activation)."""
+        return x if self.clip is None else graph.op("clip", [x], {"min": -self.clip, "max": self.clip})
+
+
+def _lstm_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states):
+    """One LSTM step (gates i, o, f, c): the new hidden and cell states."""
+    h_prev, c_prev = states
+    f, g, h = d.activations
+    size = d.hidden
+    gates = graph.matmul_transposed(h_prev, d.recurrence, projected)
+    i_in, o_in, f_in, c_in = (graph.columns(gates, k * size, (k + 1) * size) for k in range(4))
+    if d.peepholes is not None:
+        p_i, p_o, p_f = (graph.columns(d.peepholes, k * size, (k + 1) * size) for k in range(3))
+        i_in = graph.add(i_in, graph.op("mul", [p_i, c_prev]))
+        f_in = graph.add(f_in, graph.op("mul", [p_f, c_prev]))
+    i_gate = f(graph, d.gate_input(graph, i_in))
+    if node.attr("input_forget", 0):
+        f_gate = graph.op("sub", [graph.scalar(1), i_gate])
+    else:
+        f_gate = f(graph, d.gate_input(graph, f_in))
+    candidate = g(graph, d.gate_input(graph, c_in))
+    c_new = graph.add(graph.op("mul", [i_gate, candidate]), graph.op("mul", [f_gate, c_prev]))
+    if d.peepholes is not None:
+        o_in = graph.op("add", [o_in, graph.op("mul", [p_o, c_new])])
+    o_gate = f(graph, d.gate_input(graph, o_in))
+    return [graph.op("mul", [o_gate, h(graph, c_new)]), c_new]
+
+
+def _gru_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states):
+    """One GRU step (gates z, r, h): the new hidden state. ``projected`` holds Rb of z and r, and Rb of h
+    unless linear_before_reset (then Rb_h is added to H R_h^T before the reset gate scales it)."""
+    (h_prev,) = states
+    f, g = d.activations
+    size = d.hidden
+    zr_weights, h_weights = graph.rows(d.recurrence, 0, 2 * size), graph.rows(d.recurrence, 2 * size, 3 * size)
+    zr = graph.matmul_transposed(h_prev, zr_weights, graph.columns(projected, 0, 2 * size))
+    z_gate = f(graph, d.gate_input(graph, graph.columns(zr, 0, size)))
+    r_gate = f(graph, d.gate_input(graph, graph.columns(zr, size, 2 * size)))
+    projected_h = graph.columns(projected, 2 * size, 3 * size)
+    if node.attr("linear_before_reset", 0):
+        recurrent_h = graph.matmul_transposed(h_prev, h_weights, graph.columns(d.recurrence_bias, 2 * size, 3 * size))
+        h_in = graph.add(projected_h, graph.op("mul", [r_gate, recurrent_h]))
+    else:
+        reset = h_prev if _known_zero(h_prev) else graph.op("mul", [r_gate, h_prev])
+        h_in = graph.matmul_transposed(reset, h_weights, projected_h)
+    candidate = g(graph, d.gate_input(graph, h_in))
+    keep = graph.op("sub", [graph.scalar(1), z_gate])
+    return [graph.add(graph.op("mul", [keep, candidate]), graph.op("mul", [z_gate, h_prev]))]
+
+
+def _rnn_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states):
+    (h_prev,) = states
+    (f,) = d.activations
+    return [f(graph, d.gate_input(graph, graph.matmul_transposed(h_prev, d.recurrence, projected)))]
+
+
+_STEPS = {LSTM: _lstm_step, GRU: _gru_step, RNN: _rnn_step}
+_DIRECTIONS = {"forward": (False,), "reverse": (True,), "bidirectional": (False, True)}
+
+
+def _input_bias(graph: _Graph, cell: Cell, node: NodeBuilder, bias, size: int):
+    """The bias the input projection carries, per direction [gates*hidden]: Wb + Rb, except GRU's Rb_h
+    under linear_before_reset (it is added inside the reset gate's product)."""
+    gates = cell.gates * size
+    input_bias, recurrence_bias = graph.columns(bias, 0, gates), graph.columns(bias, gates, 2 * gates)
+    if cell is GRU and node.attr("linear_before_reset", 0):
+        recurrence_bias = graph.columns(recurrence_bias, 0, 2 * size)
+        zeros = np.zeros((graph.shape(bias)[0], size), graph.dtype)
+        recurrence_bias = graph.concat([recurrence_bias, zeros], 1)
+    return graph.add(input_bias, recurrence_bias)
+
+
+def _check_shape(node: NodeBuilder, graph: _Graph, value, what: str, expected: tuple):
+    if tuple(graph.shape(value)) != expected:
+        raise OnnxImportError(f"{node.info}: {what} has shape {list(graph.shape(value))}, expected {list(expected)}")
+
+
+def _zero_empty_sequences(graph: _Graph, lengths, states) -> list:
+    """The final states of sequences of length 0 are zero (not the initial state), as in onnxruntime."""
+    started = graph.op("greater", [lengths, np.zeros((), graph.node.spec(lengths).dtype)])
+    if isinstance(started, np.ndarray) and started.all():
+        return states
+    started = graph.op("reshape", [started], {"shape": [graph.shape(lengths)[0], 1]})
+    return [graph.op("where", [started, state, graph.scalar(0)]) for state in states]
+
+
+def _convert(node: NodeBuilder, cell: Cell) -> list:
+    layout = node.attr("layout", 0)
+    direction = node.attr("direction", "forward")
+    if direction not in _DIRECTIONS:
+        raise OnnxImportError(f"{node.info}: direction '{direction}' is not forward, reverse or bidirectional")
+    reversed_flags = _DIRECTIONS[direction]
+    directions = len(reversed_flags)
+    x = node.operand(0)
+    graph = _Graph(node, node.spec(x).dtype)
+    if len(graph.shape(x)) != 3:
+        raise OnnxImportError(f"{node.info}: X must have rank 3, got shape {list(graph.shape(x))}")
+    if layout:
+        x = graph.op("transpose", [x], {"perm": [1, 0, 2]})
+    seq, batch, features = graph.shape(x)
+    weights, recurrence = node.operand(1), node.operand(2)
+    size = node.attr("hidden_size", graph.shape(recurrence)[-1])
+    gates = cell.gates * size
+    _check_shape(node, graph, weights, "W", (directions, gates, features))
+    _check_shape(node, graph, recurrence, "R", (directions, gates, size))
+    bias = node.operand(3) if node.has_input(3) else np.zeros((directions, 2 * gates), graph.dtype)
+    _check_shape(node, graph, bias, "B", (directions, 2 * gates))
+    lengths = node.operand(4) if node.has_input(4) else None
+    if lengths is not None:
+        _check_shape(node, graph, lengths, "sequence_lens", (batch,))
+    initial = []
+    for index in range(5, 5 + cell.states):
+        state = node.operand(index) if node.has_input(index) else np.zeros((directions, batch, size), graph.dtype)
+        if layout and node.has_input(index):
+            state = graph.op("transpose", [state], {"perm": [1, 0, 2]})
+        _check_shape(node, graph, state, f"input {index} (initial state)", (directions, batch, size))
+        initial.append(state)
+    peepholes = node.operand(7) if cell is LSTM and node.has_input(7) else None
+    if peepholes is not None:
+        _check_shape(node, graph, peepholes, "P", (directions, 3 * size))
+    clip = node.attr("clip")
+    activations = _activations(node, cell, directions)
+
+    # The input projections of every step and direction: one matmul.
+    flat = graph.op("reshape", [x], {"shape": [seq * batch, features]})
+    stacked = graph.op("reshape", [weights], {"shape": [directions * gates, features]})
+    input_bias = graph.op("reshape", [_input_bias(graph, cell, node, bias, size)], {"shape": [directions * gates]})
+    projected = graph.matmul_transposed(flat, stacked, input_bias)
+    projected = graph.op("reshape", [projected], {"shape": [seq, batch, directions * gates]})
+
+    wants_sequence = len(node.node.output) > 0 and node.node.output[0] != ""
+    outputs, finals = [], []
+    for d, backwards in enumerate(reversed_flags):
+        direction_ = Direction(
+            recurrence=graph.index(recurrence, 0, d),
+            recurrence_bias=graph.columns(graph.index(bias, 0, d), gates, 2 * gates),
+            peepholes=None if peepholes is None else graph.index(peepholes, 0, d),
+            activations=activations[d],
+            clip=None if clip is None else float(clip),
+            hidden=size,
+        )
+        states = [graph.index(state, 0, d) for state in initial]
+        steps = [None] * seq
+        for t in reversed(range(seq)) if backwards else range(seq):
+            step_input = graph.columns(graph.index(projected, 0, t), d * gates, (d + 1) * gates)
+            new_states = _STEPS[cell](graph, node, direction_, step_input, states)
+            valid = None if lengths is None else graph.op("less", [np.asarray(t, node.spec(lengths).dtype), lengths])
+            if valid is None or (isinstance(valid, np.ndarray) and valid.all()):
+                states, steps[t] = new_states, new_states[0]
+                continue
+            valid = graph.op("reshape", [valid], {"shape": [batch, 1]})
+            states = [graph.op("where", [valid, new, old]) for new, old in zip(new_states, states)]
+            steps[t] = graph.op("where", [valid, new_states[0], graph.scalar(0)])
+        if wants_sequence:
+            outputs.append(graph.concat([graph.op("reshape", [h], {"shape": [1, 1, batch, size]}) for h in steps], 0))
+        if lengths is not None:
+            states = _zero_empty_sequences(graph, lengths, states)
+        finals.append([graph.op("reshape", [s], {"shape": [1, batch, size]}) for s in states])
+
+    results = [graph.concat(list(per_state), 0) for per_state in zip(*finals)]
+    if layout:
+        results = [graph.op("transpose", [r], {"perm": [1, 0, 2]}) for r in results]
+    if not wants_sequence:
+        return [UnsupportedOutput(f"{node.info}: output Y is not produced"), *results]
+    y = graph.concat(outputs, 1)
+    return [graph.op("transpose", [y], {"perm": [2, 0, 1, 3]}) if layout else y, *results]
+
+
+def _lstm(node: NodeBuilder):
+    return _convert(node, LSTM)
+
+
+def _gru(node: NodeBuilder):
+    return _convert(node, GRU)
+
+
+def _rnn(node: NodeBuilder):
+    return _convert(node, RNN)
+
+
+RECURRENT_CONVERTERS = {"LSTM": _lstm, "GRU": _gru, "RNN": _rnn}

@@ -12,7 +12,7 @@ it without an op of its own; the price is a graph that grows with the (static)
 sequence length.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -61,13 +61,15 @@ class _Graph:
     def __init__(self, node: NodeBuilder, dtype):
         self.node = node
         self.dtype = dtype
+        self.scalars = {}
 
     def op(self, mnemonic, operands, attrs=None):
         (result,) = self.node.emit(mnemonic, operands, attrs)
         return result
 
     def scalar(self, value):
-        return np.asarray(value, self.dtype)
+        """A 0-d constant, one array per value (the importer materializes each array once)."""
+        return self.scalars.setdefault(float(value), np.asarray(value, self.dtype))
 
     def shape(self, value):
         return self.node.spec(value).shape
@@ -172,6 +174,14 @@ class Direction:
     activations: list
     clip: float | None
     hidden: int
+    derived: dict = field(default_factory=dict)
+
+    def once(self, key: str, make):
+        """A value derived from the weights, built for the first step and reused by the others (a
+        constant folded anew each step would be one more weight array each time)."""
+        if key not in self.derived:
+            self.derived[key] = make()
+        return self.derived[key]
 
     def gate_input(self, graph: _Graph, x):
         """``x`` clipped to [-clip, clip] when the node clips (before every gate activation)."""
@@ -186,7 +196,8 @@ def _lstm_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states
     gates = graph.matmul_transposed(h_prev, d.recurrence, projected)
     i_in, o_in, f_in, c_in = (graph.columns(gates, k * size, (k + 1) * size) for k in range(4))
     if d.peepholes is not None:
-        p_i, p_o, p_f = (graph.columns(d.peepholes, k * size, (k + 1) * size) for k in range(3))
+        p_i, p_o, p_f = d.once("peepholes", lambda: [graph.columns(d.peepholes, k * size, (k + 1) * size)
+                                                     for k in range(3)])
         i_in = graph.add(i_in, graph.op("mul", [p_i, c_prev]))
         f_in = graph.add(f_in, graph.op("mul", [p_f, c_prev]))
     i_gate = f(graph, d.gate_input(graph, i_in))
@@ -208,13 +219,15 @@ def _gru_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states)
     (h_prev,) = states
     f, g = d.activations
     size = d.hidden
-    zr_weights, h_weights = graph.rows(d.recurrence, 0, 2 * size), graph.rows(d.recurrence, 2 * size, 3 * size)
+    zr_weights = d.once("zr_weights", lambda: graph.rows(d.recurrence, 0, 2 * size))
+    h_weights = d.once("h_weights", lambda: graph.rows(d.recurrence, 2 * size, 3 * size))
     zr = graph.matmul_transposed(h_prev, zr_weights, graph.columns(projected, 0, 2 * size))
     z_gate = f(graph, d.gate_input(graph, graph.columns(zr, 0, size)))
     r_gate = f(graph, d.gate_input(graph, graph.columns(zr, size, 2 * size)))
     projected_h = graph.columns(projected, 2 * size, 3 * size)
     if node.attr("linear_before_reset", 0):
-        recurrent_h = graph.matmul_transposed(h_prev, h_weights, graph.columns(d.recurrence_bias, 2 * size, 3 * size))
+        h_bias = d.once("h_bias", lambda: graph.columns(d.recurrence_bias, 2 * size, 3 * size))
+        recurrent_h = graph.matmul_transposed(h_prev, h_weights, h_bias)
         h_in = graph.add(projected_h, graph.op("mul", [r_gate, recurrent_h]))
     else:
         reset = h_prev if _known_zero(h_prev) else graph.op("mul", [r_gate, h_prev])

@@ -94,13 +94,17 @@ class _Graph:
         sliced = self.op("slice", [value], {"starts": [position], "ends": [position + 1], "axes": [axis]})
         return self.op("reshape", [sliced], {"shape": shape[:axis] + shape[axis + 1 :]})
 
-    def matmul_transposed(self, a, b, c):
-        """a @ b^T + c (c None: no bias). A known all-zero ``a`` (a zero initial state) costs nothing."""
-        rows, columns = self.shape(a)[0], self.shape(b)[0]
+    def transposed(self, matrix):
+        """``matrix``^T, folded at import for a constant (weights are multiplied as [K, N], so that
+        the code generator packs them once, not each step)."""
+        return self.op("transpose", [matrix], {"perm": [1, 0]})
+
+    def matmul_plus(self, a, b, addend):
+        """a @ b + addend (b: [K, N]); a known all-zero ``a`` (a zero initial state) costs nothing. The
+        addend (a step's slice of the input projection, a bias) is added in the matmul's epilogue."""
         if _known_zero(a):
-            return np.zeros((rows, columns), self.dtype) if c is None else c
-        operands = [a, b] if c is None or _known_zero(c) else [a, b, c]
-        return self.op("gemm", operands, {"transB": 1})
+            return addend
+        return self.add(self.op("mat_mul", [a, b]), addend)
 
     def concat(self, values, axis):
         """``values`` joined along ``axis`` by a balanced tree of (binary) ``ecg.concat``s."""
@@ -193,7 +197,7 @@ def _lstm_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states
     h_prev, c_prev = states
     f, g, h = d.activations
     size = d.hidden
-    gates = graph.matmul_transposed(h_prev, d.recurrence, projected)
+    gates = graph.matmul_plus(h_prev, d.once("weights", lambda: graph.transposed(d.recurrence)), projected)
     i_in, o_in, f_in, c_in = (graph.columns(gates, k * size, (k + 1) * size) for k in range(4))
     if d.peepholes is not None:
         p_i, p_o, p_f = d.once("peepholes", lambda: [graph.columns(d.peepholes, k * size, (k + 1) * size)
@@ -219,19 +223,19 @@ def _gru_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states)
     (h_prev,) = states
     f, g = d.activations
     size = d.hidden
-    zr_weights = d.once("zr_weights", lambda: graph.rows(d.recurrence, 0, 2 * size))
-    h_weights = d.once("h_weights", lambda: graph.rows(d.recurrence, 2 * size, 3 * size))
-    zr = graph.matmul_transposed(h_prev, zr_weights, graph.columns(projected, 0, 2 * size))
+    zr_weights = d.once("zr_weights", lambda: graph.transposed(graph.rows(d.recurrence, 0, 2 * size)))
+    h_weights = d.once("h_weights", lambda: graph.transposed(graph.rows(d.recurrence, 2 * size, 3 * size)))
+    zr = graph.matmul_plus(h_prev, zr_weights, graph.columns(projected, 0, 2 * size))
     z_gate = f(graph, d.gate_input(graph, graph.columns(zr, 0, size)))
     r_gate = f(graph, d.gate_input(graph, graph.columns(zr, size, 2 * size)))
     projected_h = graph.columns(projected, 2 * size, 3 * size)
     if node.attr("linear_before_reset", 0):
         h_bias = d.once("h_bias", lambda: graph.columns(d.recurrence_bias, 2 * size, 3 * size))
-        recurrent_h = graph.matmul_transposed(h_prev, h_weights, h_bias)
+        recurrent_h = graph.matmul_plus(h_prev, h_weights, h_bias)
         h_in = graph.add(projected_h, graph.op("mul", [r_gate, recurrent_h]))
     else:
         reset = h_prev if _known_zero(h_prev) else graph.op("mul", [r_gate, h_prev])
-        h_in = graph.matmul_transposed(reset, h_weights, projected_h)
+        h_in = graph.matmul_plus(reset, h_weights, projected_h)
     candidate = g(graph, d.gate_input(graph, h_in))
     keep = graph.op("sub", [graph.scalar(1), z_gate])
     return [graph.add(graph.op("mul", [keep, candidate]), graph.op("mul", [z_gate, h_prev]))]
@@ -240,7 +244,7 @@ def _gru_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states)
 def _rnn_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states):
     (h_prev,) = states
     (f,) = d.activations
-    return [f(graph, d.gate_input(graph, graph.matmul_transposed(h_prev, d.recurrence, projected)))]
+    return [f(graph, d.gate_input(graph, graph.matmul_plus(h_prev, d.once("weights", lambda: graph.transposed(d.recurrence)), projected)))]
 
 
 _STEPS = {LSTM: _lstm_step, GRU: _gru_step, RNN: _rnn_step}
@@ -314,7 +318,7 @@ def _convert(node: NodeBuilder, cell: Cell) -> list:
     flat = graph.op("reshape", [x], {"shape": [seq * batch, features]})
     stacked = graph.op("reshape", [weights], {"shape": [directions * gates, features]})
     input_bias = graph.op("reshape", [_input_bias(graph, cell, node, bias, size)], {"shape": [directions * gates]})
-    projected = graph.matmul_transposed(flat, stacked, input_bias)
+    projected = graph.op("gemm", [flat, graph.transposed(stacked), input_bias])
     projected = graph.op("reshape", [projected], {"shape": [seq, batch, directions * gates]})
 
     wants_sequence = len(node.node.output) > 0 and node.node.output[0] != ""

@@ -1,10 +1,11 @@
 """ONNX's recurrent layers (LSTM, GRU, RNN) as ECG ops, unrolled over the time steps at import.
 
 The input projections of every time step and direction are one ``gemm``
-(X[seq*batch, in] x W^T, both directions' weights stacked); each step is then a small
-``gemm`` of the previous hidden state with R^T (the step's projection as its C
-operand) followed by the gate epilogue (slices, activations, the cell update), which
-fusion joins with the step's matmul. The reverse direction runs the steps backwards;
+(X[seq*batch, in] x W^T, both directions' weights stacked, biases added); each step is
+then a small ``mat_mul`` of the previous hidden state with R^T (transposed once, at
+import, so that the code generator packs it as a constant), plus the step's slice of
+the projection, followed by the gate epilogue (slices, activations, the cell update),
+all of which fusion joins into the step's matmul kernel. The reverse direction runs the steps backwards;
 ``sequence_lens`` masks a step with ``where``: past a sequence's length its state
 holds and its output is zero. Because the result is plain ECG, the interpreter,
 rewriting, fusion and both code generators (CPU and GPU, through ecg_to_linalg) cover
@@ -13,6 +14,7 @@ sequence length.
 """
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -187,6 +189,10 @@ class Direction:
             self.derived[key] = make()
         return self.derived[key]
 
+    def weights(self, graph: _Graph):
+        """R^T, [hidden, gates*hidden]."""
+        return self.once("weights", lambda: graph.transposed(self.recurrence))
+
     def gate_input(self, graph: _Graph, x):
         """``x`` clipped to [-clip, clip] when the node clips (before every gate activation)."""
         return x if self.clip is None else graph.op("clip", [x], {"min": -self.clip, "max": self.clip})
@@ -197,7 +203,7 @@ def _lstm_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states
     h_prev, c_prev = states
     f, g, h = d.activations
     size = d.hidden
-    gates = graph.matmul_plus(h_prev, d.once("weights", lambda: graph.transposed(d.recurrence)), projected)
+    gates = graph.matmul_plus(h_prev, d.weights(graph), projected)
     i_in, o_in, f_in, c_in = (graph.columns(gates, k * size, (k + 1) * size) for k in range(4))
     if d.peepholes is not None:
         p_i, p_o, p_f = d.once("peepholes", lambda: [graph.columns(d.peepholes, k * size, (k + 1) * size)
@@ -242,9 +248,10 @@ def _gru_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states)
 
 
 def _rnn_step(graph: _Graph, node: NodeBuilder, d: Direction, projected, states):
+    """One RNN step: the new hidden state."""
     (h_prev,) = states
     (f,) = d.activations
-    return [f(graph, d.gate_input(graph, graph.matmul_plus(h_prev, d.once("weights", lambda: graph.transposed(d.recurrence)), projected)))]
+    return [f(graph, d.gate_input(graph, graph.matmul_plus(h_prev, d.weights(graph), projected)))]
 
 
 _STEPS = {LSTM: _lstm_step, GRU: _gru_step, RNN: _rnn_step}
@@ -277,20 +284,28 @@ def _zero_empty_sequences(graph: _Graph, lengths, states) -> list:
     return [graph.op("where", [started, state, graph.scalar(0)]) for state in states]
 
 
-def _convert(node: NodeBuilder, cell: Cell) -> list:
+@dataclass
+class _Operands:
+    """A recurrent node's operands in layout 0, checked against each other."""
+
+    x: object  # [seq, batch, features]
+    weights: object  # W [directions, gates*hidden, features]
+    recurrence: object  # R [directions, gates*hidden, hidden]
+    bias: object  # B [directions, 2*gates*hidden]
+    lengths: object  # sequence_lens [batch] or None
+    initial: list  # initial_h (and initial_c), [directions, batch, hidden] each
+    peepholes: object  # P [directions, 3*hidden] or None
+    hidden: int
+
+
+def _operands(node: NodeBuilder, graph: _Graph, cell: Cell, directions: int) -> _Operands:
     layout = node.attr("layout", 0)
-    direction = node.attr("direction", "forward")
-    if direction not in _DIRECTIONS:
-        raise OnnxImportError(f"{node.info}: direction '{direction}' is not forward, reverse or bidirectional")
-    reversed_flags = _DIRECTIONS[direction]
-    directions = len(reversed_flags)
     x = node.operand(0)
-    graph = _Graph(node, node.spec(x).dtype)
     if len(graph.shape(x)) != 3:
         raise OnnxImportError(f"{node.info}: X must have rank 3, got shape {list(graph.shape(x))}")
     if layout:
         x = graph.op("transpose", [x], {"perm": [1, 0, 2]})
-    seq, batch, features = graph.shape(x)
+    _, batch, features = graph.shape(x)
     weights, recurrence = node.operand(1), node.operand(2)
     size = node.attr("hidden_size", graph.shape(recurrence)[-1])
     gates = cell.gates * size
@@ -311,64 +326,83 @@ def _convert(node: NodeBuilder, cell: Cell) -> list:
     peepholes = node.operand(7) if cell is LSTM and node.has_input(7) else None
     if peepholes is not None:
         _check_shape(node, graph, peepholes, "P", (directions, 3 * size))
+    return _Operands(x, weights, recurrence, bias, lengths, initial, peepholes, size)
+
+
+def _project_inputs(node: NodeBuilder, graph: _Graph, cell: Cell, ops: _Operands, directions: int):
+    """X W^T + biases for every step and direction in one matmul: [seq, batch, directions*gates*hidden]."""
+    seq, batch, features = graph.shape(ops.x)
+    gates = cell.gates * ops.hidden
+    flat = graph.op("reshape", [ops.x], {"shape": [seq * batch, features]})
+    stacked = graph.op("reshape", [ops.weights], {"shape": [directions * gates, features]})
+    bias = _input_bias(graph, cell, node, ops.bias, ops.hidden)
+    projected = graph.op("gemm", [flat, graph.transposed(stacked), graph.op("reshape", [bias], {"shape": [directions * gates]})])
+    return graph.op("reshape", [projected], {"shape": [seq, batch, directions * gates]})
+
+
+def _run_direction(node: NodeBuilder, graph: _Graph, cell: Cell, ops: _Operands, d: int, backwards: bool,
+                   projected, activations: list):
+    """The steps of direction ``d``: each step's hidden state (zero past a sequence's end) in time order, and
+    the final states."""
+    seq, batch, _ = graph.shape(ops.x)
+    gates = cell.gates * ops.hidden
     clip = node.attr("clip")
+    direction = Direction(
+        recurrence=graph.index(ops.recurrence, 0, d),
+        recurrence_bias=graph.columns(graph.index(ops.bias, 0, d), gates, 2 * gates),
+        peepholes=None if ops.peepholes is None else graph.index(ops.peepholes, 0, d),
+        activations=activations,
+        clip=None if clip is None else float(clip),
+        hidden=ops.hidden,
+    )
+    states = [graph.index(state, 0, d) for state in ops.initial]
+    steps = [None] * seq
+    for t in reversed(range(seq)) if backwards else range(seq):
+        step_input = graph.columns(graph.index(projected, 0, t), d * gates, (d + 1) * gates)
+        new_states = _STEPS[cell](graph, node, direction, step_input, states)
+        valid = None
+        if ops.lengths is not None:
+            valid = graph.op("less", [np.asarray(t, node.spec(ops.lengths).dtype), ops.lengths])
+        if valid is None or (isinstance(valid, np.ndarray) and valid.all()):
+            states, steps[t] = new_states, new_states[0]
+            continue
+        valid = graph.op("reshape", [valid], {"shape": [batch, 1]})
+        states = [graph.op("where", [valid, new, old]) for new, old in zip(new_states, states)]
+        steps[t] = graph.op("where", [valid, new_states[0], graph.scalar(0)])
+    if ops.lengths is not None:
+        states = _zero_empty_sequences(graph, ops.lengths, states)
+    return steps, states
+
+
+def _convert(node: NodeBuilder, cell: Cell) -> list:
+    direction = node.attr("direction", "forward")
+    if direction not in _DIRECTIONS:
+        raise OnnxImportError(f"{node.info}: direction '{direction}' is not forward, reverse or bidirectional")
+    directions = len(_DIRECTIONS[direction])
+    graph = _Graph(node, node.spec(node.operand(0)).dtype)
+    ops = _operands(node, graph, cell, directions)
     activations = _activations(node, cell, directions)
+    projected = _project_inputs(node, graph, cell, ops, directions)
+    _, batch, _ = graph.shape(ops.x)
+    sequences, finals = [], []
+    for d, backwards in enumerate(_DIRECTIONS[direction]):
+        steps, states = _run_direction(node, graph, cell, ops, d, backwards, projected, activations[d])
+        sequences.append([graph.op("reshape", [h], {"shape": [1, 1, batch, ops.hidden]}) for h in steps])
+        finals.append([graph.op("reshape", [s], {"shape": [1, batch, ops.hidden]}) for s in states])
 
-    # The input projections of every step and direction: one matmul.
-    flat = graph.op("reshape", [x], {"shape": [seq * batch, features]})
-    stacked = graph.op("reshape", [weights], {"shape": [directions * gates, features]})
-    input_bias = graph.op("reshape", [_input_bias(graph, cell, node, bias, size)], {"shape": [directions * gates]})
-    projected = graph.op("gemm", [flat, graph.transposed(stacked), input_bias])
-    projected = graph.op("reshape", [projected], {"shape": [seq, batch, directions * gates]})
-
-    wants_sequence = len(node.node.output) > 0 and node.node.output[0] != ""
-    outputs, finals = [], []
-    for d, backwards in enumerate(reversed_flags):
-        direction_ = Direction(
-            recurrence=graph.index(recurrence, 0, d),
-            recurrence_bias=graph.columns(graph.index(bias, 0, d), gates, 2 * gates),
-            peepholes=None if peepholes is None else graph.index(peepholes, 0, d),
-            activations=activations[d],
-            clip=None if clip is None else float(clip),
-            hidden=size,
-        )
-        states = [graph.index(state, 0, d) for state in initial]
-        steps = [None] * seq
-        for t in reversed(range(seq)) if backwards else range(seq):
-            step_input = graph.columns(graph.index(projected, 0, t), d * gates, (d + 1) * gates)
-            new_states = _STEPS[cell](graph, node, direction_, step_input, states)
-            valid = None if lengths is None else graph.op("less", [np.asarray(t, node.spec(lengths).dtype), lengths])
-            if valid is None or (isinstance(valid, np.ndarray) and valid.all()):
-                states, steps[t] = new_states, new_states[0]
-                continue
-            valid = graph.op("reshape", [valid], {"shape": [batch, 1]})
-            states = [graph.op("where", [valid, new, old]) for new, old in zip(new_states, states)]
-            steps[t] = graph.op("where", [valid, new_states[0], graph.scalar(0)])
-        if wants_sequence:
-            outputs.append(graph.concat([graph.op("reshape", [h], {"shape": [1, 1, batch, size]}) for h in steps], 0))
-        if lengths is not None:
-            states = _zero_empty_sequences(graph, lengths, states)
-        finals.append([graph.op("reshape", [s], {"shape": [1, batch, size]}) for s in states])
-
-    results = [graph.concat(list(per_state), 0) for per_state in zip(*finals)]
-    if layout:
-        results = [graph.op("transpose", [r], {"perm": [1, 0, 2]}) for r in results]
-    if not wants_sequence:
-        return [UnsupportedOutput(f"{node.info}: output Y is not produced"), *results]
-    y = graph.concat(outputs, 1)
-    return [graph.op("transpose", [y], {"perm": [2, 0, 1, 3]}) if layout else y, *results]
+    layout = node.attr("layout", 0)
+    outputs = []
+    for index in range(1 + cell.states):
+        if index >= len(node.node.output) or not node.node.output[index]:
+            outputs.append(UnsupportedOutput(f"{node.info}: output {index} is not produced"))
+        elif index == 0:  # Y [seq, directions, batch, hidden]
+            y = graph.concat([graph.concat(steps, 0) for steps in sequences], 1)
+            outputs.append(graph.op("transpose", [y], {"perm": [2, 0, 1, 3]}) if layout else y)
+        else:  # Y_h, Y_c [directions, batch, hidden]
+            state = graph.concat([per_direction[index - 1] for per_direction in finals], 0)
+            outputs.append(graph.op("transpose", [state], {"perm": [1, 0, 2]}) if layout else state)
+    return outputs
 
 
-def _lstm(node: NodeBuilder):
-    return _convert(node, LSTM)
-
-
-def _gru(node: NodeBuilder):
-    return _convert(node, GRU)
-
-
-def _rnn(node: NodeBuilder):
-    return _convert(node, RNN)
-
-
-RECURRENT_CONVERTERS = {"LSTM": _lstm, "GRU": _gru, "RNN": _rnn}
+RECURRENT_CONVERTERS = {"LSTM": partial(_convert, cell=LSTM), "GRU": partial(_convert, cell=GRU),
+                        "RNN": partial(_convert, cell=RNN)}

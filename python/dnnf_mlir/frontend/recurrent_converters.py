@@ -335,8 +335,8 @@ def _project_inputs(node: NodeBuilder, graph: _Graph, cell: Cell, ops: _Operands
     gates = cell.gates * ops.hidden
     flat = graph.op("reshape", [ops.x], {"shape": [seq * batch, features]})
     stacked = graph.op("reshape", [ops.weights], {"shape": [directions * gates, features]})
-    bias = _input_bias(graph, cell, node, ops.bias, ops.hidden)
-    projected = graph.op("gemm", [flat, graph.transposed(stacked), graph.op("reshape", [bias], {"shape": [directions * gates]})])
+    bias = graph.op("reshape", [_input_bias(graph, cell, node, ops.bias, ops.hidden)], {"shape": [directions * gates]})
+    projected = graph.op("gemm", [flat, graph.transposed(stacked), bias])
     return graph.op("reshape", [projected], {"shape": [seq, batch, directions * gates]})
 
 

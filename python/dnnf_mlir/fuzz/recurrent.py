@@ -43,10 +43,14 @@ def _activations(draw, op: str, directions: int) -> dict:
     return attrs
 
 
+def _sequence(draw, g: GraphBuilder):
+    """A new [seq, batch, features] input."""
+    return g.input((draw(st.sampled_from(SEQ)), draw(st.sampled_from((1, 2, 3))), draw(st.sampled_from(FEATURES))))
+
+
 def recurrent(draw, g: GraphBuilder) -> None:
     op = draw(st.sampled_from(sorted(GATES)))
-    x = pick(draw, g, lambda v: v.rank == 3 and v.shape[0] in SEQ and v.shape[2] <= 65,
-             lambda d, g: g.input((d(st.sampled_from(SEQ)), d(st.sampled_from((1, 2, 3))), d(st.sampled_from(FEATURES)))))
+    x = pick(draw, g, lambda v: v.rank == 3 and v.shape[0] in SEQ and v.shape[2] <= 65, _sequence)
     seq, batch, features = x.shape
     direction = draw(st.sampled_from(("forward", "reverse", "bidirectional")))
     directions = 2 if direction == "bidirectional" else 1

@@ -84,6 +84,8 @@ class _Graph:
 
     def columns(self, value, start, stop):
         """``value[..., start:stop]``."""
+        if (start, stop) == (0, self.shape(value)[-1]):
+            return value
         return self.op("slice", [value], {"starts": [start], "ends": [stop], "axes": [len(self.shape(value)) - 1]})
 
     def rows(self, value, start, stop):
@@ -336,7 +338,7 @@ def _project_inputs(node: NodeBuilder, graph: _Graph, cell: Cell, ops: _Operands
     flat = graph.op("reshape", [ops.x], {"shape": [seq * batch, features]})
     stacked = graph.op("reshape", [ops.weights], {"shape": [directions * gates, features]})
     bias = graph.op("reshape", [_input_bias(graph, cell, node, ops.bias, ops.hidden)], {"shape": [directions * gates]})
-    projected = graph.op("gemm", [flat, graph.transposed(stacked), bias])
+    projected = graph.op("gemm", [flat, graph.transposed(stacked)] + ([] if _known_zero(bias) else [bias]))
     return graph.op("reshape", [projected], {"shape": [seq, batch, directions * gates]})
 
 

@@ -63,15 +63,20 @@ class _Graph:
     def __init__(self, node: NodeBuilder, dtype):
         self.node = node
         self.dtype = dtype
-        self.scalars = {}
+        self.folded = {}
 
     def op(self, mnemonic, operands, attrs=None):
         (result,) = self.node.emit(mnemonic, operands, attrs)
-        return result
+        return self.unique(result) if isinstance(result, np.ndarray) else result
+
+    def unique(self, array: np.ndarray) -> np.ndarray:
+        """One array per distinct constant (the importer materializes each array once): equal masks and
+        zero states of many steps are one constant, not one per step."""
+        return self.folded.setdefault((array.dtype.str, array.shape, array.tobytes()), array)
 
     def scalar(self, value):
-        """A 0-d constant, one array per value (the importer materializes each array once)."""
-        return self.scalars.setdefault(float(value), np.asarray(value, self.dtype))
+        """A 0-d constant of the node's element type."""
+        return self.unique(np.asarray(value, self.dtype))
 
     def shape(self, value):
         return self.node.spec(value).shape
@@ -369,7 +374,8 @@ def _run_direction(node: NodeBuilder, graph: _Graph, cell: Cell, ops: _Operands,
             states, steps[t] = new_states, new_states[0]
             continue
         valid = graph.op("reshape", [valid], {"shape": [batch, 1]})
-        states = [graph.op("where", [valid, new, old]) for new, old in zip(new_states, states)]
+        states = [graph.op("where", [valid, new, graph.scalar(0) if _known_zero(old) else old])
+                  for new, old in zip(new_states, states)]
         steps[t] = graph.op("where", [valid, new_states[0], graph.scalar(0)])
     if ops.lengths is not None:
         states = _zero_empty_sequences(graph, ops.lengths, states)

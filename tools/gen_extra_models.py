@@ -5,7 +5,8 @@ attention, causal and padding mask; logits), a T5 encoder (relative position
 buckets, RMS norm without bias, ReLU FFN), a BERT encoder on a 512-token sequence, a Swin vision transformer (shifted
 windows, patch merging), MobileNetV2 (depthwise convolutions, ReLU6 as Clip,
 TF-style padding), EfficientNet-B0 (SiLU, squeeze-and-excitation) and ConvNeXt
-(7x7 depthwise convolutions, LayerNorm over channels, GELU).
+(7x7 depthwise convolutions, LayerNorm over channels, GELU); and two recurrent nets
+built from torch.nn (``Recurrent``): a bidirectional LSTM tagger and a two-layer GRU.
 
 Each is a Hugging Face ``transformers`` model built from a small config (so that
 generating and compiling stay fast; the layer structure is the real one) with
@@ -85,6 +86,27 @@ EXTRA = {
         image_size=64, depths=[1, 1, 2, 1], hidden_sizes=[32, 64, 128, 256],
         layer_scale_init_value=1.0), image=True),  # the default 1e-6 mutes every residual branch
 }
+
+
+@dataclass(frozen=True)
+class Recurrent:
+    """A torch.nn recurrent net over a float sequence ``sequence`` [seq, batch, features] (no
+    embedding), a Linear on every step's output: ``cell`` is "LSTM" or "GRU"."""
+
+    cell: str
+    bidirectional: bool = False
+    layers: int = 1
+    seq: int = 16
+    batch: int = 2
+    features: int = 32
+    hidden: int = 64
+    classes: int = 10
+
+
+EXTRA |= {
+    "bilstm_tagger": Recurrent("LSTM", bidirectional=True),
+    "gru_2layer": Recurrent("GRU", layers=2),
+}
 EXTRA_NAMES = tuple(EXTRA) + tuple(QUANTIZED)
 
 # Keyed by this script and gen_models (whose checks and seeds it uses), as gen_models'
@@ -118,6 +140,45 @@ def _calibrate_batchnorm(model, sample, rng):
         hook.remove()
 
 
+def _recurrent_module(spec: Recurrent):
+    """The torch module of ``spec`` (its recurrent layer's default init: uniform in +-1/sqrt(hidden))."""
+    import torch
+
+    class Tagger(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            layer = getattr(torch.nn, spec.cell)
+            self.rnn = layer(spec.features, spec.hidden, num_layers=spec.layers, bidirectional=spec.bidirectional)
+            self.head = torch.nn.Linear(spec.hidden * (2 if spec.bidirectional else 1), spec.classes)
+
+        def forward(self, sequence):
+            return self.head(self.rnn(sequence)[0])
+
+    return Tagger().eval()
+
+
+def _export_recurrent(name, path):
+    """``export_extra`` for a ``Recurrent`` spec."""
+    import torch
+
+    spec = EXTRA[name]
+    torch.manual_seed(seed_of(name))
+    gen = torch.Generator().manual_seed(seed_of(name))
+    model = _recurrent_module(spec)
+    samples = [torch.randn(spec.seq, spec.batch, spec.features, generator=gen) for _ in range(2)]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchScript-exporter deprecation, tracer warnings
+        torch.onnx.export(model, (samples[0],), str(path), dynamo=False, opset_version=TRANSFORMER_OPSET,
+                          input_names=["sequence"], output_names=["output"])
+        expected = [model(s).numpy() for s in samples]
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    err = max(float(np.abs(want - session.run(None, {"sequence": s.numpy()})[0]).max())
+              for s, want in zip(samples, expected))
+    if not err <= TRANSFORMER_ATOL:
+        raise RuntimeError(f"{name}: onnxruntime differs from torch by {err:.3g}")
+    return sum(p.numel() for p in model.parameters()), f"ort ok: max |ort - torch| {err:.2g}"
+
+
 def export_extra(name, path):
     """Export model ``name`` to ``path`` and check it against torch in onnxruntime;
     return (parameter count, summary)."""
@@ -127,6 +188,8 @@ def export_extra(name, path):
     import transformers
 
     spec = EXTRA[name]
+    if isinstance(spec, Recurrent):
+        return _export_recurrent(name, path)
     torch.manual_seed(seed_of(name))
     gen = torch.Generator().manual_seed(seed_of(name))
     config = getattr(transformers, spec.config_cls)(use_cache=False, attn_implementation="eager",

@@ -17,6 +17,7 @@ from ..ecg.shapes import broadcast, normalize_axis
 from ..ecg.tensor_spec import check_shape, dtype_name
 from .node_builder import NodeBuilder
 from .onnx_types import OnnxImportError, onnx_dtype
+from .recurrent_converters import RECURRENT_CONVERTERS
 
 CONVERTERS = {}
 
@@ -393,3 +394,6 @@ def _shrink(node: NodeBuilder):
     (minus,) = node.emit("sub", [x, bias])
     (inner,) = node.emit("where", [above, minus, np.zeros((), dtype)])
     return node.emit("where", [below, plus, inner])
+
+
+CONVERTERS.update(RECURRENT_CONVERTERS)

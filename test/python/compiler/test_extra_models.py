@@ -1,7 +1,8 @@
 """Models outside the judged 14 (tools/gen_extra_models.py: a Llama decoder, a T5
 encoder, two BERT-base layers on a 512-token sequence, Swin, MobileNetV2,
-EfficientNet-B0, ConvNeXt; small configs of the real layer structure; a QDQ CNN and a
-dynamically quantized encoder from onnxruntime's quantization tool) compiled and
+EfficientNet-B0, ConvNeXt; small configs of the real layer structure; a bidirectional
+LSTM tagger and a two-layer GRU built from torch.nn; a QDQ CNN and a dynamically
+quantized encoder from onnxruntime's quantization tool) compiled and
 checked against onnxruntime exactly as test_models checks the judged ones (dnnf-run
 --check's element-wise tolerance, the classifiers' logits compared as well; why:
 dnnf_mlir/checking.py). The largest relative error seen here is 1e-5 (MobileNetV2's
@@ -13,17 +14,20 @@ DNNF_EXTRA_FUSION_MODES=all (about two minutes more), and AArch64 under qemu wit
 DNNF_AARCH64_MODELS=all (about a minute a mode). On Vulkan (lavapipe), the decoder
 (Llama) and the depthwise CNN (MobileNetV2) run in every test run, the others with
 DNNF_VULKAN_MODELS=all (about a minute more; BERT on 512 tokens takes half of it).
-The reference interpreter is checked the same way.
+The reference interpreter is checked the same way. The recurrent models do not compile for
+Vulkan yet (the GPU schedule fails on a kernel that reads a slice of a matmul result it also
+returns): that is a strict xfail, so that the fix is noticed.
 """
 
 import os
 import subprocess
 
 import pytest
-from gen_extra_models import EXTRA_NAMES
+from gen_extra_models import EXTRA, EXTRA_NAMES, Recurrent
 from test_models import FUSION_MODES, check_spirv_binaries, compile_and_check, opt_in
 
 VULKAN_ALWAYS = ("llama", "mobilenet_v2")
+RECURRENT = tuple(name for name in EXTRA_NAMES if isinstance(EXTRA[name], Recurrent))
 
 # The dynamically quantized encoder quantizes its activations at run time: where the
 # float math before (LayerNorm, Softmax, GELU's erf) rounds differently from onnxruntime's,
@@ -51,10 +55,19 @@ def test_extra_compiled(name, target, fusion, checked_extra_models, tmp_path):
                       QUANTIZED_TOLERANCE.get((name, target), ()))
 
 
-@pytest.mark.parametrize("name", opt_in(EXTRA_NAMES, VULKAN_ALWAYS, "DNNF_VULKAN_MODELS", "slow on lavapipe"))
+@pytest.mark.parametrize("name", opt_in([n for n in EXTRA_NAMES if n not in RECURRENT], VULKAN_ALWAYS,
+                                         "DNNF_VULKAN_MODELS", "slow on lavapipe"))
 def test_extra_vulkan(name, checked_extra_models, tmp_path):
     compile_and_check(checked_extra_models(name), tmp_path / name, "vulkan", "dnnf")
     check_spirv_binaries(tmp_path / name)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="GPU schedule: 'linalg.generic' op inferred input/output operand ... shape (a kernel reading "
+                          "a time step's slice of the input projection it also returns)")
+@pytest.mark.parametrize("name", RECURRENT)
+def test_recurrent_vulkan_known_failure(name, checked_extra_models, tmp_path):
+    compile_and_check(checked_extra_models(name), tmp_path / name, "vulkan", "dnnf")
 
 
 @pytest.mark.parametrize("name", EXTRA_NAMES)

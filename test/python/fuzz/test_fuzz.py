@@ -58,6 +58,7 @@ FAMILY_OPS = {
     "gather": {"Gather", "GatherElements"}, "expand": {"Expand"}, "tile": {"Tile"}, "pad": {"Pad"},
     "reshaping": {"Squeeze", "Unsqueeze", "Flatten"}, "depth_space": {"DepthToSpace", "SpaceToDepth"},
     "resize": {"Resize"},
+    "recurrent": {"LSTM", "GRU", "RNN"},
 }
 
 

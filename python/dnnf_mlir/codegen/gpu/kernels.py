@@ -247,6 +247,7 @@ def analyze(function, phased: bool = False) -> Kernel:
             raise KernelError(f"kernel {name} has a result of dynamic shape")
         members = [op for op in ops if op == root or op in producers_of[root]]
         _move_other_uses_after(members, root)
+        _check_read_directly(members, name)
         sources = [source for op in members for source in gathered(op)]
         if sources and not phased:
             raise GatherError(f"kernel {name} gathers from a value it computes ({sources[0].name}): a dispatch "
@@ -331,6 +332,19 @@ def _move_other_uses_after(members: list, root):
     for op in sorted(moved, key=position.get):
         op.move_after(anchor)
         anchor = op
+
+
+def _check_read_directly(members: list, name: str):
+    """A ``KernelError`` when an op of a group reads a value the group computes through a
+    view that ``prepare`` could not fold into its map (a slice of a slice of a collapsed
+    product: a recurrent step's gate): fusion cannot tile a producer through it, and
+    upstream's fusion into a loop has been seen to abort on such a chain rather than fail."""
+    for op in members:
+        for value in _data_operands(op):
+            source = viewed_op(value)
+            if isinstance(value, ir.OpResult) and value.owner.name in VIEWS and source is not None and is_compute(source):
+                raise KernelError(f"kernel {name}: {op.name} reads {source.name}'s result through "
+                                  f"{value.owner.name}, which the schedules cannot fuse through")
 
 
 def _reads_whole(consumer, producer) -> bool:

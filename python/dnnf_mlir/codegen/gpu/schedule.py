@@ -192,6 +192,7 @@ class OpPlan:
     parallel: list  # per loop, whether it is parallel
     split: int = 1  # threads its one reduction is split over, when staged (partial results, then combined)
     init: str | None = None  # the tag of the op computing its accumulator's init, if the group computes it
+    escapes: bool = False  # its result is read outside the group too (a result of the kernel, yielded by the loops)
 
     @property
     def loops(self) -> int:
@@ -251,9 +252,12 @@ def _plan_group(group: RootGroup, name: str, index: int) -> GroupPlan:
         owner = value.owner.operation if isinstance(value, ir.OpResult) else None
         return _tag_of(owner, group, index) if owner in members else None
 
+    def escapes(op) -> bool:
+        return op != group.root and any(use.owner not in members for use in op.results[0].uses)
+
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
-                        _split(op) if op in staged else 1, init_of(op))
+                        _split(op) if op in staged else 1, init_of(op), escapes(op))
              for op in group.ops}
     tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction")
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
@@ -398,7 +402,9 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         if any(sizes):
             _, inner_loops = s.tile_for(each, sizes, interchange=order)
             for producer in reversed(anchor.producers):
-                if producer in computed and not by_tag[producer].anchor:
+                # Not a producer the loop over threads yields (upstream's fusion into an
+                # scf.for of a producer used after the loop aborts rather than fails).
+                if producer in computed and not by_tag[producer].anchor and not by_tag[producer].escapes:
                     arg = s.begin_suppressed(s.match(["linalg.generic"], tag=local(producer), within=forall))
                     s.fuse_into(arg, inner_loops[-1])
                     s.end_nested()

@@ -47,14 +47,15 @@ from ..cache import CompileCache, compile_cached, copy_entry
 from ..checking import compare, informative_inputs
 from ..codegen import CodegenError, get_target
 from ..compiler import Artifact, ArtifactError, CompileError, CompileOptions, compile_model
-from ..frontend.onnx_importer import load_model
 from ..compiler.options import add_option_arguments, from_arguments
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
+from ..frontend.onnx_importer import load_model
 from ..fusion import MODES
 from ..session import ModelSource
 from ..statistics import change
 from .common import ToolError, onnxruntime_session, run_tool, tool_parser
+from .float64_reference import judged_reference
 from .progress_display import progress_display
 
 PEERS = ("ort_disable_all", "ort_enable_all")
@@ -262,7 +263,8 @@ def main(argv=None) -> int:
                     print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
                           f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
                           f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
-                          f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} of the tolerance ({m['tolerance']})"
+                          f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} "
+                          f"of the tolerance ({m['tolerance']})"
                           + "".join(f"; degenerate reference: {d}" for d in m["degenerate"]),
                           flush=True)
     print()

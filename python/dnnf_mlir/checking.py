@@ -34,10 +34,12 @@ import onnx
 RTOL = 1e-4
 ATOL = 3e-5
 
-# A result may be this many times as far from float64 as onnxruntime float32 is: two
-# float32 programs summing in different orders each err about as much (onnxruntime's
-# ORT_ENABLE_ALL and ORT_DISABLE_ALL differ by 1.3 times either's error on DenseNet-121).
-NOISE_MULTIPLE = 2.0
+# A result may be this many times as far from float64 as onnxruntime float32 is, at the
+# worst element and in RMS: dnnf's own float32 code errs 1.1 to 3.3 times as much as
+# onnxruntime at the worst element (Inception-v2 to DistilBERT, on an AVX-512 EPYC) and
+# 1.2 to 2.5 times as much in RMS, while one kernel's result scaled by 1 + 1e-3 errs
+# hundreds of times as much in RMS (DenseNet-121, BERT's FFN outputs).
+NOISE_MULTIPLE = 4.0
 
 # Random float inputs are standard normal times the first of these scales whose reference
 # output is not degenerate (see ``informative_inputs``).

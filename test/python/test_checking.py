@@ -132,14 +132,14 @@ def test_float32_noise_widens_the_tolerance_and_the_output_says_how():
     want = rng.standard_normal(4096)
     noise = measure_noise(heavy_tailed_noise(rng, want, 4.0), want, "the interpreter in float64")
     assert noise.max_ratio == pytest.approx(4.0) and noise.rms_ratio < 0.2
-    got = heavy_tailed_noise(rng, want, 6.0)  # as noisy as onnxruntime, summing in another order
+    got = heavy_tailed_noise(rng, want, 12.0)  # float32 summing in another order, noisier at its worst element
     assert not compare(got, want).ok
     result = compare(got, want, noise=noise)
-    assert result.ok and result.element_ratio == pytest.approx(6.0)
-    assert result.ratio == pytest.approx(6.0 / (NOISE_MULTIPLE * 4.0))
+    assert result.ok and result.element_ratio == pytest.approx(12.0)
+    assert result.ratio == pytest.approx(12.0 / (NOISE_MULTIPLE * 4.0))
     assert (f"widened to {NOISE_MULTIPLE:g}x onnxruntime float32's own error against it (4 of the tolerance at its "
             "worst element") in str(result)
-    assert not compare(heavy_tailed_noise(rng, want, 9.0), want, noise=noise).ok  # beyond twice the spread
+    assert not compare(heavy_tailed_noise(rng, want, 20.0), want, noise=noise).ok  # beyond NOISE_MULTIPLE times it
 
 
 def test_a_systematic_error_within_the_elementwise_spread_fails_in_rms():

@@ -15,7 +15,7 @@ alike and none runs with caches that another has just filled -- and report media
 and the ratios dnnf / onnxruntime (below 1: dnnf is faster), and each mode's
 speed-up over none. Outputs are checked as dnnf-run --check checks them, on the same
 informative inputs (dnnf_mlir/checking.py): against the model run in float64 once
-(else ORT_DISABLE_ALL's), the tolerance widened to twice ORT_DISABLE_ALL's own error
+(else ORT_DISABLE_ALL's), the tolerance widened to four times ORT_DISABLE_ALL's own error
 against float64 where that is larger; "err/tol" is the error over the tolerance
 (above 1: wrong), and the output says how the tolerance was derived and names a
 degenerate reference.

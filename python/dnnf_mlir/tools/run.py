@@ -12,7 +12,7 @@ and with the expected-output files shipped next to a model (``NAME_output_0.pb``
 element by element: |got - want| <= --atol + --rtol * |want| (defaults: float32
 code summing in another order, see dnnf_mlir/checking.py). The onnxruntime check is
 against the model run in float64 (tools/float64_reference.py, computed once), the
-tolerance widened to twice onnxruntime float32's own error against it where that is
+tolerance widened to four times onnxruntime float32's own error against it where that is
 larger, at the worst element and in RMS; without a float64 reference, against
 onnxruntime float32. It prints the max absolute error, the worst element and how the
 tolerance was derived, and the exit status is non-zero outside the tolerance.

@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
-from ..checking import measure_noise
+from ..checking import ATOL, RTOL, measure_noise
 from ..frontend.onnx_importer import MIN_OPSET, import_onnx
 from ..frontend.onnx_upgrade import upgrade
 from ..interpreter import interpret
@@ -110,14 +110,16 @@ class JudgedReference:
     note: str = ""
 
 
-def judged_reference(model: onnx.ModelProto, feeds: dict, fp32_outputs: list) -> JudgedReference:
+def judged_reference(model: onnx.ModelProto, feeds: dict, fp32_outputs: list, rtol: float = RTOL,
+                     atol: float = ATOL) -> JudgedReference:
     """The float64 reference of ``model`` on ``feeds``, made once per check, with
-    onnxruntime float32's ``fp32_outputs`` measuring the noise; else the float32 ones."""
+    onnxruntime float32's ``fp32_outputs`` measuring the noise (relative to the
+    tolerance ``atol + rtol * |want|`` that the check applies); else the float32 ones."""
     try:
         reference = Float64Reference(model)
         outputs = reference.run(feeds)
     except Float64Unavailable as error:
         return JudgedReference("onnxruntime", list(fp32_outputs), [None] * len(fp32_outputs),
                                f"no float64 reference: {error}")
-    noises = [measure_noise(fp32, float64, reference.source) for fp32, float64 in zip(fp32_outputs, outputs)]
+    noises = [measure_noise(fp32, float64, reference.source, rtol, atol) for fp32, float64 in zip(fp32_outputs, outputs)]
     return JudgedReference("float64", list(outputs), noises)

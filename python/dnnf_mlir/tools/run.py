@@ -198,7 +198,7 @@ def _inputs_and_references(names, specs, args, onnx_path) -> tuple:
     if scale is not None and scale != 1:
         print(f"random inputs scaled by {scale:g}: onnxruntime's outputs were degenerate on standard normal ones")
     feeds = {name: value for name, value in zip(names, inputs) if name in feed_names}
-    references = [judged_reference(load_model(onnx_path), feeds, want)]
+    references = [judged_reference(load_model(onnx_path), feeds, want, args.rtol, args.atol)]
     if expected_files:
         outputs = [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in expected_files]
         references.append(JudgedReference("expected output files", outputs, [None] * len(outputs)))

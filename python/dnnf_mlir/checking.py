@@ -136,8 +136,8 @@ class Noise:
     rms_ratio: float
     source: str
 
-    def describe(self, multiple: float) -> str:
-        return (f"against {self.source}; widened to {multiple:g}x onnxruntime float32's own error against it "
+    def describe(self) -> str:
+        return (f"against {self.source}; widened to {NOISE_MULTIPLE:g}x onnxruntime float32's own error against it "
                 f"({self.max_ratio:.3g} of the tolerance at its worst element, {self.rms_ratio:.3g} in RMS)")
 
 
@@ -178,11 +178,12 @@ def _rms(ratios) -> float:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The verdict on one output. ``ratio`` is the error over what is allowed (ok when at
-    most 1): the worst element's over its tolerance, or, where ``noise`` widens it, the
-    larger of the worst element's and the RMS's over ``multiple`` times onnxruntime's;
-    ``worst`` is that element's (index, got, want), ``rms`` the RMS of all elements'
-    errors over their tolerances."""
+    """The verdict on one output. ``element_ratio`` is the worst element's error over its
+    tolerance, ``worst`` that element's (index, got, want), ``rms`` the RMS of all
+    elements' errors over their tolerances. ``ratio`` is the error over what is allowed
+    (ok when at most 1): ``element_ratio``, or where ``noise`` widens the tolerance and
+    that is smaller, the larger of ``element_ratio`` and ``rms`` each over
+    NOISE_MULTIPLE times onnxruntime's."""
 
     ok: bool
     ratio: float
@@ -195,7 +196,6 @@ class Comparison:
     rms: float = 0.0
     element_ratio: float = 0.0
     noise: Noise | None = None
-    multiple: float = NOISE_MULTIPLE
 
     def __str__(self) -> str:
         if self.problem:
@@ -218,16 +218,15 @@ class Comparison:
             return (f"{text} against {self.noise.source}; onnxruntime float32's own error against it: "
                     f"{self.noise.max_ratio:.3g} of the tolerance, {self.noise.rms_ratio:.3g} in RMS; "
                     f"this output's RMS: {self.rms:.3g}")
-        return (f"{text}, {self.noise.describe(self.multiple)}; this output: {self.element_ratio:.3g} at its worst "
+        return (f"{text} {self.noise.describe()}; this output: {self.element_ratio:.3g} at its worst "
                 f"element, {self.rms:.3g} in RMS")
 
 
-def compare(got, want, rtol: float = RTOL, atol: float = ATOL, noise: Noise | None = None,
-            multiple: float = NOISE_MULTIPLE) -> Comparison:
+def compare(got, want, rtol: float = RTOL, atol: float = ATOL, noise: Noise | None = None) -> Comparison:
     """Compare element by element: floats within ``atol + rtol * |want|`` (the same
     non-finite values where the reference has them), anything else exactly; with the
     ``noise`` of float32 against the reference ``want``, also pass an output within
-    ``multiple`` times that noise at the worst element and in RMS."""
+    NOISE_MULTIPLE times that noise at the worst element and in RMS."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return Comparison(False, float("inf"), float("inf"), None, rtol, atol, "",
@@ -245,11 +244,11 @@ def compare(got, want, rtol: float = RTOL, atol: float = ATOL, noise: Noise | No
     element, rms = float(ratios[flat]), _rms(ratios)
     ratio = element
     if noise is not None and element > 1:
-        widened = max(element / (multiple * noise.max_ratio) if noise.max_ratio else np.inf,
-                      rms / (multiple * noise.rms_ratio) if noise.rms_ratio else np.inf)
+        widened = max(element / (NOISE_MULTIPLE * noise.max_ratio) if noise.max_ratio else np.inf,
+                      rms / (NOISE_MULTIPLE * noise.rms_ratio) if noise.rms_ratio else np.inf)
         ratio = min(element, widened)
     return Comparison(bool(ratio <= 1), ratio, float(error.max()), worst, rtol, atol, degenerate(want),
-                      rms=rms, element_ratio=element, noise=noise, multiple=multiple)
+                      rms=rms, element_ratio=element, noise=noise)
 
 
 def with_softmax_inputs(model: onnx.ModelProto) -> onnx.ModelProto:

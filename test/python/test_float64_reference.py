@@ -51,7 +51,8 @@ def test_the_reference_computes_in_float64(node, shape, source):
 
 def test_without_a_float64_reference_the_check_stays_on_float32():
     det = helper.make_model(helper.make_graph(
-        [helper.make_node("Det", ["a"], ["d"])], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3, 3])],
+        [helper.make_node("Det", ["a"], ["d"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3, 3])],
         [helper.make_tensor_value_info("d", TensorProto.FLOAT, [2])]), opset_imports=[helper.make_opsetid("", 17)])
     fp32 = [np.ones(2, np.float32)]
     judged = judged_reference(det, {"a": np.ones((2, 3, 3), np.float32)}, fp32)

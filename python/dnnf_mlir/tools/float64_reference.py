@@ -121,5 +121,6 @@ def judged_reference(model: onnx.ModelProto, feeds: dict, fp32_outputs: list, rt
     except Float64Unavailable as error:
         return JudgedReference("onnxruntime", list(fp32_outputs), [None] * len(fp32_outputs),
                                f"no float64 reference: {error}")
-    noises = [measure_noise(fp32, float64, reference.source, rtol, atol) for fp32, float64 in zip(fp32_outputs, outputs)]
+    noises = [measure_noise(fp32, float64, reference.source, rtol, atol)
+              for fp32, float64 in zip(fp32_outputs, outputs)]
     return JudgedReference("float64", list(outputs), noises)

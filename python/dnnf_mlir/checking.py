@@ -6,6 +6,15 @@ the code generator's benchmark and the tests all check through ``compare``.
 The tolerance is numpy.testing.assert_allclose's, element by element:
 ``|got - want| <= atol + rtol * |want|``. An error relative to the output's largest
 magnitude would hide a wrong small value next to a large one.
+
+A deep net's float32 noise can exceed that tolerance (DenseNet-121 on an AVX2 machine:
+onnxruntime's own two graph optimization levels differ by 5 times it), so the checks
+judge against the model run in float64 (``tools/float64_reference.py``) and measure the
+noise as onnxruntime float32's own error against it (``Noise``): an output passes within
+the tolerance, or within NOISE_MULTIPLE times onnxruntime's error both at the worst
+element and in RMS over all elements (both relative to the tolerance). The RMS bound
+catches a systematic error that hides in the elementwise spread: one kernel's result
+scaled by 1 + 1e-3 fails.
 """
 
 from dataclasses import dataclass
@@ -24,6 +33,13 @@ import onnx
 # CPUs' summation orders.
 RTOL = 1e-4
 ATOL = 3e-5
+
+# A result may be this many times as far from float64 as onnxruntime float32 is, at the
+# worst element and in RMS: dnnf's own float32 code errs 1.1 to 3.3 times as much as
+# onnxruntime at the worst element (Inception-v2 to DistilBERT, on an AVX-512 EPYC) and
+# 1.2 to 2.5 times as much in RMS, while one kernel's result scaled by 1 + 1e-3 errs
+# hundreds of times as much in RMS (DenseNet-121, BERT's FFN outputs).
+NOISE_MULTIPLE = 4.0
 
 # Random float inputs are standard normal times the first of these scales whose reference
 # output is not degenerate (see ``informative_inputs``).
@@ -112,9 +128,62 @@ def _saturated(rows) -> str:
 
 
 @dataclass(frozen=True)
+class Noise:
+    """onnxruntime float32's own error against the float64 reference ``source``, over
+    the tolerance: at its worst element (``max_ratio``) and in RMS over all elements."""
+
+    max_ratio: float
+    rms_ratio: float
+    source: str
+
+    def describe(self) -> str:
+        return (f"against {self.source}; widened to {NOISE_MULTIPLE:g}x onnxruntime float32's own error against it "
+                f"({self.max_ratio:.3g} of the tolerance at its worst element, {self.rms_ratio:.3g} in RMS)")
+
+
+def measure_noise(fp32, float64, source: str, rtol: float = RTOL, atol: float = ATOL) -> Noise | None:
+    """The Noise of onnxruntime's float32 output ``fp32`` against ``float64``; None for
+    an output that is not float or not finite (it is then judged by the tolerance alone)."""
+    fp32, float64 = np.asarray(fp32), np.asarray(float64)
+    if float64.dtype.kind != "f" or fp32.shape != float64.shape or not float64.size:
+        return None
+    ratios = _ratios(_errors(fp32, float64), float64, rtol, atol)
+    if not np.isfinite(ratios).all():
+        return None
+    return Noise(float(ratios.max()), _rms(ratios), source)
+
+
+def _errors(got, want):
+    """Each element's absolute error (0 for equal infinities and for NaN against NaN,
+    inf where one value is not finite and the other differs)."""
+    g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
+    with np.errstate(invalid="ignore"):
+        error = np.abs(g - w)
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        error[same] = 0.0
+        error[~same & ~np.isfinite(error)] = np.inf
+    return error
+
+
+def _ratios(error, want, rtol: float, atol: float):
+    """Each element's ``error`` over its tolerance ``atol + rtol * |want|``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(error == 0, 0.0, error / (atol + rtol * np.abs(want.astype(np.float64).ravel())))
+
+
+def _rms(ratios) -> float:
+    with np.errstate(over="ignore"):
+        return float(np.sqrt(np.mean(np.square(ratios))))
+
+
+@dataclass(frozen=True)
 class Comparison:
-    """The verdict on one output. ``ratio`` is the worst element's error over its
-    tolerance (ok when at most 1); ``worst`` that element's (index, got, want)."""
+    """The verdict on one output. ``element_ratio`` is the worst element's error over its
+    tolerance, ``worst`` that element's (index, got, want), ``rms`` the RMS of all
+    elements' errors over their tolerances. ``ratio`` is the error over what is allowed
+    (ok when at most 1): ``element_ratio``, or where ``noise`` widens the tolerance and
+    that is smaller, the larger of ``element_ratio`` and ``rms`` each over
+    NOISE_MULTIPLE times onnxruntime's."""
 
     ok: bool
     ratio: float
@@ -124,6 +193,9 @@ class Comparison:
     atol: float
     degenerate: str
     problem: str = ""
+    rms: float = 0.0
+    element_ratio: float = 0.0
+    noise: Noise | None = None
 
     def __str__(self) -> str:
         if self.problem:
@@ -131,16 +203,30 @@ class Comparison:
         text = f"max abs error {self.max_abs:.3g}"
         if self.worst is not None:
             index, got, want = self.worst
-            text += (f", worst element {list(index)}: {got:.7g} vs {want:.7g}, {self.ratio:.3g} of its tolerance"
-                     f" (atol {self.atol:g} + rtol {self.rtol:g} * |want|)")
+            text += (f", worst element {list(index)}: {got:.7g} vs {want:.7g}, error {self.ratio:.3g} of the tolerance"
+                     f" ({self.derivation()})")
         if self.degenerate:
             text += f"; degenerate reference: {self.degenerate}"
         return text
 
+    def derivation(self) -> str:
+        """How the tolerance was derived, and where this output stands against it."""
+        text = f"atol {self.atol:g} + rtol {self.rtol:g} * |want|"
+        if self.noise is None:
+            return text
+        if self.ratio == self.element_ratio:
+            return (f"{text} against {self.noise.source}; onnxruntime float32's own error against it: "
+                    f"{self.noise.max_ratio:.3g} of the tolerance, {self.noise.rms_ratio:.3g} in RMS; "
+                    f"this output's RMS: {self.rms:.3g}")
+        return (f"{text} {self.noise.describe()}; this output: {self.element_ratio:.3g} at its worst "
+                f"element, {self.rms:.3g} in RMS")
 
-def compare(got, want, rtol: float = RTOL, atol: float = ATOL) -> Comparison:
+
+def compare(got, want, rtol: float = RTOL, atol: float = ATOL, noise: Noise | None = None) -> Comparison:
     """Compare element by element: floats within ``atol + rtol * |want|`` (the same
-    non-finite values where the reference has them), anything else exactly."""
+    non-finite values where the reference has them), anything else exactly; with the
+    ``noise`` of float32 against the reference ``want``, also pass an output within
+    NOISE_MULTIPLE times that noise at the worst element and in RMS."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return Comparison(False, float("inf"), float("inf"), None, rtol, atol, "",
@@ -149,19 +235,20 @@ def compare(got, want, rtol: float = RTOL, atol: float = ATOL) -> Comparison:
         return Comparison(True, 0.0, 0.0, None, rtol, atol, "")
     if want.dtype.kind not in "fc":
         rtol = atol = 0.0
-    g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        error = np.abs(g - w)
-        same = (g == w) | (np.isnan(g) & np.isnan(w))  # equal infinities, both NaN
-        error[same] = 0.0
-        error[~same & ~np.isfinite(error)] = np.inf
-        allowed = atol + rtol * np.abs(w)
-        ratio = np.where(error == 0, 0.0, error / allowed)
-    flat = int(np.argmax(ratio))
+        noise = None
+    error = _errors(got, want)
+    ratios = _ratios(error, want, rtol, atol)
+    flat = int(np.argmax(ratios))
     index = np.unravel_index(flat, want.shape)
     worst = (tuple(int(i) for i in index), got[index].item(), want[index].item())
-    return Comparison(bool(ratio[flat] <= 1), float(ratio[flat]), float(error.max()), worst,
-                      rtol, atol, degenerate(want))
+    element, rms = float(ratios[flat]), _rms(ratios)
+    ratio = element
+    if noise is not None and element > 1:
+        widened = max(element / (NOISE_MULTIPLE * noise.max_ratio) if noise.max_ratio else np.inf,
+                      rms / (NOISE_MULTIPLE * noise.rms_ratio) if noise.rms_ratio else np.inf)
+        ratio = min(element, widened)
+    return Comparison(bool(ratio <= 1), ratio, float(error.max()), worst, rtol, atol, degenerate(want),
+                      rms=rms, element_ratio=element, noise=noise)
 
 
 def with_softmax_inputs(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -1,4 +1,5 @@
-"""dnnf_mlir.checking: the element-wise tolerance, degenerate references, informative inputs."""
+"""dnnf_mlir.checking: the element-wise tolerance, widened by float32 noise, degenerate references,
+informative inputs."""
 
 import numpy as np
 import onnx
@@ -8,11 +9,13 @@ from onnx import TensorProto, helper
 from dnnf_mlir.checking import (
     ATOL,
     INPUT_SCALES,
+    NOISE_MULTIPLE,
     RTOL,
     compare,
     degenerate,
     informative_inputs,
     make_inputs,
+    measure_noise,
     with_softmax_inputs,
 )
 from dnnf_mlir.ecg import TensorSpec
@@ -113,3 +116,46 @@ def test_softmax_logits_become_an_extra_output():
     assert [o.name for o in extended.graph.output] == ["y", "logits"]
     onnx.checker.check_model(extended, full_check=True)
     assert with_softmax_inputs(extended) is extended  # nothing more to expose
+
+
+def heavy_tailed_noise(rng, want, worst: float):
+    """float32-like noise on ``want``: most elements off by a tiny fraction of the
+    tolerance, a few by ``worst`` times it."""
+    tolerance = ATOL + RTOL * np.abs(want)
+    ratios = rng.standard_normal(want.shape) * 0.05
+    ratios[rng.choice(want.size, 5, replace=False)] = worst
+    return want + ratios * tolerance
+
+
+def test_float32_noise_widens_the_tolerance_and_the_output_says_how():
+    rng = np.random.default_rng(0)
+    want = rng.standard_normal(4096)
+    noise = measure_noise(heavy_tailed_noise(rng, want, 4.0), want, "the interpreter in float64")
+    assert noise.max_ratio == pytest.approx(4.0) and noise.rms_ratio < 0.2
+    got = heavy_tailed_noise(rng, want, 12.0)  # float32 summing in another order, noisier at its worst element
+    assert not compare(got, want).ok
+    result = compare(got, want, noise=noise)
+    assert result.ok and result.element_ratio == pytest.approx(12.0)
+    assert result.ratio == pytest.approx(12.0 / (NOISE_MULTIPLE * 4.0))
+    assert (f"widened to {NOISE_MULTIPLE:g}x onnxruntime float32's own error against it (4 of the tolerance at its "
+            "worst element") in str(result)
+    assert not compare(heavy_tailed_noise(rng, want, 20.0), want, noise=noise).ok  # beyond NOISE_MULTIPLE times it
+
+
+def test_a_systematic_error_within_the_elementwise_spread_fails_in_rms():
+    rng = np.random.default_rng(1)
+    want = rng.standard_normal(4096)
+    noise = measure_noise(heavy_tailed_noise(rng, want, 5.0), want, "float64")
+    planted = compare(want * (1 + 1e-3), want, noise=noise)  # one kernel's result scaled by 1 + 1e-3
+    assert planted.element_ratio < NOISE_MULTIPLE * noise.max_ratio  # inside the worst element's spread
+    assert planted.rms > NOISE_MULTIPLE * noise.rms_ratio and not planted.ok
+    assert planted.ratio == pytest.approx(min(planted.element_ratio, planted.rms / (NOISE_MULTIPLE * noise.rms_ratio)))
+
+
+def test_noise_never_widens_an_exact_or_non_finite_check():
+    want = np.array([1.0, 2.0, np.inf])
+    assert measure_noise(np.array([1.0, 2.0, 3.0], np.float32), want, "float64") is None
+    exact = measure_noise(want.astype(np.float32), want, "float64")
+    assert exact.max_ratio == exact.rms_ratio == 0
+    assert not compare(np.array([1.0, 2.01, np.inf]), want, noise=exact).ok
+    assert compare(np.arange(3), np.arange(3), noise=exact).ok and not compare(np.arange(3) + 1, np.arange(3)).ok

@@ -1,0 +1,126 @@
+"""The model run in float64, the reference that tells float32 noise from a wrong result
+(``checking.noise_tolerance`` measures onnxruntime's float32 error against it).
+
+The model's float32 tensors, initializers, constants, casts and LayerNormalization
+stashes are made float64. onnxruntime runs that model where it has a double kernel for
+every op (MatMul, Gemm, Softmax, ...: the transformers); it has none for Conv or Erf,
+so the CNNs and the BERTs run in the interpreter instead, imported from the same
+float64 model (numpy computes each op in float64). The reference is made once per check:
+a CNN in the interpreter takes seconds to a minute.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, TensorProto, numpy_helper
+
+from ..checking import ATOL, RTOL, measure_noise
+from ..frontend.onnx_importer import MIN_OPSET, import_onnx
+from ..frontend.onnx_upgrade import upgrade
+from ..interpreter import interpret
+
+FLOAT, DOUBLE = TensorProto.FLOAT, TensorProto.DOUBLE
+TYPE_ATTRIBUTES = ("to", "dtype", "stash_type")  # Cast, ConstantOfShape / Random*, LayerNormalization
+
+
+class Float64Unavailable(Exception):
+    """Neither onnxruntime nor the interpreter runs the model in float64 (why: the message)."""
+
+
+def as_float64(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` whose float32 tensors are all float64."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    _graph_as_float64(copy.graph)
+    return copy
+
+
+def _graph_as_float64(graph: onnx.GraphProto) -> None:
+    for value in [*graph.input, *graph.output, *graph.value_info]:
+        if value.type.tensor_type.elem_type == FLOAT:
+            value.type.tensor_type.elem_type = DOUBLE
+    for tensor in graph.initializer:
+        _tensor_as_float64(tensor)
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.name in TYPE_ATTRIBUTES and attribute.type == AttributeProto.INT and attribute.i == FLOAT:
+                attribute.i = DOUBLE
+            elif attribute.type == AttributeProto.TENSOR:
+                _tensor_as_float64(attribute.t)
+            elif attribute.type == AttributeProto.GRAPH:
+                _graph_as_float64(attribute.g)
+        if node.op_type == "LayerNormalization" and not any(a.name == "stash_type" for a in node.attribute):
+            node.attribute.append(onnx.helper.make_attribute("stash_type", DOUBLE))
+
+
+def _tensor_as_float64(tensor: onnx.TensorProto) -> None:
+    if tensor.data_type == FLOAT:
+        tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor).astype(np.float64), tensor.name))
+
+
+class Float64Reference:
+    """Runs ``model`` (float32, as onnxruntime_session loads it) in float64; ``source``
+    names what runs it. Raises Float64Unavailable when nothing can."""
+
+    def __init__(self, model: onnx.ModelProto):
+        import onnxruntime
+
+        model = as_float64(upgrade(model, MIN_OPSET))
+        self.names = [i.name for i in model.graph.input]
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.log_severity_level = 3
+        try:
+            self._session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                                         providers=["CPUExecutionProvider"])
+            self.source = "onnxruntime in float64"
+            return
+        except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
+            missing = str(error).splitlines()[0]
+        self._session = None
+        try:
+            self._module = import_onnx(model)
+        except Exception as error:  # noqa: BLE001 - whatever the importer refuses, the check goes on without
+            raise Float64Unavailable(f"onnxruntime: {missing}; the interpreter: {error}") from None
+        self.source = "the interpreter in float64"
+
+    def run(self, feeds: dict) -> list:
+        """The outputs in float64 for ``feeds`` (name -> value, floats made float64)."""
+        values = {name: value.astype(np.float64) if value.dtype == np.float32 else value
+                  for name, value in feeds.items()}
+        try:
+            if self._session is not None:
+                known = {i.name for i in self._session.get_inputs()}
+                return self._session.run(None, {n: v for n, v in values.items() if n in known})
+            return interpret(self._module, [values[name] for name in self.names if name in values])
+        except Exception as error:  # noqa: BLE001 - a reference that fails leaves today's check
+            raise Float64Unavailable(f"{self.source}: {str(error).splitlines()[0]}") from None
+
+
+@dataclass(frozen=True)
+class JudgedReference:
+    """What outputs are judged against: ``outputs`` of ``name`` with the Noise of
+    onnxruntime float32 against each (float64), or onnxruntime float32's own outputs
+    with no noise and ``note`` saying why there is no float64 reference."""
+
+    name: str
+    outputs: list
+    noises: list
+    note: str = ""
+
+
+def judged_reference(model: onnx.ModelProto, feeds: dict, fp32_outputs: list, rtol: float = RTOL,
+                     atol: float = ATOL) -> JudgedReference:
+    """The float64 reference of ``model`` on ``feeds``, made once per check, with
+    onnxruntime float32's ``fp32_outputs`` measuring the noise (relative to the
+    tolerance ``atol + rtol * |want|`` that the check applies); else the float32 ones."""
+    try:
+        reference = Float64Reference(model)
+        outputs = reference.run(feeds)
+    except Float64Unavailable as error:
+        return JudgedReference("onnxruntime", list(fp32_outputs), [None] * len(fp32_outputs),
+                               f"no float64 reference: {error}")
+    noises = [measure_noise(fp32, float64, reference.source, rtol, atol)
+              for fp32, float64 in zip(fp32_outputs, outputs)]
+    return JudgedReference("float64", list(outputs), noises)

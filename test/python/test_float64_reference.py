@@ -1,0 +1,60 @@
+"""tools/float64_reference.py: the model run in float64 by onnxruntime or, where it has
+no double kernel, by the interpreter; without either, the check stays on float32."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dnnf_mlir.tools.float64_reference import Float64Reference, as_float64, judged_reference
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)
+W = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+
+
+def model(node, output_shape) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [node, helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(X.shape))],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, output_shape)],
+        [numpy_helper.from_array(W, "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def conv_float64(x, w):
+    """Conv with no padding, in float64."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    windows = np.lib.stride_tricks.sliding_window_view(x, (3, 3), axis=(2, 3))  # n, c, h, w, kh, kw
+    return np.einsum("nchwij,ocij->nohw", windows, w)
+
+
+def test_every_float_tensor_becomes_float64():
+    converted = as_float64(model(helper.make_node("Conv", ["x", "w"], ["y"]), [1, 4, 6, 6]))
+    assert converted.graph.input[0].type.tensor_type.elem_type == TensorProto.DOUBLE
+    assert converted.graph.initializer[0].data_type == TensorProto.DOUBLE
+    assert converted.graph.node[1].attribute[0].i == TensorProto.DOUBLE  # Cast to float: to double
+
+
+@pytest.mark.parametrize("node,shape,source", [
+    (helper.make_node("Conv", ["x", "w"], ["y"]), [1, 4, 6, 6], "the interpreter in float64"),  # no double Conv
+    (helper.make_node("Mul", ["x", "x"], ["y"]), list(X.shape), "onnxruntime in float64"),
+])
+def test_the_reference_computes_in_float64(node, shape, source):
+    reference = Float64Reference(model(node, shape))
+    assert reference.source == source
+    got = reference.run({"x": X})[0]
+    want = conv_float64(X, W) if node.op_type == "Conv" else X.astype(np.float64) ** 2
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)  # float32 would be off by ~1e-7
+
+
+def test_without_a_float64_reference_the_check_stays_on_float32():
+    det = helper.make_model(helper.make_graph(
+        [helper.make_node("Det", ["a"], ["d"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3, 3])],
+        [helper.make_tensor_value_info("d", TensorProto.FLOAT, [2])]), opset_imports=[helper.make_opsetid("", 17)])
+    fp32 = [np.ones(2, np.float32)]
+    judged = judged_reference(det, {"a": np.ones((2, 3, 3), np.float32)}, fp32)
+    assert judged.name == "onnxruntime" and judged.outputs == fp32 and judged.noises == [None]
+    assert "no float64 reference" in judged.note and "'Det'" in judged.note

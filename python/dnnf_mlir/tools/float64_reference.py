@@ -9,12 +9,17 @@ float64 model (numpy computes each op in float64). The reference is made once pe
 a CNN in the interpreter takes seconds to a minute.
 """
 
+import hashlib
+import os
+import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
+from ..cache.keys import compiler_fingerprint
+from ..cache.store import default_root
 from ..checking import ATOL, RTOL, measure_noise
 from ..frontend.onnx_importer import MIN_OPSET, import_onnx
 from ..frontend.onnx_upgrade import upgrade
@@ -98,6 +103,34 @@ class Float64Reference:
             raise Float64Unavailable(f"{self.source}: {str(error).splitlines()[0]}") from None
 
 
+def _cached(model: onnx.ModelProto, feeds: dict) -> tuple:
+    """(what ran it, the float64 outputs of ``model`` on ``feeds``), kept on disk beside the
+    compile cache, keyed by the model, the inputs and the compiler's fingerprint (which
+    covers the interpreter): a test run checks each model in several modes and targets
+    on the same inputs, and a CNN's reference takes the interpreter seconds to a minute."""
+    digest = hashlib.sha256(compiler_fingerprint().encode() + model.SerializeToString())
+    for name in sorted(feeds):
+        value = np.ascontiguousarray(feeds[name])
+        digest.update(f"{name}:{value.dtype}:{value.shape}".encode() + value.tobytes())
+    path = default_root().parent / "float64" / f"{digest.hexdigest()}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            return str(stored["source"]), [stored[f"output_{i}"] for i in range(int(stored["count"]))]
+    except (OSError, KeyError, ValueError):
+        pass
+    reference = Float64Reference(model)
+    outputs = reference.run(feeds)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as scratch:
+            np.savez(scratch, source=reference.source, count=len(outputs),
+                     **{f"output_{i}": np.asarray(o) for i, o in enumerate(outputs)})
+        os.replace(scratch.name, path)
+    except OSError:
+        pass  # an unwritable cache only costs the next check the time again
+    return reference.source, outputs
+
+
 @dataclass(frozen=True)
 class JudgedReference:
     """What outputs are judged against: ``outputs`` of ``name`` with the Noise of
@@ -116,11 +149,10 @@ def judged_reference(model: onnx.ModelProto, feeds: dict, fp32_outputs: list, rt
     onnxruntime float32's ``fp32_outputs`` measuring the noise (relative to the
     tolerance ``atol + rtol * |want|`` that the check applies); else the float32 ones."""
     try:
-        reference = Float64Reference(model)
-        outputs = reference.run(feeds)
+        source, outputs = _cached(model, feeds)
     except Float64Unavailable as error:
         return JudgedReference("onnxruntime", list(fp32_outputs), [None] * len(fp32_outputs),
                                f"no float64 reference: {error}")
-    noises = [measure_noise(fp32, float64, reference.source, rtol, atol)
+    noises = [measure_noise(fp32, float64, source, rtol, atol)
               for fp32, float64 in zip(fp32_outputs, outputs)]
     return JudgedReference("float64", list(outputs), noises)

@@ -14,13 +14,14 @@ func.func @and_broadcast(%a: tensor<2x3xi32>, %b: tensor<3xi32>) -> tensor<2x3xi
 
 // -----
 
-// Unsigned operands are xor-ed as signless ones, through unrealized casts.
+// Unsigned operands are xor-ed as signless ones: the lowering ends with every unsigned
+// type signless, the function keeping its declared signature.
 // CHECK-LABEL: func.func @xor_unsigned
+// CHECK-SAME: (%{{.*}}: tensor<4xi8>, %{{.*}}: tensor<4xi8>) -> tensor<4xi8>
+// CHECK-SAME: dnnf.declared_type = (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
 // CHECK: linalg.generic
-// CHECK: ^bb0(%[[X:.*]]: ui8, %[[Y:.*]]: ui8, %{{.*}}: ui8):
-// CHECK: builtin.unrealized_conversion_cast %[[X]] : ui8 to i8
-// CHECK: arith.xori {{.*}} : i8
-// CHECK: builtin.unrealized_conversion_cast {{.*}} : i8 to ui8
+// CHECK: ^bb0(%[[X:.*]]: i8, %[[Y:.*]]: i8, %{{.*}}: i8):
+// CHECK: arith.xori %[[X]], %[[Y]] : i8
 func.func @xor_unsigned(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
   %0 = "ecg.bitwise_xor"(%a, %b) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   return %0 : tensor<4xui8>

@@ -71,33 +71,40 @@ class Float64Reference:
     def __init__(self, model: onnx.ModelProto):
         import onnxruntime
 
-        model = as_float64(upgrade(model, MIN_OPSET))
-        self.names = [i.name for i in model.graph.input]
+        self._model = as_float64(upgrade(model, MIN_OPSET))
+        self.names = [i.name for i in self._model.graph.input]
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         options.log_severity_level = 3
+        self._session = self._module = None
         try:
-            self._session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+            self._session = onnxruntime.InferenceSession(self._model.SerializeToString(), options,
                                                          providers=["CPUExecutionProvider"])
             self.source = "onnxruntime in float64"
-            return
         except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
-            missing = str(error).splitlines()[0]
+            self._use_interpreter(str(error).splitlines()[0])
+
+    def _use_interpreter(self, why_not_onnxruntime: str):
+        """Run the model in the interpreter from now on (onnxruntime lacks a double
+        kernel: when it loads the model, as for Conv, or only when it runs it, as for GRU)."""
         self._session = None
         try:
-            self._module = import_onnx(model)
+            self._module = import_onnx(self._model)
         except Exception as error:  # noqa: BLE001 - whatever the importer refuses, the check goes on without
-            raise Float64Unavailable(f"onnxruntime: {missing}; the interpreter: {error}") from None
+            raise Float64Unavailable(f"onnxruntime: {why_not_onnxruntime}; the interpreter: {error}") from None
         self.source = "the interpreter in float64"
 
     def run(self, feeds: dict) -> list:
         """The outputs in float64 for ``feeds`` (name -> value, floats made float64)."""
         values = {name: value.astype(np.float64) if value.dtype == np.float32 else value
                   for name, value in feeds.items()}
-        try:
-            if self._session is not None:
-                known = {i.name for i in self._session.get_inputs()}
+        if self._session is not None:
+            known = {i.name for i in self._session.get_inputs()}
+            try:
                 return self._session.run(None, {n: v for n, v in values.items() if n in known})
+            except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
+                self._use_interpreter(str(error).splitlines()[0])
+        try:
             return interpret(self._module, [values[name] for name in self.names if name in values])
         except Exception as error:  # noqa: BLE001 - a reference that fails leaves today's check
             raise Float64Unavailable(f"{self.source}: {str(error).splitlines()[0]}") from None

@@ -75,4 +75,9 @@ def test_extra_interpreted(name, checked_extra_models):
     result = subprocess.run(["dnnf-run", str(checked_extra_models(name)), "--interpret", "--check"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "ok output 0 vs float64" in result.stdout and "degenerate reference" not in result.stdout, result.stdout
+    # A quantized model may have no float64 form (onnxruntime's DequantizeLinear takes float32
+    # scales; the dynamic encoder quantizes at run time): it is then judged against
+    # onnxruntime, as the check says.
+    references = ("float64", "onnxruntime") if name in QUANTIZED else ("float64",)
+    assert any(f"ok output 0 vs {r}" in result.stdout for r in references), result.stdout
+    assert "degenerate reference" not in result.stdout, result.stdout

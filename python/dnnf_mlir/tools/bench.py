@@ -186,12 +186,32 @@ def _summary(results: dict, t: int, modes: list) -> dict:
     return summary
 
 
-def _checked_paths(args) -> list:
+def _resolved(args, **overrides) -> tuple:
+    """The compile options of the flags with ``overrides``, and their target."""
+    try:
+        options = from_arguments(args, **overrides)
+        return options, options.resolve_target()
+    except ValueError as error:
+        raise ToolError(str(error)) from None
+
+
+def _bench_each(args, bench) -> dict:
+    """Model name -> ``bench(path, directory)`` of each model, the directory its
+    compilations go under (--keep's or a scratch one), in the progress display; a model
+    that fails to compile ends the tool with one line."""
     paths = [Path(m) for m in args.models]
     for path in paths:
         if not path.is_file():
             raise ToolError(f"no such model: {path}")
-    return paths
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="dnnf-bench-") as scratch, progress_display("dnnf-bench"):
+        root = Path(args.keep) if args.keep else Path(scratch)
+        for path in paths:
+            try:
+                results[path.stem] = bench(path, root)
+            except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
+                raise ToolError(f"{path.name}: {error}") from None
+    return results
 
 
 def main_vulkan(args) -> int:
@@ -200,23 +220,15 @@ def main_vulkan(args) -> int:
         raise ToolError("--threads is for --target host: the Vulkan target runs on the GPU, not OpenMP threads")
     if args.fusion not in (None, "dnnf"):
         raise ToolError(f"--target vulkan benchmarks fusion dnnf against IREE; --fusion {args.fusion} is host only")
-    try:
-        options = from_arguments(args, target="vulkan", threads=1, fusion="dnnf")
-        options.resolve_target()
-    except ValueError as error:
-        raise ToolError(str(error)) from None
-    paths = _checked_paths(args)
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="dnnf-bench-") as scratch, progress_display("dnnf-bench"):
-        root = Path(args.keep) if args.keep else Path(scratch)
-        for path in paths:
-            try:
-                r = gpu_bench.bench_model(path, options, root / path.stem, args)
-            except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
-                raise ToolError(f"{path.name}: {error}") from None
-            results[path.stem] = r
-            iree = f"IREE {r['iree']['ms']:.2f} ms" if "ms" in r["iree"] else "IREE failed"
-            print(f"{path.stem}: dnnf {r['dnnf']['ms']:.2f} ms, {iree}", flush=True)
+    options, _ = _resolved(args, target="vulkan", threads=1, fusion="dnnf")
+
+    def bench(path: Path, root: Path) -> dict:
+        r = gpu_bench.bench_model(path, options, root / path.stem, args)
+        iree = f"IREE {r['iree']['ms']:.2f} ms" if "ms" in r["iree"] else "IREE failed"
+        print(f"{path.stem}: dnnf {r['dnnf']['ms']:.2f} ms, {iree}", flush=True)
+        return r
+
+    results = _bench_each(args, bench)
     print()
     print(gpu_bench.table(results))
     if args.json:
@@ -238,33 +250,26 @@ def main(argv=None) -> int:
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ToolError(f"--fusion expects modes among {', '.join(MODES)}, got '{args.fusion}'")
-    try:
-        options = from_arguments(args, threads=threads[0], fusion=modes[0])  # each benchmark's thread count and mode
-        compiled_for = options.resolve_target()
-    except ValueError as error:
-        raise ToolError(str(error)) from None
-    paths = _checked_paths(args)
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="dnnf-bench-") as scratch, progress_display("dnnf-bench"):
-        root = Path(args.keep) if args.keep else Path(scratch)
-        for path in paths:
-            results[path.stem] = {}
-            for t in threads:
-                try:
-                    r = bench_model(path, replace(options, threads=t), root / f"{path.stem}-t{t}", modes, args)
-                except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
-                    raise ToolError(f"{path.name}: {error}") from None
-                results[path.stem][str(t)] = r
-                print(f"{path.stem} threads={t}: ORT_DISABLE_ALL {r['ort_disable_all_ms']:.2f} ms, "
-                      f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
-                for mode, m in r["modes"].items():
-                    print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
-                          f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
-                          f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
-                          f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} "
-                          f"of the tolerance ({m['tolerance']})"
-                          + "".join(f"; degenerate reference: {d}" for d in m["degenerate"]),
-                          flush=True)
+    options, compiled_for = _resolved(args, threads=threads[0], fusion=modes[0])  # each benchmark's threads and mode
+
+    def bench(path: Path, root: Path) -> dict:
+        per_thread = {}
+        for t in threads:
+            r = bench_model(path, replace(options, threads=t), root / f"{path.stem}-t{t}", modes, args)
+            per_thread[str(t)] = r
+            print(f"{path.stem} threads={t}: ORT_DISABLE_ALL {r['ort_disable_all_ms']:.2f} ms, "
+                  f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
+            for mode, m in r["modes"].items():
+                print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
+                      f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
+                      f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
+                      f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} "
+                      f"of the tolerance ({m['tolerance']})"
+                      + "".join(f"; degenerate reference: {d}" for d in m["degenerate"]),
+                      flush=True)
+        return per_thread
+
+    results = _bench_each(args, bench)
     print()
     print(_table(results, threads, modes))
     if args.json:

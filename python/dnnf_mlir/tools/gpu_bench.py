@@ -25,7 +25,7 @@ from ..session import ModelSource
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
 from .common import onnxruntime_session
 from .float64_reference import judged_reference
-from .iree_peer import IreeError, IreeSession, compile_for_vulkan
+from .iree_peer import IreeError, IreeSession, compile_for_vulkan, installed_version
 
 
 def _say(message: str):
@@ -121,8 +121,8 @@ def summary(results: dict) -> dict:
 
 
 def write_json(path: str, results: dict, args):
-    document = {"target": "vulkan", "iree_vulkan_target": args.iree_vulkan_target, "models": results,
-                "summary": summary(results)}
+    document = {"target": "vulkan", "iree_version": installed_version(), "iree_vulkan_target": args.iree_vulkan_target,
+                "models": results, "summary": summary(results)}
     tmp = Path(path).with_suffix(".tmp")
     tmp.write_text(json.dumps(document, indent=1) + "\n")
     tmp.replace(path)

@@ -12,6 +12,7 @@ per inference. Models below opset 17 are upgraded by the importer (``--opset-ver
 
 import importlib
 import subprocess
+from importlib import metadata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,14 @@ def _import(module: str, package: str):
         return importlib.import_module(module)
     except ImportError:
         raise IreeError(f"{module} not found (pip install {package}=={VERSION})") from None
+
+
+def installed_version() -> str | None:
+    """iree-base-runtime's version here (None when it is missing)."""
+    try:
+        return metadata.version("iree-base-runtime")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def count_dispatches(flow_ir: Path) -> int:
@@ -129,4 +138,4 @@ class IreeSession:
         return call
 
 
-__all__ = ["IreeError", "IreeProgram", "IreeSession", "compile_for_vulkan", "count_dispatches"]
+__all__ = ["IreeError", "IreeProgram", "IreeSession", "compile_for_vulkan", "count_dispatches", "installed_version"]

@@ -44,6 +44,7 @@ def test_dnnf_and_iree_timed_and_checked(model, tmp_path, capsys):
     assert result["ratio_ms"] == pytest.approx(dnnf["ms"] / iree["ms"])
     assert result["ratio_dispatches"] == pytest.approx(dnnf["dispatches"] / iree["dispatches"])
     assert result["runs"] == 2 and document["summary"]["models_iree_ran"] == 1
+    assert document["iree_version"] == "3.13.0"  # as tools/setup.sh pins it
     printed = capsys.readouterr().out
     assert "matmul_bias_relu: IREE (valhall) compiled in" in printed  # progress as it goes
     assert "IREE ms" in printed and "\nmatmul_bias_relu " in printed  # the table's header and row

@@ -11,7 +11,10 @@ per inference. Models below opset 17 are upgraded by the importer (``--opset-ver
 """
 
 import importlib
+import os
+import shutil
 import subprocess
+import sys
 from importlib import metadata
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +42,17 @@ def _first_error(output: str) -> str:
     return (errors or lines or ["no output"])[0]
 
 
+def _tool(name: str) -> str:
+    """IREE's command ``name``: beside this Python (the virtual environment pip put it
+    in, whether or not it is activated), else on PATH."""
+    found = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    if found is None:
+        raise IreeError(f"{name} not found (pip install iree-base-compiler=={VERSION})")
+    return found
+
+
 def _run(command: list, what: str):
-    try:
-        proc = subprocess.run([str(c) for c in command], capture_output=True, text=True)
-    except FileNotFoundError:
-        raise IreeError(f"{command[0]} not found (pip install iree-base-compiler=={VERSION})") from None
+    proc = subprocess.run([_tool(command[0])] + [str(c) for c in command[1:]], capture_output=True, text=True)
     if proc.returncode != 0:
         raise IreeError(f"{what}: {_first_error(proc.stderr + proc.stdout)}")
 

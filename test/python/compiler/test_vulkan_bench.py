@@ -10,6 +10,7 @@ import pytest
 
 from dnnf_mlir.tools.bench import main
 from dnnf_mlir.tools.common import ToolError
+from dnnf_mlir.tools.iree_peer import compile_for_vulkan
 
 from test_vulkan import GRAPHS
 
@@ -57,6 +58,14 @@ def test_iree_failure_is_reported(model, tmp_path, capsys):
     assert result["iree"]["error"].startswith("iree-compile: ") and "no-such-gpu" in result["iree"]["error"]
     assert "ratio_ms" not in result
     assert f"matmul_bias_relu: IREE failed: {result['iree']['error']}" in capsys.readouterr().out
+
+
+def test_iree_tools_found_beside_python(model, tmp_path, monkeypatch):
+    """pip puts iree-compile in the virtual environment's bin/: found there when the
+    environment is not activated (PATH without it)."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    program = compile_for_vulkan(model, tmp_path, "valhall")
+    assert program.vmfb.is_file() and program.dispatches == 1
 
 
 @pytest.mark.parametrize("flags, message", [

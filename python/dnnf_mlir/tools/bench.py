@@ -56,9 +56,9 @@ from ..frontend.onnx_importer import load_model
 from ..fusion import MODES
 from ..session import ModelSource
 from ..statistics import change
-from .common import ToolError, onnxruntime_session, run_tool, tool_parser
 from . import gpu_bench
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
+from .common import ToolError, onnxruntime_session, run_tool, tool_parser
 from .float64_reference import judged_reference
 from .progress_display import progress_display
 
@@ -81,7 +81,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--iree-vulkan-target", default="valhall", metavar="NAME",
                         help="the IREE peer's --iree-vulkan-target with --target vulkan (default valhall: Mali)")
     add_option_arguments(parser, skip=("target", "threads", "fusion"))  # host only; threads and modes are lists
-    parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode>")
+    parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode> "
+                        "(vulkan: DIR/<model>/dnnf and DIR/<model>/iree)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--no-cache", action="store_true",
                         help="compile afresh and leave the compile cache ($DNNF_CACHE_DIR, see dnnf-cache) alone")

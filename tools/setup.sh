@@ -23,3 +23,5 @@ pip install -q --disable-pip-version-check --upgrade pip
 # torch 2.13.0 (CPU) must be installed before transformers so that no CUDA build is pulled in.
 pip install -q --disable-pip-version-check torch==2.13.0
 pip install -q --disable-pip-version-check -e '.[test,models]'
+# IREE, dnnf-bench --target vulkan's peer on the same Vulkan device (dnnf_mlir/tools/iree_peer.py).
+pip install -q --disable-pip-version-check iree-base-compiler==3.13.0 iree-base-runtime==3.13.0

@@ -3,6 +3,12 @@ mode by fusion mode.
 
     dnnf-bench resnet50.onnx bert_base.onnx --threads 1,2 --json bench.json
     dnnf-bench bert_base.onnx --fusion dnnf --threads 1
+    dnnf-bench squeezenet.onnx resnet50.onnx --target vulkan --json vk.json
+
+--target vulkan compares dnnf's Vulkan code with IREE's on the same device (gpu_bench.py:
+latency, dispatches per inference); --threads and fusion modes other than dnnf are
+refused there, the other options apply as on the host. The rest of this describes the
+host bench.
 
 For each model and thread count, in this one process: compile for the host with that
 many threads once per fusion mode (--fusion, default dnnf,tvm,none: ecg-fuse's
@@ -33,20 +39,16 @@ then the first compilation's); --no-cache compiles afresh.
 
 import argparse
 import json
-import math
 import os
 import platform
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
-from ..cache import CompileCache, compile_cached, copy_entry
-from ..checking import compare, informative_inputs
+from ..cache import CompileCache
+from ..checking import informative_inputs
 from ..codegen import CodegenError, get_target
-from ..compiler import Artifact, ArtifactError, CompileError, CompileOptions, compile_model
+from ..compiler import ArtifactError, CompileError, CompileOptions
 from ..compiler.options import add_option_arguments, from_arguments
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
@@ -54,6 +56,8 @@ from ..frontend.onnx_importer import load_model
 from ..fusion import MODES
 from ..session import ModelSource
 from ..statistics import change
+from . import gpu_bench
+from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
 from .common import ToolError, onnxruntime_session, run_tool, tool_parser
 from .float64_reference import judged_reference
 from .progress_display import progress_display
@@ -64,61 +68,25 @@ PEERS = ("ort_disable_all", "ort_enable_all")
 def make_parser() -> argparse.ArgumentParser:
     parser = tool_parser("dnnf-bench", __doc__)
     parser.add_argument("models", nargs="+", metavar="MODEL", help="ONNX models")
-    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
+    parser.add_argument("--target", choices=("host", "vulkan"), default="host",
+                        help="host: dnnf against onnxruntime on this CPU (the default); vulkan: dnnf against "
+                        "IREE on the Vulkan device found (see dnnf_mlir/tools/gpu_bench.py)")
+    parser.add_argument("--threads", help="comma-separated thread counts (default 1,2; host only)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each before timing")
     parser.add_argument("--min-runs", type=int, default=10, help="timed rounds, at least")
     parser.add_argument("--max-runs", type=int, default=100, help="timed rounds, at most")
     parser.add_argument("--seconds", type=float, default=3.0, help="time the rounds for at least this long")
-    parser.add_argument("--fusion", default=",".join(MODES),
-                        help=f"comma-separated fusion modes to compare (default {','.join(MODES)})")
+    parser.add_argument("--fusion", help=f"comma-separated fusion modes to compare (default {','.join(MODES)}; "
+                        "vulkan: dnnf only)")
+    parser.add_argument("--iree-vulkan-target", default="valhall", metavar="NAME",
+                        help="the IREE peer's --iree-vulkan-target with --target vulkan (default valhall: Mali)")
     add_option_arguments(parser, skip=("target", "threads", "fusion"))  # host only; threads and modes are lists
-    parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode>")
+    parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode> "
+                        "(vulkan: DIR/<model>/dnnf and DIR/<model>/iree)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--no-cache", action="store_true",
                         help="compile afresh and leave the compile cache ($DNNF_CACHE_DIR, see dnnf-cache) alone")
     return parser
-
-
-def _median_rounds(runners: dict, args) -> dict:
-    """Median ms of each runner over interleaved rounds. In a round each runner runs
-    twice, back to back, and the second run is timed: that run finds its own weights
-    and buffers in the caches however big the runner before it was (timed right after
-    another, the first runner of a round ran measurably slower: shufflenet's first
-    mode by 5-8%, whichever mode it was). The order rotates from round to round."""
-    names = list(runners)
-    times = {name: [] for name in names}
-    start = time.perf_counter()
-    rounds = 0
-    while rounds < args.max_runs and (rounds < args.min_runs or time.perf_counter() - start < args.seconds):
-        for name in names[rounds % len(names):] + names[:rounds % len(names)]:
-            run = runners[name]
-            run()
-            t0 = time.perf_counter()
-            run()
-            times[name].append(1e3 * (time.perf_counter() - t0))
-        rounds += 1
-    return {name: float(np.median(values)) for name, values in times.items()} | {"runs": rounds}
-
-
-def compile_mode(path: Path, source: ModelSource, options: CompileOptions, outdir: Path, args):
-    """``(artifact, loaded library, compiled)`` of ``path`` compiled with ``options``:
-    through the compile cache unless --no-cache (or the model's shapes are not all
-    fixed); with --keep, also copied to ``outdir``."""
-    threads = options.threads
-    shapes = source.info.static_shapes({})
-    if args.no_cache or shapes is None:
-        compile_model(path, outdir, options=options)
-        artifact = Artifact(outdir)
-        return artifact, artifact.session(threads), True
-
-    def load(directory: Path):
-        if args.keep:
-            copy_entry(directory, outdir)
-        artifact = Artifact(directory)
-        return artifact, artifact.session(threads)
-
-    (artifact, library), compiled = compile_cached(path, source.digest, shapes, options, source.cache, load, source.name)
-    return artifact, library, compiled
 
 
 def bench_model(path: Path, options: CompileOptions, outdir: Path, modes: list, args) -> dict:
@@ -143,7 +111,7 @@ def bench_model(path: Path, options: CompileOptions, outdir: Path, modes: list, 
     for run in runners.values():
         for _ in range(args.warmup):
             run()
-    medians = _median_rounds(runners, args)
+    medians = median_rounds(runners, args)
     result = {"threads": threads, "runs": medians["runs"], "rewrite": compiled[modes[0]]["rewrite"],
               "input_scale": scale, "modes": {}}
     for peer in PEERS:
@@ -159,21 +127,13 @@ def bench_model(path: Path, options: CompileOptions, outdir: Path, modes: list, 
             "unique_kernels": manifest["unique_kernels"],
             "fusion": manifest["fusion"],
         }
-        checks = [compare(g, w, noise=n) for g, w, n in zip(runners[mode].outputs, judged.outputs, judged.noises)]
-        worst = max(checks, key=lambda c: c.ratio)
-        entry["error_ratio"] = worst.ratio
-        entry["tolerance"] = worst.derivation() + (f" ({judged.note})" if judged.note else "")
-        entry["degenerate"] = sorted({c.degenerate for c in checks if c.degenerate})
+        entry |= check_outputs(runners[mode].outputs, judged)
         for peer in PEERS:
             entry[f"ratio_{peer}"] = medians[mode] / medians[peer]
         if "none" in modes:
             entry["speedup_over_none"] = medians["none"] / medians[mode]
         result["modes"][mode] = entry
     return result
-
-
-def _geomean(values) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def _before_after(rewrite: dict) -> tuple:
@@ -221,27 +181,25 @@ def _summary(results: dict, t: int, modes: list) -> dict:
         entry = {}
         for key in [f"ratio_{peer}" for peer in PEERS] + (["speedup_over_none"] if "none" in modes else []):
             values = [row[mode][key] for row in rows]
-            entry[f"geomean_{key}"] = _geomean(values)
+            entry[f"geomean_{key}"] = geomean(values)
             entry[f"max_{key}"] = max(values) if values else float("nan")
         summary[mode] = entry
     return summary
 
 
-def main(argv=None) -> int:
-    args = make_parser().parse_args(argv)
+def _resolved(args, **overrides) -> tuple:
+    """The compile options of the flags with ``overrides``, and their target."""
     try:
-        threads = [int(t) for t in args.threads.split(",")]
-    except ValueError:
-        raise ToolError(f"--threads expects numbers like 1,2, got '{args.threads}'") from None
-    modes = [m.strip() for m in args.fusion.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in MODES]
-    if unknown or not modes:
-        raise ToolError(f"--fusion expects modes among {', '.join(MODES)}, got '{args.fusion}'")
-    try:
-        options = from_arguments(args, threads=threads[0], fusion=modes[0])  # each benchmark's thread count and mode
-        compiled_for = options.resolve_target()
+        options = from_arguments(args, **overrides)
+        return options, options.resolve_target()
     except ValueError as error:
         raise ToolError(str(error)) from None
+
+
+def _bench_each(args, bench) -> dict:
+    """Model name -> ``bench(path, directory)`` of each model, the directory its
+    compilations go under (--keep's or a scratch one), in the progress display; a model
+    that fails to compile ends the tool with one line."""
     paths = [Path(m) for m in args.models]
     for path in paths:
         if not path.is_file():
@@ -250,23 +208,69 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="dnnf-bench-") as scratch, progress_display("dnnf-bench"):
         root = Path(args.keep) if args.keep else Path(scratch)
         for path in paths:
-            results[path.stem] = {}
-            for t in threads:
-                try:
-                    r = bench_model(path, replace(options, threads=t), root / f"{path.stem}-t{t}", modes, args)
-                except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
-                    raise ToolError(f"{path.name}: {error}") from None
-                results[path.stem][str(t)] = r
-                print(f"{path.stem} threads={t}: ORT_DISABLE_ALL {r['ort_disable_all_ms']:.2f} ms, "
-                      f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
-                for mode, m in r["modes"].items():
-                    print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
-                          f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
-                          f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
-                          f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} "
-                          f"of the tolerance ({m['tolerance']})"
-                          + "".join(f"; degenerate reference: {d}" for d in m["degenerate"]),
-                          flush=True)
+            try:
+                results[path.stem] = bench(path, root)
+            except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
+                raise ToolError(f"{path.name}: {error}") from None
+    return results
+
+
+def main_vulkan(args) -> int:
+    """dnnf-bench --target vulkan: ``gpu_bench`` over the models, one compile mode."""
+    if args.threads is not None:
+        raise ToolError("--threads is for --target host: the Vulkan target runs on the GPU, not OpenMP threads")
+    if args.fusion not in (None, "dnnf"):
+        raise ToolError(f"--target vulkan benchmarks fusion dnnf against IREE; --fusion {args.fusion} is host only")
+    options, _ = _resolved(args, target="vulkan", threads=1, fusion="dnnf")
+
+    def bench(path: Path, root: Path) -> dict:
+        r = gpu_bench.bench_model(path, options, root / path.stem, args)
+        iree = f"IREE {r['iree']['ms']:.2f} ms" if "ms" in r["iree"] else "IREE failed"
+        print(f"{path.stem}: dnnf {r['dnnf']['ms']:.2f} ms, {iree}", flush=True)
+        return r
+
+    results = _bench_each(args, bench)
+    print()
+    print(gpu_bench.table(results))
+    if args.json:
+        gpu_bench.write_json(args.json, results, args)
+    return 0
+
+
+def main(argv=None) -> int:
+    args = make_parser().parse_args(argv)
+    if args.target == "vulkan":
+        return main_vulkan(args)
+    args.threads = args.threads or "1,2"
+    args.fusion = args.fusion or ",".join(MODES)
+    try:
+        threads = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        raise ToolError(f"--threads expects numbers like 1,2, got '{args.threads}'") from None
+    modes = [m.strip() for m in args.fusion.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise ToolError(f"--fusion expects modes among {', '.join(MODES)}, got '{args.fusion}'")
+    options, compiled_for = _resolved(args, threads=threads[0], fusion=modes[0])  # each benchmark's threads and mode
+
+    def bench(path: Path, root: Path) -> dict:
+        per_thread = {}
+        for t in threads:
+            r = bench_model(path, replace(options, threads=t), root / f"{path.stem}-t{t}", modes, args)
+            per_thread[str(t)] = r
+            print(f"{path.stem} threads={t}: ORT_DISABLE_ALL {r['ort_disable_all_ms']:.2f} ms, "
+                  f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
+            for mode, m in r["modes"].items():
+                print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
+                      f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
+                      f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
+                      f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} "
+                      f"of the tolerance ({m['tolerance']})"
+                      + "".join(f"; degenerate reference: {d}" for d in m["degenerate"]),
+                      flush=True)
+        return per_thread
+
+    results = _bench_each(args, bench)
     print()
     print(_table(results, threads, modes))
     if args.json:

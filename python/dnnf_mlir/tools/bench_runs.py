@@ -1,0 +1,72 @@
+"""What dnnf-bench's targets share: a model compiled through the compile cache,
+runners timed in interleaved rounds, outputs checked against the judged reference."""
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..cache import compile_cached, copy_entry
+from ..checking import compare
+from ..compiler import Artifact, CompileOptions, compile_model
+from ..session import ModelSource
+
+
+def median_rounds(runners: dict, args) -> dict:
+    """Median ms of each runner over interleaved rounds. In a round each runner runs
+    twice, back to back, and the second run is timed: that run finds its own weights
+    and buffers in the caches however big the runner before it was (timed right after
+    another, the first runner of a round ran measurably slower: shufflenet's first
+    mode by 5-8%, whichever mode it was). The order rotates from round to round."""
+    names = list(runners)
+    times = {name: [] for name in names}
+    start = time.perf_counter()
+    rounds = 0
+    while rounds < args.max_runs and (rounds < args.min_runs or time.perf_counter() - start < args.seconds):
+        for name in names[rounds % len(names):] + names[:rounds % len(names)]:
+            run = runners[name]
+            run()
+            t0 = time.perf_counter()
+            run()
+            times[name].append(1e3 * (time.perf_counter() - t0))
+        rounds += 1
+    return {name: float(np.median(values)) for name, values in times.items()} | {"runs": rounds}
+
+
+def compile_mode(path: Path, source: ModelSource, options: CompileOptions, outdir: Path, args):
+    """``(artifact, loaded library, compiled)`` of ``path`` compiled with ``options``:
+    through the compile cache unless --no-cache (or the model's shapes are not all
+    fixed); with --keep, also copied to ``outdir``."""
+    threads = options.threads
+    shapes = source.info.static_shapes({})
+    if args.no_cache or shapes is None:
+        compile_model(path, outdir, options=options)
+        artifact = Artifact(outdir)
+        return artifact, artifact.session(threads), True
+
+    def load(directory: Path):
+        if args.keep:
+            copy_entry(directory, outdir)
+        artifact = Artifact(directory)
+        return artifact, artifact.session(threads)
+
+    (artifact, library), compiled = compile_cached(path, source.digest, shapes, options, source.cache, load, source.name)
+    return artifact, library, compiled
+
+
+def geomean(values) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def check_outputs(outputs: list, judged) -> dict:
+    """The worst of ``outputs`` against the judged reference (``float64_reference``):
+    its error over the tolerance, how the tolerance was derived, degenerate references."""
+    checks = [compare(g, w, noise=n) for g, w, n in zip(outputs, judged.outputs, judged.noises)]
+    worst = max(checks, key=lambda c: c.ratio)
+    return {"error_ratio": worst.ratio,
+            "tolerance": worst.derivation() + (f" ({judged.note})" if judged.note else ""),
+            "degenerate": sorted({c.degenerate for c in checks if c.degenerate})}
+
+
+__all__ = ["check_outputs", "compile_mode", "geomean", "median_rounds"]

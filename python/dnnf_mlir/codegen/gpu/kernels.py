@@ -17,7 +17,7 @@ from typing import Optional
 
 from ..._mlir import ir
 from ..errors import CodegenError
-from ..linalg_queries import parallel_loops, static_tensor_type
+from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 
 VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice")
 
@@ -287,16 +287,16 @@ def staged_ops(group: RootGroup) -> list:
 
 def _readers(op, group: RootGroup) -> list:
     """(consumer, indexing map) of each input of a ``group`` op that reads ``op``'s result."""
-    found = []
-    for consumer in group.ops:
-        if consumer.name != "linalg.generic":
-            continue
-        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(consumer.attributes["indexing_maps"])]
-        inputs = len(consumer.operands) - len(consumer.results)
-        for value, amap in zip(list(consumer.operands)[:inputs], maps):
-            if isinstance(value, ir.OpResult) and value.owner == op:
-                found.append((consumer, amap))
-    return found
+    return [(consumer, amap) for consumer in group.ops for value, amap in _inputs_with_maps(consumer)
+            if isinstance(value, ir.OpResult) and value.owner == op]
+
+
+def _inputs_with_maps(consumer) -> list:
+    """(value, indexing map) of each input of a ``linalg.generic``; none for another op."""
+    if consumer.name != "linalg.generic":
+        return []
+    return list(zip(list(consumer.operands)[: len(consumer.operands) - len(consumer.results)],
+                    indexing_maps(consumer)))
 
 
 def one_op_per_group(function) -> Kernel:
@@ -353,8 +353,7 @@ def _reads_whole(consumer, producer) -> bool:
     if consumer.name != "linalg.generic":
         return False
     ranges = loop_ranges(consumer)
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(consumer.attributes["indexing_maps"])]
-    for value, amap in zip(list(consumer.operands)[: len(consumer.operands) - len(consumer.results)], maps):
+    for value, amap in _inputs_with_maps(consumer):
         if not (isinstance(value, ir.OpResult) and value.owner == producer) or ranges is None:
             continue
         shape = static_tensor_type(value).shape

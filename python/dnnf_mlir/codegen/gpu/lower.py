@@ -28,7 +28,7 @@ from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
 from .forwarding import forward_transfers
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
-from .mapping import launch_kernels
+from .mapping import bound_buffers, launch_kernels
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
@@ -90,38 +90,11 @@ def _compile_alone(function, schedule: str, index: int, device):
     if outside:
         raise CodegenError(f"{kernel.name} does work outside its launches: {', '.join(outside)}")
     for launch in walk_ops(copy, {"gpu.launch"}):
-        if len(_buffers_read_from_above(launch)) > device.max_storage_buffers:
-            raise CodegenError(f"{kernel.name} would bind {len(_buffers_read_from_above(launch))} buffers in one "
-                               f"launch; the device allows {device.max_storage_buffers}")
+        bindings = len(bound_buffers(launch))
+        if bindings > device.max_storage_buffers:
+            raise CodegenError(f"{kernel.name} would bind {bindings} buffers in one launch; the device allows "
+                               f"{device.max_storage_buffers}")
     return scratch, planned, blocks.text() + s.text() + vectorization.text()
-
-
-def _buffers_read_from_above(launch) -> set:
-    """The buffers defined outside ``launch`` that its body uses: its bindings once outlined
-    (each view of a buffer one of its own: the slices of a batch norm's parameters that
-    the pieces of a concatenation read)."""
-    found = set()
-
-    def visit(op):
-        for value in op.operands:
-            if isinstance(value.type, ir.MemRefType) and not _inside(value, launch):
-                found.add(value)
-        return ir.WalkResult.ADVANCE
-
-    for block in launch.regions[0].blocks:
-        for op in block.operations:
-            op.operation.walk(visit)
-    return found
-
-
-def _inside(value, launch) -> bool:
-    """Whether ``value`` is defined inside ``launch``."""
-    owner = value.owner if isinstance(value, ir.OpResult) else value.owner.owner
-    while owner is not None and owner.name != "func.func":
-        if owner == launch:
-            return True
-        owner = owner.parent
-    return False
 
 
 def _copies_in_loops(scratch: ir.Module, function, threads: int):

@@ -213,6 +213,25 @@ def _inside(op, ancestor) -> bool:
     return False
 
 
+def bound_buffers(launch) -> set:
+    """The buffers defined outside ``launch`` that its body uses: its bindings once
+    outlined (each view of a buffer one of its own: the slices of a batch norm's
+    parameters that the pieces of a concatenation read)."""
+    found = set()
+
+    def visit(op):
+        for value in op.operands:
+            owner = value.owner if isinstance(value, ir.OpResult) else value.owner.owner
+            if isinstance(value.type, ir.MemRefType) and owner != launch and not _inside(owner, launch):
+                found.add(value)
+        return ir.WalkResult.ADVANCE
+
+    for block in launch.regions[0].blocks:
+        for op in block.operations:
+            op.operation.walk(visit)
+    return found
+
+
 OFFSET_ALIGNMENT = 256  # bytes: the largest minStorageBufferOffsetAlignment Vulkan allows
 
 
@@ -315,4 +334,4 @@ def launch_kernels(module: ir.Module, max_shared_memory: int):
     _rebase_views(module)
 
 
-__all__ = ["launch_kernels"]
+__all__ = ["bound_buffers", "launch_kernels"]

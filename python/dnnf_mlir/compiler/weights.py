@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mlir import ir
+from ..codegen.lowered_module import DECLARED_TYPE_ATTR
 from ..kernel_functions import stays_in_code
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
@@ -84,6 +85,11 @@ def externalize_weights(module, entry: str = "") -> list:
         function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
         inputs = [argument.type for argument in block.arguments]
         function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, function_type.results))
+        if DECLARED_TYPE_ATTR in function.attributes:  # callers pass the weights as they are stored
+            declared = ir.FunctionType(ir.TypeAttr(function.attributes[DECLARED_TYPE_ATTR]).value)
+            weights = [value.type for value in block.arguments][len(declared.inputs):]
+            function.attributes[DECLARED_TYPE_ATTR] = ir.TypeAttr.get(
+                ir.FunctionType.get([*declared.inputs, *weights], declared.results))
         read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
         old = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
         merged = []

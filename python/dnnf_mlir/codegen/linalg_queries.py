@@ -131,12 +131,14 @@ def elementwise_consumer(op):
     It must iterate over exactly the result's shape (all loops parallel), read the
     result with the identity map and its other inputs whole or broadcast
     (``is_broadcast_map``: a bias), and write its f32 result with the identity map.
+    It reads no i1 tensor (a mask): the tile's vectors would load it as packed bits,
+    where a memref of i1 holds a byte per element.
     """
     if len(op.results) != 1:
         return None
     result = op.results[0]
     user = only_user(result)
-    if user is None or user.name != "linalg.generic" or len(user.results) != 1:
+    if user is None or user.name != "linalg.generic" or len(user.results) != 1 or touches_i1(user):
         return None
     out = static_tensor_type(result)
     uout = static_tensor_type(user.results[0])

@@ -396,4 +396,4 @@ FAMILIES = {
     "reduce": reduce, "row_op": row_op, "normalization": normalization,
 }
 
-__all__ = ["FAMILIES", "matmul_shape", "out_extent"]
+__all__ = ["FAMILIES", "MAX_MACS", "matmul_shape", "out_extent"]

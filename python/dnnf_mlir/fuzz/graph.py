@@ -76,10 +76,11 @@ class GraphBuilder:
 
     def node(self, op_type: str, inputs: list, shapes: list, dtype=FLOAT, scale: float = 1.0, **attrs) -> list:
         """Append a node reading ``inputs`` (values or names; "" for an absent optional
-        input) and writing one value per shape of ``shapes``; the new values join the pool."""
+        input) and writing one value per shape of ``shapes`` (of ``dtype``, or of one
+        element type each when it is a tuple); the new values join the pool."""
         names = [v.name if isinstance(v, Value) else v for v in inputs]
-        outputs = [Value(self.fresh("v"), tuple(s), np.dtype(dtype), scale if np.dtype(dtype) == FLOAT else 0.0)
-                   for s in shapes]
+        dtypes = [np.dtype(d) for d in (dtype if isinstance(dtype, tuple) else (dtype,) * len(shapes))]
+        outputs = [Value(self.fresh("v"), tuple(s), d, scale if d == FLOAT else 0.0) for s, d in zip(shapes, dtypes)]
         self.nodes.append(helper.make_node(op_type, names, [v.name for v in outputs], **attrs))
         self.values.extend(outputs)
         return outputs

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from . import compute, elementwise, movement, recurrent, resampling
+from . import compute, elementwise, indexing, movement, quantized, recurrent, resampling
 from .draws import new_input
 from .graph import Case, GraphBuilder
 
-FAMILIES = {**elementwise.FAMILIES, **movement.FAMILIES, **resampling.FAMILIES, **compute.FAMILIES, **recurrent.FAMILIES}
+FAMILIES = {**elementwise.FAMILIES, **movement.FAMILIES, **resampling.FAMILIES, **compute.FAMILIES, **recurrent.FAMILIES,
+            **indexing.FAMILIES, **quantized.FAMILIES}
 # Family -> relative weight. The first is what Hypothesis shrinks towards.
 WEIGHTS = {
     "unary": 6, "binary": 6, "variadic": 2, "discontinuous": 2,
@@ -25,6 +26,7 @@ WEIGHTS = {
     "reshape": 2, "transpose": 2, "slice": 2, "concat": 2, "split": 2, "gather": 2, "expand": 2, "tile": 2,
     "pad": 2, "reshaping": 2, "depth_space": 2, "resize": 3,
     "recurrent": 2,
+    "scatter": 2, "gather_nd": 1, "top_k": 1, "cum_sum": 1, "trilu": 1, "qdq": 2, "quantized_contraction": 2,
 }
 WEIGHTED = [name for name, weight in WEIGHTS.items() for _ in range(weight)]
 TWO_THREADS = 4  # one graph in this many also runs its compiled code on two threads

@@ -59,6 +59,8 @@ FAMILY_OPS = {
     "reshaping": {"Squeeze", "Unsqueeze", "Flatten"}, "depth_space": {"DepthToSpace", "SpaceToDepth"},
     "resize": {"Resize"},
     "recurrent": {"LSTM", "GRU", "RNN"},
+    "scatter": {"ScatterElements", "ScatterND"}, "gather_nd": {"GatherND"}, "top_k": {"TopK"}, "cum_sum": {"CumSum"},
+    "trilu": {"Trilu"}, "qdq": {"QuantizeLinear"}, "quantized_contraction": {"DequantizeLinear"},
 }
 
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from .draws import DIMS, MAX_NUMEL, axis, constant, pick
+from .draws import DIMS, MAX_NUMEL, axis, constant, new_input, pick
 from .graph import GraphBuilder
 from .movement import ints
 
@@ -97,7 +97,7 @@ def cum_sum(draw, g: GraphBuilder) -> None:
 
 
 def trilu(draw, g: GraphBuilder) -> None:
-    x = pick(draw, g, lambda v: v.rank >= 2)
+    x = pick(draw, g, lambda v: v.rank >= 2, lambda d, g: new_input(d, g, rank=d(st.integers(2, 4))))
     inputs = [x]
     if draw(st.booleans()):
         inputs.append(g.constant(np.array(draw(st.integers(-x.shape[-2], x.shape[-1])), np.int64)))

@@ -24,3 +24,10 @@ def bfloat16_array(attr: ir.DenseElementsAttr) -> np.ndarray:
         passmanager.PassManager.parse("builtin.module(func.func(canonicalize))").run(module.operation)
     folded = ir.DenseIntElementsAttr(function.entry_block.operations[0].attributes["value"])
     return np.asarray(folded).view(np.int16).reshape(source.shape).view(BFLOAT16)
+
+
+def elements_array(attr: ir.DenseElementsAttr) -> np.ndarray:
+    """The elements of a dense attribute that is not a splat, bf16 included (numpy's view otherwise)."""
+    if isinstance(ir.ShapedType(attr.type).element_type, ir.BF16Type):
+        return bfloat16_array(attr)
+    return np.asarray(attr)

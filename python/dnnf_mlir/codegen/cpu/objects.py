@@ -56,7 +56,7 @@ def _old_float_decimal(match) -> str:
 def _old_bfloat_decimal(match) -> str:
     """A bfloat printed as a decimal of 6 digits, which is not its exact value (the parser
     rejects it): its bits, the decimal rounded to the nearest bfloat, as ``0xR<bits>``."""
-    return f"bfloat 0xR{_bfloat_bits(float(match.group(1)))}"
+    return f"bfloat {match.group(1)}0xR{_bfloat_bits(float(match.group(2)))}"
 
 
 def _bfloat_bits(value: float) -> str:
@@ -74,10 +74,10 @@ def _old_special_literal(match) -> str:
 
 
 LLC_COMPAT_REWRITES: list = [
-    (r"\bbfloat f0x([0-9A-Fa-f]{4})\b", r"bfloat 0xR\1", "hexadecimal bfloat literals (4 digits, as a half's)"),
+    (r"\bbfloat ((?:%[-\w.]+, )?)f0x([0-9A-Fa-f]{4})\b", r"bfloat \g<1>0xR\2", "hexadecimal bfloat literals (4 digits, as a half's)"),
     (r"\bf0x([0-9A-Fa-f]+)\b", _old_hex_literal, "hexadecimal float literals"),
     (r"\b(float) (-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_float_decimal, "shortest-decimal float literals"),
-    (r"\bbfloat (-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_bfloat_decimal, "bfloat decimal literals"),
+    (r"\bbfloat ((?:%[-\w.]+, )?)(-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_bfloat_decimal, "bfloat decimal literals"),
     # as the first operand after its type, or as the second (``fcmp oeq float %x, -inf``)
     (r"\b(half|bfloat|float|double) ((?:%[-\w.]+, )?)([-+]?(?:inf|nan))\b", _old_special_literal, "infinity and NaN literals"),
 ]

@@ -107,8 +107,8 @@ def element_kind(dtype) -> str:
 
 
 def compute_dtype(dtype) -> np.dtype:
-    """What the reference computes a half-precision type in (float32: numpy has no BLAS for
-    float16 and bfloat16, and ONNX's reference accumulates them in float32); else ``dtype``."""
+    """What the reference computes a half-precision type in: float32 (numpy has no BLAS for
+    float16 and bfloat16, and half-precision sums lose the products' bits); else ``dtype``."""
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype in (np.float16, BFLOAT16) else dtype
 

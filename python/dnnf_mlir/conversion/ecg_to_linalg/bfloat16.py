@@ -1,9 +1,10 @@
 """bf16 computed in f32: an op on bf16 tensors is lowered as its f32 twin between
 ``arith.extf`` of its bf16 operands and ``arith.truncf`` of its results.
 
-This is what ONNX's reference does (numpy computes a bfloat16 op in float32 and rounds
-the result to nearest even), so a matrix product accumulates in f32 and every op
-rounds once; the kernels in between are the f32 ones the schedules know. Ops that only
+Every op rounds once, to nearest even, as ONNX's reference does (ml_dtypes computes a
+bfloat16 op in float32), and a matrix product accumulates in f32 (the reference's sums
+in bf16, which the interpreter does not follow either); the kernels in between are the
+f32 ones the schedules know. Ops that only
 move elements (and Cast, whose lowering converts directly) keep their bf16 types.
 """
 

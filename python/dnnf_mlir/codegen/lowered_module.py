@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes
 import numpy as np
 
 from .._mlir import ir
@@ -49,6 +50,7 @@ _DTYPES = {
     "f32": np.float32,
     "f64": np.float64,
     "f16": np.float16,
+    "bf16": ml_dtypes.bfloat16,
     "i64": np.int64,
     "i32": np.int32,
     "i16": np.int16,

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._mlir import ir
 from ..codegen.lowered_module import DECLARED_TYPE_ATTR
+from ..ecg.bfloat16_elements import elements_array
 from ..kernel_functions import stays_in_code
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
@@ -80,7 +81,7 @@ def externalize_weights(module, entry: str = "") -> list:
         for op in constants:
             argument = block.add_argument(op.results[0].type, op.location)
             op.results[0].replace_all_uses_with(argument)
-            values.append(np.ascontiguousarray(np.asarray(op.attributes["value"])))
+            values.append(np.ascontiguousarray(elements_array(op.attributes["value"])))
             op.operation.erase()
         function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
         inputs = [argument.type for argument in block.arguments]
@@ -133,7 +134,7 @@ def header(entries, values) -> bytes:
     """The file's first ``HEADER_BYTES``: what identifies these weights in this layout."""
     digest = hashlib.blake2b(json.dumps([e.to_json() for e in entries]).encode(), digest_size=32)
     for value in values:
-        digest.update(memoryview(np.ascontiguousarray(value)).cast("B"))
+        digest.update(np.ascontiguousarray(value).reshape(-1).view(np.uint8))  # bytes of any dtype, bfloat16 too
     fields = MAGIC + digest.digest() + struct.pack("<Q", file_bytes(entries))
     return fields + b"\0" * (HEADER_BYTES - len(fields))
 

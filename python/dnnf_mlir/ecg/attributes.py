@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._mlir import ir
-from .tensor_spec import TensorSpec, dtype_name, element_type, from_mlir, to_mlir
+from .bfloat16_elements import bfloat16_array
+from .tensor_spec import BFLOAT16, TensorSpec, dtype_name, element_type, from_mlir, to_mlir
 
 
 class AttributeKind:
@@ -115,6 +116,8 @@ class Elements(AttributeKind):
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
             return np.full(spec.shape, _splat_value(dense.get_splat_value(), spec), dtype=spec.dtype)
+        if spec.dtype == BFLOAT16:
+            return bfloat16_array(dense)
         if spec.dtype == np.bool_:
             return np.array([bool(x) for x in ir.DenseIntElementsAttr(attr)], dtype=np.bool_).reshape(spec.shape)
         cls = ir.DenseFPElementsAttr if spec.is_float else ir.DenseIntElementsAttr

@@ -14,13 +14,9 @@ from typing import Sequence
 import numpy as np
 
 from .shapes import reachable_kernel, window_extra_end
+from .tensor_spec import compute_dtype, element_kind
 
 _ALL = slice(None)
-
-
-def _compute_dtype(dtype: np.dtype) -> np.dtype:
-    """Half precision has no BLAS path in numpy: compute in float32 instead."""
-    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
 
 
 def _window(offset: int, dilation: int, stride: int, count: int) -> slice:
@@ -42,7 +38,7 @@ def _pad(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], value) -> np
 def conv(x, w, bias, begins, ends, strides, dilations, group, out_sizes) -> np.ndarray:
     """N-d grouped convolution (cross-correlation, as in ONNX Conv) via im2col."""
     dtype = x.dtype
-    ctype = _compute_dtype(dtype)
+    ctype = compute_dtype(dtype)
     x, w = x.astype(ctype, copy=False), w.astype(ctype, copy=False)
     n, c = x.shape[:2]
     m = w.shape[0]
@@ -77,7 +73,7 @@ def conv_transpose(x, w, bias, begins, strides, dilations, group, out_sizes) -> 
     ``begins`` to ``out_sizes`` (zero-extended where ``out_sizes`` reach past it).
     """
     dtype = x.dtype
-    ctype = _compute_dtype(dtype)
+    ctype = compute_dtype(dtype)
     x, w = x.astype(ctype, copy=False), w.astype(ctype, copy=False)
     n, c = x.shape[:2]
     in_sizes = x.shape[2:]
@@ -105,7 +101,7 @@ def conv_transpose(x, w, bias, begins, strides, dilations, group, out_sizes) -> 
 
 def max_pool(x, kernel, begins, ends, strides, dilations, out_sizes) -> np.ndarray:
     """Max over each window; padding never wins (it is the lowest value of the type)."""
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    lowest = -np.inf if element_kind(x.dtype) == "f" else np.iinfo(x.dtype).min
     kernel = reachable_kernel(x.shape[2:], begins, ends, kernel, dilations)
     extra = window_extra_end(x.shape[2:], begins, ends, kernel, strides, dilations, out_sizes)
     xp = _pad(x, begins, [e + a for e, a in zip(ends, extra)], lowest)
@@ -125,7 +121,7 @@ def average_pool(x, kernel, begins, ends, strides, dilations, out_sizes, count_i
     ceil mode adds past the padding are never counted.
     """
     dtype = x.dtype
-    ctype = _compute_dtype(dtype)
+    ctype = compute_dtype(dtype)
     in_sizes = x.shape[2:]
     kernel = reachable_kernel(in_sizes, begins, ends, kernel, dilations)
     extra = window_extra_end(in_sizes, begins, ends, kernel, strides, dilations, out_sizes)
@@ -156,7 +152,7 @@ def average_pool(x, kernel, begins, ends, strides, dilations, out_sizes, count_i
 def lrn(x, size, alpha, beta, bias) -> np.ndarray:
     """Local response normalization across channels (axis 1)."""
     dtype = x.dtype
-    x = x.astype(_compute_dtype(dtype), copy=False)
+    x = x.astype(compute_dtype(dtype), copy=False)
     square = np.square(x)
     before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
     widths = [(0, 0), (before, after)] + [(0, 0)] * (x.ndim - 2)

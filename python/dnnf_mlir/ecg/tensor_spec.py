@@ -6,15 +6,21 @@ need no MLIR context; ``to_mlir``/``from_mlir`` convert at the IR boundary.
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from .._mlir import ir
+
+# bfloat16 as numpy holds it (ml_dtypes, which onnx's numpy_helper uses too): its
+# dtype.kind is "V", so ``element_kind`` is how code asks whether a dtype is a float.
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 # numpy dtype -> (MLIR spelling, builder); signed ints are signless as in MLIR's
 # builtin arithmetic, unsigned ones use MLIR's unsigned integer types.
 _DTYPES = {
     np.dtype(np.float32): "f32",
     np.dtype(np.float16): "f16",
+    BFLOAT16: "bf16",
     np.dtype(np.float64): "f64",
     np.dtype(np.int8): "i8",
     np.dtype(np.int16): "i16",
@@ -69,7 +75,7 @@ class TensorSpec:
 
     @property
     def is_float(self) -> bool:
-        return self.dtype.kind == "f"
+        return element_kind(self.dtype) == "f"
 
     def with_shape(self, shape) -> "TensorSpec":
         return TensorSpec(tuple(shape), self.dtype)
@@ -94,6 +100,24 @@ def check_shape(shape):
         raise UnsupportedTypeError(f"shape {shape} has {numel} elements, more than the {MAX_ELEMENTS} supported")
 
 
+def element_kind(dtype) -> str:
+    """numpy's ``dtype.kind`` ("f", "i", "u", "b"), with bfloat16 a float ("f")."""
+    dtype = np.dtype(dtype)
+    return "f" if dtype == BFLOAT16 else dtype.kind
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """What the reference computes a half-precision type in: float32 (numpy has no BLAS for
+    float16 and bfloat16, and half-precision sums lose the products' bits); else ``dtype``."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype in (np.float16, BFLOAT16) else dtype
+
+
+def finfo(dtype):
+    """numpy's finfo, for bfloat16 too."""
+    return ml_dtypes.finfo(dtype)
+
+
 def dtype_name(dtype) -> str:
     try:
         return _DTYPES[np.dtype(dtype)]
@@ -105,6 +129,8 @@ def element_type(dtype) -> ir.Type:
     name = dtype_name(dtype)
     if name.startswith("f"):
         return {"f16": ir.F16Type, "f32": ir.F32Type, "f64": ir.F64Type}[name].get()
+    if name == "bf16":
+        return ir.BF16Type.get()
     if name.startswith("ui"):
         return ir.IntegerType.get_unsigned(int(name[2:]))
     return ir.IntegerType.get_signless(int(name[1:]))

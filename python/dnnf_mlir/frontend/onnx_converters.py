@@ -14,7 +14,7 @@ from ..ecg.ops.reshape import ReshapeOp
 from ..ecg.ops.resize import ResizeOp
 from ..ecg.ops.slicing import SliceOp, SplitOp
 from ..ecg.shapes import broadcast, normalize_axis
-from ..ecg.tensor_spec import check_shape, dtype_name
+from ..ecg.tensor_spec import BFLOAT16, check_shape, dtype_name, element_kind
 from .node_builder import NodeBuilder
 from .onnx_types import OnnxImportError, onnx_dtype
 from .recurrent_converters import RECURRENT_CONVERTERS
@@ -139,9 +139,9 @@ def _constant_of_shape(node: NodeBuilder):
 @converter("Range")
 def _range(node: NodeBuilder):
     start, limit, delta = (node.required(i, name) for i, name in enumerate(("start", "limit", "delta")))
-    # float16 is computed in float32 (Range-27's default stash_type), then rounded.
+    # float16 and bfloat16 are computed in float32 (Range-27's default stash_type), then rounded.
     stash = np.float64 if node.attr("stash_type", 1) == 11 else np.float32
-    dtype = stash if start.dtype == np.float16 else start.dtype
+    dtype = stash if start.dtype in (np.float16, BFLOAT16) else start.dtype
     if delta == 0:
         node.unsupported("Range with delta 0")
     check_shape((max(0, int(np.ceil((limit - start) / delta))),))  # before allocating it
@@ -385,7 +385,7 @@ def _shrink(node: NodeBuilder):
     """x + bias below -lambd, x - bias above lambd, else 0: two selects, no ECG op of its own."""
     x = node.operand(0)
     dtype = node.spec(x).dtype
-    if not np.issubdtype(dtype, np.floating):
+    if element_kind(dtype) != "f":
         node.unsupported(f"Shrink on {dtype_name(dtype)} tensors (floating-point only)")
     lambd, bias = node.attr("lambd", 0.5), np.array(node.attr("bias", 0.0), dtype)
     (below,) = node.emit("less", [x, np.array(-lambd, dtype)])

@@ -11,7 +11,7 @@ input's shape, and the window functions, which read only their size.
 
 import numpy as np
 
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import dtype_name, element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError, onnx_dtype
@@ -21,7 +21,7 @@ def _float_operand(node: NodeBuilder):
     """Input 0, which must be a floating-point tensor, and its element type."""
     x = node.operand(0)
     dtype = node.spec(x).dtype
-    if dtype.kind != "f":
+    if element_kind(dtype) != "f":
         node.unsupported(f"{node.info.op_type} on {dtype_name(dtype)} tensors (floating-point only)")
     return x, dtype
 

@@ -8,7 +8,7 @@ an FFT's O(n log n), which is what audio front ends' frame lengths (a few hundre
 import numpy as np
 
 from ..ecg.shapes import normalize_axis
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import dtype_name, element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError
@@ -31,7 +31,7 @@ def _matrices(length: int, used: int, inverse: bool, onesided: bool) -> tuple:
 def _dft(node: NodeBuilder):
     x = node.operand(0)
     spec = node.spec(x)
-    if spec.dtype.kind != "f" or spec.rank < 2 or spec.shape[-1] not in (1, 2):
+    if element_kind(spec.dtype) != "f" or spec.rank < 2 or spec.shape[-1] not in (1, 2):
         raise OnnxImportError(f"{node.info}: the input must be real or complex floats (..., 1 or 2), got {spec}")
     if node.opset >= 20:
         axis_input = node.known(2, "axis")

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from ..ecg.tensor_spec import element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError
@@ -101,7 +102,7 @@ def _contract(node: NodeBuilder, a, a_labels: str, b, b_labels: str, keep: set):
 def _einsum(node: NodeBuilder):
     operands = node.operands()
     specs = [node.spec(x) for x in operands]
-    if any(spec.dtype != specs[0].dtype for spec in specs) or specs[0].dtype.kind not in "fiu":
+    if any(spec.dtype != specs[0].dtype for spec in specs) or element_kind(specs[0].dtype) not in "fiu":
         node.unsupported(f"operands of types {[str(s.dtype) for s in specs]} (one numeric type for all)")
     labels, output = _parse(node, node.attr("equation", ""), [spec.rank for spec in specs])
     extents = {}

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import dtype_name, element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError
@@ -111,7 +111,7 @@ def _grid_sample(node: NodeBuilder):
     rank = spec.rank - 2
     if rank < 1 or grid_spec.rank != spec.rank or grid_spec.shape[-1] != rank or grid_spec.shape[0] != spec.shape[0]:
         raise OnnxImportError(f"{node.info}: grid {grid_spec} does not sample the {rank}-D input {spec}")
-    if spec.dtype.kind != "f" or grid_spec.dtype.kind != "f":
+    if element_kind(spec.dtype) != "f" or element_kind(grid_spec.dtype) != "f":
         node.unsupported(f"GridSample of {dtype_name(spec.dtype)} by a {dtype_name(grid_spec.dtype)} grid")
     mode = _MODES.get(node.attr("mode", "linear" if node.opset >= 20 else "bilinear"))
     padding = node.attr("padding_mode", "zeros")

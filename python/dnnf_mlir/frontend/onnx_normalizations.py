@@ -7,7 +7,7 @@ layer normalization's parts do.
 import numpy as np
 
 from ..ecg.shapes import normalize_axis
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import dtype_name, element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 
@@ -24,7 +24,7 @@ def _to(node: NodeBuilder, x, dtype):
 
 def _float_input(node: NodeBuilder):
     x = node.operand(0)
-    if node.spec(x).dtype.kind != "f":
+    if element_kind(node.spec(x).dtype) != "f":
         node.unsupported(f"{node.info.op_type} on {dtype_name(node.spec(x).dtype)} tensors (floating-point only)")
     return x, node.spec(x)
 

@@ -8,7 +8,7 @@ positions along an axis).
 import numpy as np
 
 from ..ecg.shapes import normalize_axis
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import dtype_name, element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError
@@ -58,7 +58,7 @@ def _running(node: NodeBuilder, combine):
     last, T the (n, n) matrix of ``_enters``; the result's axis moved back."""
     x = node.operand(0)
     spec = node.spec(x)
-    if spec.dtype.kind not in "fiu":
+    if element_kind(spec.dtype) not in "fiu":
         node.unsupported(f"{node.info.op_type} on {dtype_name(spec.dtype)} tensors")
     axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
     perm = [a for a in range(spec.rank) if a != axis] + [axis]
@@ -97,7 +97,7 @@ def _hardmax(node: NodeBuilder):
     coerced to 2-D at ``axis``)."""
     x = node.operand(0)
     spec = node.spec(x)
-    if spec.dtype.kind != "f":
+    if element_kind(spec.dtype) != "f":
         node.unsupported(f"Hardmax on {dtype_name(spec.dtype)} tensors (floating-point only)")
     if node.opset < 13:
         axis = normalize_axis(node.attr("axis", 1), spec.rank)
@@ -185,7 +185,7 @@ def _affine_grid(node: NodeBuilder):
     size = [int(v) for v in node.required(1, "size").tolist()]
     spatial = size[2:]
     rank = len(spatial)
-    if rank not in (2, 3) or spec.shape != (size[0], rank, rank + 1) or spec.dtype.kind != "f":
+    if rank not in (2, 3) or spec.shape != (size[0], rank, rank + 1) or element_kind(spec.dtype) != "f":
         raise OnnxImportError(f"{node.info}: theta {spec} does not fit size {size}")
     align = node.attr("align_corners", 0)
     axes = [np.linspace(-1, 1, n) if align else (2 * np.arange(n) + 1) / n - 1 for n in spatial]

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..ecg.ops.common import shape_numel
 from ..ecg.shapes import broadcast, normalize_axis
+from ..ecg.tensor_spec import element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError
@@ -34,9 +35,8 @@ def _wrapped(node: NodeBuilder, indices, extent):
 def _neutral(dtype, reduction: str) -> np.ndarray:
     """What an unmatched update contributes to ``reduction``."""
     if reduction in ("max", "min"):
-        info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-        value = (-np.inf if reduction == "max" else np.inf) if dtype.kind == "f" else (
-            info.min if reduction == "max" else info.max)
+        info = np.iinfo(dtype) if element_kind(dtype) in "iu" else None
+        value = (info.min if reduction == "max" else info.max) if info else (-np.inf if reduction == "max" else np.inf)
         return np.array(value, dtype)
     return np.array(1 if reduction == "mul" else 0, dtype)
 

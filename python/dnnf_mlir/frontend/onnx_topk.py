@@ -10,7 +10,7 @@ masking sentinel. Each step reads the axis once, so the op costs k passes over i
 import numpy as np
 
 from ..ecg.shapes import normalize_axis
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import dtype_name, element_kind
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError
@@ -20,7 +20,7 @@ MAX_K = 128
 
 def _sentinel(dtype, largest: bool) -> np.ndarray:
     """A value no element beats: the bottom of ``dtype`` for the largest, the top for the smallest."""
-    if dtype.kind == "f":
+    if element_kind(dtype) == "f":
         return np.array(-np.inf if largest else np.inf, dtype)
     info = np.iinfo(dtype)
     return np.array(info.min if largest else info.max, dtype)
@@ -30,7 +30,7 @@ def _sentinel(dtype, largest: bool) -> np.ndarray:
 def _top_k(node: NodeBuilder):
     x = node.operand(0)
     spec = node.spec(x)
-    if spec.dtype.kind not in "fiu":
+    if element_kind(spec.dtype) not in "fiu":
         node.unsupported(f"TopK on {dtype_name(spec.dtype)} tensors")
     axis = normalize_axis(node.attr("axis", -1), spec.rank)
     k = node.required(1, "k") if node.opset >= 10 else np.array(node.attr("k"))

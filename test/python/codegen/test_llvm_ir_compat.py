@@ -1,6 +1,7 @@
 """make_llc_compatible: infinities and NaNs as the second operand of an instruction
 (``fcmp oeq float %x, -inf``, which IsInf lowers to) and of half type are rewritten in
-the hexadecimal form opt-22 parses."""
+the hexadecimal form opt-22 parses; so are bfloat literals (decimals of 6 digits, which are
+not their exact values, and 4-digit hexadecimal ones, which would read as a half's)."""
 
 import subprocess
 
@@ -20,6 +21,18 @@ define half @infinity_if(i1 %c, half %x) {
   ret half %r
 }
 
+define bfloat @bfloat_literals(bfloat %x) {
+  %a = fadd bfloat %x, -5.429690e-01
+  %b = select i1 true, bfloat %a, bfloat inf
+  %c = fadd bfloat %b, f0x3FC0
+  ret bfloat %c
+}
+
+define <2 x bfloat> @bfloat_vector(<2 x bfloat> %x) {
+  %r = fmul <2 x bfloat> %x, <bfloat 1.296880e+00, bfloat f0xBF80>
+  ret <2 x bfloat> %r
+}
+
 define double @plus_nan(double %x) {
   %r = fadd double nan, %x
   ret double %r
@@ -32,6 +45,9 @@ def test_special_literals_rewritten():
     assert "float %x, 0xFFF0000000000000" in text
     assert "half %x, half 0xH7C00" in text
     assert "double 0x7FF8000000000000, %x" in text
+    # a bfloat's 6-digit decimal is not its value (-0.54296875): its bits; hex literals as 0xR, not a half's 0xH
+    assert "bfloat %x, 0xRBF0B" in text and "bfloat %a, bfloat 0xR7F80" in text and "bfloat %b, 0xR3FC0" in text
+    assert "<bfloat 0xR3FA6, bfloat 0xRBF80>" in text
 
 
 @pytest.mark.skipif(find_opt() is None, reason="opt-22 is not installed")

@@ -16,6 +16,7 @@ import tempfile
 import threading
 from typing import Optional
 
+import ml_dtypes
 import numpy as np
 
 from ... import _mlir
@@ -52,19 +53,33 @@ def _old_float_decimal(match) -> str:
     return f"{match.group(1)} " + _float_bits_as_double(np.float32(match.group(2)))
 
 
+def _old_bfloat_decimal(match) -> str:
+    """A bfloat printed as a decimal of 6 digits, which is not its exact value (the parser
+    rejects it): its bits, the decimal rounded to the nearest bfloat, as ``0xR<bits>``."""
+    return f"bfloat {match.group(1)}0xR{_bfloat_bits(float(match.group(2)))}"
+
+
+def _bfloat_bits(value: float) -> str:
+    return np.array(value, ml_dtypes.bfloat16).view(np.uint16).item().to_bytes(2, "big").hex().upper()
+
+
 def _old_special_literal(match) -> str:
     """``inf``, ``-inf`` or ``nan`` in hexadecimal: a half's own bits, a float's or a double's as a double."""
     kind, operand, literal = match.groups()
     value = float(literal)
+    if kind == "bfloat":
+        return f"{kind} {operand}0xR{_bfloat_bits(value)}"
     text = "0xH" + np.float16(value).tobytes()[::-1].hex().upper() if kind == "half" else _float_bits_as_double(value)
     return f"{kind} {operand}{text}"
 
 
 LLC_COMPAT_REWRITES: list = [
+    (r"\bbfloat ((?:%[-\w.]+, )?)f0x([0-9A-Fa-f]{4})\b", r"bfloat \g<1>0xR\2", "hexadecimal bfloat literals (4 digits, as a half's)"),
     (r"\bf0x([0-9A-Fa-f]+)\b", _old_hex_literal, "hexadecimal float literals"),
     (r"\b(float) (-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_float_decimal, "shortest-decimal float literals"),
+    (r"\bbfloat ((?:%[-\w.]+, )?)(-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_bfloat_decimal, "bfloat decimal literals"),
     # as the first operand after its type, or as the second (``fcmp oeq float %x, -inf``)
-    (r"\b(half|float|double) ((?:%[-\w.]+, )?)([-+]?(?:inf|nan))\b", _old_special_literal, "infinity and NaN literals"),
+    (r"\b(half|bfloat|float|double) ((?:%[-\w.]+, )?)([-+]?(?:inf|nan))\b", _old_special_literal, "infinity and NaN literals"),
 ]
 
 

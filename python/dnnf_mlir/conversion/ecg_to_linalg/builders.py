@@ -143,6 +143,8 @@ def cast(value, to):
             return arith.extui(to, value)
         return cast(value, to)
     if is_float(source) and is_float(to):
+        if to.width == source.width:  # bf16 <-> f16: exactly through f32, rounded once
+            return cast(cast(value, ir.F32Type.get()), to)
         return arith.extf(to, value) if to.width > source.width else arith.truncf(to, value)
     if is_float(source):
         if is_bool(to):  # nonzero (NaN included) is True

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     bitwise_trig, conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling, quantization,
     reduction, resize,
 )
+from .bfloat16 import computes_in_f32, lower_in_f32
 from .signless import make_signless
 
 from .registry import LOWERINGS, Unsupported
@@ -93,6 +94,8 @@ def lower_op(operation, args) -> list:
         return _inline_fused(view, args)
     if not isinstance(view, ECGOp):
         raise LoweringError(f"'{operation.name}' is not an ECG op", operation.location)
+    if computes_in_f32(operation):
+        return lower_in_f32(operation, args, lower_op)
     try:
         results = LOWERINGS[view.mnemonic](view, list(args))
     except Unsupported as error:

@@ -11,7 +11,7 @@ from ..attributes import Float, Int, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import broadcast, require, require_float, same_dtype
-from ..tensor_spec import DTYPE_BY_NAME, TensorSpec, dtype_name
+from ..tensor_spec import DTYPE_BY_NAME, TensorSpec, dtype_name, element_kind, finfo
 
 def _special(name):
     """scipy.special's function ``name``, imported on first use (a quarter of start-up)."""
@@ -88,7 +88,7 @@ def _unary(name, onnx, compute, doc, *, flops=1, float_only=True, algebra=None, 
 
 
 def _signed(x):
-    return x.dtype.kind != "u"
+    return element_kind(x.dtype) != "u"
 
 
 AbsOp = _unary("abs", "Abs", np.abs, "|x|.", float_only=False, algebra=_morphic(("mul", "mul"), ("div", "div")))
@@ -199,7 +199,7 @@ class ClipOp(ECGOp, name="clip"):
 
     @classmethod
     def default_attrs(cls, operands):
-        limits = np.finfo(operands[0].dtype) if operands[0].is_float else np.iinfo(operands[0].dtype)
+        limits = finfo(operands[0].dtype) if operands[0].is_float else np.iinfo(operands[0].dtype)
         return {"min": float(limits.min), "max": float(limits.max)}
 
     @classmethod
@@ -236,7 +236,7 @@ class BinaryElementwise(ECGOp):
     @classmethod
     def infer(cls, operands, attrs):
         dtype = same_dtype(operands)
-        require(dtype.kind in cls.OPERAND_KINDS, f"operands must not have element type {dtype_name(dtype)}")
+        require(element_kind(dtype) in cls.OPERAND_KINDS, f"operands must not have element type {dtype_name(dtype)}")
         shape = broadcast(*(spec.shape for spec in operands))
         return [TensorSpec(shape, cls.RESULT_DTYPE or dtype)]
 
@@ -257,7 +257,7 @@ def _binary(name, onnx, compute, doc, *, algebra=None, predicate=False, kinds="f
 
 def _divide(x, y):
     """ONNX Div: true division for floats, truncation toward zero for integers."""
-    if x.dtype.kind == "f":
+    if element_kind(x.dtype) == "f":
         return x / y
     quotient = np.abs(x) // np.where(y == 0, 1, np.abs(y))
     return np.where((x < 0) != (y < 0), -quotient, quotient)

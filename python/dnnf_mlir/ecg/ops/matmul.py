@@ -8,12 +8,12 @@ from ..attributes import Float, Int
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import broadcast, require, same_dtype
-from ..tensor_spec import TensorSpec
+from ..tensor_spec import TensorSpec, compute_dtype, element_kind
 from .common import broadcasts_to
 
 
 def _require_numeric(spec: TensorSpec, what: str):
-    require(spec.dtype.kind in "fiu", f"{what} must have a numeric element type, got {spec}")
+    require(element_kind(spec.dtype) in "fiu", f"{what} must have a numeric element type, got {spec}")
 
 
 class GemmOp(ECGOp, name="gemm"):
@@ -58,7 +58,7 @@ class GemmOp(ECGOp, name="gemm"):
     def reference(cls, inputs, attrs, results):
         a, b = inputs[:2]
         dtype = results[0].dtype
-        ctype = np.float32 if dtype == np.float16 else dtype
+        ctype = compute_dtype(dtype)
         a = (a.T if attrs["transA"] else a).astype(ctype, copy=False)
         b = (b.T if attrs["transB"] else b).astype(ctype, copy=False)
         y = a @ b
@@ -104,6 +104,5 @@ class MatMulOp(ECGOp, name="mat_mul"):
     def reference(cls, inputs, attrs, results):
         a, b = inputs
         dtype = results[0].dtype
-        if dtype == np.float16:
-            a, b = a.astype(np.float32), b.astype(np.float32)
-        return [np.asarray(np.matmul(a, b)).astype(dtype, copy=False)]
+        ctype = compute_dtype(dtype)
+        return [np.asarray(np.matmul(a.astype(ctype, copy=False), b.astype(ctype, copy=False))).astype(dtype, copy=False)]

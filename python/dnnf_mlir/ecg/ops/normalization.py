@@ -13,7 +13,7 @@ from ..attributes import Float, Int
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import MappingType
 from ..shapes import normalize_axis, require, require_float
-from ..tensor_spec import TensorSpec
+from ..tensor_spec import TensorSpec, compute_dtype
 from .common import broadcasts_to
 
 
@@ -92,7 +92,7 @@ class InstanceNormalizationOp(ECGOp, name="instance_normalization"):
     def reference(cls, inputs, attrs, results):
         x, scale, bias = inputs
         dtype = x.dtype
-        ctype = np.float32 if dtype == np.float16 else dtype
+        ctype = compute_dtype(dtype)
         xc = x.astype(ctype, copy=False)
         axes = tuple(range(2, x.ndim))
         mean = np.mean(xc, axis=axes, keepdims=True)

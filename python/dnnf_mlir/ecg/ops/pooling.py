@@ -14,7 +14,7 @@ from ..attributes import Float, Int, Ints, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import reachable_kernel, require, require_float
-from ..tensor_spec import TensorSpec, dtype_name
+from ..tensor_spec import TensorSpec, compute_dtype, dtype_name, element_kind
 from .common import LINEAR, MONOTONE
 from .windows import check_window_attrs, require_outputs, spatial_defaults, window_geometry
 
@@ -48,7 +48,7 @@ class _WindowPool(ECGOp):
     @classmethod
     def infer(cls, operands, attrs):
         (x,) = operands
-        require(x.dtype.kind in cls.KINDS, f"input must not have element type {dtype_name(x.dtype)}")
+        require(element_kind(x.dtype) in cls.KINDS, f"input must not have element type {dtype_name(x.dtype)}")
         require(x.rank >= 3, f"input must have rank >= 3 (N, C, spatial...), got {x}")
         check_window_attrs(x.rank - 2, attrs, attrs["kernel_shape"])
         require(attrs["ceil_mode"] in (0, 1), f"ceil_mode must be 0 or 1, got {attrs['ceil_mode']}")
@@ -121,7 +121,7 @@ class _GlobalPool(ECGOp):
     @classmethod
     def infer(cls, operands, attrs):
         (x,) = operands
-        require(x.dtype.kind in cls.KINDS, f"input must not have element type {dtype_name(x.dtype)}")
+        require(element_kind(x.dtype) in cls.KINDS, f"input must not have element type {dtype_name(x.dtype)}")
         require(x.rank >= 3, f"input must have rank >= 3 (N, C, spatial...), got {x}")
         return [x.with_shape(x.shape[:2] + (1,) * (x.rank - 2))]
 
@@ -144,8 +144,7 @@ class GlobalAveragePoolOp(_GlobalPool, name="global_average_pool"):
 
     @staticmethod
     def compute(x, axes):
-        ctype = np.float32 if x.dtype == np.float16 else x.dtype
-        return np.mean(x, axis=axes, keepdims=True, dtype=ctype)
+        return np.mean(x, axis=axes, keepdims=True, dtype=compute_dtype(x.dtype))
 
 
 class GlobalMaxPoolOp(_GlobalPool, name="global_max_pool"):

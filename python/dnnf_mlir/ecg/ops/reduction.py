@@ -8,7 +8,7 @@ from ..attributes import Int, Ints
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import Algebra, MappingType
 from ..shapes import normalize_axes, normalize_axis, require
-from ..tensor_spec import TensorSpec, dtype_name
+from ..tensor_spec import TensorSpec, compute_dtype, dtype_name, element_kind
 from .common import LINEAR, MONOTONE
 
 
@@ -42,7 +42,7 @@ class ReduceOp(ECGOp):
     @classmethod
     def infer(cls, operands, attrs):
         (x,) = operands
-        require(x.dtype.kind in cls.KINDS, f"input must not have element type {dtype_name(x.dtype)}")
+        require(element_kind(x.dtype) in cls.KINDS, f"input must not have element type {dtype_name(x.dtype)}")
         require(attrs["keepdims"] in (0, 1), f"keepdims must be 0 or 1, got {attrs['keepdims']}")
         require(
             attrs["noop_with_empty_axes"] in (0, 1),
@@ -66,8 +66,7 @@ class ReduceOp(ECGOp):
         (x,) = inputs
         dtype = results[0].dtype
         axes = cls.reduced_axes(x.ndim, attrs)
-        if dtype == np.float16:
-            x = x.astype(np.float32)
+        x = x.astype(compute_dtype(dtype), copy=False)
         with np.errstate(all="ignore"):
             y = cls.compute(x, tuple(axes), bool(attrs["keepdims"]))
         return [np.asarray(y).astype(dtype, copy=False).reshape(results[0].shape)]
@@ -156,7 +155,7 @@ class _ArgReduce(ECGOp):
     @classmethod
     def infer(cls, operands, attrs):
         (x,) = operands
-        require(x.dtype.kind in "fiu", f"input must have a numeric element type, got {x}")
+        require(element_kind(x.dtype) in "fiu", f"input must have a numeric element type, got {x}")
         require(x.rank >= 1, f"input must have rank >= 1, got {x}")
         axis = normalize_axis(attrs["axis"], x.rank)
         require(x.shape[axis] > 0, f"cannot take the {cls.ONNX[0]} of the empty axis {axis} of {x}")

@@ -7,6 +7,7 @@ from ..attributes import Int
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import MappingType
 from ..shapes import normalize_axis, require_float
+from ..tensor_spec import compute_dtype
 
 
 class _Softmax(ECGOp):
@@ -28,8 +29,7 @@ class _Softmax(ECGOp):
     def reference(cls, inputs, attrs, results):
         (x,) = inputs
         dtype = x.dtype
-        if dtype == np.float16:
-            x = x.astype(np.float32)
+        x = x.astype(compute_dtype(dtype), copy=False)
         axis = normalize_axis(attrs["axis"], x.ndim) if x.ndim else None
         with np.errstate(all="ignore"):
             shifted = x - np.max(x, axis=axis, keepdims=True)

@@ -13,11 +13,17 @@ from ..fusion import IR_REMOVABLE
 
 
 def peak_live_values(body: list) -> int:
-    """The most body results alive at once between their definition and last use."""
+    """The most body results alive at once between their definition and last use.
+
+    Constants the body holds (``ecg.constant``, cloned in by fusion) are not counted:
+    they are immediates or memory operands, not values a register keeps, and the
+    planner does not count them either."""
     position = {op: i for i, op in enumerate(body)}
     last_use = {}
     for user in body[:-1]:
         for value in user.operands:
+            if isinstance(value.owner, ir.OpView) and value.owner.operation.name == "ecg.constant":
+                continue
             last_use[value] = position[user]
     return max((sum(1 for v, end in last_use.items()
                     if isinstance(v.owner, ir.OpView) and position.get(v.owner.operation, -1) <= i < end)

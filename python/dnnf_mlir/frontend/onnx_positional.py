@@ -1,9 +1,11 @@
 """ONNX ops whose result depends on element positions, imported as existing ECG ops with
 constant masks and matrices: Trilu (a select against a triangular mask), CumSum (a
 contraction with a triangular matrix of ones: one ``mat_mul``, the fast path of both code
-generators, rather than a sequential scan), Hardmax and OneHot (a comparison with the
-positions along an axis).
+generators, rather than a sequential scan; in blocks along a long axis), Hardmax and OneHot
+(a comparison with the positions along an axis).
 """
+
+import math
 
 import numpy as np
 
@@ -45,17 +47,74 @@ def _trilu(node: NodeBuilder):
     return node.emit("where", [keep, x, np.zeros((), spec.dtype)])
 
 
-def _enters(node: NodeBuilder, n: int) -> np.ndarray:
+# An axis at least this long is summed in blocks of about sqrt(n) elements: one
+# contraction within the blocks and one over their totals, O(n sqrt n) work instead of
+# O(n^2), and no (n, n) constant (64 MiB at n = 4096).
+BLOCKED_FROM = 128
+
+
+def _enters(n: int, reverse: bool, exclusive: bool) -> np.ndarray:
     """T[j, i]: whether element j of n enters running result i (j <= i; j < i when exclusive;
     mirrored when reversed)."""
     before, after = np.arange(n)[:, None], np.arange(n)[None, :]
-    enters = before >= after if node.attr("reverse", 0) else before <= after
-    return enters & (before != after) if node.attr("exclusive", 0) else enters
+    enters = before >= after if reverse else before <= after
+    return enters & (before != after) if exclusive else enters
+
+
+def _directions(node: NodeBuilder) -> tuple:
+    """(reverse, exclusive) of a CumSum / CumProd node."""
+    return bool(node.attr("reverse", 0)), bool(node.attr("exclusive", 0))
+
+
+def _running_sums(node: NodeBuilder, x, n: int, reverse: bool, exclusive: bool, last: bool):
+    """Running sums along axis 1 of ``x`` ([outer, n] when ``last``, else [outer, n, inner]),
+    as one contraction with T: x @ T along the last axis, T^T @ x along the one before."""
+    enters = _enters(n, reverse, exclusive).astype(node.spec(x).dtype)
+    return node.emit_one("mat_mul", [x, enters] if last else [enters.T, x])
+
+
+def _blocked_running_sums(node: NodeBuilder, x, n: int, reverse: bool, exclusive: bool, last: bool):
+    """``_running_sums`` in blocks: the sums within each block, plus the totals of the
+    blocks before it (after it, reversed). The axis is zero-padded to whole blocks: the
+    zeros past its end add nothing to any sum."""
+    spec = node.spec(x)
+    outer, inner = spec.shape[0], list(spec.shape[2:])
+    block = math.isqrt(n - 1) + 1
+    count = -(-n // block)
+    if count * block > n:
+        x = node.emit_one("concat", [x, np.zeros([outer, count * block - n, *inner], spec.dtype)], axis=1)
+    blocks = node.emit_one("reshape", [x], shape=[outer, count, block, *inner])
+    within = _running_sums(node, blocks, block, reverse, exclusive, last)
+    totals = node.emit_one("reduce_sum", [blocks], axes=[2], keepdims=0)
+    carries = _running_sums(node, totals, count, reverse, True, last)
+    sums = node.emit_one("add", [within, node.emit_one("unsqueeze", [carries], axes=[2])])
+    sums = node.emit_one("reshape", [sums], shape=[outer, count * block, *inner])
+    if count * block == n:
+        return sums
+    return node.emit_one("slice", [sums], starts=[0], ends=[n], axes=[1], steps=[1])
+
+
+@converter("CumSum")
+def _cumsum(node: NodeBuilder):
+    """Running sums: one contraction with T (T[j, i] = 1 where element j enters sum i) over
+    the input viewed as [outer, n, inner] (no transposes), in blocks along a long axis."""
+    x = node.operand(0)
+    spec = node.spec(x)
+    if element_kind(spec.dtype) not in "fiu":
+        node.unsupported(f"CumSum on {dtype_name(spec.dtype)} tensors")
+    axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
+    n = spec.shape[axis]
+    outer, inner = math.prod(spec.shape[:axis]), math.prod(spec.shape[axis + 1:])
+    last = inner == 1
+    x = node.emit_one("reshape", [x], shape=[outer, n] if last else [outer, n, inner])
+    sums = _blocked_running_sums if n >= BLOCKED_FROM else _running_sums
+    result = sums(node, x, n, *_directions(node), last)
+    return node.emit("reshape", [result], {"shape": list(spec.shape)})
 
 
 def _running(node: NodeBuilder, combine):
-    """A running sum or product along input 1's axis: ``combine(x', T)`` on x' with the axis
-    last, T the (n, n) matrix of ``_enters``; the result's axis moved back."""
+    """A running product along input 1's axis: ``combine(x', n)`` on x' with the axis (of
+    extent n) last; the result's axis moved back."""
     x = node.operand(0)
     spec = node.spec(x)
     if element_kind(spec.dtype) not in "fiu":
@@ -63,17 +122,10 @@ def _running(node: NodeBuilder, combine):
     axis = normalize_axis(_scalar(node, 1, "axis"), spec.rank)
     perm = [a for a in range(spec.rank) if a != axis] + [axis]
     moved = x if axis == spec.rank - 1 else node.emit_one("transpose", [x], perm=perm)
-    result = combine(moved, _enters(node, spec.shape[axis]))
+    result = combine(moved, spec.shape[axis])
     if axis == spec.rank - 1:
         return [result]
     return node.emit("transpose", [result], {"perm": list(np.argsort(perm))})
-
-
-@converter("CumSum")
-def _cumsum(node: NodeBuilder):
-    """Running sums: x' @ T (T[j, i] = 1 where element j enters sum i)."""
-    dtype = node.spec(node.operand(0)).dtype
-    return _running(node, lambda moved, enters: node.emit_one("mat_mul", [moved, enters.astype(dtype)]))
 
 
 @converter("CumProd")
@@ -83,9 +135,9 @@ def _cumprod(node: NodeBuilder):
     rank = node.spec(node.operand(0)).rank
     one = np.ones((), node.spec(node.operand(0)).dtype)
 
-    def combine(moved, enters):
+    def combine(moved, n):
         columns = node.emit_one("unsqueeze", [moved], axes=[rank])  # (..., j, 1) against T (j, i)
-        factors = node.emit_one("where", [enters, columns, one])
+        factors = node.emit_one("where", [_enters(n, *_directions(node)), columns, one])
         return node.emit_one("reduce_prod", [factors], axes=[rank - 1], keepdims=0)
 
     return _running(node, combine)

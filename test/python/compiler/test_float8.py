@@ -16,6 +16,7 @@ from onnx.reference import ReferenceEvaluator
 
 from dnnf_mlir import InferenceSession
 from dnnf_mlir.frontend.onnx_types import OnnxImportError
+from dnnf_mlir.onnx_backend import DnnfBackend
 
 FLOAT8 = {
     TensorProto.FLOAT8E4M3FN: ml_dtypes.float8_e4m3fn,
@@ -137,3 +138,19 @@ def test_nonzero_float8_zero_point_is_refused():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, [4])], initializers)
     with pytest.raises(OnnxImportError, match="QuantizeLinear.*nonzero float8 zero point"):
         InferenceSession(model, use_cache=False, threads=1)
+
+
+def test_arithmetic_on_float8_as_the_interpreter():
+    """Add, Relu and a MatMul on E4M3FN tensors: computed in f32 between conversions, one
+    rounding per op, as the interpreter (which ONNX's float8 Cast cases check) computes them."""
+    nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["r"]),
+             helper.make_node("MatMul", ["r", "b"], ["m"])]
+    model = _model(nodes, [helper.make_tensor_value_info(n, TensorProto.FLOAT8E4M3FN, [8, 8]) for n in "ab"],
+                   [helper.make_tensor_value_info(n, TensorProto.FLOAT8E4M3FN, [8, 8]) for n in "rm"])
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal((8, 8)).astype(ml_dtypes.float8_e4m3fn) for _ in range(2))
+    got = InferenceSession(model, use_cache=False, threads=1).run(None, {"a": a, "b": b})
+    want = DnnfBackend.prepare(model, "CPU").run([a, b])
+    for result, expected in zip(got, want):
+        _assert_same_codes(result, expected, ml_dtypes.float8_e4m3fn)
+    assert np.abs(got[1].astype(np.float32)).max() > 4  # the product is not all zeros

@@ -16,7 +16,7 @@ from .float8 import float8_format
 _DIRECT = frozenset({
     "ecg.cast", "ecg.constant", "ecg.reshape", "ecg.flatten", "ecg.squeeze", "ecg.unsqueeze", "ecg.transpose",
     "ecg.gather", "ecg.concat", "ecg.slice", "ecg.split", "ecg.expand", "ecg.tile", "ecg.depth_to_space",
-    "ecg.space_to_depth",
+    "ecg.space_to_depth", "ecg.bitcast",
 })
 
 

@@ -937,5 +937,13 @@ module {
       %1 = irdl.base "!builtin.tensor"
       irdl.results(output: %1)
     }
+    irdl.operation @bitcast {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "#builtin.string"
+      irdl.attributes {"to" = %1}
+      %2 = irdl.base "!builtin.tensor"
+      irdl.results(output: %2)
+    }
   }
 }

@@ -26,7 +26,7 @@ NO_ONNX = {"constant", "fused", "yield", "square"}
 # Pure data movement: the default FLOPs model (0 per element) is right for them.
 DATA_MOVEMENT = {MappingType.REORGANIZE, MappingType.SHUFFLE, MappingType.ONE_TO_MANY}
 # Ops that compute nothing themselves.
-NO_FLOPS = {"constant", "yield"}
+NO_FLOPS = {"constant", "yield", "bitcast"}  # bitcast reads the bits as they are
 
 
 # ----- drift of the generated files -----
@@ -173,6 +173,7 @@ IMAGE = t(1, 4, 6, 6)
 # mnemonic -> (operand specs, attributes the caller gives); families below.
 EXAMPLES = {
     "cast": ([X], {"to": "f16"}),
+    "bitcast": ([X], {"to": "i32"}),
     "clip": ([X], {}),
     "where": ([t(3, 4, dtype=np.bool_), X, t(4)], {}),
     "bit_shift": ([t(2, 3, 4, dtype=np.uint8), t(3, 4, dtype=np.uint8)], {"direction": "LEFT"}),

@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from .._mlir import ir
+from ..ecg.tensor_spec import FLOAT8_DTYPES
 from ..kernel_functions import is_public
 from .errors import CodegenError
 
@@ -60,6 +61,7 @@ _DTYPES = {
     "ui32": np.uint32,
     "ui16": np.uint16,
     "ui8": np.uint8,
+    **{name: dtype.type for name, dtype in FLOAT8_DTYPES.items()},
 }
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._mlir import ir
-from .bfloat16_elements import bfloat16_array
-from .tensor_spec import BFLOAT16, TensorSpec, dtype_name, element_type, from_mlir, to_mlir
+from .bfloat16_elements import bfloat16_array, is_bits_only
+from .tensor_spec import TensorSpec, dtype_name, element_type, from_mlir, to_mlir
 
 
 class AttributeKind:
@@ -116,7 +116,7 @@ class Elements(AttributeKind):
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
             return np.full(spec.shape, _splat_value(dense.get_splat_value(), spec), dtype=spec.dtype)
-        if spec.dtype == BFLOAT16:
+        if is_bits_only(dense.type.element_type):
             return bfloat16_array(dense)
         if spec.dtype == np.bool_:
             return np.array([bool(x) for x in ir.DenseIntElementsAttr(attr)], dtype=np.bool_).reshape(spec.shape)

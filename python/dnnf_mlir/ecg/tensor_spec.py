@@ -15,6 +15,15 @@ from .._mlir import ir
 # dtype.kind is "V", so ``element_kind`` is how code asks whether a dtype is a float.
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
+# The float8 storage types (ml_dtypes, as onnx's numpy_helper returns them), by MLIR name;
+# their kind is "V" too.
+FLOAT8_DTYPES = {
+    "f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn),
+    "f8E4M3FNUZ": np.dtype(ml_dtypes.float8_e4m3fnuz),
+    "f8E5M2": np.dtype(ml_dtypes.float8_e5m2),
+    "f8E5M2FNUZ": np.dtype(ml_dtypes.float8_e5m2fnuz),
+}
+
 # numpy dtype -> (MLIR spelling, builder); signed ints are signless as in MLIR's
 # builtin arithmetic, unsigned ones use MLIR's unsigned integer types.
 _DTYPES = {
@@ -31,6 +40,11 @@ _DTYPES = {
     np.dtype(np.uint32): "ui32",
     np.dtype(np.uint64): "ui64",
     np.dtype(np.bool_): "i1",
+    **{dtype: name for name, dtype in FLOAT8_DTYPES.items()},
+}
+_FLOAT8_TYPES = {
+    "f8E4M3FN": ir.Float8E4M3FNType, "f8E4M3FNUZ": ir.Float8E4M3FNUZType,
+    "f8E5M2": ir.Float8E5M2Type, "f8E5M2FNUZ": ir.Float8E5M2FNUZType,
 }
 # MLIR element type name -> numpy dtype.
 DTYPE_BY_NAME = {name: dtype for dtype, name in _DTYPES.items()}
@@ -103,14 +117,14 @@ def check_shape(shape):
 def element_kind(dtype) -> str:
     """numpy's ``dtype.kind`` ("f", "i", "u", "b"), with bfloat16 a float ("f")."""
     dtype = np.dtype(dtype)
-    return "f" if dtype == BFLOAT16 else dtype.kind
+    return "f" if dtype == BFLOAT16 or dtype in FLOAT8_DTYPES.values() else dtype.kind
 
 
 def compute_dtype(dtype) -> np.dtype:
-    """What the reference computes a half-precision type in: float32 (numpy has no BLAS for
-    float16 and bfloat16, and half-precision sums lose the products' bits); else ``dtype``."""
+    """What the reference computes a half-precision or float8 type in: float32 (numpy has no
+    BLAS for them, and half-precision sums lose the products' bits); else ``dtype``."""
     dtype = np.dtype(dtype)
-    return np.dtype(np.float32) if dtype in (np.float16, BFLOAT16) else dtype
+    return np.dtype(np.float32) if dtype in (np.float16, BFLOAT16, *FLOAT8_DTYPES.values()) else dtype
 
 
 def finfo(dtype):
@@ -127,6 +141,8 @@ def dtype_name(dtype) -> str:
 
 def element_type(dtype) -> ir.Type:
     name = dtype_name(dtype)
+    if name in FLOAT8_DTYPES:
+        return _FLOAT8_TYPES[name].get()
     if name.startswith("f"):
         return {"f16": ir.F16Type, "f32": ir.F32Type, "f64": ir.F64Type}[name].get()
     if name == "bf16":

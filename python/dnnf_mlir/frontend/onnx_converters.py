@@ -15,6 +15,7 @@ from ..ecg.ops.resize import ResizeOp
 from ..ecg.ops.slicing import SliceOp, SplitOp
 from ..ecg.shapes import broadcast, normalize_axis
 from ..ecg.tensor_spec import BFLOAT16, check_shape, dtype_name, element_kind
+from .casts import emit_cast
 from .node_builder import NodeBuilder
 from .onnx_types import OnnxImportError, onnx_dtype
 from .recurrent_converters import RECURRENT_CONVERTERS
@@ -280,7 +281,7 @@ def _clip(node: NodeBuilder):
 
 @converter("Cast")
 def _cast(node: NodeBuilder):
-    return node.emit("cast", [node.operand(0)], {"to": dtype_name(onnx_dtype(node.attr("to")))})
+    return emit_cast(node, node.operand(0), onnx_dtype(node.attr("to")))
 
 
 @converter("Sum", "Mean", "Max", "Min")

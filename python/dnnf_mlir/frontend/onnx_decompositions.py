@@ -12,6 +12,7 @@ input's shape, and the window functions, which read only their size.
 import numpy as np
 
 from ..ecg.tensor_spec import dtype_name, element_kind
+from .casts import emit_cast
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import OnnxImportError, onnx_dtype
@@ -29,8 +30,7 @@ def _float_operand(node: NodeBuilder):
 @converter("CastLike")
 def _cast_like(node: NodeBuilder):
     """Cast input 0 to the element type of input 1 (whose values are not read)."""
-    to = node.spec(node.operand(1)).dtype
-    return node.emit("cast", [node.operand(0)], {"to": dtype_name(to)})
+    return emit_cast(node, node.operand(0), node.spec(node.operand(1)).dtype)
 
 
 @converter("Swish")

@@ -21,7 +21,7 @@ from ..ecg import OPS, TensorSpec, VerificationError
 from ..ecg.tensor_spec import UnsupportedTypeError, check_shape, to_mlir
 from .node_builder import NodeBuilder, NodeInfo, UnsupportedOutput
 from . import (  # noqa: F401 (they register their converters)
-    onnx_attention, onnx_decompositions, onnx_dft, onnx_einsum, onnx_exclusions, onnx_grid_sample,
+    onnx_attention, onnx_bitcast, onnx_decompositions, onnx_dft, onnx_einsum, onnx_exclusions, onnx_grid_sample,
     onnx_normalizations, onnx_positional, onnx_rotary, onnx_scatter, onnx_topk,
 )
 from .onnx_converters import CONVERTERS

@@ -14,7 +14,7 @@ class OnnxImportError(Exception):
 def onnx_dtype(elem_type: int) -> np.dtype:
     try:
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
-        dtype_name(dtype)  # raises for types numpy has but ECG does not model (bfloat16, float8, strings)
+        dtype_name(dtype)  # raises for types ECG does not model (float8 E8M0, float4, int4, strings)
         return dtype
     except (KeyError, UnsupportedTypeError):
         names = dict(onnx.TensorProto.DataType.items())

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..ecg.ops.quantization import QUANTIZED_TYPES
 from ..ecg.shapes import normalize_axis
-from ..ecg.tensor_spec import dtype_name
+from ..ecg.tensor_spec import FLOAT8_DTYPES, dtype_name
+from .casts import emit_cast
 from .node_builder import NodeBuilder
 from .onnx_converters import converter
 from .onnx_types import onnx_dtype
@@ -93,6 +94,8 @@ def _quantize_linear(node: NodeBuilder):
     scale = _parameter(node, 1, shape, axis, block_size)
     output_dtype = node.attr("output_dtype", 0)
     default = onnx_dtype(output_dtype) if output_dtype else np.uint8
+    if _float8_quantized(node, default):
+        return emit_cast(node, node.emit_one("div", [x, scale]), _float8_quantized(node, default))
     zero_point = _zero_point(node, 2, shape, axis, default, block_size)
     return node.emit("quantize_linear", [x, scale, zero_point])
 
@@ -102,10 +105,28 @@ def _dequantize_linear(node: NodeBuilder):
     x = node.operand(0)
     spec = node.spec(x)
     axis, block_size = _axis_and_block(node)
+    scale = _parameter(node, 1, spec.shape, axis, block_size)
+    if _float8_quantized(node, spec.dtype):
+        widened = node.emit_one("cast", [x], to="f32")
+        return node.emit("cast", [node.emit_one("mul", [widened, node.emit_one("cast", [scale], to="f32")])],
+                         {"to": dtype_name(node.spec(scale).dtype)})
     _quantized_type(node, spec.dtype)
     scale = _parameter(node, 1, spec.shape, axis, block_size)
     zero_point = _zero_point(node, 2, spec.shape, axis, spec.dtype, block_size)
     return node.emit("dequantize_linear", [x, scale, zero_point])
+
+
+def _float8_quantized(node: NodeBuilder, default) -> np.dtype | None:
+    """The float8 type that QuantizeLinear / DequantizeLinear quantize to (their zero point's,
+    else ``default``), or None for any other. A float8 zero point must be zero (ONNX's
+    reference ignores it), so it is not read; a constant one that is not zero is refused."""
+    zero_point = node.operand(2) if node.has_input(2) else None
+    dtype = np.dtype(default) if zero_point is None else node.spec(zero_point).dtype
+    if dtype not in FLOAT8_DTYPES.values():
+        return None
+    if isinstance(zero_point, np.ndarray) and np.any(zero_point.astype(np.float32) != 0):
+        node.unsupported("a nonzero float8 zero point")
+    return dtype
 
 
 @converter("DynamicQuantizeLinear")

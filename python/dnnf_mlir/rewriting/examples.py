@@ -47,6 +47,7 @@ OPERANDS = {
     "conv": ([(1, 2, 5, 5), (3, 2, 3, 3)], {}),
     "conv_transpose": ([(1, 2, 4, 4), (2, 3, 3, 3)], {}),
     "cast": ([BASE_SHAPE], {"to": "f64"}),
+    "bitcast": ([BASE_SHAPE], {"to": "i32"}),
 }
 _BOOL_OPS = ("and", "or", "xor", "not")
 _INTEGER_OPS = {op: np.dtype(np.uint8) for op in ("bit_shift", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")}

@@ -496,6 +496,19 @@ func.func @"atanh-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xf32> {
 
 // -----
 
+// Bitcast(Reshape(A)) -> Reshape(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-reshape"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.reshape"(%[[V0]]) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xi32>) -> tensor<1x6x4xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x6x4xi32>
+func.func @"bitcast-reshape"(%arg0: tensor<2x3x4xf32>) -> tensor<1x6x4xi32> {
+  %0 = "ecg.reshape"(%arg0) {shape = array<i64: 1, 6, 4>} : (tensor<2x3x4xf32>) -> tensor<1x6x4xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<1x6x4xf32>) -> tensor<1x6x4xi32>
+  return %1 : tensor<1x6x4xi32>
+}
+
+// -----
+
 // Add(Reshape(A), S1) -> Reshape(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-reshape"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -1076,6 +1089,19 @@ func.func @"atanh-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xf32> {
   %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
   %1 = "ecg.atanh"(%0) : (tensor<1x12xf32>) -> tensor<1x12xf32>
   return %1 : tensor<1x12xf32>
+}
+
+// -----
+
+// Bitcast(Flatten(A)) -> Flatten(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-flatten"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<1x3x4xf32>) -> tensor<1x3x4xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.flatten"(%[[V0]]) {axis = 1 : i64} : (tensor<1x3x4xi32>) -> tensor<1x12xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x12xi32>
+func.func @"bitcast-flatten"(%arg0: tensor<1x3x4xf32>) -> tensor<1x12xi32> {
+  %0 = "ecg.flatten"(%arg0) {axis = 1 : i64} : (tensor<1x3x4xf32>) -> tensor<1x12xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<1x12xf32>) -> tensor<1x12xi32>
+  return %1 : tensor<1x12xi32>
 }
 
 // -----
@@ -1664,6 +1690,19 @@ func.func @"atanh-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xf32> {
 
 // -----
 
+// Bitcast(Squeeze(A)) -> Squeeze(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-squeeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<1x1x4xf32>) -> tensor<1x1x4xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.squeeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<1x1x4xi32>) -> tensor<1x4xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x4xi32>
+func.func @"bitcast-squeeze"(%arg0: tensor<1x1x4xf32>) -> tensor<1x4xi32> {
+  %0 = "ecg.squeeze"(%arg0) {axes = array<i64: 0>} : (tensor<1x1x4xf32>) -> tensor<1x4xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<1x4xf32>) -> tensor<1x4xi32>
+  return %1 : tensor<1x4xi32>
+}
+
+// -----
+
 // Add(Squeeze(A), S1) -> Squeeze(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-squeeze"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -2244,6 +2283,19 @@ func.func @"atanh-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32> {
   %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
   %1 = "ecg.atanh"(%0) : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
   return %1 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Bitcast(Unsqueeze(A)) -> Unsqueeze(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-unsqueeze"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.unsqueeze"(%[[V0]]) {axes = array<i64: 0>} : (tensor<2x3x4xi32>) -> tensor<1x2x3x4xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x3x4xi32>
+func.func @"bitcast-unsqueeze"(%arg0: tensor<2x3x4xf32>) -> tensor<1x2x3x4xi32> {
+  %0 = "ecg.unsqueeze"(%arg0) {axes = array<i64: 0>} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xi32>
+  return %1 : tensor<1x2x3x4xi32>
 }
 
 // -----
@@ -2832,6 +2884,19 @@ func.func @"atanh-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
 
 // -----
 
+// Slice(Bitcast(A)) -> Bitcast(Slice(A))
+// CHECK-LABEL: func.func @"bitcast-slice"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.slice"(%arg0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitcast"(%[[V0]]) {to = "i32"} : (tensor<2x3x2xf32>) -> tensor<2x3x2xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xi32>
+func.func @"bitcast-slice"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x2xi32> {
+  %0 = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %1 = "ecg.slice"(%0) {axes = array<i64: 2>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x3x4xi32>) -> tensor<2x3x2xi32>
+  return %1 : tensor<2x3x2xi32>
+}
+
+// -----
+
 // Slice(Add(A, S1)) -> Add(Slice(A), S1)
 // CHECK-LABEL: func.func @"add-scalar-last-slice"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -3412,6 +3477,19 @@ func.func @"atanh-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
   %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
   %1 = "ecg.atanh"(%0) : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
   return %1 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// Bitcast(Transpose(A)) -> Transpose(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-transpose"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.transpose"(%[[V0]]) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xi32>) -> tensor<2x4x3xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x4x3xi32>
+func.func @"bitcast-transpose"(%arg0: tensor<2x3x4xf32>) -> tensor<2x4x3xi32> {
+  %0 = "ecg.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<2x4x3xf32>) -> tensor<2x4x3xi32>
+  return %1 : tensor<2x4x3xi32>
 }
 
 // -----
@@ -4000,6 +4078,19 @@ func.func @"atanh-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6x
 
 // -----
 
+// Bitcast(DepthToSpace(A)) -> DepthToSpace(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-depth_to_space"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.depth_to_space"(%[[V0]]) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xi32>) -> tensor<1x2x4x6xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x2x4x6xi32>
+func.func @"bitcast-depth_to_space"(%arg0: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xi32> {
+  %0 = "ecg.depth_to_space"(%arg0) {blocksize = 2 : i64, mode = "DCR"} : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xi32>
+  return %1 : tensor<1x2x4x6xi32>
+}
+
+// -----
+
 // Add(DepthToSpace(A), S1) -> DepthToSpace(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-depth_to_space"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -4580,6 +4671,19 @@ func.func @"atanh-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3x
   %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
   %1 = "ecg.atanh"(%0) : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32>
   return %1 : tensor<1x8x2x3xf32>
+}
+
+// -----
+
+// Bitcast(SpaceToDepth(A)) -> SpaceToDepth(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-space_to_depth"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.space_to_depth"(%[[V0]]) {blocksize = 2 : i64} : (tensor<1x2x4x6xi32>) -> tensor<1x8x2x3xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x8x2x3xi32>
+func.func @"bitcast-space_to_depth"(%arg0: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xi32> {
+  %0 = "ecg.space_to_depth"(%arg0) {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xi32>
+  return %1 : tensor<1x8x2x3xi32>
 }
 
 // -----
@@ -5168,6 +5272,19 @@ func.func @"atanh-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xf32> {
 
 // -----
 
+// Bitcast(Expand(A)) -> Expand(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-expand"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<1x3x1xf32>) -> tensor<1x3x1xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.expand"(%[[V0]]) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xi32>) -> tensor<2x3x2xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x2xi32>
+func.func @"bitcast-expand"(%arg0: tensor<1x3x1xf32>) -> tensor<2x3x2xi32> {
+  %0 = "ecg.expand"(%arg0) {shape = array<i64: 2, 3, 2>} : (tensor<1x3x1xf32>) -> tensor<2x3x2xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<2x3x2xf32>) -> tensor<2x3x2xi32>
+  return %1 : tensor<2x3x2xi32>
+}
+
+// -----
+
 // Add(Expand(A), S1) -> Expand(Add(A, S1))
 // CHECK-LABEL: func.func @"add-scalar-last-expand"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -5748,6 +5865,19 @@ func.func @"atanh-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
   %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
   %1 = "ecg.atanh"(%0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
   return %1 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Bitcast(Tile(A)) -> Tile(Bitcast(A))
+// CHECK-LABEL: func.func @"bitcast-tile"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.tile"(%[[V0]]) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xi32>) -> tensor<2x3x8xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x8xi32>
+func.func @"bitcast-tile"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x8xi32> {
+  %0 = "ecg.tile"(%arg0) {repeats = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = "ecg.bitcast"(%0) {to = "i32"} : (tensor<2x3x8xf32>) -> tensor<2x3x8xi32>
+  return %1 : tensor<2x3x8xi32>
 }
 
 // -----
@@ -6336,6 +6466,19 @@ func.func @"atanh-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> ten
 
 // -----
 
+// Gather(Bitcast(A), B) -> Bitcast(Gather(A, B))
+// CHECK-LABEL: func.func @"bitcast-gather"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitcast"(%[[V0]]) {to = "i32"} : (tensor<1x3x4xf32>) -> tensor<1x3x4xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xi32>
+func.func @"bitcast-gather"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1xi64>) -> tensor<1x3x4xi32> {
+  %0 = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %1 = "ecg.gather"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xi32>, tensor<1xi64>) -> tensor<1x3x4xi32>
+  return %1 : tensor<1x3x4xi32>
+}
+
+// -----
+
 // Gather(Add(A, S1), B) -> Add(Gather(A, B), S1)
 // CHECK-LABEL: func.func @"add-scalar-last-gather"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.constant"() {value = {{.*}}} : () -> tensor<f32>
@@ -6916,6 +7059,19 @@ func.func @"atanh-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4
   %0 = "ecg.atanh"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
   return %1 : tensor<1x3x4xf32>
+}
+
+// -----
+
+// GatherElements(Bitcast(A), B) -> Bitcast(GatherElements(A, B))
+// CHECK-LABEL: func.func @"bitcast-gather_elements"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.gather_elements"(%arg0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitcast"(%[[V0]]) {to = "i32"} : (tensor<1x3x4xf32>) -> tensor<1x3x4xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<1x3x4xi32>
+func.func @"bitcast-gather_elements"(%arg0: tensor<2x3x4xf32>, %arg1: tensor<1x3x4xi64>) -> tensor<1x3x4xi32> {
+  %0 = "ecg.bitcast"(%arg0) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %1 = "ecg.gather_elements"(%0, %arg1) {axis = 0 : i64} : (tensor<2x3x4xi32>, tensor<1x3x4xi64>) -> tensor<1x3x4xi32>
+  return %1 : tensor<1x3x4xi32>
 }
 
 // -----

@@ -1622,6 +1622,20 @@ func.func @"where-atanh"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg
 
 // -----
 
+// Where(COND, Bitcast(A), Bitcast(B)) -> Bitcast(Where(COND, A, B))
+// CHECK-LABEL: func.func @"where-bitcast"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg1, %arg2) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[V1:.*]] = "ecg.bitcast"(%[[V0]]) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+// CHECK-NEXT: return %[[V1]] : tensor<2x3x4xi32>
+func.func @"where-bitcast"(%arg0: tensor<2x3x4xi1>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<2x3x4xf32>) -> tensor<2x3x4xi32> {
+  %0 = "ecg.bitcast"(%arg1) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %1 = "ecg.bitcast"(%arg2) {to = "i32"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %2 = "ecg.where"(%arg0, %0, %1) : (tensor<2x3x4xi1>, tensor<2x3x4xi32>, tensor<2x3x4xi32>) -> tensor<2x3x4xi32>
+  return %2 : tensor<2x3x4xi32>
+}
+
+// -----
+
 // Where(COND, Add(A, B), Add(A, C)) -> Add(A, Where(COND, B, C))
 // CHECK-LABEL: func.func @"where-add-left"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.where"(%arg0, %arg2, %arg3) : (tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>

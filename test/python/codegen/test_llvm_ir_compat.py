@@ -37,6 +37,11 @@ define double @plus_nan(double %x) {
   %r = fadd double nan, %x
   ret double %r
 }
+
+define <4 x float> @quiet_nan_splat(<4 x i1> %c, <4 x float> %x) {
+  %r = select <4 x i1> %c, <4 x float> splat (float +qnan), <4 x float> %x
+  ret <4 x float> %r
+}
 """
 
 
@@ -45,6 +50,7 @@ def test_special_literals_rewritten():
     assert "float %x, 0xFFF0000000000000" in text
     assert "half %x, half 0xH7C00" in text
     assert "double 0x7FF8000000000000, %x" in text
+    assert "splat (float 0x7FF8000000000000)" in text  # newer LLVM's quiet NaN spelling
     # a bfloat's 6-digit decimal is not its value (-0.54296875): its bits; hex literals as 0xR, not a half's 0xH
     assert "bfloat %x, 0xRBF0B" in text and "bfloat %a, bfloat 0xR7F80" in text and "bfloat %b, 0xR3FC0" in text
     assert "<bfloat 0xR3FA6, bfloat 0xRBF80>" in text

@@ -64,9 +64,9 @@ def _bfloat_bits(value: float) -> str:
 
 
 def _old_special_literal(match) -> str:
-    """``inf``, ``-inf`` or ``nan`` in hexadecimal: a half's own bits, a float's or a double's as a double."""
+    """``inf``, ``-inf``, ``nan`` or ``+qnan`` in hexadecimal: a half's own bits, a float's or a double's as a double."""
     kind, operand, literal = match.groups()
-    value = float(literal)
+    value = float(literal.replace("qnan", "nan"))
     if kind == "bfloat":
         return f"{kind} {operand}0xR{_bfloat_bits(value)}"
     text = "0xH" + np.float16(value).tobytes()[::-1].hex().upper() if kind == "half" else _float_bits_as_double(value)
@@ -79,7 +79,7 @@ LLC_COMPAT_REWRITES: list = [
     (r"\b(float) (-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_float_decimal, "shortest-decimal float literals"),
     (r"\bbfloat ((?:%[-\w.]+, )?)(-?[0-9]+\.[0-9]+e[-+][0-9]+)\b", _old_bfloat_decimal, "bfloat decimal literals"),
     # as the first operand after its type, or as the second (``fcmp oeq float %x, -inf``)
-    (r"\b(half|bfloat|float|double) ((?:%[-\w.]+, )?)([-+]?(?:inf|nan))\b", _old_special_literal, "infinity and NaN literals"),
+    (r"\b(half|bfloat|float|double) ((?:%[-\w.]+, )?)([-+]?(?:inf|q?nan))\b", _old_special_literal, "infinity and NaN literals"),
 ]
 
 

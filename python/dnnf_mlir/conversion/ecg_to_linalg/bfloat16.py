@@ -1,4 +1,4 @@
-"""bf16 computed in f32: an op on bf16 tensors is lowered as its f32 twin between
+"""bf16 (and float8) computed in f32: an op on bf16 tensors is lowered as its f32 twin between
 ``arith.extf`` of its bf16 operands and ``arith.truncf`` of its results.
 
 Every op rounds once, to nearest even, as ONNX's reference does (ml_dtypes computes a
@@ -10,17 +10,22 @@ move elements (and Cast, whose lowering converts directly) keep their bf16 types
 
 from ..._mlir import ir
 from .builders import cast, map_values
+from .float8 import float8_format
 
 # Ops whose lowering needs no arithmetic on bf16 values.
 _DIRECT = frozenset({
     "ecg.cast", "ecg.constant", "ecg.reshape", "ecg.flatten", "ecg.squeeze", "ecg.unsqueeze", "ecg.transpose",
     "ecg.gather", "ecg.concat", "ecg.slice", "ecg.split", "ecg.expand", "ecg.tile", "ecg.depth_to_space",
-    "ecg.space_to_depth",
+    "ecg.space_to_depth", "ecg.bitcast",
 })
 
 
 def _is_bf16(type_) -> bool:
-    return isinstance(type_, ir.RankedTensorType) and isinstance(ir.RankedTensorType(type_).element_type, ir.BF16Type)
+    """A bf16 tensor, or a float8 one (computed the same way, converted by ``cast``)."""
+    if not isinstance(type_, ir.RankedTensorType):
+        return False
+    element = ir.RankedTensorType(type_).element_type
+    return isinstance(element, ir.BF16Type) or float8_format(element) is not None
 
 
 def _widened(type_):
@@ -45,7 +50,7 @@ def lower_in_f32(operation, args, lower) -> list:
         results = lower(twin, wide)
     finally:
         twin.erase()
-    bf16 = ir.BF16Type.get()
-    return [map_values(r, bf16, lambda x: cast(x, bf16)) if _is_bf16(old.type) else r
-            for r, old in zip(results, operation.results)]
+    narrow = [ir.RankedTensorType(old.type).element_type for old in operation.results]
+    return [map_values(r, to, lambda x, to=to: cast(x, to)) if _is_bf16(old.type) else r
+            for r, old, to in zip(results, operation.results, narrow)]
 

@@ -14,6 +14,7 @@ from math import prod
 from ... import _mlir
 from ..._mlir import arith, ir
 from ...linalg_builders import affine_map, element_of, generic
+from .float8 import f32_to_float8, float8_format, float8_to_f32
 
 # ======================================================================
 # Types, constants, scalar arithmetic
@@ -132,6 +133,10 @@ def cast(value, to):
     source = value.type
     if source == to:
         return value
+    if float8_format(source):  # through f32, which holds every float8 value
+        return cast(float8_to_f32(value), to)
+    if float8_format(to):
+        return f32_to_float8(cast(value, ir.F32Type.get()), to)
     if is_unsigned(to):
         bits = ir.IntegerType.get_signless(to.width)
         return reinterpret(arith.fptoui(bits, value) if is_float(source) else cast(value, bits), to)

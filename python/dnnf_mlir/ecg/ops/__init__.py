@@ -19,9 +19,10 @@ from . import elementwise, quantization
 from . import convolution, matmul, pooling, softmax, reduction, normalization  # Many-to-Many
 from . import structure
 from . import bitwise, trigonometric  # One-to-One, after the rest: the catalogue's order stays
+from . import bitcast
 
 __all__ = [
     "reshape", "slicing", "shuffle", "one_to_many", "resize", "elementwise", "quantization",
     "convolution", "matmul", "pooling", "softmax", "reduction", "normalization", "structure",
-    "bitwise", "trigonometric",
+    "bitwise", "trigonometric", "bitcast",
 ]

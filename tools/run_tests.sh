@@ -14,8 +14,14 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh
 . .venv/bin/activate
 unset DNNF_CPU
+# The models the tests read, made before pytest's workers start (so none races another to write them).
+python tools/gen_models.py
+python tools/gen_extra_models.py
 lit -sv test
-python -m pytest -q test/python "$@"
+# A pytest worker per core, up to 4 (most tests run one single-threaded compiler or
+# interpreter at a time; a model's compilation takes up to 3 GiB).
+workers=$(( $(nproc) < 4 ? $(nproc) : 4 ))
+python -m pytest -q -n "$workers" --dist worksteal test/python "$@"
 
 if [ "$(uname -m)" = x86_64 ]; then
   read -r level runs_here < <(python - <<'EOF'
@@ -31,5 +37,5 @@ EOF
   else
     lit -sv test/Codegen
   fi
-  python -m pytest -q test/python/codegen test/python/compiler/test_compiler.py test/python/conversion "$@"
+  python -m pytest -q -n "$workers" --dist worksteal test/python/codegen test/python/compiler/test_compiler.py test/python/conversion "$@"
 fi

@@ -136,6 +136,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
         "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, **t.options(),
         stats_file=Path(stats_dir) / FUSION_STATS,
     )
+    if options.precision == "fp16":
+        pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
     if fusion_svg is not None:
         pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:

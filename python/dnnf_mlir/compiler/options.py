@@ -17,6 +17,7 @@ import argparse
 from dataclasses import dataclass, field, fields
 
 from ..codegen import Target, get_target
+from ..codegen.gpu.precision import PRECISIONS, check_precision
 from ..fusion import MODES
 
 
@@ -42,6 +43,10 @@ class CompileOptions:
     outline: bool = _option(
         True, "make every kernel a function (ecg-outline-kernels; --no-outline: the code generator draws the "
         "kernel boundaries, the pipeline before kernel functions)")
+    precision: str = _option(
+        "fp32", "what tensors are stored in: fp32 (the default) or fp16 (GPU targets: weights and activations in "
+        "half precision, every kernel computing in fp32; the model's inputs and outputs stay fp32)",
+        choices=PRECISIONS)
 
     def __post_init__(self):
         if self.fusion not in MODES:
@@ -54,7 +59,9 @@ class CompileOptions:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("target_option")}
 
     def resolve_target(self) -> Target:
-        return get_target(self.target, **self.target_options())
+        target = get_target(self.target, **self.target_options())
+        check_precision(self.precision, target)
+        return target
 
     def cache_fields(self) -> dict:
         """What names the compiled code in the compile cache (JSON values): the resolved

@@ -64,6 +64,15 @@ class Pipeline:
         changed.passes = [(by if n == name else n, o) for n, o in changed.passes]
         return changed
 
+    def inserted_after(self, name: str, new: str) -> "Pipeline":
+        """The pipeline with pass ``new`` (no options) right after pass ``name``."""
+        if name not in self.names():
+            raise PipelineError(f"the pipeline has no pass {name}")
+        changed = self._copy()
+        index = changed.names().index(name) + 1
+        changed.passes[index:index] = [(new, {})]
+        return changed
+
     def without(self, name: str) -> "Pipeline":
         changed = self._copy()
         changed.passes = [(n, o) for n, o in changed.passes if n != name]

@@ -155,6 +155,12 @@ PASS_TABLE: dict[str, PassEntry] = {
                 Option("weights-file", str, "", "where to write the weights (none: only the IR changes)"),
             ),
         ),
+        PassEntry(
+            "dnnf-gpu-fp16-storage",
+            "dnnf_mlir.codegen.gpu.precision:Fp16StoragePass",
+            "GPU fp16: keep the f32 tensors between kernels (weights, activations) in f16, every kernel "
+            "computing in f32; the entry function's inputs and outputs stay f32",
+        ),
     )
 }
 

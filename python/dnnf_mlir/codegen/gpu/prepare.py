@@ -30,10 +30,10 @@ from .reshapes import reshapes_into_consumers
 from .slices import split_sliced_ops
 
 
-# Element types the kernels compute with: SPIR-V's Shader capability and Int64 (what
-# spirv.to_spirv_binary requests), Int16 / Int8 and Float16 left for the OpenCL and
-# fp16 work.
-SUPPORTED_ELEMENTS = ("f32", "i64", "i32", "i1")
+# Element types the kernels compute with: SPIR-V's Shader capability, Int64 and Float16
+# (what spirv.to_spirv_binary requests; f16 from fp16 storage, ``precision.py``), Int16 /
+# Int8 left for the OpenCL work.
+SUPPORTED_ELEMENTS = ("f32", "f16", "i64", "i32", "i1")
 
 
 def check_supported(module: ir.Module):

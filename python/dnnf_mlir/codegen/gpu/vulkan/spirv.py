@@ -54,12 +54,20 @@ def capabilities(module: ir.Module) -> list:
     caps = ["Shader"]
     if _uses_type(module, lambda t: isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 64):
         caps.append("Int64")
+    if _uses_type(module, lambda t: isinstance(t, ir.F16Type)):  # fp16 storage (``gpu/precision.py``)
+        caps += ["Float16", "StorageBuffer16BitAccess"]
     return caps
+
+
+# The Vulkan device feature each capability needs (VkPhysicalDeviceFeatures and the
+# 16-bit storage / float16 feature structs, which runtime/vulkan checks at load).
+FEATURE_OF_CAPABILITY = {"Int64": "shaderInt64", "Float16": "shaderFloat16",
+                         "StorageBuffer16BitAccess": "storageBuffer16BitAccess"}
 
 
 def required_features(module: ir.Module) -> list:
     """The Vulkan device features those capabilities need (the plan's ``require``)."""
-    return ["shaderInt64"] if "Int64" in capabilities(module) else []
+    return [FEATURE_OF_CAPABILITY[c] for c in capabilities(module) if c in FEATURE_OF_CAPABILITY]
 
 
 def _set_entry_point_abi(module: ir.Module):
@@ -67,6 +75,14 @@ def _set_entry_point_abi(module: ir.Module):
         x, y, z = list(ir.DenseI32ArrayAttr(function.attributes["known_block_size"]))
         function.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
             f"#spirv.entry_point_abi<workgroup_size = [{x}, {y}, {z}]>")
+
+
+def _expose_target_env(module: ir.Module):
+    """Put each ``gpu.module``'s attached target on it as ``spirv.target_env`` too:
+    ``convert-ub-to-spirv`` and ``convert-math-to-spirv`` look only there, and without
+    it assume the default environment, which has no Float16 (an f16 value becomes f32)."""
+    for gpu_module in walk_ops(module.operation, {"gpu.module"}):
+        gpu_module.attributes["spirv.target_env"] = ir.ArrayAttr(gpu_module.attributes["targets"])[0]
 
 
 def _nest_spirv_modules(module: ir.Module):
@@ -119,6 +135,7 @@ def to_spirv_binary(device: ir.Module, name: str):
     _set_entry_point_abi(device)
     run_passes(f"spirv-attach-target{{ver={SPIRV_VERSION} caps={caps} exts={','.join(EXTENSIONS)} client_api=Vulkan}}",
                device)
+    _expose_target_env(device)
     run_pipeline(read_pipeline("gpu/vulkan/spirv.pipeline"), device)
     _nest_spirv_modules(device)
     run_passes("gpu-module-to-binary", device)

@@ -1,0 +1,186 @@
+"""fp16 storage for the GPU targets: ``dnnf-gpu-fp16-storage`` / ``store_in_half``.
+
+Run on linalg on tensors with kernel functions (after ``convert-ecg-to-linalg``, before
+``dnnf-externalize-weights``, which then writes the weights in half), it keeps every
+f32 tensor that lives in GPU memory in f16 while every kernel computes in f32:
+
+- the entry function's f32 constants (the weights) become f16 constants, the results
+  of its kernel calls f16, except the values it returns (through reshapes): the model's
+  inputs and outputs stay f32 at the C interface, converted in the kernels that read
+  or write them, so that no extra dispatch or runtime conversion is needed;
+- each kernel function takes and returns what its callers now pass (a kernel called
+  with two signatures is cloned): an f16 argument is widened by an element-wise
+  ``arith.extf`` generic at its start, an f16 result narrowed by an ``arith.truncf``
+  generic at its end. The GPU pipeline's element-wise fusion folds them into the
+  kernel's loads and stores; a reduction (matmul, convolution, sum, softmax's and
+  layer norm's statistics) is never fused into its consumer, so it accumulates in f32,
+  and everything between a kernel's loads and stores (exponentials included) is f32.
+
+``check_precision`` is where the targets without fp16 refuse it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _mlir
+from ..._mlir import ir
+from ...kernel_functions import is_kernel, is_public
+from ...linalg_builders import affine_map, generic
+from ...transforms.pass_base import ModulePass, PassError
+from ...transforms.registry import described_by_table
+from ..errors import CodegenError
+from ..lower_pass import ModuleView
+from ..lowered_module import symbol_name, walk_ops
+
+PRECISIONS = ("fp32", "fp16")
+HALF_PRECISION_KINDS = ("vulkan",)  # the target kinds whose backends take f16 storage
+RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+
+
+def check_precision(precision: str, target) -> None:
+    """A ``ValueError`` naming ``target`` where it cannot compute in ``precision``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got '{precision}'")
+    if precision != "fp32" and target.kind not in HALF_PRECISION_KINDS:
+        raise ValueError(f"target {target.describe()} computes in fp32 only: --precision {precision} is for "
+                         f"the GPU targets ({', '.join(HALF_PRECISION_KINDS)})")
+
+
+def _is_f32_tensor(t: ir.Type) -> bool:
+    return isinstance(t, ir.RankedTensorType) and isinstance(ir.RankedTensorType(t).element_type, ir.F32Type)
+
+
+def _with_element(t: ir.Type, element: ir.Type) -> ir.RankedTensorType:
+    tensor = ir.RankedTensorType(t)
+    return ir.RankedTensorType.get(tensor.shape, element, tensor.encoding)
+
+
+def _converted(value: ir.Value, element: ir.Type) -> ir.Value:
+    """``value`` converted element-wise to ``element`` (``arith.extf`` / ``arith.truncf``)."""
+    tensor = ir.RankedTensorType(value.type)
+    identity = affine_map(tensor.rank, list(range(tensor.rank)))
+    empty = _mlir.tensor.empty(tensor.shape, element)
+    widen = isinstance(element, ir.F32Type)
+
+    def body(x, _):
+        return _mlir.arith.extf(element, x) if widen else _mlir.arith.truncf(element, x)
+
+    return generic([value], [identity, identity], [empty], body)[0]
+
+
+def _returned_values(block: ir.Block) -> set:
+    """The values the entry function returns, and those they are reshapes of: they stay f32."""
+    returned, pending = set(), list(list(block.operations)[-1].operands)
+    while pending:
+        value = pending.pop()
+        returned.add(value)
+        if isinstance(value, ir.OpResult) and value.owner.name in RESHAPES:
+            pending.append(value.owner.operands[0])
+    return returned
+
+
+def _half_constant(constant: ir.Operation) -> ir.Value:
+    """An f16 copy of the f32 tensor ``constant``, inserted before it."""
+    attribute = ir.DenseElementsAttr(constant.attributes["value"])
+    half = _with_element(constant.results[0].type, ir.F16Type.get())
+    with ir.InsertionPoint(constant), constant.location:
+        if attribute.is_splat:
+            value = ir.DenseElementsAttr.get_splat(
+                half, ir.FloatAttr.get(ir.F16Type.get(), ir.FloatAttr(attribute.get_splat_value()).value))
+        else:
+            value = ir.DenseElementsAttr.get(np.asarray(np.array(attribute), dtype=np.float16), type=half)
+        return _mlir.arith.ConstantOp(half, value).result
+
+
+def _retype_entry(function: ir.Operation) -> int:
+    """Constants and kernel results of the entry ``function`` in f16 (see the module
+    docstring); returns how many values changed."""
+    block = function.regions[0].blocks[0]
+    returned = _returned_values(block)
+    half, changed = ir.F16Type.get(), 0
+    for op in [op.operation for op in block.operations]:
+        if op.name == "arith.constant":
+            if _is_f32_tensor(op.results[0].type) and op.results[0] not in returned:
+                op.results[0].replace_all_uses_with(_half_constant(op))
+                op.erase()
+                changed += 1
+        elif op.name in RESHAPES:
+            element = ir.RankedTensorType(op.operands[0].type).element_type
+            op.results[0].set_type(_with_element(op.results[0].type, element))
+        elif op.name == "func.call":
+            for result in op.results:
+                if _is_f32_tensor(result.type) and result not in returned:
+                    result.set_type(_with_element(result.type, half))
+                    changed += 1
+        elif op.name != "func.return" and any(_is_f32_tensor(r.type) for r in op.results):
+            raise CodegenError(f"{symbol_name(function)}: {op.name} computes between kernels; fp16 storage "
+                               f"needs every computation in a kernel function (ecg-outline-kernels)")
+    return changed
+
+
+def _retype_kernel(function: ir.Operation, inputs: list, results: list) -> None:
+    """Give the kernel ``function`` the signature ``inputs`` -> ``results`` (f16 where it
+    had f32), converting at its start and its end."""
+    block = function.regions[0].blocks[0]
+    f32 = ir.F32Type.get()
+    for argument, wanted in zip(list(block.arguments), inputs):
+        if wanted == argument.type:
+            continue
+        uses = [(use.owner, use.operand_number) for use in argument.uses]
+        argument.set_type(wanted)
+        with ir.InsertionPoint.at_block_begin(block), function.location:
+            widened = _converted(argument, f32)
+        for owner, number in uses:
+            owner.operands[number] = widened
+    terminator = list(block.operations)[-1].operation
+    for index, wanted in enumerate(results):
+        value = terminator.operands[index]
+        if wanted != value.type:
+            with ir.InsertionPoint(terminator), terminator.location:
+                terminator.operands[index] = _converted(value, ir.RankedTensorType(wanted).element_type)
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+
+
+def store_in_half(module: ir.Module) -> int:
+    """Rewrite ``module`` for fp16 storage (see the module docstring); returns how many
+    values of the entry functions changed."""
+    body = module.operation.regions[0].blocks[0]
+    functions = [op.operation for op in body.operations if op.operation.name == "func.func"]
+    kernels = {symbol_name(f): f for f in functions if is_kernel(f)}
+    changed = sum(_retype_entry(f) for f in functions if is_public(f) and not is_kernel(f))
+    signatures: dict = {}  # kernel -> {(inputs, results): [calls]}
+    for call in walk_ops(module.operation, {"func.call"}):
+        name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        if name in kernels:
+            key = (tuple(v.type for v in call.operands), tuple(r.type for r in call.results))
+            signatures.setdefault(name, {}).setdefault(key, []).append(call)
+    for name, by_signature in signatures.items():
+        original = kernels[name]
+        declared = ir.FunctionType(ir.TypeAttr(original.attributes["function_type"]).value)
+        for number, ((inputs, results), calls) in enumerate(by_signature.items()):
+            if (list(inputs), list(results)) == (list(declared.inputs), list(declared.results)):
+                continue
+            function = original
+            if number > 0:  # another signature: a copy of the kernel, called by its own name
+                function = original.clone(ip=ir.InsertionPoint(body))
+                copy_name = f"{name}_{number}"
+                function.attributes["sym_name"] = ir.StringAttr.get(copy_name)
+                for call in calls:
+                    call.attributes["callee"] = ir.FlatSymbolRefAttr.get(copy_name)
+            _retype_kernel(function, list(inputs), list(results))
+    return changed
+
+
+@described_by_table
+class Fp16StoragePass(ModulePass):
+    NAME = "dnnf-gpu-fp16-storage"
+
+    def run(self, module: ir.Operation):
+        try:
+            store_in_half(ModuleView(module))
+        except CodegenError as error:
+            raise PassError(str(error), module) from None
+
+
+__all__ = ["HALF_PRECISION_KINDS", "PRECISIONS", "Fp16StoragePass", "check_precision", "store_in_half"]

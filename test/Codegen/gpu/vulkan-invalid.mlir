@@ -24,7 +24,7 @@ func.func @main(%a: tensor<?xf32>, %e: tensor<?xf32>) -> tensor<?xf32> {
 // -----
 
 #id = affine_map<(i) -> (i)>
-// expected-error@below {{kernel kernel_0: linalg.generic computes in f64, which the GPU targets do not support yet (they take f32, i64, i32, i1)}}
+// expected-error@below {{kernel kernel_0: linalg.generic computes in f64, which the GPU targets do not support yet (they take f32, f16, i64, i32, i1)}}
 func.func private @kernel_0(%a: tensor<8xf64>) -> tensor<8xf64> attributes {dnnf.kernel} {
   %e = tensor.empty() : tensor<8xf64>
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}

@@ -10,8 +10,8 @@ f32 tensor that lives in GPU memory in f16 while every kernel computes in f32:
   or write them, so that no extra dispatch or runtime conversion is needed;
 - each kernel function takes and returns what its callers now pass (a kernel called
   with two signatures is cloned): an f16 argument is widened by an element-wise
-  ``arith.extf`` generic at its start, an f16 result narrowed by an ``arith.truncf``
-  generic at its end. The GPU pipeline's element-wise fusion folds them into the
+  ``arith.extf`` generic at its start, one per use, an f16 result narrowed by an
+  ``arith.truncf`` generic at its end. The GPU pipeline's element-wise fusion folds them into the
   kernel's loads and stores; a reduction (matmul, convolution, sum, softmax's and
   layer norm's statistics) is never fused into its consumer, so it accumulates in f32,
   and everything between a kernel's loads and stores (exponentials included) is f32.
@@ -113,7 +113,7 @@ def _retype_entry(function: ir.Operation) -> int:
                 if _is_f32_tensor(result.type) and result not in returned:
                     result.set_type(_with_element(result.type, half))
                     changed += 1
-        elif op.name != "func.return" and any(_is_f32_tensor(r.type) for r in op.results):
+        elif op.name not in ("func.return", "tensor.empty") and any(_is_f32_tensor(r.type) for r in op.results):
             raise CodegenError(f"{symbol_name(function)}: {op.name} computes between kernels; fp16 storage "
                                f"needs every computation in a kernel function (ecg-outline-kernels)")
     return changed
@@ -129,10 +129,9 @@ def _retype_kernel(function: ir.Operation, inputs: list, results: list) -> None:
             continue
         uses = [(use.owner, use.operand_number) for use in argument.uses]
         argument.set_type(wanted)
-        with ir.InsertionPoint.at_block_begin(block), function.location:
-            widened = _converted(argument, f32)
-        for owner, number in uses:
-            owner.operands[number] = widened
+        for owner, number in uses:  # one conversion per use: element-wise fusion takes single-use producers
+            with ir.InsertionPoint.at_block_begin(block), function.location:
+                owner.operands[number] = _converted(argument, f32)
     terminator = list(block.operations)[-1].operation
     for index, wanted in enumerate(results):
         value = terminator.operands[index]
@@ -145,6 +144,11 @@ def _retype_kernel(function: ir.Operation, inputs: list, results: list) -> None:
 def store_in_half(module: ir.Module) -> int:
     """Rewrite ``module`` for fp16 storage (see the module docstring); returns how many
     values of the entry functions changed."""
+    with module.operation.context, ir.Location.unknown():
+        return _store_in_half(module)
+
+
+def _store_in_half(module: ir.Module) -> int:
     body = module.operation.regions[0].blocks[0]
     functions = [op.operation for op in body.operations if op.operation.name == "func.func"]
     kernels = {symbol_name(f): f for f in functions if is_kernel(f)}
@@ -158,18 +162,59 @@ def store_in_half(module: ir.Module) -> int:
     for name, by_signature in signatures.items():
         original = kernels[name]
         declared = ir.FunctionType(ir.TypeAttr(original.attributes["function_type"]).value)
+        retyped = []
         for number, ((inputs, results), calls) in enumerate(by_signature.items()):
-            if (list(inputs), list(results)) == (list(declared.inputs), list(declared.results)):
-                continue
             function = original
-            if number > 0:  # another signature: a copy of the kernel, called by its own name
+            if number > 0:  # another signature: a copy of the kernel as it was, called by its own name
                 function = original.clone(ip=ir.InsertionPoint(body))
                 copy_name = f"{name}_{number}"
                 function.attributes["sym_name"] = ir.StringAttr.get(copy_name)
                 for call in calls:
                     call.attributes["callee"] = ir.FlatSymbolRefAttr.get(copy_name)
-            _retype_kernel(function, list(inputs), list(results))
+            retyped.append((function, list(inputs), list(results)))
+        for function, inputs, results in retyped:
+            if (inputs, results) != (list(declared.inputs), list(declared.results)):
+                _retype_kernel(function, inputs, results)
     return changed
+
+
+def _is_widening(op: ir.Operation) -> bool:
+    """Whether ``op`` is an element-wise ``linalg.generic`` doing only ``arith.extf``."""
+    if op.name != "linalg.generic" or len(op.operands) != 2:
+        return False
+    body = [o.operation.name for o in op.regions[0].blocks[0].operations]
+    return body == ["arith.extf", "linalg.yield"] and all(
+        str(a) == "#linalg.iterator_type<parallel>" for a in ir.ArrayAttr(op.attributes["iterator_types"]))
+
+
+def fold_widenings(module: ir.Module) -> int:
+    """Each ``linalg.generic`` reading a widening reads its f16 source instead, widened
+    by an ``arith.extf`` at the start of its body: the element-wise fusion would do the
+    same, but only for a single-use producer, and a named op generalized or decomposed
+    (softmax: a maximum, then the exponentials) reads its input twice. Other readers (a
+    ``tensor.extract``, a pad) keep the widening. Returns how many reads changed."""
+    folded = 0
+    for op in walk_ops(module.operation, {"linalg.generic"}):
+        if not _is_widening(op):
+            continue
+        source = op.operands[0]
+        for use in list(op.results[0].uses):
+            reader = use.owner
+            if reader.name != "linalg.generic" or use.operand_number >= len(reader.operands) - len(reader.results):
+                continue
+            argument = reader.regions[0].blocks[0].arguments[use.operand_number]
+            reads = [(u.owner, u.operand_number) for u in argument.uses]
+            argument.set_type(ir.RankedTensorType(source.type).element_type)
+            first = list(reader.regions[0].blocks[0].operations)[0]
+            with ir.InsertionPoint(first), reader.location:
+                widened = _mlir.arith.extf(ir.F32Type.get(), argument)
+            for owner, number in reads:
+                owner.operands[number] = widened
+            reader.operands[use.operand_number] = source
+            folded += 1
+        if not list(op.results[0].uses):
+            op.erase()
+    return folded
 
 
 @described_by_table
@@ -180,7 +225,9 @@ class Fp16StoragePass(ModulePass):
         try:
             store_in_half(ModuleView(module))
         except CodegenError as error:
-            raise PassError(str(error), module) from None
+            functions = [op.operation for op in module.regions[0].blocks[0].operations
+                         if op.operation.name == "func.func" and not is_kernel(op.operation)]
+            raise PassError(str(error), functions[0] if functions else None) from None
 
 
-__all__ = ["HALF_PRECISION_KINDS", "PRECISIONS", "Fp16StoragePass", "check_precision", "store_in_half"]
+__all__ = ["HALF_PRECISION_KINDS", "PRECISIONS", "Fp16StoragePass", "check_precision", "fold_widenings", "store_in_half"]

@@ -26,6 +26,7 @@ from .concats import (concats_to_pieces, flatten_nested_concats, padded_results,
                       split_concat_consumers, split_concat_pads)
 from .gathers import gathers_from_pads
 from .oversized import read_oversized_arguments_in_chunks
+from .precision import fold_widenings
 from .reshapes import reshapes_into_consumers
 from .slices import split_sliced_ops
 
@@ -79,6 +80,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     rewritten += gathers_from_pads(module, keep=padded_results(module))
     rewritten += splat_inits_to_fills(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
+    rewritten += fold_widenings(module)  # fp16 storage's conversions into their readers
     rewritten += read_oversized_arguments_in_chunks(module, max_binding_bytes)
     # Split before the pipeline, whose reshape propagation then moves a piece's reshape
     # (a grouped convolution's groups collapsed into the concatenated channels) past

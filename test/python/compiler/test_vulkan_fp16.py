@@ -2,17 +2,19 @@
 compiled with ``compile_model(target="vulkan", precision="fp16")``, run on the Vulkan
 device found (lavapipe here) and compared with onnxruntime in fp32.
 
-The tolerance: fp16 storage rounds every stored value (inputs read as they are, weights,
-each kernel's result) to 11 significant bits, a relative error of at most
-u = 2^-11 ~ 4.9e-4 per rounding; the kernels accumulate in f32, so a dot product of K
-terms adds no rounding of its own beyond the f16 roundings of its K operand pairs, whose
-errors add up like a random walk: sqrt(K) * u * sum|a_i b_i| / sqrt(K) in the worst
-independent case, bounded here by ``atol = 4 * u * sqrt(K) * scale``, with K the longest
-accumulation of the block and scale the outputs' typical magnitude (their RMS), and a
-relative part ``rtol = 8 * u`` for a result rounded a few times through the chain of
-kernels (each kernel boundary one rounding). fp32 would pass at 1e-6; a value not
-rounded to f16 somewhere, or an f16 accumulation (error ~ K * u), would not pass the
-check that the error is also above what fp32 gives (``test_fp16_is_really_half``).
+The tolerance: every stored value (the weights, each kernel's result) is rounded to
+f16, a relative error of at most u = 2^-11 ~ 4.9e-4. A dot product of K terms whose
+operands carry independent errors of that size is off by about u * sqrt(K) times its
+terms' typical size, since the kernels accumulate in f32 (no rounding of their own that
+matters); for outputs of scale s (the reference's RMS) the check allows
+``atol = 4 * u * sqrt(K) * s`` (4: the operands', the result's and the next kernel's
+roundings) and ``rtol = 8 * u``, K the block's longest accumulation. An accumulation in
+f16 would be off by up to K * u * s (0.125 s for K = 256, four times the bound), and
+``test_fp16_is_really_half`` checks that the error is above what fp32 storage gives.
+The judged models (SqueezeNet in every run, the others with DNNF_VULKAN_MODELS=all) go
+through D kernel boundaries (their dispatches), each a rounding whose error the next
+layers carry on: their ``atol`` is the blocks' times sqrt(D), K the largest fan-in of a
+weight (a convolution's C/g * kh * kw, the larger side of a 2-d weight).
 """
 
 import os
@@ -23,9 +25,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from dnnf_mlir.checking import compare
+from dnnf_mlir.checking import compare, make_inputs
+from dnnf_mlir.ecg import TensorSpec
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model
 from dnnf_mlir.tools.common import onnxruntime_session
+from gen_models import MODEL_NAMES
+from test_models import opt_in
 
 OPSET = 17
 HALF_EPSILON = 2.0 ** -11  # unit roundoff of IEEE binary16 (11 significant bits)
@@ -200,3 +205,26 @@ def test_cpu_targets_refuse_fp16(target, tmp_path):
     assert f"target {target}" in result.stderr and "fp32 only" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def _largest_fan_in(model: onnx.ModelProto) -> int:
+    shapes = [list(t.dims) for t in model.graph.initializer if t.data_type == TensorProto.FLOAT]
+    return max([int(np.prod(s[1:])) for s in shapes if len(s) > 2] + [max(s) for s in shapes if len(s) == 2] + [1])
+
+
+@pytest.mark.parametrize("name", opt_in(MODEL_NAMES, ("squeezenet",), "DNNF_VULKAN_MODELS", "slow on lavapipe"))
+def test_judged_model_in_fp16(name, checked_models, tmp_path):
+    path = checked_models(name)
+    compile_model(path, tmp_path / name, target="vulkan", precision="fp16")
+    artifact = Artifact(tmp_path / name)
+    names = [n for n, _, _ in artifact.inputs]
+    inputs = make_inputs(names, [TensorSpec(shape, dtype) for _, dtype, shape in artifact.inputs], 0)
+    got, _ = artifact.run(inputs)
+    session = onnxruntime_session(str(path))
+    feeds = {i.name for i in session.get_inputs()}
+    want = session.run(None, {n: x for n, x in zip(names, inputs) if n in feeds})
+    accumulation = _largest_fan_in(onnx.load(str(path), load_external_data=False))
+    for g, w, (output, _, _) in zip(got, want, artifact.outputs):
+        rtol, atol = tolerance(w, accumulation)
+        result = compare(g, w, rtol=rtol, atol=atol * np.sqrt(artifact.manifest["dispatches"]))
+        assert result.ok, f"{name} {output}: {result}"

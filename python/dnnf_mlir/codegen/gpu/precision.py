@@ -187,12 +187,25 @@ def _is_widening(op: ir.Operation) -> bool:
         str(a) == "#linalg.iterator_type<parallel>" for a in ir.ArrayAttr(op.attributes["iterator_types"]))
 
 
+def _extract_from(extract: ir.Operation, source: ir.Value) -> None:
+    """Make ``extract`` read ``source`` (f16) and widen the element it reads."""
+    uses = [(u.owner, u.operand_number) for u in extract.results[0].uses]
+    extract.operands[0] = source
+    extract.results[0].set_type(ir.RankedTensorType(source.type).element_type)
+    ops = [o.operation for o in extract.operation.block.operations]
+    with ir.InsertionPoint(ops[ops.index(extract.operation) + 1]), extract.location:
+        widened = _mlir.arith.extf(ir.F32Type.get(), extract.results[0])
+    for owner, number in uses:
+        owner.operands[number] = widened
+
+
 def fold_widenings(module: ir.Module) -> int:
     """Each ``linalg.generic`` reading a widening reads its f16 source instead, widened
     by an ``arith.extf`` at the start of its body: the element-wise fusion would do the
     same, but only for a single-use producer, and a named op generalized or decomposed
-    (softmax: a maximum, then the exponentials) reads its input twice. Other readers (a
-    ``tensor.extract``, a pad) keep the widening. Returns how many reads changed."""
+    (softmax: a maximum, then the exponentials) reads its input twice. A ``tensor.extract``
+    (a gather: an embedding table) reads its f16 element and widens it; other readers (a
+    pad) keep the widening. Returns how many reads changed."""
     folded = 0
     for op in walk_ops(module.operation, {"linalg.generic"}):
         if not _is_widening(op):
@@ -200,6 +213,10 @@ def fold_widenings(module: ir.Module) -> int:
         source = op.operands[0]
         for use in list(op.results[0].uses):
             reader = use.owner
+            if reader.name == "tensor.extract" and use.operand_number == 0:  # a gather: one element widened
+                _extract_from(reader, source)
+                folded += 1
+                continue
             if reader.name != "linalg.generic" or use.operand_number >= len(reader.operands) - len(reader.results):
                 continue
             argument = reader.regions[0].blocks[0].arguments[use.operand_number]

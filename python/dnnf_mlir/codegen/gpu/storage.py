@@ -97,7 +97,7 @@ def _vec4_candidate(argument) -> bool:
     strides, offset, span = _layout(memref)
     if offset != 0 or span % VEC4 or strides[-1:] not in ([], [1]):
         return False
-    if not (isinstance(memref.element_type, ir.F32Type) or
+    if not (isinstance(memref.element_type, (ir.F32Type, ir.F16Type)) or
             isinstance(memref.element_type, ir.IntegerType) and ir.IntegerType(memref.element_type).width == 32):
         return False
     uses = [use.owner for use in argument.uses]

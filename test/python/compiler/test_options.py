@@ -40,6 +40,17 @@ def test_cache_fields_name_the_resolved_target_and_every_other_field():
     assert {k: fields[k] for k in ("target", "cpu", "cpu_features")} == target.cache_fields()
     others = [f.name for f in dataclasses.fields(CompileOptions) if f.name not in ("target", "cpu")]
     assert {name: fields[name] for name in others} == {name: getattr(options, name) for name in others}
-    assert describe_cache_fields(fields) == "host x86-64-v3 threads=1 fusion=none profile"
+    assert describe_cache_fields(fields) == "host x86-64-v3 threads=1 fusion=none profile precision=fp32"
     assert describe_cache_fields(CompileOptions(target="aarch64", outline=False).cache_fields()) == (
-        "aarch64 generic threads=1 fusion=dnnf no-outline")
+        "aarch64 generic threads=1 fusion=dnnf no-outline precision=fp32")
+
+
+def test_precision_names_the_code_and_cpu_targets_refuse_fp16():
+    half = CompileOptions(target="vulkan", precision="fp16").cache_fields()
+    assert half["precision"] == "fp16" and half != CompileOptions(target="vulkan").cache_fields()
+    for target in ("host", "aarch64"):
+        with pytest.raises(ValueError, match=f"target {target} .*computes in fp32 only: --precision fp16 is for "
+                                             r"the GPU targets \(vulkan\)"):
+            CompileOptions(target=target, precision="fp16").resolve_target()
+    with pytest.raises(ValueError, match="precision must be one of fp32, fp16, got 'bf16'"):
+        CompileOptions(target="vulkan", precision="bf16").resolve_target()

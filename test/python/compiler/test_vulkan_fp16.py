@@ -13,8 +13,8 @@ f16 would be off by up to K * u * s (0.125 s for K = 256, four times the bound),
 ``test_fp16_is_really_half`` checks that the error is above what fp32 storage gives.
 The judged models (SqueezeNet in every run, the others with DNNF_VULKAN_MODELS=all) go
 through D kernel boundaries (their dispatches), each a rounding whose error the next
-layers carry on: their ``atol`` is the blocks' times sqrt(D), K the largest fan-in of a
-weight (a convolution's C/g * kh * kw, the larger side of a 2-d weight).
+layers carry on: their ``atol`` is the blocks' times sqrt(D), K the longest dot product
+of a weight (a convolution's C/g * kh * kw, a MatMul's or Gemm's inner dimension).
 """
 
 import os
@@ -207,9 +207,20 @@ def test_cpu_targets_refuse_fp16(target, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def _largest_fan_in(model: onnx.ModelProto) -> int:
-    shapes = [list(t.dims) for t in model.graph.initializer if t.data_type == TensorProto.FLOAT]
-    return max([int(np.prod(s[1:])) for s in shapes if len(s) > 2] + [max(s) for s in shapes if len(s) == 2] + [1])
+def _longest_accumulation(model: onnx.ModelProto) -> int:
+    """The most products a weight's dot products sum: a convolution's C/g * kh * kw, a
+    MatMul's or Gemm's inner dimension."""
+    weights = {t.name: list(t.dims) for t in model.graph.initializer}
+    lengths = [1]
+    for node in model.graph.node:
+        if node.op_type == "Conv" and node.input[1] in weights:
+            lengths.append(int(np.prod(weights[node.input[1]][1:])))
+        elif node.op_type == "MatMul" and node.input[1] in weights:
+            lengths.append(weights[node.input[1]][-2])
+        elif node.op_type == "Gemm" and node.input[1] in weights:
+            trans_b = any(a.name == "transB" and a.i for a in node.attribute)
+            lengths.append(weights[node.input[1]][1 if trans_b else 0])
+    return max(lengths)
 
 
 @pytest.mark.parametrize("name", opt_in(MODEL_NAMES, ("squeezenet",), "DNNF_VULKAN_MODELS", "slow on lavapipe"))
@@ -223,7 +234,7 @@ def test_judged_model_in_fp16(name, checked_models, tmp_path):
     session = onnxruntime_session(str(path))
     feeds = {i.name for i in session.get_inputs()}
     want = session.run(None, {n: x for n, x in zip(names, inputs) if n in feeds})
-    accumulation = _largest_fan_in(onnx.load(str(path), load_external_data=False))
+    accumulation = _longest_accumulation(onnx.load(str(path), load_external_data=False))
     for g, w, (output, _, _) in zip(got, want, artifact.outputs):
         rtol, atol = tolerance(w, accumulation)
         result = compare(g, w, rtol=rtol, atol=atol * np.sqrt(artifact.manifest["dispatches"]))

@@ -11,10 +11,12 @@ matters); for outputs of scale s (the reference's RMS) the check allows
 roundings) and ``rtol = 8 * u``, K the block's longest accumulation. An accumulation in
 f16 would be off by up to K * u * s (0.125 s for K = 256, four times the bound), and
 ``test_fp16_is_really_half`` checks that the error is above what fp32 storage gives.
-The judged models (SqueezeNet in every run, the others with DNNF_VULKAN_MODELS=all) go
-through D kernel boundaries (their dispatches), each a rounding whose error the next
-layers carry on: their ``atol`` is the blocks' times sqrt(D), K the longest dot product
-of a weight (a convolution's C/g * kh * kw, a MatMul's or Gemm's inner dimension).
+The judged models (SqueezeNet in every run, the others with DNNF_VULKAN_MODELS=all) are
+held to the same bound, K their longest weight dot product (a convolution's C/g * kh * kw,
+a MatMul's or Gemm's inner dimension): their normalizations (batch norms folded into the
+convolutions, layer norms, softmaxes) keep the error carried from layer to layer at the
+scale of one layer's (measured: SqueezeNet's probabilities at 0.55 of the bound, its
+logits 0.05, DistilBERT's hidden states 0.05).
 """
 
 import os
@@ -237,5 +239,7 @@ def test_judged_model_in_fp16(name, checked_models, tmp_path):
     accumulation = _longest_accumulation(onnx.load(str(path), load_external_data=False))
     for g, w, (output, _, _) in zip(got, want, artifact.outputs):
         rtol, atol = tolerance(w, accumulation)
-        result = compare(g, w, rtol=rtol, atol=atol * np.sqrt(artifact.manifest["dispatches"]))
+        result = compare(g, w, rtol=rtol, atol=atol)
+        print(f"{name} {output}: max error {np.abs(g - w).max():.3g}, |want| <= {np.abs(w).max():.3g}, "
+              f"RMS {np.sqrt(np.mean(np.square(w))):.3g}, K {accumulation}: {result}")
         assert result.ok, f"{name} {output}: {result}"

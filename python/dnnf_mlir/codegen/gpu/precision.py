@@ -10,11 +10,13 @@ f32 tensor that lives in GPU memory in f16 while every kernel computes in f32:
   or write them, so that no extra dispatch or runtime conversion is needed;
 - each kernel function takes and returns what its callers now pass (a kernel called
   with two signatures is cloned): an f16 argument is widened by an element-wise
-  ``arith.extf`` generic at its start, one per use, an f16 result narrowed by an
-  ``arith.truncf`` generic at its end. The GPU pipeline's element-wise fusion folds them into the
-  kernel's loads and stores; a reduction (matmul, convolution, sum, softmax's and
-  layer norm's statistics) is never fused into its consumer, so it accumulates in f32,
-  and everything between a kernel's loads and stores (exponentials included) is f32.
+  ``arith.extf`` generic at its start, an f16 result narrowed by an ``arith.truncf``
+  generic at its end. On the GPU, ``fold_widenings`` (``prepare.prepare_kernel``) moves
+  each widening into the body of every op that reads it, and the element-wise fusion
+  the narrowing into the op that computes the result: the kernels load f16 and store
+  f16, with f32 in between. A reduction (matmul, convolution, sum, softmax's and layer
+  norm's statistics) is never fused into its consumer, so it accumulates in f32, and
+  everything between a kernel's loads and stores (exponentials included) is f32.
 
 ``check_precision`` is where the targets without fp16 refuse it.
 """
@@ -32,10 +34,10 @@ from ...transforms.registry import described_by_table
 from ..errors import CodegenError
 from ..lower_pass import ModuleView
 from ..lowered_module import symbol_name, walk_ops
+from .concats import RESHAPES
 
 PRECISIONS = ("fp32", "fp16")
 HALF_PRECISION_KINDS = ("vulkan",)  # the target kinds whose backends take f16 storage
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def check_precision(precision: str, target) -> None:

@@ -181,12 +181,14 @@ def _store_in_half(module: ir.Module) -> int:
 
 
 def _is_widening(op: ir.Operation) -> bool:
-    """Whether ``op`` is an element-wise ``linalg.generic`` doing only ``arith.extf``."""
+    """Whether ``op`` is an element-wise ``linalg.generic`` doing only ``arith.extf``, its
+    maps identities (not a transpose or a broadcast fused with a widening)."""
     if op.name != "linalg.generic" or len(op.operands) != 2:
         return False
     body = [o.operation.name for o in op.regions[0].blocks[0].operations]
-    return body == ["arith.extf", "linalg.yield"] and all(
-        str(a) == "#linalg.iterator_type<parallel>" for a in ir.ArrayAttr(op.attributes["iterator_types"]))
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return body == ["arith.extf", "linalg.yield"] and all(m.is_permutation and m == ir.AffineMap.get_identity(
+        m.n_dims) for m in maps)
 
 
 def _extract_from(extract: ir.Operation, source: ir.Value) -> None:

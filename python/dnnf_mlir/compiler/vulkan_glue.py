@@ -77,7 +77,7 @@ def vulkan_glue_parts(program: Program) -> GlueParts:
     """What ``model.c`` adds to run ``program`` on the Vulkan runtime."""
     kernels = []
     for index, kernel in enumerate(program.kernels):
-        kernels += [f"/* {kernel.name} */", f"static const uint32_t kernel{index}[] = {{", f"  {_words(kernel.spirv)}",
+        kernels += [f"/* {kernel.name} */", f"static const uint32_t kernel{index}[] = {{", f"  {_words(kernel.code)}",
                     "};"]
     table = ", ".join(f"{{kernel{i}, sizeof kernel{i} / 4}}" for i in range(len(program.kernels)))
     return GlueParts(

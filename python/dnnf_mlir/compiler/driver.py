@@ -104,7 +104,8 @@ class CompileReport:
         if "cpu" in m:
             runs = f"{m['cpu']}, {m['threads']} thread{'s' if m['threads'] > 1 else ''}"
         else:
-            runs = f"device profile {m['device']}, {m['dispatches']} dispatches of {m['spirv_kernels']} SPIR-V kernels"
+            code = f"{m['spirv_kernels']} SPIR-V" if "spirv_kernels" in m else f"{m['opencl_kernels']} OpenCL C"
+            runs = f"device profile {m['device']}, {m['dispatches']} dispatches of {code} kernels"
         return (
             f"{m['name']}: {m['kernels']} kernels ({m['unique_kernels']} distinct) for {m['target']} ({runs}), "
             f"{len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "

@@ -85,6 +85,17 @@ def _is_vector(value) -> bool:
     return isinstance(value.type, ir.VectorType) and ir.VectorType(value.type).rank > 0
 
 
+def _lane_value(name: str, t: ir.Type) -> str:
+    """A scalar as a lane of a vector: a boolean is -1 there (what vector comparisons give,
+    and the bit ``select`` reads)."""
+    return f"({name} ? -1 : 0)" if str(t) == "i1" else name
+
+
+def _lane_type(t: ir.Type) -> str:
+    """The C type of one lane of a vector of element type ``t``."""
+    return "int" if str(t) == "i1" else c_type(t)
+
+
 def _float_literal(value: float, t: str) -> str:
     if value != value:
         return "NAN"
@@ -274,19 +285,28 @@ class _KernelPrinter:
             self.define(op, f"{condition} ? {yes} : {no}")
 
     def cast(self, op):
+        """A conversion; a boolean's true is 1 as a scalar and -1 as a vector lane, so
+        extending one depends on the signedness: 1 unsigned, -1 signed."""
         source, result = op.operands[0], op.results[0]
         value = self.name(source)
+        element = str(ir.VectorType(source.type).element_type if _is_vector(source) else source.type)
+        t = c_type(result.type)
+        if str(ir.VectorType(result.type).element_type if _is_vector(result) else result.type) == "i1":
+            value = f"({value} & 1)"  # trunci to i1 keeps the low bit
+            self.define(op, f"convert_{t}(-{value})" if _is_vector(result) else f"{value} != 0")
+            return
+        if element == "i1":
+            unsigned = op.name in UNSIGNED_SOURCE
+            if _is_vector(source):
+                self.define(op, f"convert_{t}({'-' if unsigned else ''}{value})")
+            else:
+                self.define(op, f"{'' if unsigned else '-'}({t}){value}")
+            return
         if op.name in UNSIGNED_SOURCE:
-            t = c_type(source.type)
-            unsigned = UNSIGNED.get(t, t)
+            source_type = c_type(source.type)
+            unsigned = UNSIGNED.get(source_type, source_type)
             value = f"convert_{unsigned}({value})" if _is_vector(source) else f"({unsigned}){value}"
-        if _is_vector(result):
-            t = c_type(result.type)
-            if str(ir.VectorType(source.type).element_type) == "i1":
-                value = f"-{value}"  # a vector comparison's true is -1
-            self.define(op, f"convert_{t}({value})")
-        else:
-            self.define(op, f"({c_type(result.type)}){value}")
+        self.define(op, f"convert_{t}({value})" if _is_vector(result) else f"({t}){value}")
 
     def bitcast(self, op):
         self.define(op, f"as_{c_type(op.results[0].type)}({self.name(op.operands[0])})")
@@ -383,7 +403,8 @@ class _KernelPrinter:
     def broadcast(self, op):
         if _is_vector(op.operands[0]):
             self.fail(op, "a broadcast of a vector")
-        self.define(op, f"({c_type(op.results[0].type)})({self.name(op.operands[0])})")
+        value = op.operands[0]
+        self.define(op, f"({c_type(op.results[0].type)})({_lane_value(self.name(value), value.type)})")
 
     def _lane(self, op) -> str:
         position = list(ir.DenseI64ArrayAttr(op.attributes["static_position"]))
@@ -397,10 +418,12 @@ class _KernelPrinter:
         if not _is_vector(vector):  # of a 0-d vector: its element
             self.define(op, self.name(vector))
         elif position == [ir.ShapedType.get_dynamic_size()] and len(op.operands) == 2:
-            element = c_type(op.results[0].type)  # a lane chosen at run time: through its address
-            self.define(op, f"((const {element} *)&{self.name(vector)})[{self.name(op.operands[1])}]")
+            lane = _lane_type(op.results[0].type)  # a lane chosen at run time: through its address
+            value = f"((const {lane} *)&{self.name(vector)})[{self.name(op.operands[1])}]"
+            self.define(op, f"({value} != 0)" if lane != c_type(op.results[0].type) else value)
         else:
-            self.define(op, f"{self.name(vector)}.s{self._lane(op)}")
+            value = f"{self.name(vector)}.s{self._lane(op)}"
+            self.define(op, f"({value} != 0)" if str(op.results[0].type) == "i1" else value)
 
     def poison(self, op):
         """An undefined value (a padding lane no one reads): zero."""
@@ -414,13 +437,15 @@ class _KernelPrinter:
         name = self.variable(op.results[0], "w")
         self.emit(f"{name} = {self.name(vector)};")
         position = list(ir.DenseI64ArrayAttr(op.attributes["static_position"]))
+        lane = _lane_value(self.name(value), value.type)
         if position == [ir.ShapedType.get_dynamic_size()] and len(op.operands) == 3:
-            self.emit(f"(({c_type(value.type)} *)&{name})[{self.name(op.operands[2])}] = {self.name(value)};")
+            self.emit(f"(({_lane_type(value.type)} *)&{name})[{self.name(op.operands[2])}] = {lane};")
         else:
-            self.emit(f"{name}.s{self._lane(op)} = {self.name(value)};")
+            self.emit(f"{name}.s{self._lane(op)} = {lane};")
 
     def from_elements(self, op):
-        self.define(op, f"({c_type(op.results[0].type)})({', '.join(self.name(v) for v in op.operands)})")
+        lanes = ", ".join(_lane_value(self.name(v), v.type) for v in op.operands)
+        self.define(op, f"({c_type(op.results[0].type)})({lanes})")
 
     def reduction(self, op):
         kind = str(op.attributes["kind"])

@@ -33,9 +33,8 @@ def to_opencl_binary(device: ir.Module, name: str):
     source = opencl_source(gpu_module)
     target = ir.Attribute.parse(OBJECT_TARGET)
     obj = _mlir.gpu.ObjectAttr.get(target, ASSEMBLY, source.encode())
-    with ir.InsertionPoint(gpu_module), gpu_module.location:
-        ir.Operation.create("gpu.binary", attributes={"sym_name": ir.StringAttr.get(symbol_name(gpu_module)),
-                                                      "objects": ir.ArrayAttr.get([obj])})
+    binary = ir.Operation.parse(f"gpu.binary @{symbol_name(gpu_module)} [{obj}]")
+    ir.InsertionPoint(gpu_module).insert(binary)
     gpu_module.erase()
 
 
@@ -61,7 +60,7 @@ class OpenclBackend(GpuBackend):
     def translate(self, module: ir.Module, target: OpenclTarget, output_format: str) -> str:
         program = dispatch_plan(module)
         if output_format == "plan":
-            return program.text()
+            return program.text("opencl")
         return program_source(program.kernels)
 
 

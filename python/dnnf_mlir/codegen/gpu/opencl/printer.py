@@ -107,7 +107,10 @@ def _float_literal(value: float, t: str) -> str:
 def _scalar_literal(attr: ir.Attribute, t: str) -> str:
     if isinstance(attr, ir.FloatAttr):
         return _float_literal(ir.FloatAttr(attr).value, t)
-    value = ir.IntegerAttr(attr).value
+    return _integer_literal(ir.IntegerAttr(attr).value, t)
+
+
+def _integer_literal(value: int, t: str) -> str:
     if t == "bool":
         return "true" if value else "false"
     if t == "long":
@@ -229,8 +232,10 @@ class _KernelPrinter:
             dense = ir.DenseElementsAttr(attr)
             if dense.is_splat:
                 values = [_scalar_literal(dense.get_splat_value(), element)]
+            elif isinstance(ir.VectorType(t).element_type, ir.IntegerType):
+                values = [_integer_literal(v, element) for v in ir.DenseIntElementsAttr(attr)]
             else:
-                values = [_scalar_literal(dense[i], element) for i in range(len(dense))]
+                values = [_float_literal(v, element) for v in ir.DenseFPElementsAttr(attr)]
             if element == "bool":
                 values = ["-1" if v == "true" else "0" for v in values]
             self.define(op, f"({c_type(t)})({', '.join(values)})")
@@ -382,11 +387,13 @@ class _KernelPrinter:
         strides, source_offset = ir.MemRefType(source.type).get_strides_and_offset()
         offsets = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
         dynamic_offsets = iter(list(op.operands)[1:])
-        terms = [self.views[source][1]] if source in self.views else [str(source_offset)]
+        terms = [self.views[source][1]] if source in self.views else [str(source_offset)] if source_offset else []
         for offset, stride in zip(offsets, strides):
-            value = self.name(next(dynamic_offsets)) if offset == ir.ShapedType.get_dynamic_stride_or_offset() else str(offset)
-            terms.append(f"{value} * {stride}")
-        self.views[op.results[0]] = (base, f"({' + '.join(terms)})")
+            if offset == ir.ShapedType.get_dynamic_stride_or_offset():
+                terms.append(self.name(next(dynamic_offsets)) + (f" * {stride}" if stride != 1 else ""))
+            elif offset:
+                terms.append(str(offset * stride))
+        self.views[op.results[0]] = (base, f"({' + '.join(terms) or '0'})")
 
     # ----- vector
 

@@ -1,12 +1,11 @@
-"""The OpenCL target's part of a compiled model's C glue (``c_glue.py`` has the rest).
+"""The OpenCL target's part of a compiled model's C glue (``c_glue.py`` has the frame,
+``gpu_glue.py`` the calls every GPU runtime shares).
 
 The model is the OpenCL runtime's (``runtime/opencl/dnnf_opencl.h``): ``model.c`` holds
 the program as C tables (buffers, kernels, dispatches, bindings, read from the dispatch
-plan) and its OpenCL C source; ``dnnf_load`` maps the weights file, hands it to
-``dnnf_cl_load`` (which builds the program, creates the buffers and uploads the
-weights), then unmaps it; ``dnnf_run`` is ``dnnf_cl_run`` (serialized inside).
-``model.h`` adds what the Vulkan glue adds (``vulkan_glue.DECLARATIONS``: dispatches,
-their profiled times, the device's name) and the build's log.
+plan) and its OpenCL C source; ``dnnf_cl_load`` builds the program (or loads its cached
+binary), creates the buffers and uploads the weights. ``model.h`` adds what every GPU
+model has (dispatches, their profiled times, the device's name) and the build's log.
 """
 
 from __future__ import annotations
@@ -14,7 +13,8 @@ from __future__ import annotations
 from ..codegen.gpu.opencl import program_source
 from ..codegen.gpu.program import Program
 from .c_glue import GlueParts, c_string
-from .vulkan_glue import DECLARATIONS as GPU_DECLARATIONS
+from .gpu_glue import DECLARATIONS as GPU_DECLARATIONS
+from .gpu_glue import runtime_glue_parts
 
 DECLARATIONS = GPU_DECLARATIONS + (
     "/* The OpenCL compiler's log of the program's build (empty: no warning, or a cached binary). */",
@@ -26,31 +26,7 @@ DECLARATIONS = GPU_DECLARATIONS + (
 KINDS = {"input": "DNNF_CL_INPUT", "output": "DNNF_CL_OUTPUT", "weight": "DNNF_CL_WEIGHT",
          "scratch": "DNNF_CL_SCRATCH", "constant": "DNNF_CL_CONSTANT"}
 
-_LOAD = (
-    "  int status = dnnf_cl_load(&program, model->weights, model->bytes, &model->cl, error_message,",
-    "                            sizeof error_message);",
-    "  if (status != DNNF_CL_OK) {",
-    "    dnnf_free(model);",
-    "    return NULL;",
-    "  }",
-    "  if (model->bytes) munmap(model->weights, model->bytes); /* on the device now */",
-    "  model->bytes = 0;",
-)
-
 _EXTRA = (
-    "int dnnf_set_num_threads(int threads) { (void)threads; return 1; }",
-    "",
-    "int dnnf_dispatch_count(const dnnf_model *model) { return dnnf_cl_dispatch_count(model->cl); }",
-    "",
-    "const char *dnnf_dispatch_name(const dnnf_model *model, int dispatch) {",
-    "  return dnnf_cl_dispatch_name(model->cl, dispatch);",
-    "}",
-    "",
-    "int dnnf_dispatch_times(const dnnf_model *model, double *ms, int capacity) {",
-    "  return dnnf_cl_dispatch_times(model->cl, ms, capacity);",
-    "}",
-    "",
-    "const char *dnnf_device_name(const dnnf_model *model) { return dnnf_cl_device_name(model->cl); }",
     "",
     "const char *dnnf_build_log(const dnnf_model *model) { return dnnf_cl_build_log(model->cl); }",
     "",
@@ -98,15 +74,7 @@ def _tables(program: Program) -> list:
 
 def opencl_glue_parts(program: Program) -> GlueParts:
     """What ``model.c`` adds to run ``program`` on the OpenCL runtime."""
-    return GlueParts(
-        declarations=('#include "dnnf_opencl.h"', "", *_tables(program), ""),
-        definitions=("const char *dnnf_missing_cpu_features(void) { return NULL; }", ""),
-        fields=("dnnf_cl_model *cl;",),
-        load=_LOAD,
-        free=("  dnnf_cl_free(model->cl);",),
-        run=("  return dnnf_cl_run(model->cl, inputs, outputs, error_message, sizeof error_message);",),
-        extra=_EXTRA,
-    )
+    return runtime_glue_parts("cl", ('#include "dnnf_opencl.h"', "", *_tables(program), ""), "&program", _EXTRA)
 
 
 __all__ = ["DECLARATIONS", "opencl_defines", "opencl_glue_parts"]

@@ -18,29 +18,18 @@ import subprocess
 import numpy as np
 import onnx
 import pytest
-from test_vulkan import GRAPHS
+from test_vulkan import GRAPHS, graphs_compiled_for
 
 from dnnf_mlir.checking import compare
 from dnnf_mlir.codegen import get_target
-from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model
+from dnnf_mlir.compiler import Artifact, ArtifactError
 from dnnf_mlir.session import InferenceSession
 from dnnf_mlir.tools.common import onnxruntime_session
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     """name -> the Artifact of GRAPHS[name], compiled for OpenCL once per module."""
-    directory = tmp_path_factory.mktemp("opencl")
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            path = directory / f"{name}.onnx"
-            onnx.save(GRAPHS[name](), str(path))
-            compile_model(path, directory / name, target="opencl")
-            cache[name] = Artifact(directory / name)
-        return cache[name]
-
-    return get
+    return graphs_compiled_for("opencl", tmp_path_factory.mktemp("opencl"))
 
 
 def _inputs(artifact, seed=3):

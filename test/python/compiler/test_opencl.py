@@ -102,6 +102,17 @@ def test_the_program_binary_is_cached(compiled, tmp_path, monkeypatch):
     assert compare(cold[0], want[0]).ok
 
 
+def test_pocl_keeps_no_program_binary_by_default(compiled, tmp_path, monkeypatch):
+    """PoCL caches its compiled kernels itself; a program binary would cost a second
+    compile of every kernel: without DNNF_OPENCL_CACHE none is written there."""
+    monkeypatch.delenv("DNNF_OPENCL_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with OpenclLibrary(compiled("attention")) as library:
+        assert not library.cached
+    assert not (tmp_path / ".cache").exists()
+
+
 def test_dispatch_times_and_device(compiled):
     artifact = compiled("conv_bn_relu")
     session = artifact.session()

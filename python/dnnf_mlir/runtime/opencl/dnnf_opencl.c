@@ -160,10 +160,22 @@ static uint64_t fnv1a(uint64_t hash, const char *text) {
   return hash;
 }
 
-/* The cache file of this source on this device and driver; false when caching is off. */
+/* Whether the device is PoCL's, which keeps compiled kernels in a cache of its own: asking
+   it for a program binary compiles every kernel once more (minutes for a big model). */
+static bool caches_itself(const dnnf_cl_model *m) {
+  cl_platform_id platform;
+  char name[NAME_SIZE] = "";
+  if (clGetDeviceInfo(m->device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) == CL_SUCCESS)
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, NULL);
+  return !strcmp(name, "Portable Computing Language");
+}
+
+/* The cache file of this source on this device and driver; false when caching is off
+   (by default on a device that caches itself). */
 static bool cache_path(const dnnf_cl_model *m, char *path, size_t size) {
   const char *dir = getenv("DNNF_OPENCL_CACHE");
   if (dir && !strcmp(dir, "off")) return false;
+  if (!(dir && *dir) && caches_itself(m)) return false;
   char base[1024];
   if (dir && *dir) {
     snprintf(base, sizeof base, "%s", dir);

@@ -15,8 +15,9 @@
  *   DNNF_OPENCL_DEVICE   a case-insensitive substring of "<platform> <device>" to pick;
  *                        unset: the first GPU, else the first device of any type
  *   DNNF_OPENCL_CACHE    the directory of built program binaries (default
- *                        $XDG_CACHE_HOME/dnnf-mlir/opencl or ~/.cache/dnnf-mlir/opencl);
- *                        "off": no cache
+ *                        $XDG_CACHE_HOME/dnnf-mlir/opencl or ~/.cache/dnnf-mlir/opencl,
+ *                        except on PoCL, which caches its compiled kernels itself: there
+ *                        a binary costs a second compile of every kernel); "off": no cache
  */
 #ifndef DNNF_OPENCL_H
 #define DNNF_OPENCL_H

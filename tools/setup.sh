@@ -7,10 +7,12 @@ cd "$(dirname "$0")/.."
 # libraries), qemu-user and the AArch64 cross toolchain (running AArch64 code here),
 # Graphviz (drawing fusion plans: dnnf-compile --fusion-svg), the Vulkan loader and headers with
 # Mesa's lavapipe (a Vulkan device on the CPU, which runs the Vulkan target's kernels here) and
-# spirv-tools (spirv-val checks every SPIR-V binary). apt's unprivileged sandbox user cannot
+# spirv-tools (spirv-val checks every SPIR-V binary), the OpenCL ICD loader and headers with
+# PoCL (an OpenCL device on the CPU, which builds and runs the OpenCL target's kernels here)
+# and clinfo. apt's unprivileged sandbox user cannot
 # write /dev/null in some containers, hence APT::Sandbox::User=root.
 packages="llvm-22 clang-22 libomp-22-dev cmake gcc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross graphviz
-  mesa-vulkan-drivers libvulkan-dev spirv-tools"
+  mesa-vulkan-drivers libvulkan-dev spirv-tools pocl-opencl-icd ocl-icd-opencl-dev clinfo"
 if ! dpkg -s $packages >/dev/null 2>&1; then
   apt-get -o APT::Sandbox::User=root update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -o APT::Sandbox::User=root install -y -qq $packages >/dev/null

@@ -49,6 +49,8 @@ BACKEND_SPECIFIC = {
     GPU_BACKEND: {
         f"{PACKAGE}.compiler.vulkan_library": "Vulkan's artifact writer: the dispatch plan and the SPIR-V of the module",
         f"{PACKAGE}.compiler.vulkan_glue": "Vulkan's part of the C glue: the plan and the kernels in model.c",
+        f"{PACKAGE}.compiler.opencl_library": "OpenCL's artifact writer: the dispatch plan and the program's source",
+        f"{PACKAGE}.compiler.opencl_glue": "OpenCL's part of the C glue: the plan's tables and the source in model.c",
     },
 }
 

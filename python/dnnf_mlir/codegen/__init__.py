@@ -12,7 +12,7 @@ generic pieces the backends build on: ``kernel_plan.py``, ``transform_script.py`
 ``linalg_queries.py``, ``contractions.py``, ``approximations.py``,
 ``bufferization.py``, ``passes.py``. One package per backend: ``cpu/`` (x86-64 and
 AArch64 through LLVM: its ``jit``, ``compile_object``, ``lower_to_llvm``, ...) and
-``gpu/`` (what the GPU APIs share, and ``gpu/vulkan/``: SPIR-V, ``lower_to_spirv``).
+``gpu/`` (what the GPU APIs share, and ``gpu/vulkan/``: SPIR-V, ``lower_to_spirv``; ``gpu/opencl/``: OpenCL C, ``lower_to_opencl``).
 
 This package is where the backends are registered: it imports each one, which
 registers itself and its target names (``target.register_backend``); no other module
@@ -21,6 +21,7 @@ of ``codegen/`` outside a backend imports one (``test/python/test_layout.py``).
 
 from . import cpu  # registers the CPU backend and its targets
 from .gpu import vulkan  # registers the Vulkan backend and its target
+from .gpu import opencl  # registers the OpenCL backend and its target
 from .backend import STEPS, Backend, KernelPlan, Stages
 from .errors import CodegenError, UnsupportedTargetError
 from .lowered_module import signatures

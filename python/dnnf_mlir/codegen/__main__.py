@@ -9,9 +9,10 @@
 (the generated transform scripts), schedules (the strategy chosen for each op, and the
 kernel function holding it), or a format of the target's backend (CPU: llvm, the
 LLVM IR; asm / obj, through opt + llc; Vulkan: plan, the runtime's dispatch plan;
-spirv-asm, the kernels disassembled). --stop-after: a stage of the target's backend
-(CPU: prepare, schedule, bufferize, lower-vectors, parallel, llvm; Vulkan: prepare,
-schedule, bufferize, outline, device-code, spirv).
+spirv-asm, the kernels disassembled; OpenCL: plan; opencl, the program's OpenCL C).
+--stop-after: a stage of the target's backend (CPU: prepare, schedule, bufferize,
+lower-vectors, parallel, llvm; Vulkan: prepare, schedule, bufferize, outline,
+device-code, spirv; OpenCL: the same, opencl last).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def main(argv=None) -> int:
     parser.add_argument("input", help="MLIR file (linalg on tensors), - for stdin")
     parser.add_argument("--target", default="host", help="host (default), aarch64, ... (a registered target)")
     parser.add_argument("--cpu", default=None, help="CPU as LLVM names it (default: $DNNF_CPU or native; generic for aarch64)")
-    parser.add_argument("--device", default=None, help="GPU targets: the device profile (vulkan: generic, the default)")
+    parser.add_argument("--device", default=None, help="GPU targets: the device profile (vulkan, opencl: generic, the default)")
     parser.add_argument("--threads", type=int, default=1)
     formats = list(GENERIC_FORMATS) + list(dict.fromkeys(f for b in backends() for f in b.output_formats))
     parser.add_argument("--emit", default="mlir", choices=formats)

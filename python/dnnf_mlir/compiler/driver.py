@@ -72,6 +72,7 @@ from .cpu_library import CPU_LIBRARY
 from .errors import CompileError
 from .index_checks import index_checks
 from .options import CompileOptions
+from .opencl_library import OPENCL_LIBRARY
 from .vulkan_library import VULKAN_LIBRARY
 from .weights import read_header, recorded_layout
 
@@ -87,7 +88,7 @@ PIPELINE_LOWERING_PASS = "dnnf-lower-to-llvm"
 ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 REWRITE_STATS, FUSION_STATS = ".rewrite.json", ".fusion.json"  # the passes' reports, in the staging directory
 STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-fuse": "fuse"}  # any other pass: "lower"
-WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY)}  # Target.kind -> its ArtifactWriter
+WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY, OPENCL_LIBRARY)}  # Target.kind -> its ArtifactWriter
 logger = logging.getLogger("dnnf_mlir.compiler")
 
 
@@ -103,7 +104,8 @@ class CompileReport:
         if "cpu" in m:
             runs = f"{m['cpu']}, {m['threads']} thread{'s' if m['threads'] > 1 else ''}"
         else:
-            runs = f"device profile {m['device']}, {m['dispatches']} dispatches of {m['spirv_kernels']} SPIR-V kernels"
+            code = f"{m['spirv_kernels']} SPIR-V" if "spirv_kernels" in m else f"{m['opencl_kernels']} OpenCL C"
+            runs = f"device profile {m['device']}, {m['dispatches']} dispatches of {code} kernels"
         return (
             f"{m['name']}: {m['kernels']} kernels ({m['unique_kernels']} distinct) for {m['target']} ({runs}), "
             f"{len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "

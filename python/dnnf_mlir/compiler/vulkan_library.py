@@ -39,7 +39,7 @@ class VulkanLibraryWriter(ArtifactWriter):
         (directory / PLAN).write_text(program.text())
         (directory / KERNELS).mkdir()
         for index, kernel in enumerate(program.kernels):
-            (directory / KERNELS / f"{index:03d}_{kernel.name}.spv").write_bytes(kernel.spirv)
+            (directory / KERNELS / f"{index:03d}_{kernel.name}.spv").write_bytes(kernel.code)
         timer.enter("build", f"CMake: {LIBRARY}, {RUNNER}")
         defines = vulkan_defines(program, target.device.name)
         (directory / "model.h").write_text(header(interface, target, defines, DECLARATIONS))
@@ -51,7 +51,7 @@ class VulkanLibraryWriter(ArtifactWriter):
             "dispatches": len(program.dispatches),
             "barriers": sum(dispatch.barrier for dispatch in program.dispatches),
             "spirv_kernels": len(program.kernels),
-            "spirv_bytes": sum(len(kernel.spirv) for kernel in program.kernels),
+            "spirv_bytes": sum(len(kernel.code) for kernel in program.kernels),
             "requires": program.requires,
             "library": LIBRARY,
             "runner": RUNNER,

@@ -70,7 +70,7 @@ class InferenceSession:
     ``options`` (a ``CompileOptions``) and ``option_fields`` (its fields: ``target``,
     ``cpu``, ``fusion``, ``rewrite``, ``outline``, ``profile``, ...) say how it is
     compiled, as for ``compile_model``: ``target`` is ``host`` (run in this process),
-    ``vulkan`` (run in this process on the Vulkan device the runtime finds) or
+    ``vulkan`` or ``opencl`` (run in this process on the device the runtime finds) or
     ``aarch64`` (run under qemu-aarch64, one process per run), fusion decides Table
     3's yellow cells conservatively unless ``profile=True`` (deterministic plans, and no
     measuring on first use). ``threads`` are the OpenMP threads of the parallel loops

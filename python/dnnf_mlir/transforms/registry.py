@@ -126,6 +126,12 @@ PASS_TABLE: dict[str, PassEntry] = {
             target_options("vulkan", default="vulkan"),
         ),
         PassEntry(
+            "dnnf-lower-to-opencl",
+            "dnnf_mlir.codegen.gpu.opencl.lower_pass:LowerToOpenclPass",
+            "Compile each kernel function of linalg on tensors into GPU launches of OpenCL C kernels (gpu.binary)",
+            target_options("opencl", default="opencl"),
+        ),
+        PassEntry(
             "dnnf-lower",
             "dnnf_mlir.codegen.lower_pass:LowerPass",
             "Lower linalg on tensors for a target: every step of its backend (prepare, schedule, bufferize, "

@@ -18,7 +18,11 @@ dnnf (its other modes are checked on the host), and the rest when
 DNNF_AARCH64_MODELS=all is set. The Vulkan libraries run on the Vulkan device found
 (lavapipe, on the CPU, here: about 1 GFLOP/s), fused by the dnnf planner; every
 SPIR-V binary they hold passes spirv-val. The suite runs the same two, the rest
-when DNNF_VULKAN_MODELS=all is set.
+when DNNF_VULKAN_MODELS=all is set. The OpenCL libraries run on the OpenCL device found
+(PoCL, on the CPU, here), fused by the dnnf planner, with the same check; every program
+they hold builds from source with an empty log (no warning). The suite runs SqueezeNet
+and MobileBERT (the judged transformer PoCL runs quickest: 0.9 s), the rest when
+DNNF_OPENCL_MODELS=all is set.
 """
 
 import json
@@ -27,9 +31,13 @@ import subprocess
 
 import pytest
 from gen_models import MODEL_NAMES
+from test_opencl import OpenclLibrary
+
+from dnnf_mlir.compiler import Artifact
 
 AARCH64_ALWAYS = (("squeezenet", "dnnf"), ("squeezenet", "tvm"), ("squeezenet", "none"), ("distilbert", "dnnf"))
 VULKAN_ALWAYS = ("squeezenet", "distilbert")
+OPENCL_ALWAYS = ("squeezenet", "mobilebert")  # MobileBERT: the quickest transformer on PoCL
 FUSION_MODES = ("dnnf", "tvm", "none")
 SPIRV_TARGET_ENV = "vulkan1.1"
 
@@ -72,6 +80,23 @@ def test_vulkan(name, checked_models, tmp_path):
     outdir = tmp_path / name
     compile_and_check(checked_models(name), outdir, "vulkan", "dnnf")
     check_spirv_binaries(outdir)
+
+
+@pytest.mark.parametrize("name", opt_in(MODEL_NAMES, OPENCL_ALWAYS, "DNNF_OPENCL_MODELS", "slow on PoCL"))
+def test_opencl(name, checked_models, tmp_path, monkeypatch):
+    outdir = tmp_path / name
+    monkeypatch.setenv("DNNF_OPENCL_CACHE", str(tmp_path / "programs"))  # built from source: its log below
+    compile_and_check(checked_models(name), outdir, "opencl", "dnnf")
+    check_opencl_build_log(tmp_path / "programs", outdir, monkeypatch)
+
+
+def check_opencl_build_log(cache, outdir, monkeypatch):
+    """The OpenCL program of the artifact in ``outdir`` was cached in ``cache`` by its
+    first load (dnnf-run's), and builds from source with an empty log: no warning."""
+    assert len(list(cache.glob("*.bin"))) == 1
+    monkeypatch.setenv("DNNF_OPENCL_CACHE", "off")
+    with OpenclLibrary(Artifact(outdir)) as library:
+        assert not library.cached and library.build_log == "", library.build_log
 
 
 def check_spirv_binaries(outdir):

@@ -169,21 +169,25 @@ GRAPHS = {
 }
 
 
-@pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    """name -> the Artifact of GRAPHS[name], compiled for Vulkan once per module."""
-    directory = tmp_path_factory.mktemp("vulkan")
+def graphs_compiled_for(target: str, directory):
+    """name -> the Artifact of GRAPHS[name] compiled for ``target`` in ``directory``, once."""
     cache = {}
 
     def get(name):
         if name not in cache:
             path = directory / f"{name}.onnx"
             onnx.save(GRAPHS[name](), str(path))
-            compile_model(path, directory / name, target="vulkan")
+            compile_model(path, directory / name, target=target)
             cache[name] = Artifact(directory / name)
         return cache[name]
 
     return get
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """name -> the Artifact of GRAPHS[name], compiled for Vulkan once per module."""
+    return graphs_compiled_for("vulkan", tmp_path_factory.mktemp("vulkan"))
 
 
 @pytest.mark.parametrize("name", GRAPHS)

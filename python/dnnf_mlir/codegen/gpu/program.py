@@ -54,11 +54,11 @@ class Binding:
 
 @dataclass
 class Kernel:
-    """One compiled kernel: its SPIR-V, entry point, workgroup size, and per binding
-    whether it writes it."""
+    """One compiled kernel: its code (SPIR-V; OpenCL C for OpenCL), entry point, workgroup
+    size, and per binding whether it writes it."""
 
     name: str
-    spirv: bytes
+    code: bytes
     entry: str
     workgroup_size: tuple
     writes: tuple  # per binding
@@ -84,8 +84,9 @@ class Program:
     dispatches: list = field(default_factory=list)
     requires: list = field(default_factory=list)
 
-    def text(self) -> str:
-        lines = ["dnnf-vulkan-plan 1"]
+    def text(self, api: str = "vulkan") -> str:
+        """The plan as ``api``'s runtime reads it (its first line names the API)."""
+        lines = [f"dnnf-{api}-plan 1"]
         if self.requires:
             lines.append("require " + " ".join(self.requires))
         for b in self.buffers:

@@ -39,7 +39,7 @@ class VulkanBackend(GpuBackend):
         program = dispatch_plan(module)
         if output_format == "plan":
             return program.text()
-        return "".join(f"; kernel {index}: {kernel.name}\n{disassemble(kernel.spirv)}"
+        return "".join(f"; kernel {index}: {kernel.name}\n{disassemble(kernel.code)}"
                        for index, kernel in enumerate(program.kernels))
 
 

@@ -1,0 +1,72 @@
+"""What the GPU targets share: a device profile's limits, and the target that names one.
+
+Code is compiled for a profile, not for the GPU at hand, so that one artifact runs on
+every device that meets it; each API's runtime refuses a device that does not. An API's
+target (``vulkan/target.py``, ``opencl/target.py``) subclasses ``GpuTarget`` with its
+``kind`` and its profiles. Fusion keeps every kernel within the bindings a dispatch may
+have: its outputs and inputs together at most the profile's storage buffers
+(``fusion_limits``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..target import FusionLimits, Target
+
+MAX_KERNEL_OUTPUTS = 8  # as on the CPU (ecg.ops.structure.MAX_FUSED_OUTPUTS)
+MAX_LIVE_VALUES = 16  # as on the CPU: the same blocks, the same kernels per model
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    """The limits of a device profile that the code depends on."""
+
+    name: str
+    max_storage_buffer_range: int  # bytes one binding may span
+    max_storage_buffers: int  # bindings one dispatch may have
+    max_workgroup_invocations: int  # invocations (work-items) of one workgroup
+    max_shared_memory: int  # bytes of workgroup (local) memory
+
+
+@dataclass(frozen=True)
+class GpuTarget(Target):
+    """A GPU API's target: its ``kind`` and a device profile."""
+
+    name: str
+    device: GpuDevice
+
+    @property
+    def runs_here(self) -> bool:
+        """A device is looked for when the code is loaded (by the API's runtime)."""
+        return True
+
+    @property
+    def fusion_limits(self) -> FusionLimits:
+        outputs = MAX_KERNEL_OUTPUTS
+        return FusionLimits(max_inputs=self.device.max_storage_buffers - outputs, max_outputs=outputs,
+                            max_live_values=MAX_LIVE_VALUES)
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.device.name})"
+
+    def missing_features(self) -> tuple:
+        return ()
+
+    def options(self) -> dict:
+        return {"device": self.device.name}
+
+    def cache_fields(self) -> dict:
+        return {"target": self.name, "device": self.device.name}
+
+
+def resolve_device(devices: dict, device: str | None, default: str, api: str) -> GpuDevice:
+    """The profile named ``device`` (None: ``default``) among ``devices``; another name is a
+    ``ValueError`` naming ``api`` and the known ones."""
+    device = device or default
+    if device not in devices:
+        raise ValueError(f"unknown {api} device profile {device!r}; known: {', '.join(devices)}")
+    return devices[device]
+
+
+__all__ = ["GpuDevice", "GpuTarget", "resolve_device"]

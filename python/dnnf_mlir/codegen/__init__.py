@@ -26,7 +26,7 @@ from .backend import STEPS, Backend, KernelPlan, Stages
 from .errors import CodegenError, UnsupportedTargetError
 from .lowered_module import signatures
 from .pipeline import LoweringReport, lower, run_step
-from .target import FusionLimits, Target, backends, get_target
+from .target import PRECISIONS, FusionLimits, Target, backends, check_precision, get_target
 
 __all__ = [
     "Backend",
@@ -34,11 +34,13 @@ __all__ = [
     "FusionLimits",
     "KernelPlan",
     "LoweringReport",
+    "PRECISIONS",
     "STEPS",
     "Stages",
     "Target",
     "UnsupportedTargetError",
     "backends",
+    "check_precision",
     "get_target",
     "lower",
     "run_step",

@@ -36,6 +36,7 @@ class Target(ABC):
     """A machine to compile for (see the module docstring)."""
 
     kind: ClassVar[str]  # "cpu", "vulkan", "opencl": which backend compiles for it
+    precisions: ClassVar[tuple] = ("fp32",)  # what its tensors may be stored in (``PRECISIONS``)
     name: str  # as given to get_target: "host", "aarch64", ...
 
     @property
@@ -70,6 +71,20 @@ class Target(ABC):
     def cache_fields(self) -> dict:
         """What identifies its code in the compile cache (JSON values, ``name`` included),
         resolved: ``native`` means another CPU on another machine."""
+
+
+# What a model's tensors are stored in: fp16 keeps weights and activations in half
+# precision and computes in f32 (``codegen/gpu/precision.py``).
+PRECISIONS = ("fp32", "fp16")
+
+
+def check_precision(precision: str, target: Target) -> None:
+    """A ``ValueError`` naming ``target`` where it cannot store tensors in ``precision``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got '{precision}'")
+    if precision not in target.precisions:
+        raise ValueError(f"target {target.describe()} computes in {', '.join(target.precisions)} only: "
+                         f"--precision {precision} is for the GPU targets (vulkan)")
 
 
 _BACKENDS: dict = {}  # kind -> backend
@@ -115,4 +130,4 @@ def get_target(target: "str | Target", cpu: str | None = None, **options) -> Tar
     raise ValueError(f"unknown target {target!r}; known: {', '.join(_RESOLVERS)}")
 
 
-__all__ = ["FusionLimits", "Target", "backends", "get_target", "register_backend"]
+__all__ = ["PRECISIONS", "FusionLimits", "Target", "backends", "check_precision", "get_target", "register_backend"]

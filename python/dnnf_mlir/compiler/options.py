@@ -16,8 +16,7 @@ conservatively, so that a model's kernels do not depend on what was measured bef
 import argparse
 from dataclasses import dataclass, field, fields
 
-from ..codegen import Target, get_target
-from ..codegen.gpu.precision import PRECISIONS, check_precision
+from ..codegen import PRECISIONS, Target, check_precision, get_target
 from ..fusion import MODES
 
 

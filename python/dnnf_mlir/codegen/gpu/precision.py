@@ -18,7 +18,7 @@ f32 tensor that lives in GPU memory in f16 while every kernel computes in f32:
   norm's statistics) is never fused into its consumer, so it accumulates in f32, and
   everything between a kernel's loads and stores (exponentials included) is f32.
 
-``check_precision`` is where the targets without fp16 refuse it.
+A target takes it where its ``precisions`` name fp16 (``codegen.target.check_precision``).
 """
 
 from __future__ import annotations
@@ -35,19 +35,6 @@ from ..errors import CodegenError
 from ..lower_pass import ModuleView
 from ..lowered_module import symbol_name, walk_ops
 from .concats import RESHAPES
-
-PRECISIONS = ("fp32", "fp16")
-HALF_PRECISION_KINDS = ("vulkan",)  # the target kinds whose backends take f16 storage
-
-
-def check_precision(precision: str, target) -> None:
-    """A ``ValueError`` naming ``target`` where it cannot compute in ``precision``."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got '{precision}'")
-    if precision != "fp32" and target.kind not in HALF_PRECISION_KINDS:
-        raise ValueError(f"target {target.describe()} computes in fp32 only: --precision {precision} is for "
-                         f"the GPU targets ({', '.join(HALF_PRECISION_KINDS)})")
-
 
 def _is_f32_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType) and isinstance(ir.RankedTensorType(t).element_type, ir.F32Type)
@@ -251,4 +238,4 @@ class Fp16StoragePass(ModulePass):
             raise PassError(str(error), functions[0] if functions else None) from None
 
 
-__all__ = ["HALF_PRECISION_KINDS", "PRECISIONS", "Fp16StoragePass", "check_precision", "fold_widenings", "store_in_half"]
+__all__ = ["Fp16StoragePass", "fold_widenings", "store_in_half"]

@@ -30,6 +30,7 @@ DEFAULT_DEVICE = "generic"
 @dataclass(frozen=True)
 class VulkanTarget(GpuTarget):
     kind: ClassVar[str] = "vulkan"
+    precisions: ClassVar[tuple] = ("fp32", "fp16")
 
 
 def vulkan_target(name: str = "vulkan", device: str | None = None) -> VulkanTarget:

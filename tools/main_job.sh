@@ -12,7 +12,8 @@
 #     AArch64 one under qemu-aarch64 through its C runner -- and check them against onnxruntime;
 #  3. compile it for Vulkan (SPIR-V kernels, every one through spirv-val, and the Vulkan
 #     runtime in its library), run it on the Vulkan device found (lavapipe, on the CPU,
-#     here), check it against onnxruntime and show each dispatch's GPU time;
+#     here), check it against onnxruntime and show each dispatch's GPU time; then the same
+#     for OpenCL (OpenCL C kernels built by the OpenCL platform found: PoCL, on the CPU, here);
 #  4. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench), with
 #     DNNFusion's planner, TVM's fixed patterns and no fusion side by side.
 set -euo pipefail
@@ -40,9 +41,12 @@ python tools/run_session.py "$onnx" --threads 1 --profile --repeat 10   # dnnf-c
 dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"
 dnnf-run "build/$model-aarch64" --check
 
-echo "== 3. compile for Vulkan, run on the Vulkan device found, check"
+echo "== 3. compile for Vulkan and OpenCL, run on the devices found, check"
 dnnf-compile "$onnx" --target vulkan -o "build/$model-vulkan"
 dnnf-run "build/$model-vulkan" --check --repeat 2
+echo "-- for OpenCL"
+dnnf-compile "$onnx" --target opencl -o "build/$model-opencl"
+dnnf-run "build/$model-opencl" --check --repeat 2
 
 echo "== 4. benchmark against onnxruntime"
 dnnf-bench "$onnx" --threads 1,2 --profile --json "build/$model.bench.json"

@@ -104,7 +104,7 @@ def lower_pad(op, args):
         return [pad(x, low, high, attrs["constant_value"])]
     if 0 in spec.shape:
         return [empty(spec.shape, element_of(x))]
-    source, starts, steps = _unstrided(x)
+    read = _strided_reader(x)
 
     def body(indices):
         reads = []
@@ -122,9 +122,7 @@ def lower_pad(op, args):
                 over = arith.cmpi(arith.CmpIPredicate.sge, position, index(size))
                 position = select(over, arith.subi(index(2 * (size - 1)), position), position)
             reads.append(position)
-        reads = [r if (start, step) == (0, 1) else arith.addi(index(start), arith.muli(r, index(step)))
-                 for r, start, step in zip(reads, starts, steps)]
-        return extract(source, reads)
+        return read(reads)
 
     return [gather_generic([], [], spec.shape, element_of(x), body)]
 
@@ -143,6 +141,18 @@ def _unstrided(x) -> tuple:
             starts = list(ir.DenseI64ArrayAttr(owner.operation.attributes["static_offsets"]))
             return owner.operation.operands[0], starts, steps
     return x, [0] * rank, [1] * rank
+
+
+def _strided_reader(x):
+    """``reads -> extract(x, reads)`` for a gather's body, reading ``_unstrided``'s source
+    at ``start + step * i`` where ``x`` is a strided slice."""
+    source, starts, steps = _unstrided(x)
+
+    def read(reads):
+        return extract(source, [r if (start, step) == (0, 1) else arith.addi(index(start), arith.muli(r, index(step)))
+                                for r, start, step in zip(reads, starts, steps)])
+
+    return read
 
 
 @lowers("expand")
@@ -186,11 +196,11 @@ def lower_gather(op, args):
     axis = normalize_axis(op.attrs["axis"], len(data_shape))
     rank = len(spec.shape)
     index_map = affine_map(rank, range(axis, axis + len(index_shape)))
+    read = _strided_reader(data)
 
     def body(loops, raw):
         position = _normalized_index(raw, data_shape[axis])
-        reads = loops[:axis] + [position] + loops[axis + len(index_shape):]
-        return extract(data, reads)
+        return read(loops[:axis] + [position] + loops[axis + len(index_shape):])
 
     return [gather_generic([indices], [index_map], spec.shape, element_of(data), body)]
 
@@ -201,11 +211,12 @@ def lower_gather_elements(op, args):
     (spec,) = op.result_specs
     data_shape = shape_of(data)
     axis = normalize_axis(op.attrs["axis"], len(data_shape))
+    read = _strided_reader(data)
 
     def body(loops, raw):
         reads = list(loops)
         reads[axis] = _normalized_index(raw, data_shape[axis])
-        return extract(data, reads)
+        return read(reads)
 
     return [gather_generic([indices], [identity_map(spec.rank)], spec.shape, element_of(data), body)]
 

@@ -88,9 +88,8 @@ def externalize_weights(module, entry: str = "") -> list:
         function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, function_type.results))
         if DECLARED_TYPE_ATTR in function.attributes:  # callers pass the weights as they are stored
             declared = ir.FunctionType(ir.TypeAttr(function.attributes[DECLARED_TYPE_ATTR]).value)
-            weights = [value.type for value in block.arguments][len(declared.inputs):]
             function.attributes[DECLARED_TYPE_ATTR] = ir.TypeAttr.get(
-                ir.FunctionType.get([*declared.inputs, *weights], declared.results))
+                ir.FunctionType.get([*declared.inputs, *inputs[len(declared.inputs):]], declared.results))
         read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
         old = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
         merged = []

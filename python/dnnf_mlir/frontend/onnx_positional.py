@@ -112,7 +112,7 @@ def _cumsum(node: NodeBuilder):
     return node.emit("reshape", [result], {"shape": list(spec.shape)})
 
 
-def _running(node: NodeBuilder, combine):
+def _running_product(node: NodeBuilder, combine):
     """A running product along input 1's axis: ``combine(x', n)`` on x' with the axis (of
     extent n) last; the result's axis moved back."""
     x = node.operand(0)
@@ -140,7 +140,7 @@ def _cumprod(node: NodeBuilder):
         factors = node.emit_one("where", [_enters(n, *_directions(node)), columns, one])
         return node.emit_one("reduce_prod", [factors], axes=[rank - 1], keepdims=0)
 
-    return _running(node, combine)
+    return _running_product(node, combine)
 
 
 @converter("Hardmax")

@@ -84,7 +84,7 @@ def check_precision(precision: str, target: Target) -> None:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got '{precision}'")
     if precision not in target.precisions:
         raise ValueError(f"target {target.describe()} computes in {', '.join(target.precisions)} only: "
-                         f"--precision {precision} is for the GPU targets (vulkan)")
+                         f"--precision {precision} is for the GPU targets (vulkan, opencl)")
 
 
 _BACKENDS: dict = {}  # kind -> backend

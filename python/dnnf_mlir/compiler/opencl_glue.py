@@ -68,7 +68,8 @@ def _tables(program: Program) -> list:
         *table("dnnf_cl_binding", "bindings", bindings),
         f"static const char source[] = {c_string(program_source(program.kernels))};",
         f"static const dnnf_cl_program program = {{source, buffers, {len(program.buffers)}, kernels, "
-        f"{len(program.kernels)}, dispatches, {len(program.dispatches)}, bindings, {inputs}, {outputs}}};",
+        f"{len(program.kernels)}, dispatches, {len(program.dispatches)}, bindings, {inputs}, {outputs}, "
+        f"{c_string(' '.join(program.requires))}}};",
     ]
 
 

@@ -6,6 +6,12 @@ want| <= 3e-5 + 1e-4 * |want| per element) on random inputs; every program build
 an empty build log (no warning). Then the program-binary cache, the per-dispatch times,
 the runner, ``InferenceSession(target="opencl")``, and the errors: no platform, a
 program that does not build (its log in the message), options the target does not take.
+
+``--precision fp16`` (``codegen/gpu/opencl/half.py``): the same graphs, their tensors
+stored in half through OpenCL 1.2's ``vload_half`` / ``vstore_half_rte`` (PoCL has no
+``cl_khr_fp16``), built with an empty log, compared with onnxruntime fp32 within the fp16
+bound of ``dnnf_mlir/half_tolerance.py`` (rtol 8u, atol 4u sqrt(K) RMS(want)); a program
+computing in half requires ``cl_khr_fp16``, and a device without it is refused by name.
 """
 
 import ctypes
@@ -23,6 +29,7 @@ from test_vulkan import GRAPHS, graphs_compiled_for
 from dnnf_mlir.checking import compare
 from dnnf_mlir.codegen import get_target
 from dnnf_mlir.compiler import Artifact, ArtifactError
+from dnnf_mlir.half_tolerance import half_tolerance, longest_accumulation
 from dnnf_mlir.session import InferenceSession
 from dnnf_mlir.tools.common import onnxruntime_session
 
@@ -197,3 +204,67 @@ def test_manifest_describes_the_opencl_code(compiled):
     assert manifest["opencl_source_bytes"] == len(source.encode())
     assert len(re.findall(r"^__kernel ", source, re.M)) == manifest["opencl_kernels"] >= 1
     assert manifest["emulator"] is None and manifest["dispatches"] >= manifest["kernels"] >= 1
+
+
+@pytest.fixture(scope="module")
+def compiled_fp16(tmp_path_factory):
+    """name -> the Artifact of GRAPHS[name], compiled for OpenCL in fp16 once per module."""
+    return graphs_compiled_for("opencl", tmp_path_factory.mktemp("opencl-fp16"), precision="fp16")
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_fp16_matches_onnxruntime_fp32(name, compiled_fp16, monkeypatch):
+    """Built from source with an empty log and no extension required, then within the fp16
+    bound of onnxruntime fp32 (the C interface stays fp32)."""
+    artifact = compiled_fp16(name)
+    assert not re.search(r"^require ", (artifact.path / "plan.txt").read_text(), re.M)
+    monkeypatch.setenv("DNNF_OPENCL_CACHE", "off")
+    with OpenclLibrary(artifact) as library:
+        assert library.build_log == "", library.build_log
+    inputs = _inputs(artifact)
+    outputs, _ = artifact.run(inputs)
+    model = onnx.load(artifact.manifest["model"])
+    want = onnxruntime_session(artifact.manifest["model"]).run(
+        None, {name: array for (name, _, _), array in zip(artifact.inputs, inputs)})
+    for got, expected in zip(outputs, want):
+        assert got.dtype == np.float32
+        rtol, atol = half_tolerance(expected, longest_accumulation(model))
+        result = compare(got, expected, rtol=rtol, atol=atol)
+        assert result.ok and not result.degenerate, result
+
+
+def test_fp16_stores_half(compiled, compiled_fp16):
+    """The weights file holds half the bytes, the kernels read and write halves, and the
+    error is above what fp32 storage gives (values went through f16)."""
+    fp32, fp16 = compiled("attention"), compiled_fp16("attention")
+    assert (fp16.path / "weights.bin").stat().st_size < 0.6 * (fp32.path / "weights.bin").stat().st_size
+    source = (fp16.path / "kernels.cl").read_text()
+    assert "vload_half" in source and "vstore_half" in source and "cl_khr_fp16" not in source
+    inputs = _inputs(fp16)
+    half, exact = fp16.run(inputs)[0][0], fp32.run(inputs)[0][0]
+    assert np.abs(half - exact).max() > 2.0 ** -14 * np.sqrt(np.mean(np.square(exact)))
+
+
+def test_a_device_without_the_required_extension_is_refused(compiled_fp16, tmp_path, monkeypatch):
+    """A program computing in half requires cl_khr_fp16 (its plan's ``require`` line, the
+    program table's extensions): PoCL lacks it, and the load says so, naming the device."""
+    artifact = compiled_fp16("elementwise")
+    requiring = _rebuilt(artifact, tmp_path / "requiring", ', ""};', ', "cl_khr_fp16"};')
+    monkeypatch.setenv("DNNF_OPENCL_CACHE", "off")
+    with pytest.raises(ArtifactError, match=r"OpenCL: Portable Computing Language: .* lacks cl_khr_fp16, which the "
+                                            r"program requires"):
+        requiring.session()
+
+
+def test_inference_session_in_fp16(tmp_path):
+    path = tmp_path / "matmul_bias_relu.onnx"
+    onnx.save(GRAPHS["matmul_bias_relu"](), str(path))
+    session = InferenceSession(path, target="opencl", precision="fp16", cache_dir=tmp_path / "compiled")
+    model = onnx.load(str(path))
+    feeds = {i.name: np.random.default_rng(2).standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
+             .astype(np.float32) for i in model.graph.input}
+    (got,) = session.run(None, feeds)
+    (want,) = onnxruntime_session(path).run(None, feeds)
+    rtol, atol = half_tolerance(want, longest_accumulation(model))
+    result = compare(got, want, rtol=rtol, atol=atol)
+    assert result.ok and not result.degenerate, result

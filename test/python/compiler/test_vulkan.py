@@ -169,15 +169,16 @@ GRAPHS = {
 }
 
 
-def graphs_compiled_for(target: str, directory):
-    """name -> the Artifact of GRAPHS[name] compiled for ``target`` in ``directory``, once."""
+def graphs_compiled_for(target: str, directory, precision: str = "fp32"):
+    """name -> the Artifact of GRAPHS[name] compiled for ``target`` (in ``precision``) in
+    ``directory``, once."""
     cache = {}
 
     def get(name):
         if name not in cache:
             path = directory / f"{name}.onnx"
             onnx.save(GRAPHS[name](), str(path))
-            compile_model(path, directory / name, target=target)
+            compile_model(path, directory / name, target=target, precision=precision)
             cache[name] = Artifact(directory / name)
         return cache[name]
 

@@ -2,14 +2,8 @@
 compiled with ``compile_model(target="vulkan", precision="fp16")``, run on the Vulkan
 device found (lavapipe here) and compared with onnxruntime in fp32.
 
-The tolerance: every stored value (the weights, each kernel's result) is rounded to
-f16, a relative error of at most u = 2^-11 ~ 4.9e-4. A dot product of K terms whose
-operands carry independent errors of that size is off by about u * sqrt(K) times its
-terms' typical size, since the kernels accumulate in f32 (no rounding of their own that
-matters); for outputs of scale s (the reference's RMS) the check allows
-``atol = 4 * u * sqrt(K) * s`` (4: the operands', the result's and the next kernel's
-roundings) and ``rtol = 8 * u``, K the block's longest accumulation. An accumulation in
-f16 would be off by up to K * u * s (0.125 s for K = 256, four times the bound), and
+The tolerance is ``half_tolerance`` (``dnnf_mlir/half_tolerance.py``: rtol 8u, atol
+4u sqrt(K) RMS(want), u = 2^-11, K the longest accumulation), and
 ``test_fp16_is_really_half`` checks that the error is above what fp32 storage gives.
 The judged models (SqueezeNet in every run, the others with DNNF_VULKAN_MODELS=all) are
 held to the same bound, K their longest weight dot product (a convolution's C/g * kh * kw,
@@ -30,12 +24,12 @@ from onnx import TensorProto, helper, numpy_helper
 from dnnf_mlir.checking import compare, make_inputs
 from dnnf_mlir.ecg import TensorSpec
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model
+from dnnf_mlir.half_tolerance import HALF_EPSILON, half_tolerance, longest_accumulation
 from dnnf_mlir.tools.common import onnxruntime_session
 from gen_models import MODEL_NAMES
 from test_models import opt_in
 
 OPSET = 17
-HALF_EPSILON = 2.0 ** -11  # unit roundoff of IEEE binary16 (11 significant bits)
 
 
 def _model(nodes, inputs: dict, outputs: dict, weights: dict) -> onnx.ModelProto:
@@ -104,12 +98,6 @@ def transformer_block():
 BLOCKS = {"cnn": cnn_block, "transformer": transformer_block}
 
 
-def tolerance(want: np.ndarray, accumulation: int) -> tuple:
-    """(rtol, atol) for an fp16-storage result against fp32 (see the module docstring)."""
-    scale = float(np.sqrt(np.mean(np.square(want, dtype=np.float64))))
-    return 8 * HALF_EPSILON, 4 * HALF_EPSILON * np.sqrt(accumulation) * scale
-
-
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     directory = tmp_path_factory.mktemp("fp16")
@@ -141,7 +129,7 @@ def test_fp16_matches_onnxruntime_fp32(name, compiled):
     artifact, accumulation = compiled(name)
     for got, want, (output, _, _) in zip(*_run(artifact), artifact.outputs):
         assert got.dtype == np.float32  # the C interface stays f32
-        rtol, atol = tolerance(want, accumulation)
+        rtol, atol = half_tolerance(want, accumulation)
         result = compare(got, want, rtol=rtol, atol=atol)
         assert result.ok, f"{name} {output}: {result}"
 
@@ -209,22 +197,6 @@ def test_cpu_targets_refuse_fp16(target, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def _longest_accumulation(model: onnx.ModelProto) -> int:
-    """The most products a weight's dot products sum: a convolution's C/g * kh * kw, a
-    MatMul's or Gemm's inner dimension."""
-    weights = {t.name: list(t.dims) for t in model.graph.initializer}
-    lengths = [1]
-    for node in model.graph.node:
-        if node.op_type == "Conv" and node.input[1] in weights:
-            lengths.append(int(np.prod(weights[node.input[1]][1:])))
-        elif node.op_type == "MatMul" and node.input[1] in weights:
-            lengths.append(weights[node.input[1]][-2])
-        elif node.op_type == "Gemm" and node.input[1] in weights:
-            trans_b = any(a.name == "transB" and a.i for a in node.attribute)
-            lengths.append(weights[node.input[1]][1 if trans_b else 0])
-    return max(lengths)
-
-
 @pytest.mark.parametrize("name", opt_in(MODEL_NAMES, ("squeezenet",), "DNNF_VULKAN_MODELS", "slow on lavapipe"))
 def test_judged_model_in_fp16(name, checked_models, tmp_path):
     path = checked_models(name)
@@ -236,9 +208,9 @@ def test_judged_model_in_fp16(name, checked_models, tmp_path):
     session = onnxruntime_session(str(path))
     feeds = {i.name for i in session.get_inputs()}
     want = session.run(None, {n: x for n, x in zip(names, inputs) if n in feeds})
-    accumulation = _longest_accumulation(onnx.load(str(path), load_external_data=False))
+    accumulation = longest_accumulation(onnx.load(str(path), load_external_data=False))
     for g, w, (output, _, _) in zip(got, want, artifact.outputs):
-        rtol, atol = tolerance(w, accumulation)
+        rtol, atol = half_tolerance(w, accumulation)
         result = compare(g, w, rtol=rtol, atol=atol)
         print(f"{name} {output}: max error {np.abs(g - w).max():.3g}, |want| <= {np.abs(w).max():.3g}, "
               f"RMS {np.sqrt(np.mean(np.square(w))):.3g}, K {accumulation}: {result}")

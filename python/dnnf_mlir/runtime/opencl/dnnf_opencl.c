@@ -130,7 +130,38 @@ static int pick_device(cl_device_id *device, char *name, size_t name_size, messa
   return DNNF_CL_NO_DEVICE;
 }
 
+/* Whether the space-separated `list` holds the word `word` (of `length` characters). */
+static bool lists(const char *list, const char *word, size_t length) {
+  for (const char *at = list; (at = strstr(at, word)) != NULL; at += length) {
+    bool starts = at == list || at[-1] == ' ';
+    if (starts && (at[length] == ' ' || at[length] == 0)) return true;
+  }
+  return false;
+}
+
+static int check_extensions(const dnnf_cl_program *p, cl_device_id device, const char *name, message *out) {
+  size_t bytes = 0;
+  clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &bytes);
+  char *extensions = calloc(bytes + 1, 1);
+  if (!extensions) return failed(out, CL_OUT_OF_HOST_MEMORY, "reading the device's extensions");
+  clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, bytes, extensions, NULL);
+  int result = DNNF_CL_OK;
+  for (const char *word = p->extensions; *word && result == DNNF_CL_OK;) {
+    size_t length = strcspn(word, " ");
+    if (length && !lists(extensions, word, length)) {
+      say(out, "OpenCL: %s lacks %.*s, which the program requires (kernels computing in half precision: "
+          "compiled with --precision fp16)", name, (int)length, word);
+      result = DNNF_CL_UNSUPPORTED;
+    }
+    word += length + (word[length] == ' ');
+  }
+  free(extensions);
+  return result;
+}
+
 static int check_device(const dnnf_cl_program *p, cl_device_id device, const char *name, message *out) {
+  int extensions = check_extensions(p, device, name, out);
+  if (extensions != DNNF_CL_OK) return extensions;
   size_t group = 0;
   cl_ulong allocation = 0;
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof group, &group, NULL);

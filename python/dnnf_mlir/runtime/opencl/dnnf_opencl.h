@@ -75,6 +75,7 @@ typedef struct {
   int num_dispatches;
   const dnnf_cl_binding *bindings;
   int num_inputs, num_outputs;
+  const char *extensions;          /* the OpenCL extensions it requires, space-separated ("": none) */
 } dnnf_cl_program;
 
 typedef struct dnnf_cl_model dnnf_cl_model;

@@ -18,8 +18,8 @@ from ...backend import Stages
 from ...lowered_module import symbol_name, walk_ops
 from ..backend import GpuBackend
 from ..device import check_bindings, emit_binaries
-from ..program import dispatch_plan
-from .printer import opencl_source
+from ..program import REQUIRES_ATTR, dispatch_plan
+from .printer import opencl_source, required_extensions
 from .target import OpenclTarget
 
 OBJECT_TARGET = "#spirv.target_env<#spirv.vce<v1.0, [Kernel, Addresses, Int64], []>, api=OpenCL, #spirv.resource_limits<>>"
@@ -28,12 +28,15 @@ ASSEMBLY = 2  # gpu.object's format: text
 
 def to_opencl_binary(device: ir.Module, name: str):
     """Replace the ``gpu.module`` ``name``, alone in ``device``, by a ``gpu.binary`` of its
-    OpenCL C."""
+    OpenCL C (and the extensions it requires)."""
     (gpu_module,) = walk_ops(device.operation, {"gpu.module"})
     source = opencl_source(gpu_module)
     target = ir.Attribute.parse(OBJECT_TARGET)
     obj = _mlir.gpu.ObjectAttr.get(target, ASSEMBLY, source.encode())
     binary = ir.Operation.parse(f"gpu.binary @{symbol_name(gpu_module)} [{obj}]")
+    extensions = required_extensions(gpu_module)
+    if extensions:  # the plan's ``require`` line, checked against the device's extensions at load
+        binary.attributes[REQUIRES_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(e) for e in extensions])
     ir.InsertionPoint(gpu_module).insert(binary)
     gpu_module.erase()
 

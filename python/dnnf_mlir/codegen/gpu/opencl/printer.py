@@ -21,6 +21,7 @@ from __future__ import annotations
 from ...._mlir import ir
 from ...errors import CodegenError
 from ...lowered_module import symbol_name
+from .half import EXTENSION, PRAGMA, is_half, needs_half_arithmetic
 
 SCALAR_TYPES = {"f32": "float", "f16": "half", "f64": "double", "index": "long", "i64": "long", "i32": "int",
                 "i16": "short", "i8": "char", "i1": "bool"}
@@ -58,26 +59,22 @@ UNSIGNED_SOURCE = ("arith.index_castui", "arith.uitofp", "arith.extui")
 LANES = "0123456789abcdef"
 
 
-def c_type(t: ir.Type) -> str:
+def c_type(t: ir.Type, half: str = "half") -> str:
     """The OpenCL C type of a scalar or 1-d vector ``t`` (``vector<4xi1>``: ``int4``, what
-    OpenCL's vector comparisons give)."""
+    OpenCL's vector comparisons give); f16 is ``half`` (``float`` where halves are held
+    as floats, ``half.py``)."""
     if isinstance(t, ir.VectorType) and ir.VectorType(t).rank == 0:  # vector<f32>: one element
-        return c_type(ir.VectorType(t).element_type)
+        return c_type(ir.VectorType(t).element_type, half)
     if isinstance(t, ir.VectorType):
         vector = ir.VectorType(t)
         if vector.rank != 1 or vector.shape[0] not in (2, 3, 4, 8, 16):
             raise CodegenError(f"no OpenCL C vector type for {t}")
-        element = SCALAR_TYPES[str(vector.element_type)]
+        element = c_type(vector.element_type, half)
         return f"{'int' if element == 'bool' else element}{vector.shape[0]}"
     name = str(t)
     if name not in SCALAR_TYPES:
         raise CodegenError(f"no OpenCL C type for {t}")
-    return SCALAR_TYPES[name]
-
-
-def _memory_type(t: ir.Type) -> str:
-    name = c_type(t)
-    return ELEMENT_IN_MEMORY.get(name, name)
+    return half if name == "f16" else SCALAR_TYPES[name]
 
 
 def _is_vector(value) -> bool:
@@ -85,15 +82,15 @@ def _is_vector(value) -> bool:
     return isinstance(value.type, ir.VectorType) and ir.VectorType(value.type).rank > 0
 
 
+def _width(value) -> str:
+    """The ``N`` of ``vload_halfN`` for ``value``: its lanes, or nothing for a scalar."""
+    return str(ir.VectorType(value.type).shape[0]) if _is_vector(value) else ""
+
+
 def _lane_value(name: str, t: ir.Type) -> str:
     """A scalar as a lane of a vector: a boolean is -1 there (what vector comparisons give,
     and the bit ``select`` reads)."""
     return f"({name} ? -1 : 0)" if str(t) == "i1" else name
-
-
-def _lane_type(t: ir.Type) -> str:
-    """The C type of one lane of a vector of element type ``t``."""
-    return "int" if str(t) == "i1" else c_type(t)
 
 
 def _float_literal(value: float, t: str) -> str:
@@ -122,9 +119,10 @@ class _KernelPrinter:
     """Prints one ``gpu.func``: ``lines`` its body, ``local`` its workgroup arrays (which
     OpenCL C declares at the kernel's outermost scope)."""
 
-    def __init__(self, function, kernel: str):
+    def __init__(self, function, kernel: str, half_in_float: bool):
         self.function = function
         self.kernel = kernel
+        self.half_in_float = half_in_float  # f16 values held as float, memory through vload_half (``half.py``)
         self.names = {}
         self.lines, self.local = [], []
         self.depth = 1
@@ -147,6 +145,23 @@ class _KernelPrinter:
         })
         self.views = {}  # memref value -> (pointer name, element offset expression)
 
+    # ----- types
+
+    def c_type(self, t: ir.Type) -> str:
+        return c_type(t, "float" if self.half_in_float else "half")
+
+    def memory_type(self, t: ir.Type) -> str:
+        """The pointee of a buffer or array of element ``t``: f16 and its vectors ``half``
+        where read through ``vload_half``."""
+        if self.half_in_float and is_half(t):
+            return "half"
+        name = self.c_type(t)
+        return ELEMENT_IN_MEMORY.get(name, name)
+
+    def lane_type(self, t: ir.Type) -> str:
+        """The C type of one lane of a vector of element type ``t``."""
+        return "int" if str(t) == "i1" else self.c_type(t)
+
     # ----- names and lines
 
     def emit(self, line: str):
@@ -158,11 +173,11 @@ class _KernelPrinter:
     def define(self, op, expression: str, prefix: str = "v"):
         result = op.results[0]
         name = self.names[result] = f"{prefix}{len(self.names)}"
-        self.emit(f"const {c_type(result.type)} {name} = {expression};")
+        self.emit(f"const {self.c_type(result.type)} {name} = {expression};")
 
     def variable(self, value, prefix: str) -> str:
         name = self.names[value] = f"{prefix}{len(self.names)}"
-        self.emit(f"{c_type(value.type)} {name};")
+        self.emit(f"{self.c_type(value.type)} {name};")
         return name
 
     def fail(self, op, what: str):
@@ -176,7 +191,7 @@ class _KernelPrinter:
         for index, argument in enumerate(body.arguments):
             if not isinstance(argument.type, ir.MemRefType):
                 self.fail(self.function, f"argument {index} is {argument.type}, not a buffer")
-            element = _memory_type(ir.MemRefType(argument.type).element_type)
+            element = self.memory_type(ir.MemRefType(argument.type).element_type)
             name = self.names[argument] = f"a{index}"
             parameters.append(f"__global uchar *{name}_buffer, ulong {name}_offset")
             prologue.append(f"  __global {element} *{name} = (__global {element} *)({name}_buffer + {name}_offset);")
@@ -201,7 +216,7 @@ class _KernelPrinter:
     def infix(self, op):
         left, right = (self.name(v) for v in op.operands)
         if op.name in UNSIGNED_INFIX:
-            t = c_type(op.results[0].type)
+            t = self.c_type(op.results[0].type)
             unsigned = UNSIGNED.get(t, t)
             cast = (lambda e: f"convert_{unsigned}({e})") if _is_vector(op.results[0]) else (lambda e: f"({unsigned}){e}")
             self.define(op, f"({t})({cast(left)} {UNSIGNED_INFIX[op.name]} {cast(right)})")
@@ -211,7 +226,7 @@ class _KernelPrinter:
     def call(self, op):
         arguments = [self.name(v) for v in op.operands]
         if op.name in UNSIGNED_CALLS:
-            t = c_type(op.results[0].type)
+            t = self.c_type(op.results[0].type)
             arguments = [f"({UNSIGNED.get(t, t)}){a}" for a in arguments]
             self.define(op, f"({t}){UNSIGNED_CALLS[op.name]}({', '.join(arguments)})")
         else:
@@ -228,7 +243,7 @@ class _KernelPrinter:
         attr = op.attributes["value"]
         t = op.results[0].type
         if isinstance(t, ir.VectorType):
-            element = c_type(ir.VectorType(t).element_type)
+            element = self.c_type(ir.VectorType(t).element_type)
             dense = ir.DenseElementsAttr(attr)
             if dense.is_splat:
                 values = [_scalar_literal(dense.get_splat_value(), element)]
@@ -238,15 +253,15 @@ class _KernelPrinter:
                 values = [_float_literal(v, element) for v in ir.DenseFPElementsAttr(attr)]
             if element == "bool":
                 values = ["-1" if v == "true" else "0" for v in values]
-            self.define(op, f"({c_type(t)})({', '.join(values)})")
+            self.define(op, f"({self.c_type(t)})({', '.join(values)})")
         else:
-            self.define(op, _scalar_literal(attr, c_type(t)))
+            self.define(op, _scalar_literal(attr, self.c_type(t)))
 
     def compare_integers(self, op):
         predicate = ir.IntegerAttr(op.attributes["predicate"]).value
         a, b = (self.name(v) for v in op.operands)
         if predicate in CMPI_UNSIGNED:
-            t = c_type(op.operands[0].type)
+            t = self.c_type(op.operands[0].type)
             unsigned = UNSIGNED.get(t, t)
             if _is_vector(op.operands[0]):
                 a, b = f"convert_{unsigned}({a})", f"convert_{unsigned}({b})"
@@ -259,7 +274,7 @@ class _KernelPrinter:
     def truth(self, op, expression: str) -> str:
         """A comparison's result: OpenCL C compares vectors of longs (doubles, shorts) into
         vectors of that width; a ``vector<Nxi1>`` is an ``intN`` (-1 true) here."""
-        return f"convert_{c_type(op.results[0].type)}({expression})" if _is_vector(op.results[0]) else expression
+        return f"convert_{self.c_type(op.results[0].type)}({expression})" if _is_vector(op.results[0]) else expression
 
     def compare_floats(self, op):
         predicate = ir.IntegerAttr(op.attributes["predicate"]).value
@@ -294,8 +309,11 @@ class _KernelPrinter:
         extending one depends on the signedness: 1 unsigned, -1 signed."""
         source, result = op.operands[0], op.results[0]
         value = self.name(source)
+        if op.name == "arith.truncf" and self.half_in_float and is_half(result.type):
+            self.round_to_half(op)
+            return
         element = str(ir.VectorType(source.type).element_type if _is_vector(source) else source.type)
-        t = c_type(result.type)
+        t = self.c_type(result.type)
         if str(ir.VectorType(result.type).element_type if _is_vector(result) else result.type) == "i1":
             value = f"({value} & 1)"  # trunci to i1 keeps the low bit
             self.define(op, f"convert_{t}(-{value})" if _is_vector(result) else f"{value} != 0")
@@ -308,13 +326,22 @@ class _KernelPrinter:
                 self.define(op, f"{'' if unsigned else '-'}({t}){value}")
             return
         if op.name in UNSIGNED_SOURCE:
-            source_type = c_type(source.type)
+            source_type = self.c_type(source.type)
             unsigned = UNSIGNED.get(source_type, source_type)
             value = f"convert_{unsigned}({value})" if _is_vector(source) else f"({unsigned}){value}"
         self.define(op, f"convert_{t}({value})" if _is_vector(result) else f"({t}){value}")
 
+    def round_to_half(self, op):
+        """A truncf to f16 held as float: rounded to nearest even through a private half
+        (``vstore_half_rte``, then ``vload_half``), with no half arithmetic."""
+        result, width = op.results[0], _width(op.results[0])
+        name = self.names[result] = f"v{len(self.names)}"
+        self.emit(f"ushort{width} {name}_bits;")
+        self.emit(f"vstore_half{width}_rte({self.name(op.operands[0])}, 0, (__private half *)&{name}_bits);")
+        self.emit(f"const {self.c_type(result.type)} {name} = vload_half{width}(0, (__private half *)&{name}_bits);")
+
     def bitcast(self, op):
-        self.define(op, f"as_{c_type(op.results[0].type)}({self.name(op.operands[0])})")
+        self.define(op, f"as_{self.c_type(op.results[0].type)}({self.name(op.operands[0])})")
 
     # ----- gpu
 
@@ -331,8 +358,12 @@ class _KernelPrinter:
     # ----- memref
 
     def pointer(self, value, indices) -> str:
-        """``base[offset + sum(index * stride)]`` of ``value`` at ``indices`` (its layout's
-        strides: a subview's too)."""
+        """``base[index]`` of ``value`` at ``indices`` (``address``)."""
+        return "{}[{}]".format(*self.address(value, indices))
+
+    def address(self, value, indices) -> tuple:
+        """(base, ``offset + sum(index * stride)``) of ``value`` at ``indices`` (its layout's
+        strides: a subview's too), the index in elements of ``value``'s type."""
         base, offset = self.views.get(value, (self.name(value), None))
         t = ir.MemRefType(value.type)
         strides, static_offset = t.get_strides_and_offset()
@@ -342,10 +373,17 @@ class _KernelPrinter:
         terms = [offset] if offset is not None else ([str(static_offset)] if static_offset else [])
         for index, stride in zip(indices, strides):
             terms.append(self.name(index) + (f" * {stride}" if stride != 1 else ""))
-        return f"{base}[{' + '.join(terms) or '0'}]"
+        return base, " + ".join(terms) or "0"
+
+    def _in_half_memory(self, memref) -> bool:
+        return self.half_in_float and is_half(memref.type)
 
     def load(self, op):
         operands = list(op.operands)
+        if self._in_half_memory(operands[0]):  # vload_halfN(i, p) reads p[N * i ...]: a vector element's index
+            base, index = self.address(operands[0], operands[1:])
+            self.define(op, f"vload_half{_width(op.results[0])}({index}, {base})")
+            return
         expression = self.pointer(operands[0], operands[1:])
         if str(op.results[0].type) == "i1":
             expression = f"(bool){expression}"
@@ -354,6 +392,10 @@ class _KernelPrinter:
     def store(self, op):
         operands = list(op.operands)
         value = self.name(operands[0])
+        if self._in_half_memory(operands[1]):
+            base, index = self.address(operands[1], operands[2:])
+            self.emit(f"vstore_half{_width(operands[0])}_rte({value}, {index}, {base});")
+            return
         if str(operands[0].type) == "i1":
             value = f"(uchar){value}"
         self.emit(f"{self.pointer(operands[1], operands[2:])} = {value};")
@@ -365,7 +407,7 @@ class _KernelPrinter:
             elements *= n
         name = self.names[op.results[0]] = f"m{len(self.names)}"
         space = str(t.memory_space) if t.memory_space is not None else ""
-        declaration = f"{_memory_type(t.element_type)} {name}[{elements}];"
+        declaration = f"{self.memory_type(t.element_type)} {name}[{elements}];"
         if "Workgroup" in space or "workgroup" in space:
             self.local.append(f"  __local {declaration}")
         else:
@@ -400,18 +442,26 @@ class _KernelPrinter:
     def vector_load(self, op):
         operands = list(op.operands)
         width = ir.VectorType(op.results[0].type).shape[0]
+        if self._in_half_memory(operands[0]):
+            base, index = self.address(operands[0], operands[1:])
+            self.define(op, f"vload_half{width}(0, {base} + {index})")
+            return
         self.define(op, f"vload{width}(0, &{self.pointer(operands[0], operands[1:])})")
 
     def vector_store(self, op):
         operands = list(op.operands)
         width = ir.VectorType(operands[0].type).shape[0]
+        if self._in_half_memory(operands[1]):
+            base, index = self.address(operands[1], operands[2:])
+            self.emit(f"vstore_half{width}_rte({self.name(operands[0])}, 0, {base} + {index});")
+            return
         self.emit(f"vstore{width}({self.name(operands[0])}, 0, &{self.pointer(operands[1], operands[2:])});")
 
     def broadcast(self, op):
         if _is_vector(op.operands[0]):
             self.fail(op, "a broadcast of a vector")
         value = op.operands[0]
-        self.define(op, f"({c_type(op.results[0].type)})({_lane_value(self.name(value), value.type)})")
+        self.define(op, f"({self.c_type(op.results[0].type)})({_lane_value(self.name(value), value.type)})")
 
     def _lane(self, op) -> str:
         position = list(ir.DenseI64ArrayAttr(op.attributes["static_position"]))
@@ -425,16 +475,16 @@ class _KernelPrinter:
         if not _is_vector(vector):  # of a 0-d vector: its element
             self.define(op, self.name(vector))
         elif position == [ir.ShapedType.get_dynamic_size()] and len(op.operands) == 2:
-            lane = _lane_type(op.results[0].type)  # a lane chosen at run time: through its address
+            lane = self.lane_type(op.results[0].type)  # a lane chosen at run time: through its address
             value = f"((const {lane} *)&{self.name(vector)})[{self.name(op.operands[1])}]"
-            self.define(op, f"({value} != 0)" if lane != c_type(op.results[0].type) else value)
+            self.define(op, f"({value} != 0)" if lane != self.c_type(op.results[0].type) else value)
         else:
             value = f"{self.name(vector)}.s{self._lane(op)}"
             self.define(op, f"({value} != 0)" if str(op.results[0].type) == "i1" else value)
 
     def poison(self, op):
         """An undefined value (a padding lane no one reads): zero."""
-        self.define(op, f"({c_type(op.results[0].type)})(0)")
+        self.define(op, f"({self.c_type(op.results[0].type)})(0)")
 
     def insert(self, op):
         value, vector = op.operands[0], op.operands[1]
@@ -446,13 +496,13 @@ class _KernelPrinter:
         position = list(ir.DenseI64ArrayAttr(op.attributes["static_position"]))
         lane = _lane_value(self.name(value), value.type)
         if position == [ir.ShapedType.get_dynamic_size()] and len(op.operands) == 3:
-            self.emit(f"(({_lane_type(value.type)} *)&{name})[{self.name(op.operands[2])}] = {lane};")
+            self.emit(f"(({self.lane_type(value.type)} *)&{name})[{self.name(op.operands[2])}] = {lane};")
         else:
             self.emit(f"{name}.s{self._lane(op)} = {lane};")
 
     def from_elements(self, op):
         lanes = ", ".join(_lane_value(self.name(v), v.type) for v in op.operands)
-        self.define(op, f"({c_type(op.results[0].type)})({lanes})")
+        self.define(op, f"({self.c_type(op.results[0].type)})({lanes})")
 
     def reduction(self, op):
         kind = str(op.attributes["kind"])
@@ -488,7 +538,7 @@ class _KernelPrinter:
             temporaries = []
             for value, y in zip(values, yield_op.operands):
                 temporary = f"t{len(self.names)}_{len(temporaries)}"
-                self.emit(f"const {c_type(y.type)} {temporary} = {value};")
+                self.emit(f"const {self.c_type(y.type)} {temporary} = {value};")
                 temporaries.append(temporary)
             values = temporaries
         for name, value in zip(names, values):
@@ -510,14 +560,27 @@ class _KernelPrinter:
 PRELUDE = "// OpenCL C 1.2, printed by dnnf-mlir (codegen/gpu/opencl/printer.py)\n"
 
 
+def _kernel(gpu_module):
+    """The one ``gpu.func`` of an outlined ``gpu_module``."""
+    kernels = [op.operation for op in gpu_module.regions[0].blocks[0].operations if op.operation.name == "gpu.func"]
+    if len(kernels) != 1:
+        raise CodegenError(f"OpenCL C: gpu.module {symbol_name(gpu_module)} holds {len(kernels)} kernels, not one")
+    return kernels[0]
+
+
+def required_extensions(gpu_module) -> list:
+    """The OpenCL extensions the kernel of ``gpu_module`` needs: ``cl_khr_fp16`` where it
+    computes in half (``half.py``)."""
+    return [EXTENSION] if needs_half_arithmetic(_kernel(gpu_module)) else []
+
+
 def opencl_source(gpu_module) -> str:
     """The OpenCL C of the one ``gpu.func`` of an outlined ``gpu_module``, as a kernel named
     after the module (unique in the program, which holds every module's kernel)."""
-    name = symbol_name(gpu_module)
-    kernels = [op.operation for op in gpu_module.regions[0].blocks[0].operations if op.operation.name == "gpu.func"]
-    if len(kernels) != 1:
-        raise CodegenError(f"OpenCL C: gpu.module {name} holds {len(kernels)} kernels, not one")
-    return PRELUDE + _KernelPrinter(kernels[0], name).print() + "\n"
+    kernel = _kernel(gpu_module)
+    native_half = needs_half_arithmetic(kernel)
+    pragma = PRAGMA + "\n" if native_half else ""
+    return PRELUDE + pragma + _KernelPrinter(kernel, symbol_name(gpu_module), not native_half).print() + "\n"
 
 
-__all__ = ["c_type", "opencl_source"]
+__all__ = ["c_type", "opencl_source", "required_extensions"]

@@ -26,6 +26,7 @@ DEFAULT_DEVICE = "generic"
 @dataclass(frozen=True)
 class OpenclTarget(GpuTarget):
     kind: ClassVar[str] = "opencl"
+    precisions: ClassVar[tuple] = ("fp32", "fp16")  # fp16: half storage through vload_half / vstore_half
 
 
 def opencl_target(name: str = "opencl", device: str | None = None) -> OpenclTarget:

@@ -60,6 +60,11 @@ class Artifact:
         return self.manifest["target"]
 
     @property
+    def precision(self) -> str:
+        """What its tensors are stored in (``--precision``): fp32, or fp16 on a GPU target."""
+        return self.manifest.get("precision", "fp32")
+
+    @property
     def emulator(self) -> list | None:
         """The command that runs the runner on this machine; None when the library runs here."""
         return self.manifest["emulator"]

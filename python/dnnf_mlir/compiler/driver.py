@@ -279,6 +279,7 @@ def compile_model(
             "model": str(model.resolve()),
             "shapes": {k: list(v) for k, v in (shapes or {}).items()},
             "target": t.name,
+            "precision": options.precision,
             **artifact,
             "threads": options.threads,
             "entry": ENTRY,

@@ -10,7 +10,10 @@ reports the GPU time of each dispatch of the last, from timestamp queries). ``--
 with onnxruntime on the ONNX model (``--reference`` names it for an .mlir input)
 and with the expected-output files shipped next to a model (``NAME_output_0.pb``),
 element by element: |got - want| <= --atol + --rtol * |want| (defaults: float32
-code summing in another order, see dnnf_mlir/checking.py). The onnxruntime check is
+code summing in another order, see dnnf_mlir/checking.py; for an artifact compiled with
+--precision fp16, the fp16 storage bound against onnxruntime float32 of
+dnnf_mlir/half_tolerance.py, rtol 8u and atol 4u sqrt(K) RMS(want), u = 2^-11, K the
+model's longest accumulation). The onnxruntime check is
 against the model run in float64 (tools/float64_reference.py, computed once), the
 tolerance widened to four times onnxruntime float32's own error against it where that is
 larger, at the worst element and in RMS; without a float64 reference, against
@@ -33,6 +36,7 @@ from ..context import make_context
 from .._mlir import MLIRError, ir
 from ..asm import parse, read_source
 from ..checking import ATOL, RTOL, compare, informative_inputs, make_inputs
+from ..half_tolerance import describe_half_tolerance, half_tolerance, longest_accumulation
 from ..compiler import Artifact, ArtifactError
 from ..ecg import TensorSpec, from_mlir
 from ..frontend.onnx_importer import import_onnx, load_model
@@ -52,8 +56,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--input", action="append", metavar="NAME=FILE", help="input from .npy or .pb (default: random)")
     parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape for ONNX import")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    parser.add_argument("--rtol", type=float, default=RTOL, help=f"relative tolerance per element (default {RTOL:g})")
-    parser.add_argument("--atol", type=float, default=ATOL, help=f"absolute tolerance per element (default {ATOL:g})")
+    parser.add_argument("--rtol", type=float, help=f"relative tolerance per element (default {RTOL:g}; fp16: 8u)")
+    parser.add_argument("--atol", type=float, help=f"absolute tolerance per element (default {ATOL:g}; fp16: "
+                        "4u sqrt(K) RMS(want))")
     parser.add_argument("--summary", action="store_true", help="print ops by mapping type, FLOPs, result bytes")
     parser.add_argument("--rewrite", action="store_true", help="interpret the graph after the ecg-rewrite pass")
     parser.add_argument("--repeat", type=int, default=0, help="compiled model: timed runs after the first")
@@ -64,6 +69,11 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     path = Path(args.model)
+    args.half_accumulation = None  # K of the fp16 bound, for an fp16 artifact checked with the default tolerance
+    if args.rtol is None and args.atol is None and path.is_dir() and args.check:
+        args.half_accumulation = _half_accumulation(path)
+    args.rtol = RTOL if args.rtol is None else args.rtol
+    args.atol = ATOL if args.atol is None else args.atol
     if path.is_dir():
         if args.rewrite:
             raise ToolError(f"{path}: --rewrite is for --interpret; dnnf-compile rewrites the graph (unless --no-rewrite)")
@@ -107,6 +117,17 @@ def main(argv=None) -> int:
     outputs = interpret(module, inputs)
     print(f"interpreted in {time.perf_counter() - start:.2f} s")
     return _report(outputs, references, args)
+
+
+def _half_accumulation(path: Path) -> int | None:
+    """For an artifact compiled with --precision fp16: its model's longest accumulation."""
+    try:
+        artifact = Artifact(path)
+    except ArtifactError as error:
+        raise ToolError(str(error)) from None
+    if artifact.precision != "fp16":
+        return None
+    return longest_accumulation(load_model(Path(artifact.manifest["model"])))
 
 
 def _run_compiled(path: Path, args) -> int:
@@ -198,7 +219,10 @@ def _inputs_and_references(names, specs, args, onnx_path) -> tuple:
     if scale is not None and scale != 1:
         print(f"random inputs scaled by {scale:g}: onnxruntime's outputs were degenerate on standard normal ones")
     feeds = {name: value for name, value in zip(names, inputs) if name in feed_names}
-    references = [judged_reference(load_model(onnx_path), feeds, want, args.rtol, args.atol)]
+    if args.half_accumulation is not None:  # fp16 storage's error dwarfs float32's noise
+        references = [JudgedReference("onnxruntime float32", list(want), [None] * len(want))]
+    else:
+        references = [judged_reference(load_model(onnx_path), feeds, want, args.rtol, args.atol)]
     if expected_files:
         outputs = [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in expected_files]
         references.append(JudgedReference("expected output files", outputs, [None] * len(outputs)))
@@ -215,8 +239,12 @@ def _compare(outputs, references: list, args) -> bool:
             ok = False
             continue
         for index, (got, want, noise) in enumerate(zip(outputs, reference.outputs, reference.noises)):
-            result = compare(got, want, args.rtol, args.atol, noise)
-            print(f"{'ok' if result.ok else 'FAIL'} output {index} vs {reference.name}: {result}")
+            if args.half_accumulation is None:
+                result, how = compare(got, want, args.rtol, args.atol, noise), ""
+            else:
+                result = compare(got, want, *half_tolerance(want, args.half_accumulation))
+                how = f"; {describe_half_tolerance(want, args.half_accumulation)}"
+            print(f"{'ok' if result.ok else 'FAIL'} output {index} vs {reference.name}: {result}{how}")
             ok &= result.ok
     return ok
 

@@ -256,6 +256,20 @@ def test_a_device_without_the_required_extension_is_refused(compiled_fp16, tmp_p
         requiring.session()
 
 
+def test_dnnf_run_checks_fp16_with_its_bound(compiled_fp16):
+    """dnnf-run --check on an fp16 artifact applies the fp16 bound against onnxruntime
+    float32 and says how it was derived; float32's default tolerance, given explicitly,
+    fails it (the check can fail: the values went through f16)."""
+    path = str(compiled_fp16("matmul_bias_relu").path)
+    done = subprocess.run(["dnnf-run", path, "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ok output 0 vs onnxruntime float32: .*; fp16 storage: rtol 8u = 0.00391, atol 4u sqrt\(K\) "
+                     r"RMS\(want\) = \S+ \(u = 2\^-11, K = 200, the longest accumulation", done.stdout, re.M), done.stdout
+    strict = subprocess.run(["dnnf-run", path, "--check", "--rtol", "1e-4", "--atol", "3e-5"], capture_output=True,
+                            text=True)
+    assert strict.returncode == 1 and "FAIL output 0" in strict.stdout and "fp16 storage" not in strict.stdout
+
+
 def test_inference_session_in_fp16(tmp_path):
     path = tmp_path / "matmul_bias_relu.onnx"
     onnx.save(GRAPHS["matmul_bias_relu"](), str(path))

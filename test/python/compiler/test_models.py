@@ -22,7 +22,9 @@ when DNNF_VULKAN_MODELS=all is set. The OpenCL libraries run on the OpenCL devic
 (PoCL, on the CPU, here), fused by the dnnf planner, with the same check; every program
 they hold builds from source with an empty log (no warning). The suite runs SqueezeNet
 and MobileBERT (the judged transformer PoCL runs quickest: 0.9 s), the rest when
-DNNF_OPENCL_MODELS=all is set.
+DNNF_OPENCL_MODELS=all is set; the same two compiled with --precision fp16 (half storage
+through vload_half / vstore_half_rte), checked by dnnf-run --check against onnxruntime
+float32 with the fp16 bound it applies to an fp16 artifact (dnnf_mlir/half_tolerance.py).
 """
 
 import json
@@ -50,10 +52,12 @@ def opt_in(cases, always, variable, why):
         for case in cases]
 
 
-def compile_and_check(onnx_path, outdir, target, fusion, tolerance=()):
-    """``tolerance``: dnnf-run's --atol/--rtol arguments, where the default is not the right one."""
+def compile_and_check(onnx_path, outdir, target, fusion, tolerance=(), precision="fp32"):
+    """``tolerance``: dnnf-run's --atol/--rtol arguments, where the default is not the right one.
+    Returns dnnf-run's output."""
     for command in (
-        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile", "--no-cache"],
+        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile", "--no-cache",
+         "--precision", precision],
         ["dnnf-run", outdir, "--check", *tolerance],
     ):
         result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
@@ -61,6 +65,7 @@ def compile_and_check(onnx_path, outdir, target, fusion, tolerance=()):
     outputs = json.loads((outdir / "manifest.json").read_text())["outputs"]
     assert result.stdout.count("ok output") == len(outputs), result.stdout
     assert "degenerate reference" not in result.stdout, result.stdout
+    return result.stdout
 
 
 @pytest.mark.parametrize("fusion", FUSION_MODES)
@@ -87,6 +92,17 @@ def test_opencl(name, checked_models, tmp_path, monkeypatch):
     outdir = tmp_path / name
     monkeypatch.setenv("DNNF_OPENCL_CACHE", str(tmp_path / "programs"))  # built from source: its log below
     compile_and_check(checked_models(name), outdir, "opencl", "dnnf")
+    check_opencl_build_log(tmp_path / "programs", outdir, monkeypatch)
+
+
+@pytest.mark.parametrize("name", opt_in(MODEL_NAMES, OPENCL_ALWAYS, "DNNF_OPENCL_MODELS", "slow on PoCL"))
+def test_opencl_fp16(name, checked_models, tmp_path, monkeypatch):
+    outdir = tmp_path / name
+    monkeypatch.setenv("DNNF_OPENCL_CACHE", str(tmp_path / "programs"))
+    report = compile_and_check(checked_models(name), outdir, "opencl", "dnnf", precision="fp16")
+    print(report)
+    outputs = json.loads((outdir / "manifest.json").read_text())["outputs"]
+    assert report.count("vs onnxruntime float32") == report.count("fp16 storage: rtol 8u") == len(outputs), report
     check_opencl_build_log(tmp_path / "programs", outdir, monkeypatch)
 
 

@@ -4,11 +4,15 @@ mode by fusion mode.
     dnnf-bench resnet50.onnx bert_base.onnx --threads 1,2 --json bench.json
     dnnf-bench bert_base.onnx --fusion dnnf --threads 1
     dnnf-bench squeezenet.onnx resnet50.onnx --target vulkan --json vk.json
+    dnnf-bench squeezenet.onnx mobilebert.onnx --target opencl --precision fp16 --json cl.json
 
 --target vulkan compares dnnf's Vulkan code with IREE's on the same device (gpu_bench.py:
-latency, dispatches per inference); --threads and fusion modes other than dnnf are
-refused there, the other options apply as on the host. The rest of this describes the
-host bench.
+latency, dispatches per inference). --target opencl times dnnf's OpenCL code on the
+OpenCL device found against dnnf's own Vulkan code on the Vulkan device found (lavapipe
+here) and onnxruntime on the CPU, in the same process run: IREE has no OpenCL target
+(opencl_bench.py; with --precision fp16, OpenCL in fp32 too). On both, --threads and
+fusion modes other than dnnf are refused, the other options apply as on the host. The
+rest of this describes the host bench.
 
 For each model and thread count, in this one process: compile for the host with that
 many threads once per fusion mode (--fusion, default dnnf,tvm,none: ecg-fuse's
@@ -56,21 +60,25 @@ from ..frontend.onnx_importer import load_model
 from ..fusion import MODES
 from ..session import ModelSource
 from ..statistics import change
-from . import gpu_bench
+from . import gpu_bench, opencl_bench
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
 from .common import ToolError, onnxruntime_session, run_tool, tool_parser
 from .float64_reference import judged_reference
 from .progress_display import progress_display
 
 PEERS = ("ort_disable_all", "ort_enable_all")
+GPU_BENCHES = {"vulkan": gpu_bench, "opencl": opencl_bench}  # --target -> its bench module
 
 
 def make_parser() -> argparse.ArgumentParser:
     parser = tool_parser("dnnf-bench", __doc__)
     parser.add_argument("models", nargs="+", metavar="MODEL", help="ONNX models")
-    parser.add_argument("--target", choices=("host", "vulkan"), default="host",
+    parser.add_argument("--target", choices=("host", *GPU_BENCHES), default="host",
                         help="host: dnnf against onnxruntime on this CPU (the default); vulkan: dnnf against "
-                        "IREE on the Vulkan device found (see dnnf_mlir/tools/gpu_bench.py)")
+                        "IREE on the Vulkan device found (see dnnf_mlir/tools/gpu_bench.py); opencl: dnnf on the "
+                        "OpenCL device found against dnnf's Vulkan on the Vulkan device found and onnxruntime "
+                        "on the CPU, in the same process run (IREE has no OpenCL target; see "
+                        "dnnf_mlir/tools/opencl_bench.py)")
     parser.add_argument("--threads", help="comma-separated thread counts (default 1,2; host only)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each before timing")
     parser.add_argument("--min-runs", type=int, default=10, help="timed rounds, at least")
@@ -215,32 +223,32 @@ def _bench_each(args, bench) -> dict:
     return results
 
 
-def main_vulkan(args) -> int:
-    """dnnf-bench --target vulkan: ``gpu_bench`` over the models, one compile mode."""
+def main_gpu(args) -> int:
+    """dnnf-bench --target vulkan|opencl: its bench module over the models, one compile mode."""
+    target, bench_module = args.target, GPU_BENCHES[args.target]
     if args.threads is not None:
-        raise ToolError("--threads is for --target host: the Vulkan target runs on the GPU, not OpenMP threads")
+        raise ToolError(f"--threads is for --target host: the {target} target runs on the GPU, not OpenMP threads")
     if args.fusion not in (None, "dnnf"):
-        raise ToolError(f"--target vulkan benchmarks fusion dnnf against IREE; --fusion {args.fusion} is host only")
-    options, _ = _resolved(args, target="vulkan", threads=1, fusion="dnnf")
+        raise ToolError(f"--target {target} benchmarks fusion dnnf; --fusion {args.fusion} is host only")
+    options, _ = _resolved(args, target=target, threads=1, fusion="dnnf")
 
     def bench(path: Path, root: Path) -> dict:
-        r = gpu_bench.bench_model(path, options, root / path.stem, args)
-        iree = f"IREE {r['iree']['ms']:.2f} ms" if "ms" in r["iree"] else "IREE failed"
-        print(f"{path.stem}: dnnf {r['dnnf']['ms']:.2f} ms, {iree}", flush=True)
+        r = bench_module.bench_model(path, options, root / path.stem, args)
+        print(bench_module.progress_line(path.stem, r), flush=True)
         return r
 
     results = _bench_each(args, bench)
     print()
-    print(gpu_bench.table(results))
+    print(bench_module.table(results))
     if args.json:
-        gpu_bench.write_json(args.json, results, args)
+        bench_module.write_json(args.json, results, args)
     return 0
 
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
-    if args.target == "vulkan":
-        return main_vulkan(args)
+    if args.target in GPU_BENCHES:
+        return main_gpu(args)
     args.threads = args.threads or "1,2"
     args.fusion = args.fusion or ",".join(MODES)
     try:

@@ -86,7 +86,14 @@ def bench_model(path: Path, options, outdir: Path, args) -> dict:
     return result
 
 
-def _number(value, spec: str, width: int) -> str:
+def progress_line(name: str, r: dict) -> str:
+    """The line said when a model's timing is done."""
+    iree = f"IREE {r['iree']['ms']:.2f} ms" if "ms" in r["iree"] else "IREE failed"
+    return f"{name}: dnnf {r['dnnf']['ms']:.2f} ms, {iree}"
+
+
+def table_cell(value, spec: str, width: int) -> str:
+    """``value`` right-aligned in ``width`` with ``spec``, or a dash where there is none."""
     return f"{value:>{width}{spec}}" if value is not None else f"{'-':>{width}}"
 
 
@@ -102,12 +109,12 @@ def table(results: dict) -> str:
             failures.append(f"{name}: IREE failed: {i['error']}")
         lines.append(
             f"{name:<14} {d['ms']:>9.2f} {d['dispatches']:>5} {d['spirv_kernels']:>8} {d['error_ratio']:>8.2g} "
-            f"{_number(i.get('ms'), '.2f', 9)} {_number(i.get('dispatches'), '', 5)} "
-            f"{_number(i.get('error_ratio'), '.2g', 8)} {_number(r.get('ratio_ms'), '.2f', 8)} "
-            f"{_number(r.get('ratio_dispatches'), '.2f', 10)}")
+            f"{table_cell(i.get('ms'), '.2f', 9)} {table_cell(i.get('dispatches'), '', 5)} "
+            f"{table_cell(i.get('error_ratio'), '.2g', 8)} {table_cell(r.get('ratio_ms'), '.2f', 8)} "
+            f"{table_cell(r.get('ratio_dispatches'), '.2f', 10)}")
     s = summary(results)
     lines.append(f"{'geomean':<14} {'':>9} {'':>5} {'':>8} {'':>8} {'':>9} {'':>5} {'':>8} "
-                 f"{_number(s['geomean_ratio_ms'], '.2f', 8)} {_number(s['geomean_ratio_dispatches'], '.2f', 10)}")
+                 f"{table_cell(s['geomean_ratio_ms'], '.2f', 8)} {table_cell(s['geomean_ratio_dispatches'], '.2f', 10)}")
     return "\n".join(lines + failures)
 
 
@@ -128,4 +135,4 @@ def write_json(path: str, results: dict, args):
     tmp.replace(path)
 
 
-__all__ = ["bench_model", "summary", "table", "write_json"]
+__all__ = ["bench_model", "progress_line", "summary", "table", "table_cell", "write_json"]

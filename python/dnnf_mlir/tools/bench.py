@@ -68,6 +68,7 @@ from .progress_display import progress_display
 
 PEERS = ("ort_disable_all", "ort_enable_all")
 GPU_BENCHES = {"vulkan": gpu_bench, "opencl": opencl_bench}  # --target -> its bench module
+GPU_API_NAMES = {"vulkan": "Vulkan", "opencl": "OpenCL"}
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -227,7 +228,8 @@ def main_gpu(args) -> int:
     """dnnf-bench --target vulkan|opencl: its bench module over the models, one compile mode."""
     target, bench_module = args.target, GPU_BENCHES[args.target]
     if args.threads is not None:
-        raise ToolError(f"--threads is for --target host: the {target} target runs on the GPU, not OpenMP threads")
+        raise ToolError(f"--threads is for --target host: the {GPU_API_NAMES[target]} target runs on the GPU, "
+                        "not OpenMP threads")
     if args.fusion not in (None, "dnnf"):
         raise ToolError(f"--target {target} benchmarks fusion dnnf; --fusion {args.fusion} is host only")
     options, _ = _resolved(args, target=target, threads=1, fusion="dnnf")

@@ -49,7 +49,7 @@ def test_opencl_fp16_timed_with_its_peers(model, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--threads", "2"], "--threads is for --target host: the opencl target runs on the GPU"),
+    (["--threads", "2"], "--threads is for --target host: the OpenCL target runs on the GPU"),
     (["--fusion", "none"], "--target opencl benchmarks fusion dnnf; --fusion none is host only"),
 ])
 def test_host_only_options_are_refused(model, flags, message):

@@ -14,6 +14,10 @@ Semantics kept from MLIR, not C: ``arith.maximumf`` / ``minimumf`` propagate NaN
 float predicates are true on NaN; unsigned integer ops go through unsigned types;
 vector conversions use ``convert_<type>``. An op without a rule here is a
 ``CodegenError`` naming it and its kernel.
+
+fp16 storage (``half.py``): f16 values are held as ``float`` and their buffers read and
+written through ``vload_half`` / ``vstore_half_rte``, unless the kernel computes in half
+(then ``half`` values, under the ``cl_khr_fp16`` pragma, ``required_extensions``).
 """
 
 from __future__ import annotations

@@ -127,12 +127,16 @@ def summary(results: dict) -> dict:
             if ran else None}
 
 
-def write_json(path: str, results: dict, args):
-    document = {"target": "vulkan", "iree_version": installed_version(), "iree_vulkan_target": args.iree_vulkan_target,
-                "models": results, "summary": summary(results)}
+def write_document(path: str, document: dict):
+    """``document`` as JSON at ``path``, replacing it whole (never half written)."""
     tmp = Path(path).with_suffix(".tmp")
     tmp.write_text(json.dumps(document, indent=1) + "\n")
     tmp.replace(path)
 
 
-__all__ = ["bench_model", "progress_line", "summary", "table", "table_cell", "write_json"]
+def write_json(path: str, results: dict, args):
+    write_document(path, {"target": "vulkan", "iree_version": installed_version(),
+                          "iree_vulkan_target": args.iree_vulkan_target, "models": results, "summary": summary(results)})
+
+
+__all__ = ["bench_model", "progress_line", "summary", "table", "table_cell", "write_document", "write_json"]

@@ -16,7 +16,6 @@ and OpenCL / onnxruntime (below 1: OpenCL is faster). A Vulkan peer that cannot 
 or load is reported with its error.
 """
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from ..session import ModelSource
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
 from .common import onnxruntime_session
 from .float64_reference import judged_reference
-from .gpu_bench import table_cell
+from .gpu_bench import table_cell, write_document
 
 
 def _say(message: str):
@@ -148,7 +147,8 @@ def table(results: dict) -> str:
     s = summary(results)
     lines.append(f"{'geomean':<14} {'':<4} {'':>9} {'':>5} {'':>8} {'':>8} {'':>9} {'':>9} {'':>8} {'':>9} "
                  f"{table_cell(s['geomean_ratio_ms_opencl_fp32'], '.2f', 6)} "
-                 f"{table_cell(s['geomean_ratio_ms_vulkan'], '.2f', 7)} {table_cell(s['geomean_ratio_ms_onnxruntime'], '.2f', 6)}")
+                 f"{table_cell(s['geomean_ratio_ms_vulkan'], '.2f', 7)} "
+                 f"{table_cell(s['geomean_ratio_ms_onnxruntime'], '.2f', 6)}")
     return "\n".join(lines + failures)
 
 
@@ -162,11 +162,9 @@ def summary(results: dict) -> dict:
 
 
 def write_json(path: str, results: dict, args):
-    document = {"target": "opencl", "precision": args.precision, "peers": ["vulkan (dnnf)", "onnxruntime (CPU)"],
-                "models": results, "summary": summary(results)}
-    tmp = Path(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(document, indent=1) + "\n")
-    tmp.replace(path)
+    write_document(path, {"target": "opencl", "precision": args.precision,
+                          "peers": ["vulkan (dnnf)", "onnxruntime (CPU)"], "models": results,
+                          "summary": summary(results)})
 
 
 __all__ = ["bench_model", "progress_line", "summary", "table", "write_json"]

@@ -50,7 +50,9 @@ def test_precision_names_the_code_and_cpu_targets_refuse_fp16():
     assert half["precision"] == "fp16" and half != CompileOptions(target="vulkan").cache_fields()
     for target in ("host", "aarch64"):
         with pytest.raises(ValueError, match=f"target {target} .*computes in fp32 only: --precision fp16 is for "
-                                             r"the GPU targets \(vulkan\)"):
+                                             r"the GPU targets \(vulkan, opencl\)"):
             CompileOptions(target=target, precision="fp16").resolve_target()
+    for target in ("vulkan", "opencl"):
+        assert CompileOptions(target=target, precision="fp16").resolve_target().kind == target
     with pytest.raises(ValueError, match="precision must be one of fp32, fp16, got 'bf16'"):
         CompileOptions(target="vulkan", precision="bf16").resolve_target()

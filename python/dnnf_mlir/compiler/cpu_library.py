@@ -16,6 +16,8 @@ from pathlib import Path
 from .._mlir import ir
 from ..codegen.cpu import CpuTarget, compile_object, emit_llvm_ir
 from ..codegen.cpu.lowered import USES_OPENMP
+from .kernel_timer_glue import HEADER_DECLARATIONS, with_kernel_timers
+from ..kernel_profile.instrument import recorded_launches
 from ..progress import StageTimer
 from .artifact_writer import ArtifactWriter
 from .c_glue import ModelInterface, header, model_c
@@ -44,11 +46,16 @@ class CpuLibraryWriter(ArtifactWriter):
         timer.enter("llvm", "LLVM IR -> opt -O3 -> llc: model.o")
         with module.context:
             openmp = USES_OPENMP in module.operation.attributes
+            launches = recorded_launches(module.operation)  # a profiled build's (dnnf-instrument-kernels)
             llvm_ir = emit_llvm_ir(module)
         compile_object(llvm_ir, target=target, output=str(directory / "model.o"), pic=True)
         timer.enter("build", f"CMake: {LIBRARY}, {RUNNER}")
-        (directory / "model.h").write_text(header(interface, target, cpu_defines(target)))
-        (directory / "model.c").write_text(model_c(interface, cpu_glue_parts(interface, entry, target, openmp)))
+        parts = cpu_glue_parts(interface, entry, target, openmp)
+        if launches:
+            parts = with_kernel_timers(parts, len(launches))
+        declarations = HEADER_DECLARATIONS if launches else ()
+        (directory / "model.h").write_text(header(interface, target, cpu_defines(target), declarations))
+        (directory / "model.c").write_text(model_c(interface, parts))
         copy_runtime_files(directory)
         _build(directory, target, openmp)
         return {
@@ -60,6 +67,7 @@ class CpuLibraryWriter(ArtifactWriter):
             "library": LIBRARY,
             "runner": RUNNER,
             "emulator": None if target.is_host else EMULATORS[target.name],
+            **({"kernel_launches": launches} if launches else {}),
         }
 
 

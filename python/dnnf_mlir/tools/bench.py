@@ -4,6 +4,12 @@ mode by fusion mode.
     dnnf-bench resnet50.onnx bert_base.onnx --threads 1,2 --json bench.json
     dnnf-bench bert_base.onnx --fusion dnnf --threads 1
     dnnf-bench squeezenet.onnx resnet50.onnx --target vulkan --json vk.json
+    dnnf-bench --kernels [--families resize,lstm] --json kernels.json
+
+--kernels sweeps the kernel of each op family instead of models (one-node models at
+representative shapes, each against onnxruntime ORT_ENABLE_ALL on one thread and
+against this machine's roofline, worst first: dnnf_mlir/kernel_sweep/); --families
+picks families (or cases) by name.
 
 --target vulkan compares dnnf's Vulkan code with IREE's on the same device (gpu_bench.py:
 latency, dispatches per inference); --threads and fusion modes other than dnnf are
@@ -53,8 +59,11 @@ from ..compiler.options import add_option_arguments, from_arguments
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
 from ..frontend.onnx_importer import load_model
+from ..kernel_sweep.cases import cases_of
+from ..kernel_sweep.sweep import run_sweep, table, write_json
 from ..fusion import MODES
 from ..session import ModelSource
+from ..roofline import RooflineError, machine_roofline
 from ..statistics import change
 from . import gpu_bench
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
@@ -67,7 +76,10 @@ PEERS = ("ort_disable_all", "ort_enable_all")
 
 def make_parser() -> argparse.ArgumentParser:
     parser = tool_parser("dnnf-bench", __doc__)
-    parser.add_argument("models", nargs="+", metavar="MODEL", help="ONNX models")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="ONNX models")
+    parser.add_argument("--kernels", action="store_true",
+                        help="sweep the op families' kernels (one-node models) instead of models")
+    parser.add_argument("--families", metavar="LIST", help="with --kernels: comma-separated families or cases")
     parser.add_argument("--target", choices=("host", "vulkan"), default="host",
                         help="host: dnnf against onnxruntime on this CPU (the default); vulkan: dnnf against "
                         "IREE on the Vulkan device found (see dnnf_mlir/tools/gpu_bench.py)")
@@ -237,8 +249,29 @@ def main_vulkan(args) -> int:
     return 0
 
 
+def main_kernels(args) -> int:
+    """dnnf-bench --kernels: the kernel sweep (``kernel_sweep``), its table last."""
+    if args.models:
+        raise ToolError("--kernels sweeps its own one-node models; give no MODEL")
+    try:
+        cases = cases_of(args.families.split(",") if args.families else None)
+        roofline = machine_roofline()
+    except (ValueError, RooflineError) as error:
+        raise ToolError(str(error)) from None
+    with progress_display("dnnf-bench"):
+        results = run_sweep(cases, roofline, args, Path(args.keep) if args.keep else None)
+    print(table(results, roofline))
+    if args.json:
+        write_json(args.json, results, roofline)
+    return 0
+
+
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
+    if args.kernels:
+        return main_kernels(args)
+    if not args.models:
+        raise ToolError("give ONNX models to benchmark, or --kernels")
     if args.target == "vulkan":
         return main_vulkan(args)
     args.threads = args.threads or "1,2"

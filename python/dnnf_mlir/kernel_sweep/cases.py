@@ -43,8 +43,8 @@ def one_node(op: str, inputs: dict, constants: dict = None, order: list = None, 
     node = helper.make_node(op, order, [f"y{i}" for i in range(outputs)], **attrs)
     graph_inputs = [helper.make_tensor_value_info(n, _TYPES[v.dtype], v.shape) for n, v in inputs.items()]
     initializers = [numpy_helper.from_array(v, n) for n, v in constants.items()]
-    graph = helper.make_graph([node], op.lower(), graph_inputs, [onnx.ValueInfoProto(name=f"y{i}") for i in range(outputs)],
-                              initializers)
+    graph_outputs = [onnx.ValueInfoProto(name=f"y{i}") for i in range(outputs)]
+    graph = helper.make_graph([node], op.lower(), graph_inputs, graph_outputs, initializers)
     return onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]))
 
 

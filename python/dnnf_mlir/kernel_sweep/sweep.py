@@ -52,7 +52,8 @@ def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing) -> 
     medians = median_rounds({"dnnf": library.bind(inputs), "ort": lambda: ort.run(None, feeds)}, timing)
     launches = artifact.manifest["kernel_launches"]
     seconds = profile.launch_seconds()
-    flops, nbytes, busy = sum(k.get("flops", 0) for k in launches), sum(k.get("bytes", 0) for k in launches), seconds.sum()
+    flops, nbytes = sum(k.get("flops", 0) for k in launches), sum(k.get("bytes", 0) for k in launches)
+    busy = seconds.sum()
     bound, fraction = roofline.judge(flops, nbytes, busy, 1)
     slowest = launches[int(np.argmax(seconds))]
     return {"family": case.family, "shape": case.shape, "kernels": len(launches), "dnnf_ms": medians["dnnf"],

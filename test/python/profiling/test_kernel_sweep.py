@@ -34,7 +34,8 @@ def test_two_families_swept_against_onnxruntime_and_the_roofline(tmp_path, monke
     # Dequantization reads a byte and writes four per element: memory-bound, 5 bytes each.
     assert cases["dequantize-linear"]["bound"] == "memory"
     assert cases["dequantize-linear"]["bytes"] == 5 * 64 * 56 * 56
-    rows = [line.split()[0] for line in captured.out.splitlines() if line.split()[:1] in (["cumsum"], ["dequantize-linear"])]
+    rows = [line.split()[0] for line in captured.out.splitlines()
+            if line.split()[:1] in (["cumsum"], ["dequantize-linear"])]
     fractions = [cases[name]["roofline_fraction"] for name in rows]
     assert len(rows) == 2 and fractions == sorted(fractions)  # worst first
 

@@ -4,7 +4,7 @@
 its span and each launch's start and end (``HostSession.kernel_times``, on the same
 clock as ``time.perf_counter``) into a ``KernelProfile``. Its ``table`` has a row per
 launch (the artifact's kernel count), sorted by time: the kernel, its ops and shapes,
-the mean milliseconds per run, the share of the run, GFLOP/s and GB/s from the
+the median milliseconds over the runs, the share of the run, GFLOP/s and GB/s from the
 compiler's statistics, and the fraction of this machine's ``roofline`` its arithmetic
 intensity makes the limit. ``chrome_trace`` is what onnxruntime's profiler writes:
 ``traceEvents`` of complete events (``ph`` "X", microseconds), one per run and one per
@@ -40,8 +40,8 @@ class KernelRow:
     kernel: str
     ops: str
     shapes: str
-    seconds: float  # mean per run
-    share: float  # of the mean run
+    seconds: float  # median over the runs
+    share: float  # of the median run
     gflops: float
     gbs: float
     bound: str  # "compute" or "memory"
@@ -61,12 +61,13 @@ class KernelProfile:
         self.runs.append((start, end, list(starts), list(ends)))
 
     def run_seconds(self) -> float:
-        """The mean span of a run (the C call, from Python)."""
-        return float(np.mean([end - start for start, end, _, _ in self.runs]))
+        """The median span of a run (the C call, from Python): medians, so that a run
+        the scheduler preempted on a shared machine does not count."""
+        return float(np.median([end - start for start, end, _, _ in self.runs]))
 
     def launch_seconds(self) -> np.ndarray:
-        """Mean seconds per run of each launch."""
-        return np.mean([np.subtract(ends, starts) for _, _, starts, ends in self.runs], axis=0)
+        """The median seconds of each launch over the runs."""
+        return np.median([np.subtract(ends, starts) for _, _, starts, ends in self.runs], axis=0)
 
     def rows(self, roofline: Roofline) -> list:
         if not self.runs:

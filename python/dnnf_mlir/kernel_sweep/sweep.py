@@ -6,8 +6,10 @@ beside onnxruntime (ORT_ENABLE_ALL, one thread) in interleaved rounds (``bench_r
 median_rounds``, as dnnf-bench times models), and its kernels' FLOPs and bytes (the
 compiler's statistics) over their measured time give GFLOP/s, GB/s and the fraction of
 this machine's roofline (``roofline``: the FMA peak above the ridge intensity, the
-triad bandwidth below it). The table is sorted worst first; a case that does not
-compile is listed with its error. Each case's line is printed as it finishes.
+triad bandwidth below it). Outputs are checked as dnnf-bench checks them (against the
+model run in float64, the tolerance widened by onnxruntime float32's own error). The
+table is sorted worst first; a case that does not compile is listed with its error.
+Each case's line is printed as it finishes.
 """
 
 from __future__ import annotations
@@ -20,19 +22,18 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from ..checking import compare
 from ..codegen import CodegenError
 from ..compiler import Artifact, ArtifactError, CompileError, compile_model
 from ..conversion import ConversionError
 from ..frontend.onnx_types import OnnxImportError
 from ..kernel_profile.report import profile_runs
 from ..roofline import Roofline
-from ..tools.bench_runs import median_rounds
+from ..tools.bench_runs import check_outputs, median_rounds
 from ..tools.common import onnxruntime_session
+from ..tools.float64_reference import judged_reference
 from .cases import SweepCase
 
 PROFILED_RUNS = 20
-TOLERANCE = 1e-4  # rtol and atol against onnxruntime float32: sums of up to a few thousand terms
 FAILURES = (CompileError, CodegenError, ConversionError, ArtifactError, OnnxImportError)
 
 
@@ -48,7 +49,7 @@ def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing) -> 
     inputs = [feeds[name] for name, _, _ in artifact.inputs]
     outputs, profile = profile_runs(library, inputs, PROFILED_RUNS)
     ort = onnxruntime_session(path, optimize=True, threads=1)
-    error = max(compare(got, want, TOLERANCE, TOLERANCE).ratio for got, want in zip(outputs, ort.run(None, feeds)))
+    checked = check_outputs(outputs, judged_reference(model, feeds, ort.run(None, feeds)))
     medians = median_rounds({"dnnf": library.bind(inputs), "ort": lambda: ort.run(None, feeds)}, timing)
     launches = artifact.manifest["kernel_launches"]
     seconds = profile.launch_seconds()
@@ -59,7 +60,7 @@ def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing) -> 
     return {"family": case.family, "shape": case.shape, "kernels": len(launches), "dnnf_ms": medians["dnnf"],
             "ort_ms": medians["ort"], "ratio": medians["dnnf"] / medians["ort"], "kernel_ms": 1e3 * busy,
             "flops": flops, "bytes": nbytes, "gflops": flops / busy / 1e9, "gbs": nbytes / busy / 1e9,
-            "bound": bound, "roofline_fraction": fraction, "error_ratio": error,
+            "bound": bound, "roofline_fraction": fraction, **checked,
             "slowest_kernel": f"{slowest['kernel']} ({slowest.get('ops', '')})"}
 
 

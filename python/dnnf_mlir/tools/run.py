@@ -159,7 +159,7 @@ def _profile_compiled(artifact: Artifact, inputs, references, args) -> int:
     threads = args.threads or artifact.manifest["threads"]
     outputs, profile = profile_runs(artifact.session(args.threads), inputs, args.repeat or 10, threads)
     print(f"ran {artifact.manifest['name']} for {artifact.target} in this process, kernels timed: "
-          f"mean {1e3 * profile.run_seconds():.2f} ms over {len(profile.runs)} runs")
+          f"median {1e3 * profile.run_seconds():.2f} ms over {len(profile.runs)} runs")
     print(f"roofline: {roofline.describe()}")
     print(profile.table(roofline))
     if args.profile_json:

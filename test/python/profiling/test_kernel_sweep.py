@@ -24,7 +24,7 @@ def test_two_families_swept_against_onnxruntime_and_the_roofline(tmp_path, monke
     assert set(cases) == {"cumsum", "dequantize-linear"}
     for name, result in cases.items():
         assert "error" not in result, result
-        assert result["error_ratio"] <= 2  # matches onnxruntime (a 4096-term prefix sum: summation order)
+        assert result["error_ratio"] <= 1  # within the tolerance of the float64 reference
         assert result["dnnf_ms"] > 0 and result["ort_ms"] > 0
         busy = result["kernel_ms"] / 1e3
         assert result["gbs"] == pytest.approx(result["bytes"] / busy / 1e9)

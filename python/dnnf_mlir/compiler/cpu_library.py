@@ -5,8 +5,9 @@ interface of ``c_glue.py``, and a runner.
 ``build``: CMake (with the AArch64 toolchain file when cross-compiling) links
 ``model.o`` and the glue (``model.c``: ``c_glue`` + ``cpu_glue``) into
 ``libdnnf_model.so`` and builds ``dnnf_runner``, the runner over raw tensor files of
-``runtime/``. A library for another architecture runs its runner under an emulator
-(``qemu-aarch64``).
+``runtime/``; a module with kernel timers (``dnnf-instrument-kernels``) gets them in
+the glue (``kernel_timer_glue.py``) and its launches in the manifest. A library for
+another architecture runs its runner under an emulator (``qemu-aarch64``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pathlib import Path
 from .._mlir import ir
 from ..codegen.cpu import CpuTarget, compile_object, emit_llvm_ir
 from ..codegen.cpu.lowered import USES_OPENMP
-from .kernel_timer_glue import HEADER_DECLARATIONS, with_kernel_timers
 from ..kernel_profile.instrument import recorded_launches
 from ..progress import StageTimer
 from .artifact_writer import ArtifactWriter
@@ -24,6 +24,7 @@ from .c_glue import ModelInterface, header, model_c
 from .cmake_build import LIBRARY, RUNNER, cmake_build, copy_runtime_files
 from .cpu_glue import cpu_defines, cpu_glue_parts
 from .errors import CompileError
+from .kernel_timer_glue import HEADER_DECLARATIONS, with_kernel_timers
 
 TOOLCHAIN_FILES = {"aarch64": "aarch64-linux-gnu.cmake"}
 EMULATORS = {"aarch64": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]}

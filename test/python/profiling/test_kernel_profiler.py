@@ -128,6 +128,10 @@ def test_uninstrumented_artifact_is_refused(tmp_path, fixed_roofline):
         session.kernel_profile()
 
 
-def test_profiling_needs_kernel_functions(tmp_path):
+def test_profiling_needs_cpu_kernel_functions(tmp_path):
+    model = _model(tmp_path / "m.onnx")
     with pytest.raises(CompileError, match="--profile-kernels times kernel functions; it needs ecg-outline-kernels"):
-        compile_model(_model(tmp_path / "m.onnx"), tmp_path / "out", outline=False, profile_kernels=True)
+        compile_model(model, tmp_path / "out", outline=False, profile_kernels=True)
+    with pytest.raises(CompileError, match="--profile-kernels times CPU kernels; target vulkan is not a CPU"):
+        compile_model(model, tmp_path / "out", target="vulkan", profile_kernels=True)
+    assert not (tmp_path / "out").exists()

@@ -78,12 +78,14 @@ def test_profile_table_and_trace(profiled, fixed_roofline, tmp_path, capsys):
     runs = [e for e in events if e["cat"] == "Session"]
     kernels = [e for e in events if e["cat"] == "Node"]
     assert len(runs) == 6 and len(kernels) == 6 * 5
+    busy = []
     for run in runs:
         inside = [k for k in kernels if run["ts"] <= k["ts"] and k["ts"] + k["dur"] <= run["ts"] + run["dur"] + 1e-3]
         assert len(inside) == 5  # each launch within its run, in program order
         assert [k["args"]["launch"] for k in sorted(inside, key=lambda k: k["ts"])] == list(range(5))
-        # The kernels are most of a run; the rest is the glue, the buffers, the ctypes call.
-        assert 0.5 * run["dur"] < sum(k["dur"] for k in inside) <= run["dur"]
+        busy.append(sum(k["dur"] for k in inside) / run["dur"])
+    # The kernels are most of a run; the rest is the glue, the buffers, the ctypes call.
+    assert all(fraction <= 1 for fraction in busy) and sorted(busy)[len(busy) // 2] > 0.5
 
 
 def test_table_figures(profiled):
@@ -98,7 +100,7 @@ def test_table_figures(profiled):
     assert conv.bound == "compute" and conv.roofline_fraction == pytest.approx(conv.gflops / 100.0)
     relu = next(row for row in rows if row.ops == "relu")
     assert relu.bound == "memory" and relu.roofline_fraction == pytest.approx(relu.gbs / 20.0)
-    assert sum(row.share for row in rows) <= 1.0
+    assert sum(row.share for row in rows) == pytest.approx(1 - profile.outside_seconds() / profile.total_seconds())
 
 
 def test_inference_session_profiles_every_run(tmp_path):

@@ -45,6 +45,7 @@ BACKEND_SPECIFIC = {
         f"{PACKAGE}.compiler.artifact": "model.h's dnnf_missing_cpu_features refuses this CPU: UnsupportedCpuError",
         f"{PACKAGE}.fusion.profiling": "measures fusion candidates on this machine's CPU, through the JIT",
         f"{PACKAGE}.conversion.jit": "the loops harness runs LLVM in this process, big functions split as the CPU's are",
+        f"{PACKAGE}.roofline": "this CPU's FMA peak (its widest vector ISA, built by the CPU toolchain's clang) and bandwidth",
     },
     GPU_BACKEND: {
         f"{PACKAGE}.compiler.vulkan_library": "Vulkan's artifact writer: the dispatch plan and the SPIR-V of the module",

@@ -194,6 +194,19 @@ class HostSession:
             return None
         return self._lib.dnnf_device_name(self._model).decode()
 
+    def kernel_times(self) -> tuple | None:
+        """(starts, ends): the CLOCK_MONOTONIC seconds (``time.perf_counter``'s clock) of
+        each kernel launch of this thread's last run; None for a library compiled
+        without ``profile_kernels``."""
+        times = getattr(self._lib, "dnnf_kernel_times", None)
+        if times is None:
+            return None
+        count = len(self.artifact.manifest["kernel_launches"])
+        starts, ends = (ctypes.c_double * count)(), (ctypes.c_double * count)()
+        times.argtypes = [ctypes.POINTER(ctypes.c_double)] * 2 + [ctypes.c_int]
+        times(starts, ends, count)
+        return list(starts), list(ends)
+
     def dispatch_times(self) -> list | None:
         """(kernel, GPU milliseconds) of each dispatch of the last run, in order; None for
         a CPU library, a device without timestamps, or before the first run."""

@@ -138,6 +138,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
         "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, **t.options(),
         stats_file=Path(stats_dir) / FUSION_STATS,
     )
+    if options.profile_kernels:
+        pipeline = _with_kernel_timers(pipeline, options, lowering)
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
     if fusion_svg is not None:
@@ -145,6 +147,17 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
     if not options.rewrite:
         return pipeline.without("ecg-rewrite")
     return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
+
+
+def _with_kernel_timers(pipeline: Pipeline, options: CompileOptions, lowering: str) -> Pipeline:
+    """``pipeline`` with the kernel profiler's passes: the statistics of each kernel
+    while it is ECG, the timers once it is LLVM (CPU targets, kernels outlined)."""
+    if lowering != PIPELINE_LOWERING_PASS:
+        raise CompileError(f"--profile-kernels times CPU kernels; target {options.target} is not a CPU")
+    if not options.outline:
+        raise CompileError("--profile-kernels times kernel functions; it needs ecg-outline-kernels (not --no-outline)")
+    return pipeline.inserted_after("ecg-outline-kernels", "dnnf-kernel-statistics").inserted_after(
+        lowering, "dnnf-instrument-kernels")
 
 
 def _pass_detail(name: str, module, lowering: str) -> str:

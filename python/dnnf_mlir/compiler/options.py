@@ -46,6 +46,9 @@ class CompileOptions:
         "fp32", "what tensors are stored in: fp32 (the default) or fp16 (GPU targets: weights and activations in "
         "half precision, every kernel computing in fp32; the model's inputs and outputs stay fp32)",
         choices=PRECISIONS)
+    profile_kernels: bool = _option(
+        False, "time every kernel launch (dnnf-run OUT --profile; CPU targets): timers compiled in around each "
+        "kernel call; without it the code has none")
 
     def __post_init__(self):
         if self.fusion not in MODES:

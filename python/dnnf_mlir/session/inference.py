@@ -19,16 +19,19 @@ needs a new specialisation compiles it while the others go on running theirs.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
 from ..cache import CompileCache, compile_cached
 from ..compiler import Artifact, CompileOptions, InvalidInput
+from ..kernel_profile.report import KernelProfile, ProfileError
 from .feeds import InvalidArgument, check_feeds, output_indices
 from .source import ModelSource
 
@@ -41,9 +44,12 @@ class _Loaded:
         self.threads = threads
         self.scratch = None
         artifact = Artifact(directory)
+        self.profile = None
         if artifact.is_host:
             self.host = artifact.session(threads)
             self.openmp = artifact.manifest.get("openmp", False)  # a GPU library runs no OpenMP
+            if "kernel_launches" in artifact.manifest:  # compiled with profile_kernels
+                self.profile = KernelProfile(artifact.manifest["kernel_launches"], threads)
         else:
             self.scratch = tempfile.TemporaryDirectory(prefix="dnnf-session-")
             copy = Path(self.scratch.name) / "model"
@@ -58,7 +64,11 @@ class _Loaded:
                 return self.artifact.run(arrays, threads=self.threads)[0]
             if self.openmp:
                 self.host.set_threads(self.threads)  # OpenMP's thread count is per calling thread
-            return self.host.run(arrays)
+            start = time.perf_counter()
+            outputs = self.host.run(arrays)
+            if self.profile is not None:  # the timers are the calling thread's: read them now
+                self.profile.record(start, time.perf_counter(), *self.host.kernel_times())
+            return outputs
         except InvalidInput as error:
             raise InvalidArgument(str(error)) from None
 
@@ -79,6 +89,9 @@ class InferenceSession:
     ``cache_dir`` overrides the compile cache's directory (``$DNNF_CACHE_DIR``, else
     ``~/.cache/dnnf-mlir/compiled``); ``use_cache=False`` compiles every
     specialisation afresh. ``compilations`` counts the compilations this session ran.
+    ``profile_kernels=True`` (host) times every kernel launch of every run, as
+    onnxruntime's ``enable_profiling``: ``kernel_profile()`` has them,
+    ``end_profiling()`` writes them as a Chrome trace.
     """
 
     def __init__(self, model, *, options: CompileOptions | None = None, threads: int | None = None,
@@ -125,6 +138,23 @@ class InferenceSession:
         indices = output_indices(self._info.outputs, output_names)
         outputs = self._specialization(shapes).run(arrays)
         return [outputs[i] for i in indices]
+
+    def kernel_profile(self) -> KernelProfile:
+        """The kernel times of the runs of the most recently used specialisation
+        (``ProfileError`` unless compiled with ``profile_kernels`` for the host)."""
+        with self._lock:
+            loaded = next(reversed(self._loaded.values()), None)
+        if loaded is None or loaded.profile is None:
+            raise ProfileError("no kernel timers: make the session with profile_kernels=True (host target) and run it")
+        return loaded.profile
+
+    def end_profiling(self, path: "str | os.PathLike | None" = None) -> str:
+        """Write ``kernel_profile()`` as a Chrome trace (default: ``dnnf_profile_<date>.json``
+        here, as onnxruntime names its own) and return its path."""
+        path = str(path or time.strftime("dnnf_profile_%Y-%m-%d_%H-%M-%S.json"))
+        with open(path, "w") as file:
+            json.dump(self.kernel_profile().chrome_trace(self._source.name), file)
+        return path
 
     def _specialization(self, shapes: dict) -> _Loaded:
         key = tuple(shapes.items())

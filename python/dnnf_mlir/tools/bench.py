@@ -5,6 +5,12 @@ mode by fusion mode.
     dnnf-bench bert_base.onnx --fusion dnnf --threads 1
     dnnf-bench squeezenet.onnx resnet50.onnx --target vulkan --json vk.json
     dnnf-bench squeezenet.onnx mobilebert.onnx --target opencl --precision fp16 --json cl.json
+    dnnf-bench --kernels [--families resize,lstm] --json kernels.json
+
+--kernels sweeps the kernel of each op family instead of models (one-node models at
+representative shapes, each against onnxruntime ORT_ENABLE_ALL on one thread and
+against this machine's roofline, worst first: dnnf_mlir/kernel_sweep/); --families
+picks families (or cases) by name.
 
 --target vulkan compares dnnf's Vulkan code with IREE's on the same device (gpu_bench.py:
 latency, dispatches per inference). --target opencl times dnnf's OpenCL code on the
@@ -42,7 +48,6 @@ then the first compilation's); --no-cache compiles afresh.
 """
 
 import argparse
-import json
 import os
 import platform
 import tempfile
@@ -57,12 +62,15 @@ from ..compiler.options import add_option_arguments, from_arguments
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
 from ..frontend.onnx_importer import load_model
+from ..kernel_sweep.cases import cases_of
+from ..kernel_sweep.sweep import json_document, run_sweep, table
 from ..fusion import MODES
 from ..session import ModelSource
+from ..roofline import RooflineError, machine_roofline
 from ..statistics import change
 from . import gpu_bench, opencl_bench
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
-from .common import ToolError, onnxruntime_session, run_tool, tool_parser
+from .common import ToolError, onnxruntime_session, run_tool, tool_parser, write_json_document
 from .float64_reference import judged_reference
 from .progress_display import progress_display
 
@@ -73,7 +81,10 @@ GPU_API_NAMES = {"vulkan": "Vulkan", "opencl": "OpenCL"}
 
 def make_parser() -> argparse.ArgumentParser:
     parser = tool_parser("dnnf-bench", __doc__)
-    parser.add_argument("models", nargs="+", metavar="MODEL", help="ONNX models")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="ONNX models")
+    parser.add_argument("--kernels", action="store_true",
+                        help="sweep the op families' kernels (one-node models) instead of models")
+    parser.add_argument("--families", metavar="LIST", help="with --kernels: comma-separated families or cases")
     parser.add_argument("--target", choices=("host", *GPU_BENCHES), default="host",
                         help="host: dnnf against onnxruntime on this CPU (the default); vulkan: dnnf against "
                         "IREE on the Vulkan device found (see dnnf_mlir/tools/gpu_bench.py); opencl: dnnf on the "
@@ -247,8 +258,29 @@ def main_gpu(args) -> int:
     return 0
 
 
+def main_kernels(args) -> int:
+    """dnnf-bench --kernels: the kernel sweep (``kernel_sweep``), its table last."""
+    if args.models:
+        raise ToolError("--kernels sweeps its own one-node models; give no MODEL")
+    try:
+        cases = cases_of(args.families.split(",") if args.families else None)
+        roofline = machine_roofline()
+    except (ValueError, RooflineError) as error:
+        raise ToolError(str(error)) from None
+    with progress_display("dnnf-bench"):
+        results = run_sweep(cases, roofline, args, Path(args.keep) if args.keep else None)
+    print(table(results, roofline))
+    if args.json:
+        write_json_document(args.json, json_document(results, roofline))
+    return 0
+
+
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
+    if args.kernels:
+        return main_kernels(args)
+    if not args.models:
+        raise ToolError("give ONNX models to benchmark, or --kernels")
     if args.target in GPU_BENCHES:
         return main_gpu(args)
     args.threads = args.threads or "1,2"
@@ -290,9 +322,7 @@ def main(argv=None) -> int:
             "models": results,
             "summary": {str(t): _summary(results, t, modes) for t in threads},
         }
-        tmp = Path(args.json).with_suffix(".tmp")
-        tmp.write_text(json.dumps(document, indent=1) + "\n")
-        tmp.replace(args.json)
+        write_json_document(args.json, document)
     return 0
 
 

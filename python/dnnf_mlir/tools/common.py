@@ -1,8 +1,10 @@
 """What every dnnf command shares: one-line errors and exit codes, never a traceback."""
 
 import argparse
+import json
 import re
 import sys
+from pathlib import Path
 
 LOCATION = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
@@ -110,3 +112,10 @@ def onnxruntime_session(onnx_path, optimize: bool = False, threads: int | None =
         return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
         raise ToolError(f"onnxruntime cannot load {onnx_path}: {str(error).splitlines()[0]}") from None
+
+
+def write_json_document(path, document: dict):
+    """``document`` as JSON at ``path``, replacing it whole (never half written)."""
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(document, indent=1) + "\n")
+    tmp.replace(path)

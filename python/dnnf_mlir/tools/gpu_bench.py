@@ -13,7 +13,6 @@ distinct SPIR-V kernels, and the ratios dnnf / IREE (below 1: dnnf is better). A
 model IREE cannot import, compile or run is reported with IREE's first error line.
 """
 
-import json
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from ..ecg import TensorSpec
 from ..frontend.onnx_importer import load_model
 from ..session import ModelSource
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
-from .common import onnxruntime_session
+from .common import onnxruntime_session, write_json_document
 from .float64_reference import judged_reference
 from .iree_peer import IreeError, IreeSession, compile_for_vulkan, installed_version
 
@@ -127,16 +126,9 @@ def summary(results: dict) -> dict:
             if ran else None}
 
 
-def write_document(path: str, document: dict):
-    """``document`` as JSON at ``path``, replacing it whole (never half written)."""
-    tmp = Path(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(document, indent=1) + "\n")
-    tmp.replace(path)
-
-
 def write_json(path: str, results: dict, args):
-    write_document(path, {"target": "vulkan", "iree_version": installed_version(),
+    write_json_document(path, {"target": "vulkan", "iree_version": installed_version(),
                           "iree_vulkan_target": args.iree_vulkan_target, "models": results, "summary": summary(results)})
 
 
-__all__ = ["bench_model", "progress_line", "summary", "table", "table_cell", "write_document", "write_json"]
+__all__ = ["bench_model", "progress_line", "summary", "table", "table_cell", "write_json"]

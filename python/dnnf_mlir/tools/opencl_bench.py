@@ -28,9 +28,9 @@ from ..frontend.onnx_importer import load_model
 from ..half_tolerance import describe_half_tolerance, half_tolerance, longest_accumulation
 from ..session import ModelSource
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
-from .common import onnxruntime_session
+from .common import onnxruntime_session, write_json_document
 from .float64_reference import judged_reference
-from .gpu_bench import table_cell, write_document
+from .gpu_bench import table_cell
 
 
 def _say(message: str):
@@ -162,7 +162,7 @@ def summary(results: dict) -> dict:
 
 
 def write_json(path: str, results: dict, args):
-    write_document(path, {"target": "opencl", "precision": args.precision,
+    write_json_document(path, {"target": "opencl", "precision": args.precision,
                           "peers": ["vulkan (dnnf)", "onnxruntime (CPU)"], "models": results,
                           "summary": summary(results)})
 

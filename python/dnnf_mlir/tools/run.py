@@ -6,7 +6,11 @@
 directory made by dnnf-compile runs its compiled code: a host or Vulkan library in
 this process (Vulkan: on the device the runtime finds), an AArch64 one under
 qemu-aarch64 through its C runner; ``--repeat N`` times N more runs (Vulkan: and
-reports the GPU time of each dispatch of the last, from timestamp queries). ``--check`` compares every output
+reports the GPU time of each dispatch of the last, from timestamp queries). ``--profile``
+times every kernel launch of a host library compiled with ``dnnf-compile
+--profile-kernels`` over those runs (10 by default) and prints them sorted by time,
+each against this machine's roofline (``dnnf-roofline``); ``--profile-json FILE``
+writes them as a Chrome trace, as onnxruntime's profiler does. ``--check`` compares every output
 with onnxruntime on the ONNX model (``--reference`` names it for an .mlir input)
 and with the expected-output files shipped next to a model (``NAME_output_0.pb``),
 element by element: |got - want| <= --atol + --rtol * |want| (defaults: float32
@@ -25,6 +29,7 @@ degenerate (constant, all zero, not finite, saturated) is named in the output.
 """
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -41,6 +46,8 @@ from ..compiler import Artifact, ArtifactError
 from ..ecg import TensorSpec, from_mlir
 from ..frontend.onnx_importer import import_onnx, load_model
 from ..interpreter import find_function, interpret
+from ..kernel_profile.report import ProfileError, launches_of, profile_runs
+from ..roofline import RooflineError, machine_roofline
 from ..rewriting.pass_ import rewrite_module
 from ..statistics import compare_summary, function_statistics, rewrite_summary
 from .common import ToolError, onnxruntime_session, parse_shape_overrides, print_diagnostic, run_tool
@@ -63,6 +70,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rewrite", action="store_true", help="interpret the graph after the ecg-rewrite pass")
     parser.add_argument("--repeat", type=int, default=0, help="compiled model: timed runs after the first")
     parser.add_argument("--threads", type=int, help="compiled model: threads to run on (OpenMP builds)")
+    parser.add_argument("--profile", action="store_true",
+                        help="compiled with --profile-kernels: time every kernel launch over the runs, against the roofline")
+    parser.add_argument("--profile-json", metavar="FILE", help="with --profile: write the launches as a Chrome trace")
     return parser
 
 
@@ -138,6 +148,8 @@ def _run_compiled(path: Path, args) -> int:
         specs = [TensorSpec(shape, dtype) for _, dtype, shape in artifact.inputs]
         inputs, references = _inputs_and_references(names, specs, args, onnx_path)
         dispatches = device = None
+        if args.profile or args.profile_json:
+            return _profile_compiled(artifact, inputs, references, args)
         if artifact.is_host:
             session = artifact.session(args.threads)
             outputs, times = session.run_timed(inputs, args.repeat)
@@ -153,6 +165,27 @@ def _run_compiled(path: Path, args) -> int:
     print(f"ran {artifact.manifest['name']} for {artifact.target} {how}{timing}")
     if dispatches and times:
         print(_dispatch_summary(dispatches))
+    return _report(outputs, references, args)
+
+
+def _profile_compiled(artifact: Artifact, inputs, references, args) -> int:
+    """``--profile``: the kernel table of ``--repeat`` runs (10 by default), the trace."""
+    if not artifact.is_host:
+        raise ToolError(f"--profile runs the library in this process; {artifact.target} code runs under an emulator")
+    try:
+        launches_of(artifact)
+        roofline = machine_roofline()
+    except (ProfileError, RooflineError) as error:
+        raise ToolError(str(error)) from None
+    threads = args.threads or artifact.manifest["threads"]
+    outputs, profile = profile_runs(artifact.session(args.threads), inputs, args.repeat or 10, threads)
+    print(f"ran {artifact.manifest['name']} for {artifact.target} in this process, kernels timed: "
+          f"median {1e3 * profile.run_seconds():.2f} ms over {len(profile.runs)} runs")
+    print(f"roofline: {roofline.describe()}")
+    print(profile.table(roofline))
+    if args.profile_json:
+        Path(args.profile_json).write_text(json.dumps(profile.chrome_trace(artifact.manifest["name"])) + "\n")
+        print(f"Chrome trace: {args.profile_json}")
     return _report(outputs, references, args)
 
 

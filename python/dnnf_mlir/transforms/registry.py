@@ -167,6 +167,17 @@ PASS_TABLE: dict[str, PassEntry] = {
             "GPU fp16: keep the f32 tensors between kernels (weights, activations) in f16, every kernel "
             "computing in f32; the entry function's inputs and outputs stay f32",
         ),
+        PassEntry(
+            "dnnf-kernel-statistics",
+            "dnnf_mlir.kernel_profile.statistics_pass:KernelStatisticsPass",
+            "Record on every kernel function its ECG ops, shapes, FLOPs and bytes (for the kernel profiler)",
+        ),
+        PassEntry(
+            "dnnf-instrument-kernels",
+            "dnnf_mlir.kernel_profile.instrument:InstrumentKernelsPass",
+            "Wrap every kernel call of the lowered (LLVM dialect) public functions in calls of the C glue's "
+            "kernel timers, and record the launches on the module",
+        ),
     )
 }
 

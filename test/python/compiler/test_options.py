@@ -24,9 +24,10 @@ def test_flags_are_the_fields():
     add_option_arguments(parser)
     flags = set(parser.format_help().replace(",", " ").split())
     for option in dataclasses.fields(CompileOptions):
-        assert f"--{option.name}" in flags
+        flag = option.name.replace("_", "-")
+        assert f"--{flag}" in flags
         if isinstance(option.default, bool):
-            assert f"--no-{option.name}" in flags
+            assert f"--no-{flag}" in flags
     assert from_arguments(parser.parse_args([])) == CompileOptions()
     args = parser.parse_args(["--profile", "--no-rewrite", "--fusion", "tvm", "--threads", "2", "--cpu", "x86-64-v3"])
     assert from_arguments(args) == CompileOptions(profile=True, rewrite=False, fusion="tvm", threads=2, cpu="x86-64-v3")

@@ -1,0 +1,232 @@
+"""The kernel sweep's cases: one ONNX node per op family, at a shape models use.
+
+Each ``SweepCase`` makes its model and its inputs (seeded: indices valid and, where
+ONNX leaves duplicates undefined, unique). Activations are graph inputs; weights,
+quantization parameters and caches are initializers, as in a deployed model. The
+families are those of the node-suite issue (resampling, transposed, grouped and
+depthwise convolution, recurrent cells, Einsum, TopK, scatter and gather, GridSample,
+CumSum, quantization, Attention, RMSNormalization, RotaryEmbedding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+_TYPES = {np.dtype(np.float32): onnx.TensorProto.FLOAT, np.dtype(np.int64): onnx.TensorProto.INT64,
+          np.dtype(np.uint8): onnx.TensorProto.UINT8, np.dtype(np.int8): onnx.TensorProto.INT8,
+          np.dtype(np.int32): onnx.TensorProto.INT32}
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    family: str  # "Resize", "Conv", ...
+    name: str  # unique: "resize-linear"
+    shape: str  # what is computed, in words: "1x64x56x56 -> 1x64x112x112"
+    build: Callable  # rng -> (onnx.ModelProto, {input name: array})
+
+    def model(self, seed: int = 0) -> tuple:
+        return self.build(np.random.default_rng(seed))
+
+
+def one_node(op: str, inputs: dict, constants: dict = None, order: list = None, opset: int = 23, outputs: int = 1,
+             **attrs) -> onnx.ModelProto:
+    """A model of one ``op`` node: ``inputs`` are graph inputs, ``constants``
+    initializers, read in ``order`` (names; "" skips an optional input; default: the
+    inputs, then the constants)."""
+    constants = constants or {}
+    order = order if order is not None else [*inputs, *constants]
+    node = helper.make_node(op, order, [f"y{i}" for i in range(outputs)], **attrs)
+    graph_inputs = [helper.make_tensor_value_info(n, _TYPES[v.dtype], v.shape) for n, v in inputs.items()]
+    initializers = [numpy_helper.from_array(v, n) for n, v in constants.items()]
+    graph_outputs = [onnx.ValueInfoProto(name=f"y{i}") for i in range(outputs)]
+    graph = helper.make_graph([node], op.lower(), graph_inputs, graph_outputs, initializers)
+    return onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]))
+
+
+def _randn(rng, *shape) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _resize(mode: str, channels: int):
+    def build(rng):
+        x = _randn(rng, 1, channels, 56, 56)
+        scales = np.array([1, 1, 2, 2], np.float32)
+        attrs = {"mode": mode}
+        if mode == "cubic":
+            attrs["cubic_coeff_a"] = -0.75
+        return one_node("Resize", {"x": x}, {"scales": scales}, ["x", "", "scales"], opset=19, **attrs), {"x": x}
+    return SweepCase("Resize", f"resize-{mode}", f"1x{channels}x56x56 x2 -> 1x{channels}x112x112", build)
+
+
+def _conv_transpose(rng):
+    x, w = _randn(rng, 1, 64, 28, 28), _randn(rng, 64, 32, 4, 4) * 0.05
+    model = one_node("ConvTranspose", {"x": x}, {"w": w, "b": _randn(rng, 32)}, strides=[2, 2], pads=[1, 1, 1, 1])
+    return model, {"x": x}
+
+
+def _conv(channels: int, group: int, size: int):
+    def build(rng):
+        x, w = _randn(rng, 1, channels, size, size), _randn(rng, channels, channels // group, 3, 3) * 0.1
+        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, channels)}, group=group, pads=[1, 1, 1, 1])
+        return model, {"x": x}
+    kind = "depthwise" if group == channels else f"grouped{group}"
+    return SweepCase("Conv", f"conv-{kind}", f"1x{channels}x{size}x{size}, 3x3, group {group}", build)
+
+
+def _recurrent(op: str, gates: int):
+    def build(rng):
+        length, hidden, size = 32, 128, 128
+        x = _randn(rng, length, 1, size)
+        weights = {"w": _randn(rng, 1, gates * hidden, size) * 0.1, "r": _randn(rng, 1, gates * hidden, hidden) * 0.1,
+                   "b": _randn(rng, 1, 2 * gates * hidden) * 0.1}
+        return one_node(op, {"x": x}, weights, hidden_size=hidden, opset=22), {"x": x}
+    return SweepCase(op, op.lower(), "32 steps, batch 1, input 128, hidden 128", build)
+
+
+def _einsum(rng):
+    q, k = _randn(rng, 1, 8, 128, 64), _randn(rng, 1, 8, 128, 64)
+    return one_node("Einsum", {"q": q, "k": k}, equation="bhqd,bhkd->bhqk"), {"q": q, "k": k}
+
+
+def _topk(rng):
+    x = _randn(rng, 64, 1000)
+    return one_node("TopK", {"x": x}, {"k": np.array([5], np.int64)}, outputs=2, axis=-1), {"x": x}
+
+
+def _scatter_nd(rng):
+    data, updates = _randn(rng, 4096, 64), _randn(rng, 1024, 64)
+    indices = rng.permutation(4096)[:1024].reshape(1024, 1).astype(np.int64)
+    inputs = {"data": data, "updates": updates}
+    return one_node("ScatterND", inputs, {"indices": indices}, ["data", "indices", "updates"]), inputs
+
+
+def _scatter_elements(rng):
+    data, updates = _randn(rng, 512, 256), _randn(rng, 128, 256)
+    indices = np.stack([rng.permutation(512)[:128] for _ in range(256)], axis=1).astype(np.int64)
+    inputs = {"data": data, "updates": updates}
+    return one_node("ScatterElements", inputs, {"indices": indices}, ["data", "indices", "updates"], axis=0), inputs
+
+
+def _gather_nd(rng):
+    data = _randn(rng, 4096, 256)
+    indices = rng.integers(0, 4096, (1024, 1)).astype(np.int64)
+    return one_node("GatherND", {"data": data}, {"indices": indices}), {"data": data}
+
+
+def _grid_sample(mode: str):
+    def build(rng):
+        x, grid = _randn(rng, 1, 32, 64, 64), rng.uniform(-1.1, 1.1, (1, 64, 64, 2)).astype(np.float32)
+        return one_node("GridSample", {"x": x, "grid": grid}, opset=20, mode=mode), {"x": x, "grid": grid}
+    return SweepCase("GridSample", f"grid-sample-{mode}", "1x32x64x64, grid 1x64x64x2", build)
+
+
+def _cumsum(rng):
+    x = _randn(rng, 64, 4096)
+    return one_node("CumSum", {"x": x}, {"axis": np.array(1, np.int64)}), {"x": x}
+
+
+def _quantize(rng):
+    x = _randn(rng, 1, 64, 56, 56)
+    params = {"scale": np.array(0.02, np.float32), "zero": np.array(128, np.uint8)}
+    return one_node("QuantizeLinear", {"x": x}, params), {"x": x}
+
+
+def _dequantize(rng):
+    x = rng.integers(0, 256, (1, 64, 56, 56)).astype(np.uint8)
+    params = {"scale": np.array(0.02, np.float32), "zero": np.array(128, np.uint8)}
+    return one_node("DequantizeLinear", {"x": x}, params), {"x": x}
+
+
+def _qlinear_conv(rng):
+    x = rng.integers(0, 256, (1, 64, 28, 28)).astype(np.uint8)
+    constants = {"xs": np.array(0.02, np.float32), "xz": np.array(128, np.uint8),
+                 "w": rng.integers(-127, 128, (64, 64, 3, 3)).astype(np.int8),
+                 "ws": np.array(0.01, np.float32), "wz": np.array(0, np.int8),
+                 "ys": np.array(0.5, np.float32), "yz": np.array(128, np.uint8)}
+    order = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    return one_node("QLinearConv", {"x": x}, constants, order, opset=10, pads=[1, 1, 1, 1]), {"x": x}
+
+
+def _qlinear_matmul(rng):
+    a = rng.integers(0, 256, (128, 256)).astype(np.uint8)
+    constants = {"as": np.array(0.02, np.float32), "az": np.array(128, np.uint8),
+                 "b": rng.integers(-127, 128, (256, 256)).astype(np.int8),
+                 "bs": np.array(0.01, np.float32), "bz": np.array(0, np.int8),
+                 "ys": np.array(0.5, np.float32), "yz": np.array(128, np.uint8)}
+    order = ["a", "as", "az", "b", "bs", "bz", "ys", "yz"]
+    return one_node("QLinearMatMul", {"a": a}, constants, order, opset=10), {"a": a}
+
+
+def _matmul_integer(rng):
+    a = rng.integers(0, 256, (128, 256)).astype(np.uint8)
+    constants = {"b": rng.integers(-127, 128, (256, 256)).astype(np.int8), "az": np.array(128, np.uint8)}
+    return one_node("MatMulInteger", {"a": a}, constants, ["a", "b", "az"], opset=10), {"a": a}
+
+
+def _attention(rng):
+    q, k, v = (_randn(rng, 1, 8, 128, 64) for _ in range(3))
+    inputs = {"q": q, "k": k, "v": v}
+    return one_node("Attention", inputs, is_causal=1), inputs
+
+
+def _rms_normalization(rng):
+    x = _randn(rng, 1, 128, 768)
+    return one_node("RMSNormalization", {"x": x}, {"scale": _randn(rng, 768)}, epsilon=1e-6), {"x": x}
+
+
+def _rotary_embedding(rng):
+    x = _randn(rng, 1, 8, 128, 64)
+    angles = rng.uniform(0, 2 * np.pi, (256, 32))
+    constants = {"cos": np.cos(angles).astype(np.float32), "sin": np.sin(angles).astype(np.float32),
+                 "positions": np.arange(128, dtype=np.int64).reshape(1, 128)}
+    return one_node("RotaryEmbedding", {"x": x}, constants, ["x", "cos", "sin", "positions"]), {"x": x}
+
+
+CASES = (
+    _resize("nearest", 64),
+    _resize("linear", 64),
+    _resize("cubic", 32),
+    SweepCase("ConvTranspose", "conv-transpose-s2", "1x64x28x28 -> 1x32x56x56, 4x4, stride 2", _conv_transpose),
+    _conv(128, 32, 28),
+    _conv(144, 144, 56),
+    _recurrent("LSTM", 4),
+    _recurrent("GRU", 3),
+    SweepCase("Einsum", "einsum-qk", "bhqd,bhkd->bhqk, 1x8x128x64", _einsum),
+    SweepCase("TopK", "topk", "64x1000, k 5", _topk),
+    SweepCase("ScatterND", "scatter-nd", "4096x64, 1024 rows", _scatter_nd),
+    SweepCase("ScatterElements", "scatter-elements", "512x256, 128x256 updates, axis 0", _scatter_elements),
+    SweepCase("GatherND", "gather-nd", "4096x256, 1024 rows", _gather_nd),
+    _grid_sample("linear"),
+    _grid_sample("nearest"),
+    SweepCase("CumSum", "cumsum", "64x4096, axis 1", _cumsum),
+    SweepCase("QuantizeLinear", "quantize-linear", "1x64x56x56 f32 -> u8", _quantize),
+    SweepCase("DequantizeLinear", "dequantize-linear", "1x64x56x56 u8 -> f32", _dequantize),
+    SweepCase("QLinearConv", "qlinear-conv", "1x64x28x28 u8, 64x64x3x3 i8", _qlinear_conv),
+    SweepCase("QLinearMatMul", "qlinear-matmul", "128x256 u8 x 256x256 i8", _qlinear_matmul),
+    SweepCase("MatMulInteger", "matmul-integer", "128x256 u8 x 256x256 i8 -> i32", _matmul_integer),
+    SweepCase("Attention", "attention-causal", "1x8x128x64, causal", _attention),
+    SweepCase("RMSNormalization", "rms-normalization", "1x128x768", _rms_normalization),
+    SweepCase("RotaryEmbedding", "rotary-embedding", "1x8x128x64, positions", _rotary_embedding),
+)
+
+
+def cases_of(families) -> list:
+    """The cases of ``families`` (names of ``SweepCase.family``, case-insensitive, or
+    case names); all for None. ``ValueError`` names what matches none."""
+    if not families:
+        return list(CASES)
+    wanted = {f.lower() for f in families}
+    known = {c.family.lower() for c in CASES} | {c.name for c in CASES}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise ValueError(f"no kernel family {', '.join(unknown)}; families: "
+                         f"{', '.join(sorted({c.family for c in CASES}))}")
+    return [c for c in CASES if c.family.lower() in wanted or c.name in wanted]
+
+
+__all__ = ["CASES", "SweepCase", "cases_of", "one_node"]

@@ -1,0 +1,176 @@
+"""This machine's roofline: the FMA peak of one core and the STREAM triad bandwidth.
+
+Measured once per CPU and cached, because the profiler and the kernel sweep judge
+every kernel against it and the measurement takes seconds. The kernels are
+``runtime/roofline/roofline.c``, built by clang for the host CPU with vectors of
+its widest ISA (``CpuTarget.lanes``: 16 f32 lanes with AVX-512): independent chains
+of vector FMAs for the peak, and ``a = b + s * c`` over arrays far larger than the
+caches, at 1 thread and at every core, for the bandwidth. Each figure is the best of
+a few short trials, since the machine may be shared.
+
+The cache is ``$DNNF_ROOFLINE``, else ``dnnf-mlir/roofline.json`` in the user's
+cache directory, one entry per CPU (LLVM's name and the model name the kernel
+reports), so that machines sharing a home directory each keep their own.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .codegen.cpu.features import host_cpu_name
+from .codegen.cpu.target import host_target
+from .codegen.cpu.toolchain import find_clang
+
+ROOFLINE_ENV = "DNNF_ROOFLINE"
+ACCUMULATORS = 12  # roofline.c's independent FMA chains
+FMA_ITERATIONS = 2_000_000  # one trial: 2M x 12 vector FMAs, about 0.05 s at 100 GFLOP/s
+TRIAD_FLOATS = 1 << 24  # per array: 64 MiB, far above any L3 of today
+TRIAD_REPS = 5
+TRIALS = 5
+
+
+class RooflineError(Exception):
+    """The roofline kernels cannot be built or run on this machine."""
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """A CPU's measured limits: the FMA peak of one core (GFLOP/s, f32) and the triad
+    bandwidth (GB/s) at each measured thread count."""
+
+    cpu: str  # LLVM's name (znver4)
+    model_name: str  # the kernel's (/proc/cpuinfo), e.g. AMD EPYC 9R14
+    lanes: int  # f32 lanes of the vectors the peak was measured with
+    fma_gflops: float  # one core
+    triad_gbs: dict  # threads (as a string, JSON's keys) -> GB/s
+    measured_at: float
+
+    def peak_gflops(self, threads: int = 1) -> float:
+        return self.fma_gflops * threads
+
+    def bandwidth_gbs(self, threads: int = 1) -> float:
+        """The triad bandwidth at the largest measured thread count not above ``threads``."""
+        counts = sorted(int(t) for t in self.triad_gbs)
+        usable = [t for t in counts if t <= threads] or counts[:1]
+        return self.triad_gbs[str(usable[-1])]
+
+    def ridge(self, threads: int = 1) -> float:
+        """The arithmetic intensity (FLOP per byte) where compute starts to bound."""
+        return self.peak_gflops(threads) / self.bandwidth_gbs(threads)
+
+    def judge(self, flops: float, nbytes: float, seconds: float, threads: int = 1) -> tuple:
+        """``(bound, fraction)`` of a kernel that did ``flops`` and moved ``nbytes`` in
+        ``seconds``: ``compute`` (against the FMA peak) when its intensity is above the
+        ridge, else ``memory`` (against the bandwidth); the fraction of that limit reached."""
+        if seconds <= 0:
+            return ("memory", 0.0)
+        if nbytes <= 0 or flops / nbytes >= self.ridge(threads):
+            return ("compute", flops / seconds / 1e9 / self.peak_gflops(threads))
+        return ("memory", nbytes / seconds / 1e9 / self.bandwidth_gbs(threads))
+
+    def describe(self) -> str:
+        bandwidth = ", ".join(f"{gbs:.1f} GB/s at {t} thread{'s' * (t != '1')}" for t, gbs in self.triad_gbs.items())
+        return (f"{self.model_name} ({self.cpu}): FMA peak {self.fma_gflops:.1f} GFLOP/s per core "
+                f"({self.lanes} f32 lanes), triad {bandwidth}; ridge {self.ridge():.1f} FLOP/byte at 1 thread")
+
+
+def default_path() -> Path:
+    """``$DNNF_ROOFLINE``, else ``dnnf-mlir/roofline.json`` in the user's cache directory."""
+    if os.environ.get(ROOFLINE_ENV):
+        return Path(os.environ[ROOFLINE_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnnf-mlir" / "roofline.json"
+
+
+def cpu_model_name() -> str:
+    """The model name the kernel reports for this CPU (``lscpu``'s), else 'unknown CPU'."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def cpu_key() -> str:
+    return f"{host_cpu_name()} | {cpu_model_name()}"
+
+
+def _build(directory: Path, lanes: int) -> ctypes.CDLL:
+    clang = find_clang()
+    if clang is None:
+        raise RooflineError("clang-22 not found (package clang-22); it builds the roofline kernels")
+    source = resources.files("dnnf_mlir") / "runtime" / "roofline" / "roofline.c"
+    library = directory / "roofline.so"
+    command = [clang, "-O2", f"-march={host_cpu_name()}", f"-DLANES={lanes}", "-shared", "-fPIC", "-pthread",
+               "-x", "c", "-", "-o", str(library)]
+    proc = subprocess.run(command, input=source.read_text(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RooflineError(f"building the roofline kernels failed: {proc.stderr.strip()[-2000:]}")
+    lib = ctypes.CDLL(str(library))
+    lib.dnnf_fma_seconds.restype = ctypes.c_double
+    lib.dnnf_fma_seconds.argtypes = [ctypes.c_long, ctypes.POINTER(ctypes.c_float)]
+    lib.dnnf_triad_seconds.restype = ctypes.c_double
+    lib.dnnf_triad_seconds.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    return lib
+
+
+def _fma_gflops(lib, lanes: int, iterations: int) -> float:
+    sink = ctypes.c_float()
+    best = min(lib.dnnf_fma_seconds(iterations, ctypes.byref(sink)) for _ in range(TRIALS))
+    return iterations * ACCUMULATORS * lanes * 2 / best / 1e9
+
+
+def _triad_gbs(lib, threads: int, floats: int) -> float:
+    a, b, c = (np.full(floats, value, np.float32) for value in (0.0, 1.0, 2.0))
+    seconds = lib.dnnf_triad_seconds(a.ctypes.data, b.ctypes.data, c.ctypes.data, floats, TRIAD_REPS, threads)
+    if not np.allclose(a[:: floats // 7], 7.0):
+        raise RooflineError("the triad kernel computed a wrong result")
+    return 3 * 4 * floats / seconds / 1e9  # STREAM's count: two arrays read, one written
+
+
+def measure(fma_iterations: int = FMA_ITERATIONS, triad_floats: int = TRIAD_FLOATS) -> Roofline:
+    """Measure this machine's roofline (a few seconds)."""
+    lanes = host_target().lanes(32)
+    threads = sorted({1, os.cpu_count() or 1})
+    with tempfile.TemporaryDirectory(prefix="dnnf-roofline-") as scratch:
+        lib = _build(Path(scratch), lanes)
+        fma = _fma_gflops(lib, lanes, fma_iterations)
+        triad = {str(t): _triad_gbs(lib, t, triad_floats) for t in threads}
+    return Roofline(host_cpu_name(), cpu_model_name(), lanes, fma, triad, time.time())
+
+
+def _read_cache(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def machine_roofline(refresh: bool = False, path: "Path | None" = None) -> Roofline:
+    """This machine's ``Roofline``: the cached one for its CPU, else (or with
+    ``refresh``) measured now and stored."""
+    path = path or default_path()
+    entries, key = _read_cache(path), cpu_key()
+    if key in entries and not refresh:
+        return Roofline(**entries[key])
+    roofline = measure()
+    entries[key] = asdict(roofline)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_suffix(f".{os.getpid()}.tmp")
+    staging.write_text(json.dumps(entries, indent=1) + "\n")
+    staging.replace(path)  # atomic: a concurrent reader sees the old file or the new one
+    return roofline
+
+
+__all__ = ["ROOFLINE_ENV", "Roofline", "RooflineError", "cpu_key", "default_path", "machine_roofline", "measure"]

@@ -1,0 +1,42 @@
+"""dnnf-roofline: show this machine's roofline (FMA peak, STREAM triad bandwidth), measuring it once.
+
+    dnnf-roofline              # the cached figures for this CPU, measured first if there are none
+    dnnf-roofline --refresh    # measure again (a few seconds) and replace the cached figures
+    dnnf-roofline --json
+
+The profiler (dnnf-run OUT --profile) and the kernel sweep (dnnf-bench --kernels)
+judge each kernel against these figures. The cache is $DNNF_ROOFLINE, else
+~/.cache/dnnf-mlir/roofline.json, one entry per CPU.
+"""
+
+import argparse
+import json
+from dataclasses import asdict
+
+from ..roofline import RooflineError, default_path, machine_roofline
+from .common import ToolError, run_tool, tool_parser
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = tool_parser("dnnf-roofline", __doc__)
+    parser.add_argument("--refresh", action="store_true", help="measure again and replace the cached figures")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        roofline = machine_roofline(refresh=args.refresh)
+    except RooflineError as error:
+        raise ToolError(str(error)) from None
+    print(json.dumps(asdict(roofline), indent=1) if args.json else f"{roofline.describe()}\n(cache: {default_path()})")
+    return 0
+
+
+def entry():
+    run_tool("dnnf-roofline", main)
+
+
+if __name__ == "__main__":
+    entry()

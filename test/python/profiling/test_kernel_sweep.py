@@ -1,0 +1,55 @@
+"""dnnf-bench --kernels: two families of the sweep, end to end (small shapes)."""
+
+import json
+
+import pytest
+
+from dnnf_mlir.kernel_sweep.cases import CASES, cases_of
+from dnnf_mlir.roofline import Roofline
+from dnnf_mlir.tools import bench
+from dnnf_mlir.tools.common import ToolError
+
+ROOFLINE = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 20.0}, measured_at=0)
+
+
+def test_two_families_swept_against_onnxruntime_and_the_roofline(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "machine_roofline", lambda: ROOFLINE)
+    report = tmp_path / "kernels.json"
+    status = bench.main(["--kernels", "--families", "cumsum,DequantizeLinear", "--min-runs", "3", "--max-runs", "10",
+                         "--seconds", "0.1", "--json", str(report)])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "[1/2] cumsum:" in captured.err and "[2/2] dequantize-linear:" in captured.err  # progress as it runs
+    cases = json.loads(report.read_text())["cases"]
+    assert set(cases) == {"cumsum", "dequantize-linear"}
+    for name, result in cases.items():
+        assert "error" not in result, result
+        assert result["error_ratio"] <= 1  # within the tolerance of the float64 reference
+        assert result["dnnf_ms"] > 0 and result["ort_ms"] > 0
+        busy = result["kernel_ms"] / 1e3
+        assert result["gbs"] == pytest.approx(result["bytes"] / busy / 1e9)
+        limit = ROOFLINE.peak_gflops() if result["bound"] == "compute" else ROOFLINE.bandwidth_gbs()
+        rate = result["gflops"] if result["bound"] == "compute" else result["gbs"]
+        assert result["roofline_fraction"] == pytest.approx(rate / limit)
+    # Dequantization reads a byte and writes four per element: memory-bound, 5 bytes each.
+    assert cases["dequantize-linear"]["bound"] == "memory"
+    assert cases["dequantize-linear"]["bytes"] == 5 * 64 * 56 * 56
+    rows = [line.split()[0] for line in captured.out.splitlines()
+            if line.split()[:1] in (["cumsum"], ["dequantize-linear"])]
+    fractions = [cases[name]["roofline_fraction"] for name in rows]
+    assert len(rows) == 2 and fractions == sorted(fractions)  # worst first
+
+
+def test_every_family_of_the_issue_has_a_case():
+    families = {case.family for case in CASES}
+    assert families >= {"Resize", "ConvTranspose", "Conv", "LSTM", "GRU", "Einsum", "TopK", "ScatterND",
+                        "ScatterElements", "GatherND", "GridSample", "CumSum", "QuantizeLinear", "DequantizeLinear",
+                        "QLinearConv", "QLinearMatMul", "MatMulInteger", "Attention", "RMSNormalization",
+                        "RotaryEmbedding"}
+    assert {c.name for c in cases_of(["resize"])} == {"resize-nearest", "resize-linear", "resize-cubic"}
+    with pytest.raises(ValueError, match="no kernel family softmax"):
+        cases_of(["softmax"])
+    with pytest.raises(ToolError, match="no kernel family nope"):
+        bench.main(["--kernels", "--families", "nope"])
+    with pytest.raises(ToolError, match="give no MODEL"):
+        bench.main(["--kernels", "m.onnx"])

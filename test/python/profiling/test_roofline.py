@@ -1,0 +1,67 @@
+"""The machine's roofline: measured with vectors, cached per CPU, refreshed on demand."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dnnf_mlir import roofline as roofline_module
+from dnnf_mlir.roofline import Roofline, cpu_key, machine_roofline
+from dnnf_mlir.tools import roofline as roofline_tool
+
+
+def _clock_ghz() -> float:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("cpu MHz"):
+            return float(line.partition(":")[2]) / 1e3
+    pytest.skip("no clock in /proc/cpuinfo")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "roofline.json"
+    monkeypatch.setenv(roofline_module.ROOFLINE_ENV, str(path))
+    return path
+
+
+def test_measured_once_then_cached_then_refreshed(cache, monkeypatch):
+    first = machine_roofline()
+    entries = json.loads(cache.read_text())
+    assert list(entries) == [cpu_key()]
+    # Vector FMAs: above what two scalar FMA pipes could do at the nominal clock (4
+    # FLOP per cycle), which a scalar or latency-bound loop would not reach.
+    assert first.fma_gflops > 4 * _clock_ghz()
+    assert first.lanes >= 4
+    assert all(0.5 < gbs < 2000 for gbs in first.triad_gbs.values())
+    assert "1" in first.triad_gbs
+
+    def no_measuring():
+        raise AssertionError("measured again although cached")
+
+    monkeypatch.setattr(roofline_module, "measure", no_measuring)
+    assert machine_roofline() == first
+    monkeypatch.undo()
+    monkeypatch.setenv(roofline_module.ROOFLINE_ENV, str(cache))
+    refreshed = machine_roofline(refresh=True)
+    assert refreshed.measured_at > first.measured_at
+    assert json.loads(cache.read_text())[cpu_key()]["measured_at"] == refreshed.measured_at
+
+
+def test_kernels_judged_by_arithmetic_intensity():
+    machine = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 20.0, "2": 30.0}, measured_at=0)
+    assert machine.ridge() == 5.0
+    # 1 GFLOP over 10 MB in 20 ms: intensity 100, compute-bound at 50 GFLOP/s = half the peak.
+    assert machine.judge(1e9, 1e7, 0.02) == pytest.approx(("compute", 0.5))
+    # 10 MFLOP over 100 MB in 10 ms: intensity 0.1, memory-bound at 10 GB/s = half of 20 GB/s.
+    assert machine.judge(1e7, 1e8, 0.01) == pytest.approx(("memory", 0.5))
+    # Two threads: twice the peak, the 2-thread bandwidth; 4 threads use the largest measured.
+    assert machine.judge(1e7, 1e8, 0.01, threads=2) == pytest.approx(("memory", 1 / 3))
+    assert machine.bandwidth_gbs(4) == 30.0
+
+
+def test_tool_shows_the_cached_figures(cache, capsys):
+    assert roofline_tool.main(["--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown == json.loads(cache.read_text())[cpu_key()]
+    assert roofline_tool.main([]) == 0
+    assert "GFLOP/s per core" in capsys.readouterr().out

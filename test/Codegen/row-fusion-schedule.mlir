@@ -66,3 +66,12 @@ func.func @layer_norm(%x: tensor<1x128x768xf32>, %r: tensor<1x128x768xf32>, %g: 
   %1 = "ecg.layer_normalization"(%0, %g, %b) {axis = -1 : i64, epsilon = 1.0E-5 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, stash_type = 1 : i64} : (tensor<1x128x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<1x128x768xf32>
   return %1 : tensor<1x128x768xf32>
 }
+
+// A row of [64, 64, 1] would be 4,096 one-element vectors per op once unrolled (LLVM
+// did not finish compiling it in 15 minutes): no row group, its ops scheduled alone.
+// PLAN-NOT: row-fused {{.*}} @layer_norm_unit_last_dim
+// PLAN: linalg.reduce [7, 64, 64, 1] loops {} @layer_norm_unit_last_dim
+func.func @layer_norm_unit_last_dim(%x: tensor<7x64x64x1xf32>, %g: tensor<64x64x1xf32>, %b: tensor<64x64x1xf32>) -> tensor<7x64x64x1xf32> {
+  %0 = "ecg.layer_normalization"(%x, %g, %b) {axis = 1 : i64, epsilon = 1.0E-2 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, stash_type = 1 : i64} : (tensor<7x64x64x1xf32>, tensor<64x64x1xf32>, tensor<64x64x1xf32>) -> tensor<7x64x64x1xf32>
+  return %0 : tensor<7x64x64x1xf32>
+}

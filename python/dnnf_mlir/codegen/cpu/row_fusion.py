@@ -16,7 +16,8 @@ A group holds the linalg ops of one function that feed its root and nothing else
 element-wise generics, fills, and ``linalg.reduce`` over the trailing dims of a
 tensor of the root's rank. An op also used outside the group would be computed
 twice, so it stays out, and so does anything the row vectors cannot hold (i1 tensors,
-backward slices, rows longer than ``MAX_VECTOR_ELEMENTS``).
+backward slices, rows longer than ``MAX_VECTOR_ELEMENTS`` or unrolled into more than
+``MAX_UNROLLED_VECTORS`` 1-D vectors).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import (is_f32, parallel_loops, producer, reduced_dims, reverses_access, static_tensor_type,
                               touches_i1)
 from .rows import horizontal_reductions, static_loop_ranges
-from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS
+from .tiles import MAX_UNROLLED_VECTORS, MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, unrolled_vectors
 
 MEMBER_OPS = ("linalg.generic", "linalg.reduce", "linalg.fill")
 
@@ -109,9 +110,10 @@ def row_group(root, available: dict) -> Optional[RowGroup]:
             return None  # a generic reduction: its dims are not tracked here
     if row_dims == 0 or row_dims == rank or math.prod(out.shape[rank - row_dims:]) > MAX_VECTOR_ELEMENTS:
         return None
-    for op in members:
+    for op in [root, *members]:
         shape = static_tensor_type(op.results[0]).shape
-        if len(shape) == rank and math.prod(shape[rank - row_dims:]) > MAX_VECTOR_ELEMENTS:
+        row = shape[rank - row_dims:]
+        if len(shape) == rank and (math.prod(row) > MAX_VECTOR_ELEMENTS or unrolled_vectors(row) > MAX_UNROLLED_VECTORS):
             return None
         if len(shape) not in (rank, rank - row_dims):
             return None

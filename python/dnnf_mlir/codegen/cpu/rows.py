@@ -17,7 +17,7 @@ from typing import Optional
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import element_bits, parallel_loops, reverses_access, static_tensor_type, touches_i1
-from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS
+from .tiles import MAX_UNROLLED_VECTORS, MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, unrolled_vectors
 
 
 def schedule_rows(planner: Planner, op):
@@ -51,7 +51,7 @@ def schedule_rows(planner: Planner, op):
         sizes[inner] = width
         vsizes[inner] = width
     reduction_elems = math.prod(r for p, r in zip(parallel, loop_ranges) if not p)
-    vector_elems = math.prod(vsizes)
+    vector_elems = math.prod(vsizes) if unrolled_vectors(vsizes) <= MAX_UNROLLED_VECTORS else math.inf
     if not any(parallel) and rank > 1:
         # A reduction to a scalar over several dims: loops over all but the innermost,
         # each step reducing one row horizontally into the accumulator. As one n-D

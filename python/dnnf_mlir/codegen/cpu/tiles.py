@@ -17,6 +17,15 @@ PARALLEL_MIN_ELEMENTS = 1 << 15
 # most this many elements: the vector lowering unrolls an n-D vector into registers, and
 # larger tiles make LLVM's code size and compile time explode; such ops stay loops.
 MAX_VECTOR_ELEMENTS = 4096
+# The lowering unrolls an n-D vector into one 1-D vector per index of its outer dims:
+# a [64, 64, 1] row is 4,096 one-element vectors per op (90,000 lines of LLVM IR that
+# opt -O3 did not finish in 15 minutes) where [64, 64] is 64 vectors of 64.
+MAX_UNROLLED_VECTORS = 256
+
+
+def unrolled_vectors(shape) -> int:
+    """How many 1-D vectors the vector lowering unrolls an n-D vector of ``shape`` into."""
+    return math.prod(shape[:-1])
 
 
 def largest_divisor(n: int, candidates) -> Optional[int]:
@@ -79,10 +88,12 @@ def conv_vector_tile(ow: int, f: int, target: CpuTarget):
 
 
 __all__ = [
+    "MAX_UNROLLED_VECTORS",
     "MAX_VECTOR_ELEMENTS",
     "PARALLEL_MIN_ELEMENTS",
     "conv_vector_tile",
     "even_split",
     "largest_divisor",
     "matmul_register_tile",
+    "unrolled_vectors",
 ]

@@ -44,10 +44,10 @@ def main(argv=None) -> int:
     parser.add_argument("--stop-after", choices=list(dict.fromkeys(s for b in backends() for s in b.stages)))
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
-    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     try:
+        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
         target = get_target(args.target, args.cpu, device=args.device)
-    except ValueError as e:
+    except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     backend = target.backend
@@ -87,8 +87,12 @@ def main(argv=None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 1
     if args.output != "-":
-        with open(args.output, "wb" if isinstance(result, bytes) else "w") as f:
-            f.write(result)
+        try:
+            with open(args.output, "wb" if isinstance(result, bytes) else "w") as f:
+                f.write(result)
+        except OSError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
     elif isinstance(result, bytes):
         sys.stdout.buffer.write(result)
     else:

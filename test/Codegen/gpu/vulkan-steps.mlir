@@ -200,3 +200,45 @@ func.func @main(%x: tensor<1x16x18x18xf32>, %w: tensor<32x16x3x3xf32>, %b: tenso
   %r = call @kernel_0(%x, %w, %b) : (tensor<1x16x18x18xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x16x16xf32>
   return %r : tensor<1x32x16x16xf32>
 }
+
+// -----
+
+// A concatenation of two independently computed parts: one launch whose workgroups each
+// run one part's branch, with no barrier at the end of a branch (a workgroup touches no
+// memory after its branch; PoCL replicates the code after each barrier in a conditional,
+// and Inception-v2's eight-branch kernels took it minutes to build).
+// CHECK-LABEL: func.func private @kernel_0(
+// CHECK: gpu.launch_func @kernel_0_kernel::@kernel_0_kernel blocks in (%c16, %c1, %c1)
+// CHECK-LABEL: gpu.func @kernel_0_kernel(
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.if
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.store %{{.*}} : memref<1x8x16x16xf32, strided<[8192, 256, 16, 1]>>, vector<4xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.if
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.store %{{.*}} : memref<1x24x16x16xf32, strided<[8192, 256, 16, 1]>>, vector<4xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func private @kernel_0(%x: tensor<1x8x16x16xf32>, %y: tensor<1x24x16x16xf32>) -> tensor<1x32x16x16xf32> attributes {dnnf.kernel} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x8x16x16xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x8x16x16xf32>) outs(%0 : tensor<1x8x16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %4 = arith.maximumf %in, %cst : f32
+    linalg.yield %4 : f32
+  } -> tensor<1x8x16x16xf32>
+  %2 = tensor.empty() : tensor<1x24x16x16xf32>
+  %3 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y : tensor<1x24x16x16xf32>) outs(%2 : tensor<1x24x16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %4 = arith.maximumf %in, %cst : f32
+    linalg.yield %4 : f32
+  } -> tensor<1x24x16x16xf32>
+  %concat = tensor.concat dim(1) %1, %3 : (tensor<1x8x16x16xf32>, tensor<1x24x16x16xf32>) -> tensor<1x32x16x16xf32>
+  return %concat : tensor<1x32x16x16xf32>
+}
+func.func @main(%x: tensor<1x8x16x16xf32>, %y: tensor<1x24x16x16xf32>) -> tensor<1x32x16x16xf32> {
+  %0 = call @kernel_0(%x, %y) : (tensor<1x8x16x16xf32>, tensor<1x24x16x16xf32>) -> tensor<1x32x16x16xf32>
+  return %0 : tensor<1x32x16x16xf32>
+}

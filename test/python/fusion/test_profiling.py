@@ -67,3 +67,31 @@ def test_a_candidate_that_cannot_be_built_falls_back_to_the_conservative_decisio
 def test_other_targets_are_not_measured(tmp_path):
     oracle = ProfilingOracle(ProfileDatabase(tmp_path / "p.sqlite3"), target="aarch64")
     assert fused_ops(oracle) == [["ecg.add", "ecg.expand"]] and oracle.measured == 0
+
+
+def test_a_cpu_this_machine_cannot_run_uses_the_database_and_otherwise_the_default(tmp_path, monkeypatch, caplog,
+                                                                                    cpu_above_host):
+    """Compiling for a CPU above this one never runs its code here: a miss is decided
+    conservatively (one warning says so), a stored measurement for that CPU decides."""
+    def never(*args):
+        raise AssertionError("measured code this CPU cannot run")
+
+    monkeypatch.setattr(profiling, "measure", never)
+    database = ProfileDatabase(tmp_path / "p.sqlite3")
+    oracle = ProfilingOracle(database, "host", cpu_above_host.cpu)
+    with caplog.at_level("WARNING", logger="dnnf_mlir.fusion"):
+        assert fused_ops(oracle) == [["ecg.add", "ecg.expand"]]
+        fused_ops(oracle)
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and f"cannot run code for host ({cpu_above_host.cpu})" in warned[0]
+    assert (oracle.measured, len(database), database.misses) == (0, 0, 2)
+
+    # The same candidate measured on a machine with that CPU (stored as the oracle
+    # asks for it): that entry decides here.
+    class MeasuredElsewhere:
+        def decide(self, block_ops, op, cell):
+            oracle.database.store(oracle.candidate_key(block_ops, op, cell)[1], Measurement(1.0, 2.0))
+            return oracle.decide(block_ops, op, cell)
+
+    assert fused_ops(MeasuredElsewhere()) == [["ecg.mat_mul", "ecg.add", "ecg.expand"]]
+    assert (oracle.measured, len(database)) == (0, 1)

@@ -2,6 +2,8 @@
 a miss compiles and times the candidate and stores the answer, a hit uses it, and
 the answer (not the conservative default) decides the plan."""
 
+from pathlib import Path
+
 import pytest
 
 import dnnf_mlir
@@ -10,6 +12,10 @@ from dnnf_mlir.codegen import CodegenError
 from dnnf_mlir.fusion import fuse_module, profiling
 from dnnf_mlir.fusion.profile_db import Measurement, ProfileDatabase
 from dnnf_mlir.fusion.profiling import ProfilingOracle
+from dnnf_mlir.tools import profile as profile_tool
+from dnnf_mlir.tools.common import ToolError
+
+MODEL = Path(__file__).resolve().parents[3] / "test" / "tools" / "dnnf-run" / "Inputs" / "gelu_mlp.onnxtxt"
 
 # MatMul -> Add -> Expand: the Add and the Expand fuse (G), then the MatMul before them
 # is a yellow cell with a One-to-Many side, which the conservative oracle rejects.
@@ -95,3 +101,8 @@ def test_a_cpu_this_machine_cannot_run_uses_the_database_and_otherwise_the_defau
 
     assert fused_ops(MeasuredElsewhere()) == [["ecg.mat_mul", "ecg.add", "ecg.expand"]]
     assert (oracle.measured, len(database)) == (0, 1)
+
+
+def test_dnnf_profile_refuses_a_cpu_it_cannot_measure(tmp_path, cpu_above_host):
+    with pytest.raises(ToolError, match=f"cannot run code for host \\({cpu_above_host.cpu}\\), which needs"):
+        profile_tool.main(["--cpu", cpu_above_host.cpu, "--profile-db", str(tmp_path / "p.sqlite3"), str(MODEL)])

@@ -7,8 +7,10 @@ the candidate's key in the profiling database (op kinds, shapes, attributes), wi
 the target and the CPU. On a miss the module goes through the compile pipeline's
 lowering half (``lowering/compile.pipeline`` without rewriting, fusion and weight
 externalization) and the JIT, and the paper's test decides: fuse when latency(fused)
-<= latency(block) + latency(op). Only the host can be measured here; for another
-target the conservative decision stands. Each measurement is logged as it starts
+<= latency(block) + latency(op). Only code this machine can run can be measured: for
+a CPU it cannot run (another architecture, or features this one lacks) the database's
+entries for that CPU decide, measured where it runs, and the conservative decision
+the rest; the oracle says so once, as a warning. GPU targets are not measured. Each measurement is logged as it starts
 (``dnnf_mlir.progress``): a first compilation may measure for minutes.
 """
 
@@ -139,15 +141,34 @@ class ProfilingOracle:
         self.fallback = ConservativeOracle()
         self.measured = 0
         self.decisions = {"fused": 0, "not fused": 0}
+        # What the JIT cannot run here is looked up only; the first miss says so.
+        self.missing = self.target.missing_features() if isinstance(self.target, CpuTarget) else ()
+        self.said_unmeasured = False
 
-    def decide(self, block_ops: list, op, cell) -> bool:
-        if not (isinstance(self.target, CpuTarget) and self.target.is_host):
-            return self.fallback.decide(block_ops, op, cell)  # nothing to measure it on: the JIT runs host CPU code
+    def _unmeasured(self, block_ops: list, op, cell) -> bool:
+        """The conservative decision for a candidate this machine cannot measure."""
+        if not self.said_unmeasured:
+            self.said_unmeasured = True
+            logger.warning("profiling: this machine cannot run code for %s, which needs %s: fusion uses the profiling "
+                           "database's measurements for %s and the conservative decision where it has none",
+                           self.target.describe(), ", ".join(self.missing), self.target.cpu_name)
+        return self.fallback.decide(block_ops, op, cell)
+
+    def candidate_key(self, block_ops: list, op, cell) -> tuple:
+        """The ``candidate_module`` of a Y cell and its key in the database."""
         module = candidate_module(block_ops, op, cell.mapping)
         ops = " ".join(o.operation.name for o in block_ops) + " | " + op.operation.name
         # The resolved CPU name: "native" means another CPU on another machine.
-        key = ProfileKey(ops=ops, candidate=str(module), target=self.target.name, cpu=self.target.cpu_name)
+        return module, ProfileKey(ops=ops, candidate=str(module), target=self.target.name, cpu=self.target.cpu_name)
+
+    def decide(self, block_ops: list, op, cell) -> bool:
+        if not isinstance(self.target, CpuTarget):
+            return self.fallback.decide(block_ops, op, cell)  # nothing to measure it on: the JIT runs host CPU code
+        module, key = self.candidate_key(block_ops, op, cell)
+        ops = key.ops
         measurement = self.database.lookup(key)
+        if measurement is None and self.missing:
+            return self._unmeasured(block_ops, op, cell)
         if measurement is None:
             report(logger, ProgressEvent("fuse", "step", f"measuring candidate {self.measured + 1}: {ops}"))
             try:

@@ -78,6 +78,22 @@ def _conv(channels: int, group: int, size: int):
     return SweepCase("Conv", f"conv-{kind}", f"1x{channels}x{size}x{size}, 3x3, group {group}", build)
 
 
+def _conv1d(channels: int, filters: int, width: int, kernel: int, stride: int = 1, dilation: int = 1,
+            group: int = 1):
+    """A 1-D convolution padded to keep ``width / stride`` frames (speech and audio front ends)."""
+    pad = dilation * (kernel - 1) // 2
+
+    def build(rng):
+        x = _randn(rng, 1, channels, width)
+        w = _randn(rng, filters, channels // group, kernel) * 0.1
+        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, filters)}, group=group, pads=[pad, pad],
+                         strides=[stride], dilations=[dilation])
+        return model, {"x": x}
+    variant = "".join(f"-{name}{value}" for name, value in (("s", stride), ("d", dilation), ("g", group)) if value > 1)
+    shape = f"1x{channels}x{width} -> {filters}, k{kernel} s{stride} d{dilation} g{group}"
+    return SweepCase("Conv1D", f"conv1d-{channels}-{filters}{variant}", shape, build)
+
+
 def _recurrent(op: str, gates: int):
     def build(rng):
         length, hidden, size = 32, 128, 128
@@ -194,6 +210,11 @@ CASES = (
     SweepCase("ConvTranspose", "conv-transpose-s2", "1x64x28x28 -> 1x32x56x56, 4x4, stride 2", _conv_transpose),
     _conv(128, 32, 28),
     _conv(144, 144, 56),
+    _conv1d(80, 384, 500, 3),
+    _conv1d(384, 384, 500, 3, stride=2),
+    _conv1d(256, 256, 1000, 3, dilation=4),
+    _conv1d(256, 256, 500, 5, group=8),
+    _conv1d(256, 256, 500, 31, group=256),
     _recurrent("LSTM", 4),
     _recurrent("GRU", 3),
     SweepCase("Einsum", "einsum-qk", "bhqd,bhkd->bhqk, 1x8x128x64", _einsum),

@@ -10,7 +10,8 @@ Each model is imported and rewritten as dnnf-compile does, then planned by ecg-f
 this machine -- latency(block + op) against latency(block) + latency(op) -- and
 stored. Later compiles for the same CPU then find every answer. A progress bar counts
 the candidates; the summary gives per model the hits, misses (measured) and
-decisions.
+decisions. A ``--cpu`` with features this machine lacks is refused: nothing could be
+measured (dnnf-compile for it uses what the database holds, from a machine that has them).
 """
 
 import argparse
@@ -82,6 +83,9 @@ def main(argv=None) -> int:
         target = get_target("host", args.cpu)
     except ValueError as error:
         raise ToolError(str(error)) from None
+    if target.missing_features():  # it would measure nothing
+        raise ToolError(f"this machine cannot run code for {target.describe()}, which needs "
+                        f"{', '.join(target.missing_features())}: profile it on a machine that has them")
     database = ProfileDatabase(args.profile_db)
     oracle = ProfilingOracle(database, "host", target.cpu, args.threads)
     shapes = parse_shape_overrides(args.shape)

@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import pytest
 
 from dnnf_mlir.checking import compare, make_inputs
@@ -18,6 +20,7 @@ from dnnf_mlir.codegen.cpu import UnsupportedCpuError
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model, cpu_library
 from dnnf_mlir.compiler.weights import ALIGNMENT, read_weights, write_weights
 from dnnf_mlir.ecg import TensorSpec
+from dnnf_mlir.fusion.profile_db import PROFILE_DB_ENV
 from dnnf_mlir.tools.common import onnxruntime_session
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -121,6 +124,32 @@ def test_library_for_a_cpu_above_this_one_refuses_to_load(cpu_above_host, tmp_pa
     tool = subprocess.run(["dnnf-run", outdir], capture_output=True, text=True)
     assert tool.returncode == 1 and "Traceback" not in tool.stderr
     assert tool.stderr.strip() == f"dnnf-run: error: {error.value}"
+
+
+def test_profiled_compilation_for_a_cpu_above_this_one_builds(cpu_above_host, tmp_path, monkeypatch, caplog):
+    """The profiling oracle does not run code for a CPU this machine lacks: the model
+    (MatMul -> Add -> Expand, a Table 3 yellow cell) builds with the conservative
+    decision, says so once, and refuses to load here."""
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [16, 8])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 16, 32])
+    rng = np.random.default_rng(0)
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("MatMul", ["x", "w"], ["m"]), onnx.helper.make_node("Add", ["m", "b"], ["a"]),
+         onnx.helper.make_node("Expand", ["a", "shape"], ["y"])],
+        "yellow", [x], [y],
+        [onnx.numpy_helper.from_array(rng.standard_normal((8, 32)).astype(np.float32), "w"),
+         onnx.numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b"),
+         onnx.numpy_helper.from_array(np.array([2, 16, 32], np.int64), "shape")])
+    model = tmp_path / "yellow.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]), model)
+    monkeypatch.setenv(PROFILE_DB_ENV, str(tmp_path / "profile.sqlite3"))
+    with caplog.at_level("WARNING", logger="dnnf_mlir.fusion"):
+        report = compile_model(model, tmp_path / "out", cpu=cpu_above_host.cpu, profile=True)
+    assert report.manifest["fusion"]["profile"]["measured"] == 0 and report.manifest["fusion"]["profile"]["misses"] == 1
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "conservative decision" in warned[0]
+    with pytest.raises(UnsupportedCpuError, match=f"compiled for host \\({cpu_above_host.cpu}\\)"):
+        Artifact(tmp_path / "out").run([np.zeros((16, 8), np.float32)])
 
 
 def test_failed_compilation_leaves_nothing_behind(tmp_path, monkeypatch):

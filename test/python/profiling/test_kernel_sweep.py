@@ -2,12 +2,16 @@
 
 import json
 
+import numpy as np
+import onnx
 import pytest
 
+from dnnf_mlir.checking import compare
+from dnnf_mlir.compiler import Artifact, compile_model
 from dnnf_mlir.kernel_sweep.cases import CASES, cases_of
 from dnnf_mlir.roofline import Roofline
 from dnnf_mlir.tools import bench
-from dnnf_mlir.tools.common import ToolError
+from dnnf_mlir.tools.common import ToolError, onnxruntime_session
 
 ROOFLINE = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 20.0}, measured_at=0)
 
@@ -45,7 +49,7 @@ def test_every_family_of_the_issue_has_a_case():
     assert families >= {"Resize", "ConvTranspose", "Conv", "LSTM", "GRU", "Einsum", "TopK", "ScatterND",
                         "ScatterElements", "GatherND", "GridSample", "CumSum", "QuantizeLinear", "DequantizeLinear",
                         "QLinearConv", "QLinearMatMul", "MatMulInteger", "Attention", "RMSNormalization",
-                        "RotaryEmbedding"}
+                        "RotaryEmbedding", "Conv1D"}
     assert {c.name for c in cases_of(["resize"])} == {"resize-nearest", "resize-linear", "resize-cubic"}
     with pytest.raises(ValueError, match="no kernel family softmax"):
         cases_of(["softmax"])
@@ -53,3 +57,29 @@ def test_every_family_of_the_issue_has_a_case():
         bench.main(["--kernels", "--families", "nope"])
     with pytest.raises(ToolError, match="give no MODEL"):
         bench.main(["--kernels", "m.onnx"])
+
+
+def _conv_attributes(case) -> dict:
+    model, _ = case.model()
+    (node,) = model.graph.node
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def test_the_1d_convolutions_cover_stride_dilation_and_groups():
+    attributes = [_conv_attributes(case) for case in cases_of(["conv1d"])]
+    assert {a["strides"][0] for a in attributes} >= {1, 2} and {a["dilations"][0] for a in attributes} >= {1, 4}
+    assert {a["group"] for a in attributes} >= {1, 8, 256}  # dense, grouped, depthwise
+
+
+@pytest.mark.parametrize("case", cases_of(["conv1d"]), ids=lambda case: case.name)
+def test_1d_convolution_cases_match_onnxruntime(case, tmp_path):
+    """Each 1-D case compiled for this CPU computes what onnxruntime computes (the
+    dnnf-run tolerance, against its ORT_DISABLE_ALL float32 result)."""
+    model, feeds = case.model()
+    path = tmp_path / "conv1d.onnx"
+    onnx.save(model, path)
+    compile_model(path, tmp_path / "out")
+    (got,), _ = Artifact(tmp_path / "out").run([feeds["x"]])
+    (want,) = onnxruntime_session(path).run(None, feeds)
+    result = compare(got, want)
+    assert result.ok and not result.degenerate and np.abs(want).max() > 1, result

@@ -54,11 +54,13 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     # that structured.fuse, which fuses producers greedily, only finds the fill), and
     # an element-wise consumer is known to be an epilogue before it is reached. The
     # body of a loop over a grouped convolution's groups (``prepare``) runs on one
-    # thread, like a head loop's ops: the loop is what the threads share.
+    # thread, like a head loop's ops: the loop is what the threads share. So does the body of a
+    # recurrence's loop over its time steps (an scf.for): a parallel region per step costs more
+    # than its small matmul.
     consumed = []
     for op in ops:
         first = len(planner.schedules)
-        planner.threads = 1 if op in in_head_loops or op.parent.name == "scf.forall" else threads
+        planner.threads = 1 if op in in_head_loops or op.parent.name in ("scf.forall", "scf.for") else threads
         if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:

@@ -140,6 +140,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
     )
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
+    if not t.backend.runs_step_loops:
+        pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
     if fusion_svg is not None:
         pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:

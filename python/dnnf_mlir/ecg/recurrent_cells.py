@@ -313,3 +313,18 @@ def zero_empty_sequences(graph: StepGraph, lengths, states) -> list:
         return states
     started = graph.op("reshape", [started], {"shape": [graph.shape(lengths)[0], 1]})
     return [graph.op("where", [started, state, graph.scalar(0)]) for state in states]
+
+
+def unrolled(graph: StepGraph, direction: Direction, projected, states: list, lengths, reverse: bool) -> list:
+    """The whole recurrence, step by step ([seq, batch, gates*hidden] projected inputs, [batch] lengths or
+    None): [every step's hidden state, [seq, batch, hidden]; the final states]."""
+    seq, batch, _ = graph.shape(projected)
+    direction.prepare(graph)
+    outputs = [None] * seq
+    for t in reversed(range(seq)) if reverse else range(seq):
+        valid = None if lengths is None else graph.op("less", [np.asarray(t, graph.emitter.spec(lengths).dtype), lengths])
+        states, output = direction.masked_step(graph, graph.index(projected, 0, t), states, valid)
+        outputs[t] = graph.op("reshape", [output], {"shape": [1, batch, direction.hidden]})
+    if lengths is not None:
+        states = zero_empty_sequences(graph, lengths, states)
+    return [graph.concat(outputs, 0), *states]

@@ -21,7 +21,7 @@ from ..attributes import Elements, Float, Int, Str
 from ..base import ECGOp, Tensor, TensorResult
 from ..properties import MappingType
 from ..recurrent_cells import ACTIVATION_ARGUMENTS, GRU, LSTM, RNN, Activation, ArrayEmitter, Direction, StepGraph, \
-    zero_empty_sequences
+    known_zero, unrolled
 from ..shapes import require
 from ..tensor_spec import TensorSpec, element_kind
 
@@ -92,26 +92,22 @@ class _RecurrenceBase(ECGOp):
                        for name, alpha, beta in zip(names, attrs["activation_alpha"], attrs["activation_beta"])]
         return Direction(
             cell=cls.CELL, recurrence=roles["recurrence"], recurrence_bias=roles.get("recurrence_bias"),
-            peepholes=roles.get("peepholes"), activations=activations,
+            peepholes=None if known_zero(roles.get("peepholes")) else roles.get("peepholes"), activations=activations,
             clip=None if math.isinf(attrs["clip"]) else attrs["clip"], hidden=hidden,
             input_forget=bool(attrs.get("input_forget", 0)), linear_before_reset=bool(attrs.get("linear_before_reset", 0)),
         )
 
     @classmethod
     def reference(cls, inputs, attrs, results):
-        roles = cls.operand_roles(list(inputs))
         graph = StepGraph(ArrayEmitter, results[0].dtype)
-        direction = cls.direction(attrs, roles, results[0].shape[2])
-        projected, lengths = roles["projected"], roles.get("lengths")
-        seq = projected.shape[0]
+        return cls.unrolled(graph, cls.operand_roles(list(inputs)), attrs, results[0].shape[2])
+
+    @classmethod
+    def unrolled(cls, graph: StepGraph, roles: dict, attrs: dict, hidden: int) -> list:
+        """The recurrence step by step in ``graph``'s emitter: its results."""
         states = [roles[name] for name in ("initial_h", "initial_c")[: cls.CELL.states]]
-        outputs = [None] * seq
-        for t in reversed(range(seq)) if attrs["reverse"] else range(seq):
-            valid = None if lengths is None else t < lengths
-            states, outputs[t] = direction.masked_step(graph, projected[t], states, valid)
-        if lengths is not None:
-            states = zero_empty_sequences(graph, lengths, states)
-        return [np.stack(outputs), *states]
+        return unrolled(graph, cls.direction(attrs, roles, hidden), roles["projected"], states, roles.get("lengths"),
+                        bool(attrs["reverse"]))
 
 
 class LstmRecurrenceOp(_RecurrenceBase, name="lstm_recurrence"):
@@ -177,3 +173,6 @@ class RnnRecurrenceOp(_RecurrenceBase, name="rnn_recurrence"):
     CELL = RNN
     OPERANDS = ("projected", "recurrence", "initial_h", "lengths")
 
+
+# The recurrence ops by full name.
+RECURRENCES = {cls.OPERATION_NAME: cls for cls in (LstmRecurrenceOp, GruRecurrenceOp, RnnRecurrenceOp)}

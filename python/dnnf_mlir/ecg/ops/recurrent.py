@@ -130,6 +130,7 @@ class LstmRecurrenceOp(_RecurrenceBase, name="lstm_recurrence"):
     reverse: Int
     input_forget: Int
     CELL = LSTM
+    ONNX = ("LSTM",)  # with the gemm of the input projections
     OPERANDS = ("projected", "recurrence", "peepholes", "initial_h", "initial_c", "lengths")
     DEFAULTS = {**_RecurrenceBase.DEFAULTS, "input_forget": 0}
 
@@ -152,6 +153,7 @@ class GruRecurrenceOp(_RecurrenceBase, name="gru_recurrence"):
     reverse: Int
     linear_before_reset: Int
     CELL = GRU
+    ONNX = ("GRU",)
     OPERANDS = ("projected", "recurrence", "recurrence_bias", "initial_h", "lengths")
     DEFAULTS = {**_RecurrenceBase.DEFAULTS, "linear_before_reset": 0}
 
@@ -171,6 +173,7 @@ class RnnRecurrenceOp(_RecurrenceBase, name="rnn_recurrence"):
     clip: Float
     reverse: Int
     CELL = RNN
+    ONNX = ("RNN",)
     OPERANDS = ("projected", "recurrence", "initial_h", "lengths")
 
 

@@ -13,7 +13,7 @@ it depends on shapes:
    micro-kernel sequences of ``lowering/cpu/matmul.mlir`` and ``conv.mlir``, then
    ``canonicalize, cse``.
 3. step ``bufferize``, stage ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries
-   function-boundary-type-conversion=identity-layout-map}``,
+   function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}``,
    ``buffer-results-to-out-params{modify-public-functions}`` (``bufferize.pipeline``);
    results are written in place into the out-parameters; remaining ``memref.copy``
    become tagged ``linalg.copy`` (``codegen/bufferization.py``).

@@ -48,7 +48,11 @@ def _as_tensor(step, element):
 
 @lowers("lstm_recurrence", "gru_recurrence", "rnn_recurrence")
 def lower_recurrence(op, args):
-    """An scf.for whose body is one step; sequence_lens masks each step and zeroes empty sequences' states."""
+    """An scf.for whose body is one step; sequence_lens masks each step and zeroes empty sequences' states.
+
+    The loop carries the output sequence (each step inserts its hidden state: updated in
+    place) and the states (each step's are new buffers: the bufferization pipelines allow
+    returning them from loops and free the old ones)."""
     scf = _mlir.scf
     attrs = op.attrs
     roles = op.operand_roles(list(args))
@@ -60,20 +64,16 @@ def lower_recurrence(op, args):
     projected, lengths = roles["projected"], roles.get("lengths")
     width = shape_of(projected)[2]
     states = [roles[name] for name in ("initial_h", "initial_c")[: op.CELL.states]]
-    outputs = empty((seq, batch, hidden), element_of(projected))
-    loop = scf.ForOp(index(0), index(seq), index(1), [outputs, *states])
+    loop = scf.ForOp(index(0), index(seq), index(1), [empty((seq, batch, hidden), element_of(projected)), *states])
     with ir.InsertionPoint(loop.body):
         step = _step_index(loop.induction_variable, seq, bool(attrs["reverse"]))
         valid = None
         if lengths is not None:
             valid = graph.op("less", [_as_tensor(step, element_of(lengths)), lengths])
-        outputs, *carried = loop.inner_iter_args
-        states, output = direction.masked_step(graph, _slice_at(projected, step, (batch, width)), carried, valid)
-        # The new states are copied into the carried ones: each loop-carried buffer is updated in place.
-        scf.YieldOp([_insert_at(output, outputs, step),
-                     *(_mlir.linalg.copy(new, outs=[old]) for new, old in zip(states, carried))])
+        outputs, *states = loop.inner_iter_args
+        states, output = direction.masked_step(graph, _slice_at(projected, step, (batch, width)), states, valid)
+        scf.YieldOp([_insert_at(output, outputs, step), *states])
     outputs, *states = loop.results
     if lengths is not None:
         states = zero_empty_sequences(graph, lengths, states)
     return [outputs, *states]
-

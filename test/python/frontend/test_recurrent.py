@@ -9,6 +9,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from dnnf_mlir.compiler import CompileOptions
+from dnnf_mlir.compiler.driver import compile_pipeline
 from dnnf_mlir.frontend.onnx_importer import OnnxImportError, import_onnx
 from dnnf_mlir.interpreter import interpret
 from dnnf_mlir.session import InferenceSession
@@ -169,6 +171,14 @@ def test_one_input_projection_then_one_loop_per_direction():
     assert ops.count(("ecg.gemm", (SEQ * BATCH, 2 * 4 * HIDDEN))) == 1
     assert ops.count(("ecg.lstm_recurrence", (SEQ, BATCH, HIDDEN))) == 2
     assert not [name for name, _ in ops if name == "ecg.mat_mul"]
+
+
+@pytest.mark.parametrize("target, unrolled", [("host", False), ("vulkan", True), ("opencl", True)])
+def test_only_gpu_targets_unroll_the_loops(target, unrolled, tmp_path):
+    names = compile_pipeline(CompileOptions(target=target), tmp_path / "weights.bin", tmp_path).names()
+    assert ("ecg-unroll-recurrence" in names) == unrolled
+    if unrolled:  # before fusion, which joins each step's matmul with its gate epilogue
+        assert names.index("ecg-unroll-recurrence") < names.index("ecg-fuse")
 
 
 @pytest.mark.parametrize("attrs, message", [

@@ -5,7 +5,8 @@
 // An LSTM direction is one scf.for over the 5 steps, carrying the output sequence and both
 // states: R^T is built once before the loop; each step reads its slice of the projected
 // inputs, multiplies the hidden state with R^T (one small matmul), applies the gates and
-// writes its hidden state into the output at its step.
+// writes its hidden state into the output at its step. The loop is marked as a loop over
+// time steps (the code generator keeps its body on one thread, its buffers its own).
 // CHECK-LABEL: func.func @lstm
 // CHECK: linalg.transpose ins(%arg1 : tensor<8x2xf32>)
 // CHECK: scf.for %[[STEP:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OUT:.*]] = %{{.*}}, %[[H:.*]] = %arg3, %[[C:.*]] = %arg4) -> (tensor<5x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
@@ -13,6 +14,7 @@
 // CHECK: linalg.matmul ins(%[[H]], %{{.*}} : tensor<2x2xf32>, tensor<2x8xf32>)
 // CHECK: tensor.insert_slice %{{.*}} into %[[OUT]][%[[STEP]], 0, 0] [1, 2, 2] [1, 1, 1] : tensor<2x2xf32> into tensor<5x2x2xf32>
 // CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}} : tensor<5x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+// CHECK-NEXT: } {dnnf.time_steps}
 // CHECK-NOT: linalg.matmul
 // CHECK: return
 func.func @lstm(%p: tensor<5x2x8xf32>, %r: tensor<8x2xf32>, %peep: tensor<6xf32>, %h: tensor<2x2xf32>, %c: tensor<2x2xf32>) -> (tensor<5x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {

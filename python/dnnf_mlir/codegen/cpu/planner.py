@@ -13,6 +13,7 @@ the ops are linked by SSA values, which do not cross functions.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...kernel_functions import is_time_step_loop
 from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_function, is_f32, linalg_ops,
                               static_tensor_type)
 from .attention import attention_chains, schedule_head_loop
@@ -60,7 +61,8 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     consumed = []
     for op in ops:
         first = len(planner.schedules)
-        planner.threads = 1 if op in in_head_loops or op.parent.name in ("scf.forall", "scf.for") else threads
+        planner.threads = 1 if op in in_head_loops or op.parent.name == "scf.forall" or is_time_step_loop(op.parent) \
+            else threads
         if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:

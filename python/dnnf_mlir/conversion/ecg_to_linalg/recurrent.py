@@ -11,6 +11,7 @@ before the loop, once. The IR no longer grows with the sequence length.
 from ... import _mlir
 from ..._mlir import arith, ir
 from ...ecg.recurrent_cells import OpEmitter, StepGraph, zero_empty_sequences
+from ...kernel_functions import TIME_STEPS
 from ...linalg_builders import element_of
 from .builders import empty, index, shape_of
 from .registry import lowers
@@ -65,6 +66,7 @@ def lower_recurrence(op, args):
     width = shape_of(projected)[2]
     states = [roles[name] for name in ("initial_h", "initial_c")[: op.CELL.states]]
     loop = scf.ForOp(index(0), index(seq), index(1), [empty((seq, batch, hidden), element_of(projected)), *states])
+    loop.operation.attributes[TIME_STEPS] = ir.UnitAttr.get()
     with ir.InsertionPoint(loop.body):
         step = _step_index(loop.induction_variable, seq, bool(attrs["reverse"]))
         valid = None

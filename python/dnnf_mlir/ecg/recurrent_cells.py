@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._mlir import ir
+from .attributes import Elements
 from .base import OPS
 from .tensor_spec import TensorSpec, from_mlir
 
@@ -53,6 +54,19 @@ ACTIVATION_ARGUMENTS = {
 def known_zero(value) -> bool:
     """Whether ``value`` is known (a constant) to be all zeros."""
     return isinstance(value, np.ndarray) and not value.any()
+
+
+def zeros_if_constant(value):
+    """``value`` as a numpy array when an ``ecg.constant`` or ``arith.constant`` makes it all zeros
+    (no peepholes, a zero initial state: a step then skips their arithmetic), else ``value``."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name not in ("ecg.constant", "arith.constant"):
+        return value
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr):
+        return value
+    array = Elements.from_attr(attr)
+    return value if array.any() else array
 
 
 class ArrayEmitter:

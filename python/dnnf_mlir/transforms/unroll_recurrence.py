@@ -10,7 +10,7 @@ The graph, and the compile time, grow with the sequence length.
 
 from .._mlir import ir
 from ..ecg.ops.recurrent import RECURRENCES
-from ..ecg.recurrent_cells import OpEmitter, StepGraph
+from ..ecg.recurrent_cells import OpEmitter, StepGraph, zeros_if_constant
 from .pass_base import ModulePass
 from .registry import described_by_table
 
@@ -30,16 +30,6 @@ def _recurrences(root) -> list:
     return found
 
 
-def _known_zeros(value):
-    """``value`` as a numpy array when it is an all-zero ``ecg.constant`` (no peepholes, a zero initial
-    state: the step then skips their arithmetic, as the importer's folding did), else ``value``."""
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "ecg.constant":
-        return value
-    array = owner.opview.attrs["value"]
-    return array if not array.any() else value
-
-
 def unroll_recurrences(root) -> int:
     """Unroll every recurrence op under ``root``; returns how many there were."""
     operations = _recurrences(root)
@@ -48,7 +38,7 @@ def unroll_recurrences(root) -> int:
         with ir.InsertionPoint(operation), operation.location:
             output = view.result_specs[0]
             graph = StepGraph(OpEmitter(), output.dtype)
-            roles = view.operand_roles([_known_zeros(v) for v in operation.operands])
+            roles = view.operand_roles([zeros_if_constant(v) for v in operation.operands])
             results = view.unrolled(graph, roles, view.attrs, output.shape[2])
         for old, new in zip(operation.results, results):
             old.replace_all_uses_with(new)

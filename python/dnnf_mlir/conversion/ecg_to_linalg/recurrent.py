@@ -10,7 +10,7 @@ before the loop, once. The IR no longer grows with the sequence length.
 
 from ... import _mlir
 from ..._mlir import arith, ir
-from ...ecg.recurrent_cells import OpEmitter, StepGraph, zero_empty_sequences
+from ...ecg.recurrent_cells import OpEmitter, StepGraph, zero_empty_sequences, zeros_if_constant
 from ...kernel_functions import TIME_STEPS
 from ...linalg_builders import element_of
 from .builders import empty, index, shape_of
@@ -57,6 +57,8 @@ def lower_recurrence(op, args):
     scf = _mlir.scf
     attrs = op.attrs
     roles = op.operand_roles(list(args))
+    if "peepholes" in roles:  # the states are the loop's: values, even when they start at zero
+        roles["peepholes"] = zeros_if_constant(roles["peepholes"])
     output_spec = op.result_specs[0]
     seq, batch, hidden = output_spec.shape
     graph = StepGraph(OpEmitter(), output_spec.dtype)

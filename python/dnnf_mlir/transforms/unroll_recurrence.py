@@ -18,15 +18,12 @@ from .registry import described_by_table
 def _recurrences(root) -> list:
     found = []
 
-    def visit(operation):
-        for region in operation.regions:
-            for block in region.blocks:
-                for op in block.operations:
-                    if op.operation.name in RECURRENCES:
-                        found.append(op.operation)
-                    visit(op.operation)
+    def visit(op):
+        if op.name in RECURRENCES:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
 
-    visit(root)
+    root.walk(visit)
     return found
 
 

@@ -945,5 +945,59 @@ module {
       %2 = irdl.base "!builtin.tensor"
       irdl.results(output: %2)
     }
+    irdl.operation @lstm_recurrence {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      %3 = irdl.base "!builtin.tensor"
+      %4 = irdl.base "!builtin.tensor"
+      %5 = irdl.base "!builtin.tensor"
+      irdl.operands(projected: %0, recurrence: %1, peepholes: %2, initial_h: %3, initial_c: %4, lengths: optional %5)
+      %6 = irdl.base "#builtin.string"
+      %7 = irdl.any
+      %8 = irdl.any
+      %9 = irdl.base "#builtin.float"
+      %10 = irdl.base "#builtin.integer"
+      %11 = irdl.base "#builtin.integer"
+      irdl.attributes {"activations" = %6, "activation_alpha" = %7, "activation_beta" = %8, "clip" = %9, "reverse" = %10, "input_forget" = %11}
+      %12 = irdl.base "!builtin.tensor"
+      %13 = irdl.base "!builtin.tensor"
+      %14 = irdl.base "!builtin.tensor"
+      irdl.results(output: %12, final_h: %13, final_c: %14)
+    }
+    irdl.operation @gru_recurrence {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      %3 = irdl.base "!builtin.tensor"
+      %4 = irdl.base "!builtin.tensor"
+      irdl.operands(projected: %0, recurrence: %1, recurrence_bias: %2, initial_h: %3, lengths: optional %4)
+      %5 = irdl.base "#builtin.string"
+      %6 = irdl.any
+      %7 = irdl.any
+      %8 = irdl.base "#builtin.float"
+      %9 = irdl.base "#builtin.integer"
+      %10 = irdl.base "#builtin.integer"
+      irdl.attributes {"activations" = %5, "activation_alpha" = %6, "activation_beta" = %7, "clip" = %8, "reverse" = %9, "linear_before_reset" = %10}
+      %11 = irdl.base "!builtin.tensor"
+      %12 = irdl.base "!builtin.tensor"
+      irdl.results(output: %11, final_h: %12)
+    }
+    irdl.operation @rnn_recurrence {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      %3 = irdl.base "!builtin.tensor"
+      irdl.operands(projected: %0, recurrence: %1, initial_h: %2, lengths: optional %3)
+      %4 = irdl.base "#builtin.string"
+      %5 = irdl.any
+      %6 = irdl.any
+      %7 = irdl.base "#builtin.float"
+      %8 = irdl.base "#builtin.integer"
+      irdl.attributes {"activations" = %4, "activation_alpha" = %5, "activation_beta" = %6, "clip" = %7, "reverse" = %8}
+      %9 = irdl.base "!builtin.tensor"
+      %10 = irdl.base "!builtin.tensor"
+      irdl.results(output: %9, final_h: %10)
+    }
   }
 }

@@ -5,7 +5,9 @@
 such function apart (its elementwise fusion and epilogues stay inside one) and
 reports ``kernel_counts``. ``stays_in_code`` is the one notion of a constant small
 enough to be compiled into the code (cloned into each kernel that uses it); the
-others are weights, passed as arguments and moved to the weights file.
+others are weights, passed as arguments and moved to the weights file. A kernel
+may hold a loop over a recurrence's time steps, an ``scf.for`` marked ``TIME_STEPS``
+(by convert-ecg-to-linalg), which the code generator's own tile loops are not.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ KERNEL_ATTR = "dnnf.kernel"  # unit attribute on each kernel function
 LAUNCHED_ATTR = "dnnf.kernels.launched"  # module: kernel calls per run of the public functions
 UNIQUE_ATTR = "dnnf.kernels.unique"  # module: kernel functions
 MIN_ELEMENTS = 64  # non-splat constants with fewer elements stay in the code
+TIME_STEPS = "dnnf.time_steps"  # unit attribute on the scf.for of a recurrence over its time steps
+
+
+def is_time_step_loop(op) -> bool:
+    return op.name == "scf.for" and TIME_STEPS in op.attributes
 
 
 def stays_in_code(value: ir.Attribute) -> bool:

@@ -206,6 +206,10 @@ EXAMPLES = {
     "constant": ([], {"value": np.ones((2, 3), F32)}),
     **{m: ([t(2, 3, 4, dtype=np.int32), t(3, 4, dtype=np.int32)], {}) for m in ("bitwise_and", "bitwise_or", "bitwise_xor")},
     "bitwise_not": ([t(2, 3, 4, dtype=np.uint16)], {}),
+    # seq 5, batch 2, hidden 2
+    "lstm_recurrence": ([t(5, 2, 8), t(8, 2), t(6), t(2, 2), t(2, 2)], {}),
+    "gru_recurrence": ([t(5, 2, 6), t(6, 2), t(6), t(2, 2), t(2, dtype=np.int32)], {"linear_before_reset": 1}),
+    "rnn_recurrence": ([t(5, 2, 2), t(2, 2), t(2, 2)], {"reverse": 1}),
 }
 
 

@@ -73,6 +73,9 @@ class Backend(ABC):
     stages: ClassVar[tuple]  # its stages, in order
     lowering_pass: ClassVar[str]  # the dnnf-opt pass that runs every step, as compile.pipeline names it
     output_formats: ClassVar[dict]  # what ``translate`` makes of a lowered module: name -> description
+    # Whether its kernels may hold a loop over time steps around their ops (a recurrence's scf.for);
+    # if not, compile.pipeline unrolls the recurrences first (ecg-unroll-recurrence).
+    runs_step_loops: ClassVar[bool] = True
 
     @abstractmethod
     def tools(self) -> list:

@@ -87,7 +87,8 @@ COMPILE_PIPELINE = "compile.pipeline"  # in lowering/
 PIPELINE_LOWERING_PASS = "dnnf-lower-to-llvm"
 ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 REWRITE_STATS, FUSION_STATS = ".rewrite.json", ".fusion.json"  # the passes' reports, in the staging directory
-STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-fuse": "fuse"}  # any other pass: "lower"
+# Any other pass: "lower". The GPU targets unroll recurrences right after rewriting, before fusion.
+STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-unroll-recurrence": "rewrite", "ecg-fuse": "fuse"}
 WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY, OPENCL_LIBRARY)}  # Target.kind -> its ArtifactWriter
 logger = logging.getLogger("dnnf_mlir.compiler")
 
@@ -142,6 +143,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
         pipeline = _with_kernel_timers(pipeline, options, lowering)
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
+    if not t.backend.runs_step_loops:
+        pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
     if fusion_svg is not None:
         pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:

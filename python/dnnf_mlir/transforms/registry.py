@@ -102,6 +102,12 @@ PASS_TABLE: dict[str, PassEntry] = {
             ),
         ),
         PassEntry(
+            "ecg-unroll-recurrence",
+            "dnnf_mlir.transforms.unroll_recurrence:UnrollRecurrencePass",
+            "Replace each LSTM/GRU/RNN recurrence op by its time steps in ECG ops (for targets without loops "
+            "around kernels: the GPUs)",
+        ),
+        PassEntry(
             "ecg-outline-kernels",
             "dnnf_mlir.fusion.kernels:OutlineKernelsPass",
             "Make every kernel (ecg.fused op or unfused ECG op) a call of a private function, "

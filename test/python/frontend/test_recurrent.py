@@ -9,6 +9,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from dnnf_mlir.compiler import CompileOptions
+from dnnf_mlir.compiler.driver import compile_pipeline
 from dnnf_mlir.frontend.onnx_importer import OnnxImportError, import_onnx
 from dnnf_mlir.interpreter import interpret
 from dnnf_mlir.session import InferenceSession
@@ -158,17 +160,25 @@ def test_host_code_matches_onnxruntime(op, case):
     assert_matches(got, onnxruntime_outputs(op, **case))
 
 
-def test_one_input_projection_for_every_step_and_direction():
+def test_one_input_projection_then_one_loop_per_direction():
     model, _ = recurrent_model("LSTM", direction="bidirectional")
     module = import_onnx(model)
     main = next(op for op in module.body.operations if op.operation.name == "func.func")
-    products = [(op.operation.name, tuple(op.results[0].type.shape)) for op in main.regions[0].blocks[0].operations
-                if op.operation.name in ("ecg.gemm", "ecg.mat_mul")]
-    # One [seq*batch, 2 directions * 4 gates * hidden] projection; then one [batch, 4*hidden] matmul per
-    # step and direction, but the first (the initial state is a constant here: its product is folded).
-    assert products.count(("ecg.gemm", (SEQ * BATCH, 2 * 4 * HIDDEN))) == 1
-    assert products.count(("ecg.mat_mul", (BATCH, 4 * HIDDEN))) == 2 * (SEQ - 1)
-    assert len(products) == 1 + 2 * (SEQ - 1)
+    ops = [(op.operation.name, tuple(op.results[0].type.shape)) for op in main.regions[0].blocks[0].operations
+           if len(op.results)]
+    # One [seq*batch, 2 directions * 4 gates * hidden] projection, one loop over the steps per direction:
+    # the graph does not grow with the sequence length.
+    assert ops.count(("ecg.gemm", (SEQ * BATCH, 2 * 4 * HIDDEN))) == 1
+    assert ops.count(("ecg.lstm_recurrence", (SEQ, BATCH, HIDDEN))) == 2
+    assert not [name for name, _ in ops if name == "ecg.mat_mul"]
+
+
+@pytest.mark.parametrize("target, unrolled", [("host", False), ("vulkan", True), ("opencl", True)])
+def test_only_gpu_targets_unroll_the_loops(target, unrolled, tmp_path):
+    names = compile_pipeline(CompileOptions(target=target), tmp_path / "weights.bin", tmp_path).names()
+    assert ("ecg-unroll-recurrence" in names) == unrolled
+    if unrolled:  # before fusion, which joins each step's matmul with its gate epilogue
+        assert names.index("ecg-unroll-recurrence") < names.index("ecg-fuse")
 
 
 @pytest.mark.parametrize("attrs, message", [

@@ -13,7 +13,7 @@ it depends on shapes:
    micro-kernel sequences of ``lowering/cpu/matmul.mlir`` and ``conv.mlir``, then
    ``canonicalize, cse``.
 3. step ``bufferize``, stage ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries
-   function-boundary-type-conversion=identity-layout-map}``,
+   function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}``,
    ``buffer-results-to-out-params{modify-public-functions}`` (``bufferize.pipeline``);
    results are written in place into the out-parameters; remaining ``memref.copy``
    become tagged ``linalg.copy`` (``codegen/bufferization.py``).
@@ -51,6 +51,7 @@ from ..bufferization import copies_to_linalg, results_in_place, tagged_copies
 from ..passes import apply_script, run_passes, run_pipeline
 from .attention import confirm_head_loops
 from .buffers import post_bufferization_script, vector_lowering_script
+from .loop_inits import fresh_inits_in_loops
 from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llvm_target
 from .objects import compile_object, emit_llvm_ir
 from .openmp import parallelize
@@ -89,6 +90,7 @@ class CpuBackend(Backend):
 
     def bufferize(self, module: ir.Module, target: CpuTarget, threads: int, stages: Stages) -> None:
         with stages.stage("bufferize", module):
+            fresh_inits_in_loops(module)
             run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
             results_in_place(module)
             copies_to_linalg(module)

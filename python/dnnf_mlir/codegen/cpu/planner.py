@@ -13,6 +13,7 @@ the ops are linked by SSA values, which do not cross functions.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...kernel_functions import is_time_step_loop
 from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_function, is_f32, linalg_ops,
                               static_tensor_type)
 from .attention import attention_chains, schedule_head_loop
@@ -54,11 +55,14 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     # that structured.fuse, which fuses producers greedily, only finds the fill), and
     # an element-wise consumer is known to be an epilogue before it is reached. The
     # body of a loop over a grouped convolution's groups (``prepare``) runs on one
-    # thread, like a head loop's ops: the loop is what the threads share.
+    # thread, like a head loop's ops: the loop is what the threads share. So does the body of a
+    # recurrence's loop over its time steps (an scf.for): a parallel region per step costs more
+    # than its small matmul.
     consumed = []
     for op in ops:
         first = len(planner.schedules)
-        planner.threads = 1 if op in in_head_loops or op.parent.name == "scf.forall" else threads
+        planner.threads = 1 if op in in_head_loops or op.parent.name == "scf.forall" or is_time_step_loop(op.parent) \
+            else threads
         if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:

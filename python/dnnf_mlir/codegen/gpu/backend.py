@@ -33,6 +33,7 @@ class GpuBackend(Backend):
     start with ``GPU_STAGES``."""
 
     GPU_STAGES = ("prepare", "schedule", "bufferize", "outline", "device-code")
+    runs_step_loops = False  # a kernel is launches: an LSTM's loop is unrolled (ecg-unroll-recurrence)
 
     def prepare(self, module: ir.Module, target: Target, threads: int, stages: Stages) -> None:
         with stages.stage("prepare", module):

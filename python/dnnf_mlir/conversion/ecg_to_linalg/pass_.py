@@ -1,5 +1,6 @@
 """The convert-ecg-to-linalg pass: walk the module, check every ECG op, then replace
-each by the values its ``LOWERINGS`` entry builds, inlining ``ecg.fused`` bodies.
+each by the values its ``LOWERINGS`` entry builds, inlining ``ecg.fused`` bodies. A
+lowering may build ECG ops (a recurrence's loop body): they are lowered in the next round.
 
 Importing this module imports every op family, which registers its lowerings.
 """
@@ -11,7 +12,7 @@ from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
 from . import (  # noqa: F401
     bitcast, bitwise_trig, conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling,
-    quantization, reduction, resize,
+    quantization, recurrent, reduction, resize,
 )
 from .bfloat16 import computes_in_f32, lower_in_f32
 from .signless import make_signless
@@ -140,20 +141,20 @@ def convert_module(module_op) -> list:
     Every op is checked before anything changes; a failure while lowering leaves the
     module partly converted (the pass fails then).
     """
-    operations = _ecg_ops(module_op)
-    problems = [problem for op in operations for problem in _problems(op)]
-    if problems:
-        return problems
-    for operation in operations:
-        args = list(operation.operands)
-        try:
-            with ir.InsertionPoint(operation), operation.location:
-                results = lower_op(operation, args)
-        except LoweringError as error:
-            return [(error.location or operation.location, str(error))]
-        for old, new in zip(operation.results, results):
-            old.replace_all_uses_with(new)
-        operation.erase()
+    while operations := _ecg_ops(module_op):
+        problems = [problem for op in operations for problem in _problems(op)]
+        if problems:
+            return problems
+        for operation in operations:
+            args = list(operation.operands)
+            try:
+                with ir.InsertionPoint(operation), operation.location:
+                    results = lower_op(operation, args)
+            except LoweringError as error:
+                return [(error.location or operation.location, str(error))]
+            for old, new in zip(operation.results, results):
+                old.replace_all_uses_with(new)
+            operation.erase()
     try:
         make_signless(module_op)
     except Unsupported as error:

@@ -6,7 +6,7 @@
   gather_elements) and ``resize``;
 - ``elementwise``: the One-to-One ops, and ``quantization``: linear (de)quantization;
 - Many-to-Many: ``convolution``, ``matmul``, ``pooling`` (incl. LRN), ``softmax``,
-  ``reduction`` (incl. arg_max/arg_min) and ``normalization``;
+  ``reduction`` (incl. arg_max/arg_min), ``normalization`` and ``recurrent`` (LSTM/GRU/RNN loops);
 - ``structure``: constants and fusion blocks.
 
 ``common`` and ``windows`` hold what several op modules share. The imports below
@@ -20,9 +20,10 @@ from . import convolution, matmul, pooling, softmax, reduction, normalization  #
 from . import structure
 from . import bitwise, trigonometric  # One-to-One, after the rest: the catalogue's order stays
 from . import bitcast
+from . import recurrent  # Many-to-Many loops, last: the catalogue's order stays
 
 __all__ = [
     "reshape", "slicing", "shuffle", "one_to_many", "resize", "elementwise", "quantization",
     "convolution", "matmul", "pooling", "softmax", "reduction", "normalization", "structure",
-    "bitwise", "trigonometric", "bitcast",
+    "bitwise", "trigonometric", "bitcast", "recurrent",
 ]

@@ -945,5 +945,26 @@ module {
       %2 = irdl.base "!builtin.tensor"
       irdl.results(output: %2)
     }
+    irdl.operation @scatter_elements {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      irdl.operands(data: %0, indices: %1, updates: %2)
+      %3 = irdl.base "#builtin.integer"
+      %4 = irdl.base "#builtin.string"
+      irdl.attributes {"axis" = %3, "reduction" = %4}
+      %5 = irdl.base "!builtin.tensor"
+      irdl.results(output: %5)
+    }
+    irdl.operation @scatter_nd {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      irdl.operands(data: %0, indices: %1, updates: %2)
+      %3 = irdl.base "#builtin.string"
+      irdl.attributes {"reduction" = %3}
+      %4 = irdl.base "!builtin.tensor"
+      irdl.results(output: %4)
+    }
   }
 }

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from ..ecg import ECGOp, from_mlir
 from ..kernel_functions import stays_in_code
-# Ops no planner fuses: structure, not computation.
-NOT_FUSABLE = frozenset({"constant", "fused", "yield"})
+# Ops no planner fuses: structure, not computation; and the scatters, whose lowering
+# is a loop over the updates rather than a generic over the output (conversion's scatter.py).
+NOT_FUSABLE = frozenset({"constant", "fused", "yield", "scatter_elements", "scatter_nd"})
 
 
 @dataclass

@@ -1,6 +1,7 @@
-"""The scatters on the GPU targets (Vulkan on lavapipe, OpenCL on PoCL): a copy of the data
-over workgroups and threads, then the loop over the updates as a dispatch of one
-invocation (``codegen/gpu/loop_kernels.py``). Each graph reads the scattered data again
+"""The scatters compiled for every target in a graph around them: the host CPU, and the GPU
+targets (Vulkan on lavapipe, OpenCL on PoCL), where the copy of the data runs over
+workgroups and threads, then the loop over the updates as a dispatch of one invocation
+(``codegen/gpu/loop_kernels.py``). Each graph reads the scattered data again
 after the scatter, so a loop that updated its input in place instead of the copy fails;
 outputs are compared with onnxruntime (``checking.compare``: |got - want| <= 3e-5 + 1e-4
 * |want| per element).
@@ -38,7 +39,7 @@ CASES = {  # name -> (model, the index input)
 }
 
 
-@pytest.mark.parametrize("target", ["vulkan", "opencl"])
+@pytest.mark.parametrize("target", ["host", "vulkan", "opencl"])
 @pytest.mark.parametrize("name", CASES)
 def test_scatter_matches_onnxruntime(name, target, tmp_path):
     model, indices = CASES[name]

@@ -206,6 +206,8 @@ EXAMPLES = {
     "constant": ([], {"value": np.ones((2, 3), F32)}),
     **{m: ([t(2, 3, 4, dtype=np.int32), t(3, 4, dtype=np.int32)], {}) for m in ("bitwise_and", "bitwise_or", "bitwise_xor")},
     "bitwise_not": ([t(2, 3, 4, dtype=np.uint16)], {}),
+    "scatter_elements": ([t(5, 3), t(2, 3, dtype=np.int64), t(2, 3)], {"axis": 0, "reduction": "add"}),
+    "scatter_nd": ([t(5, 3), t(2, 1, dtype=np.int64), t(2, 3)], {"reduction": "mul"}),
 }
 
 

@@ -966,5 +966,16 @@ module {
       %4 = irdl.base "!builtin.tensor"
       irdl.results(output: %4)
     }
+    irdl.operation @top_k {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "#builtin.integer"
+      %2 = irdl.base "#builtin.integer"
+      %3 = irdl.base "#builtin.integer"
+      irdl.attributes {"axis" = %1, "k" = %2, "largest" = %3}
+      %4 = irdl.base "!builtin.tensor"
+      %5 = irdl.base "!builtin.tensor"
+      irdl.results(values: %4, indices: %5)
+    }
   }
 }

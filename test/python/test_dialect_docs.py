@@ -208,6 +208,7 @@ EXAMPLES = {
     "bitwise_not": ([t(2, 3, 4, dtype=np.uint16)], {}),
     "scatter_elements": ([t(5, 3), t(2, 3, dtype=np.int64), t(2, 3)], {"axis": 0, "reduction": "add"}),
     "scatter_nd": ([t(5, 3), t(2, 1, dtype=np.int64), t(2, 3)], {"reduction": "mul"}),
+    "top_k": ([t(4, 6)], {"axis": 1, "k": 3, "largest": 1}),
 }
 
 

@@ -20,10 +20,10 @@ from . import convolution, matmul, pooling, softmax, reduction, normalization  #
 from . import structure
 from . import bitwise, trigonometric  # One-to-One, after the rest: the catalogue's order stays
 from . import bitcast
-from . import scatter
+from . import scatter, top_k
 
 __all__ = [
     "reshape", "slicing", "shuffle", "one_to_many", "resize", "elementwise", "quantization",
     "convolution", "matmul", "pooling", "softmax", "reduction", "normalization", "structure",
-    "bitwise", "trigonometric", "bitcast", "scatter",
+    "bitwise", "trigonometric", "bitcast", "scatter", "top_k",
 ]

@@ -950,9 +950,9 @@ module {
       %1 = irdl.base "!builtin.tensor"
       %2 = irdl.base "!builtin.tensor"
       irdl.operands(data: %0, indices: %1, updates: %2)
-      %3 = irdl.base "#builtin.integer"
-      %4 = irdl.base "#builtin.string"
-      irdl.attributes {"axis" = %3, "reduction" = %4}
+      %3 = irdl.base "#builtin.string"
+      %4 = irdl.base "#builtin.integer"
+      irdl.attributes {"reduction" = %3, "axis" = %4}
       %5 = irdl.base "!builtin.tensor"
       irdl.results(output: %5)
     }

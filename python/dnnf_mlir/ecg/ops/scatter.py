@@ -47,16 +47,25 @@ def _apply(data: np.ndarray, positions: tuple, updates: np.ndarray, reduction: s
     return out
 
 
-class ScatterElementsOp(ECGOp, name="scatter_elements"):
-    """out = data, then out[..., indices[i, j, ...], ...] (at ``axis``) combined with updates[i, j, ...]."""
+class _ScatterBase(ECGOp):
+    """What both scatters share: their operands, result, reduction and FLOPs."""
 
     data: Tensor
     indices: Tensor
     updates: Tensor
     output: TensorResult
-    axis: Int
     reduction: Str
     MAPPING = MappingType.MANY_TO_MANY
+
+    @classmethod
+    def count_flops(cls, operands, results, attrs) -> int:
+        return 0 if attrs["reduction"] == "none" else operands[2].numel
+
+
+class ScatterElementsOp(_ScatterBase, name="scatter_elements"):
+    """out = data, then out[..., indices[i, j, ...], ...] (at ``axis``) combined with updates[i, j, ...]."""
+
+    axis: Int
     ONNX = ("ScatterElements", "Scatter")
     DEFAULTS = {"axis": 0, "reduction": "none"}
 
@@ -72,10 +81,6 @@ class ScatterElementsOp(ECGOp, name="scatter_elements"):
         return [data]
 
     @classmethod
-    def count_flops(cls, operands, results, attrs) -> int:
-        return 0 if attrs["reduction"] == "none" else operands[2].numel
-
-    @classmethod
     def reference(cls, inputs, attrs, results):
         data, indices, updates = inputs
         axis = normalize_axis(attrs["axis"], data.ndim)
@@ -84,15 +89,9 @@ class ScatterElementsOp(ECGOp, name="scatter_elements"):
         return [_apply(data, tuple(positions), updates, attrs["reduction"])]
 
 
-class ScatterNDOp(ECGOp, name="scatter_nd"):
+class ScatterNDOp(_ScatterBase, name="scatter_nd"):
     """out = data, then out[indices[i, ...]] (a tuple over the leading axes) combined with updates[i, ...]."""
 
-    data: Tensor
-    indices: Tensor
-    updates: Tensor
-    output: TensorResult
-    reduction: Str
-    MAPPING = MappingType.MANY_TO_MANY
     ONNX = ("ScatterND",)
     DEFAULTS = {"reduction": "none"}
 
@@ -106,10 +105,6 @@ class ScatterNDOp(ECGOp, name="scatter_nd"):
         require(updates.shape == indices.shape[:-1] + data.shape[depth:],
                 f"updates {updates} must have the shape {list(indices.shape[:-1] + data.shape[depth:])}")
         return [data]
-
-    @classmethod
-    def count_flops(cls, operands, results, attrs) -> int:
-        return 0 if attrs["reduction"] == "none" else operands[2].numel
 
     @classmethod
     def reference(cls, inputs, attrs, results):

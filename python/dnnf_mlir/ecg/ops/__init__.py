@@ -7,7 +7,8 @@
 - ``elementwise``: the One-to-One ops, and ``quantization``: linear (de)quantization;
 - Many-to-Many: ``convolution``, ``matmul``, ``pooling`` (incl. LRN), ``softmax``,
   ``reduction`` (incl. arg_max/arg_min) and ``normalization``;
-- ``structure``: constants and fusion blocks.
+- ``structure``: constants and fusion blocks;
+- ``scatter`` and ``top_k``: the Many-to-Many ops lowered to sequential loops.
 
 ``common`` and ``windows`` hold what several op modules share. The imports below
 run in this order on purpose: it is the order in which the ops enter ``OPS``,

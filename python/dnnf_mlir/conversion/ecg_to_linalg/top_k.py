@@ -4,8 +4,9 @@ The input is viewed as (outer, n, inner) around its axis, the results as (outer,
 inner); a row is one (outer, inner) pair. ``scf.for`` loops over the rows and their n
 elements carry both results as tensors (updated in place once bufferized). A row's k
 slots start empty (index -1). An element enters when it beats the k-th slot (or that
-slot is empty): it is then inserted by one pass over the slots, each slot keeping the
-better of itself and the carried entry and passing the other on. Entries compare by
+slot is empty; that slot's value and state are carried in registers): it is then
+inserted by one pass over the slots, each slot keeping the better of itself and the
+carried entry and passing the other on. Entries compare by
 value, then by index (the lower first); NaN beats every number and equals NaN. Work
 is n comparisons per row plus k per insertion, and the IR does not grow with k.
 """
@@ -95,23 +96,25 @@ def lower_top_k(op, args):
             return [o, slot, i]
 
         values, indices = _empty_slots(*loop.inner_iter_args, extract(rows, [o, index(0), i]), at, k)
-        scan = _mlir.scf.ForOp(index(0), index(n), index(1), [values, indices])
+        # The k-th slot's value and whether it is empty ride in registers, beside the results.
+        last = at(index(k - 1))
+        scan = _mlir.scf.ForOp(index(0), index(n), index(1),
+                               [values, indices, extract(values, last), constant(ir.IntegerType.get_signless(1), 1)])
         with ir.InsertionPoint(scan.body):
-            values, indices = scan.inner_iter_args
+            values, indices, threshold, open_slot = scan.inner_iter_args
             j = scan.induction_variable
             value = extract(rows, [o, j, i])
-            position = arith.index_cast(_i64(), j)
-            last = at(index(k - 1))
-            last_at = extract(indices, last)
-            better, _ = _better(value, extract(values, last), largest)  # a tie comes later: it does not enter
-            enters = arith.ori(compare("lt", last_at, constant(_i64(), 0)), better)
-            branch = _mlir.scf.IfOp(enters, [values.type, indices.type], has_else=True)
+            better, _ = _better(value, threshold, largest)  # a tie comes later: it does not enter
+            branch = _mlir.scf.IfOp(arith.ori(open_slot, better), [t.type for t in scan.inner_iter_args],
+                                    has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                _mlir.scf.YieldOp(list(_insert(values, indices, value, position, at, k, largest)))
+                values, indices = _insert(values, indices, value, arith.index_cast(_i64(), j), at, k, largest)
+                still_open = compare("lt", extract(indices, last), constant(_i64(), 0))
+                _mlir.scf.YieldOp([values, indices, extract(values, last), still_open])
             with ir.InsertionPoint(branch.else_block):
-                _mlir.scf.YieldOp([values, indices])
+                _mlir.scf.YieldOp(list(scan.inner_iter_args))
             _mlir.scf.YieldOp(list(branch.results))
-        _mlir.scf.YieldOp(list(scan.results))
+        _mlir.scf.YieldOp(list(scan.results[:2]))
     out_shape = list(shape)
     out_shape[axis] = k
     return [reshape(result, out_shape) for result in loop.results]

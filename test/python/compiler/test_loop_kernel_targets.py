@@ -14,6 +14,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from dnnf_mlir.checking import compare
+from dnnf_mlir import InferenceSession
 from dnnf_mlir.compiler import Artifact, compile_model
 from dnnf_mlir.tools.common import onnxruntime_session
 
@@ -86,3 +87,27 @@ def test_top_k_matches_onnxruntime(name, target, tmp_path):
     np.testing.assert_array_equal(indices, want_indices)
     result = compare(values, want_values)
     assert result.ok and not result.degenerate, result
+
+
+def test_scatters_and_top_k_on_aarch64(aarch64_toolchain, tmp_path):
+    """Both scatters and TopK in one model, compiled for AArch64 and run under qemu: equal
+    to onnxruntime (every output is selected or summed once, so exactly)."""
+    nodes = [helper.make_node("ScatterND", ["d", "i", "u"], ["s"], reduction="add"),
+             helper.make_node("TopK", ["s", "k"], ["values", "indices"], axis=-1),
+             helper.make_node("ScatterElements", ["d", "ie", "ue"], ["t"], axis=1, reduction="max")]
+    shapes = {"d": [16, 64], "i": [5, 1], "u": [5, 64], "ie": [16, 8], "ue": [16, 8]}
+    inputs = [helper.make_tensor_value_info(name, TensorProto.INT64 if name.startswith("i") else TensorProto.FLOAT, s)
+              for name, s in shapes.items()]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.INT64 if name == "indices" else TensorProto.FLOAT, None)
+               for name in ("values", "indices", "t")]
+    graph = helper.make_graph(nodes, "g", inputs, outputs, [helper.make_tensor("k", TensorProto.INT64, [1], [7])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    rng = np.random.default_rng(5)
+    feeds = {"d": rng.standard_normal((16, 64)).astype(np.float32), "i": rng.integers(-16, 16, (5, 1)),
+             "u": rng.standard_normal((5, 64)).astype(np.float32), "ie": rng.integers(-64, 64, (16, 8)),
+             "ue": rng.standard_normal((16, 8)).astype(np.float32)}
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    want = onnxruntime_session(tmp_path / "model.onnx").run(None, feeds)
+    got = InferenceSession(model, target="aarch64", use_cache=False).run(None, feeds)
+    for ours, theirs in zip(got, want):
+        np.testing.assert_array_equal(ours, theirs)

@@ -12,16 +12,24 @@ from .onnx_converters import converter
 from .onnx_types import OnnxImportError
 
 
+def _scattered(node: NodeBuilder, mnemonic: str, attrs: dict) -> list:
+    """The scatter ``mnemonic`` of the node's three inputs; constant indices out of range
+    (found when the scatter is folded) are the node's error."""
+    try:
+        return node.emit(mnemonic, [node.operand(0), node.operand(1), node.operand(2)], attrs)
+    except IndexError as error:
+        raise OnnxImportError(f"{node.info}: {error}") from None
+
+
 @converter("ScatterElements", "Scatter")
 def _scatter_elements(node: NodeBuilder):
-    return node.emit("scatter_elements", [node.operand(0), node.operand(1), node.operand(2)],
-                     {"axis": node.attr("axis", 0), "reduction": node.attr("reduction", "none")})
+    attrs = {"axis": node.attr("axis", 0), "reduction": node.attr("reduction", "none")}
+    return _scattered(node, "scatter_elements", attrs)
 
 
 @converter("ScatterND")
 def _scatter_nd(node: NodeBuilder):
-    return node.emit("scatter_nd", [node.operand(0), node.operand(1), node.operand(2)],
-                     {"reduction": node.attr("reduction", "none")})
+    return _scattered(node, "scatter_nd", {"reduction": node.attr("reduction", "none")})
 
 
 def _wrapped(node: NodeBuilder, indices, extent):

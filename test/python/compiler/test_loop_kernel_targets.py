@@ -26,7 +26,8 @@ def _scatter_model(op_type: str, shapes: dict, **attrs) -> onnx.ModelProto:
     nodes = [helper.make_node("Relu", ["data"], ["r"]),
              helper.make_node(op_type, ["r", "indices", "updates"], ["s"], **attrs),
              helper.make_node("Sigmoid", ["s"], ["g"]), helper.make_node("Add", ["g", "r"], ["y"])]
-    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, shapes["data"])])
+    output = helper.make_tensor_value_info("y", TensorProto.FLOAT, shapes["data"])
+    graph = helper.make_graph(nodes, "g", inputs, [output])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 

@@ -9,10 +9,9 @@ same order as onnxruntime, so only the last bit may differ); integer outputs exa
 import time
 
 import numpy as np
-import onnx
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from dnnf_mlir import InferenceSession
 from dnnf_mlir.frontend.onnx_importer import import_onnx
@@ -115,3 +114,15 @@ def test_bad_scatters_are_refused_naming_the_node():
           "updates": np.zeros((3,), np.float32)}
     with pytest.raises(OnnxImportError, match=r"ScatterND, opset 18\).*tuples of at most 2 indices"):
         import_onnx(scatter_model("ScatterND", nd))
+
+
+def test_constant_indices_out_of_range_are_the_nodes_error():
+    """A scatter of constants is folded at import: an index out of range is reported then."""
+    constants = {"data": np.zeros((4, 3), np.float32), "indices": np.array([[7, 0, 0]], np.int64),
+                 "updates": np.ones((1, 3), np.float32)}
+    nodes = [helper.make_node("ScatterElements", list(constants), ["s"]), helper.make_node("Add", ["s", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])],
+                              [numpy_helper.from_array(value, name) for name, value in constants.items()])
+    with pytest.raises(OnnxImportError, match=r"ScatterElements, opset 18\): scatter_elements index 7 is out of range"):
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))

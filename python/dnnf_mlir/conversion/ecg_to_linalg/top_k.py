@@ -17,8 +17,9 @@ from ... import _mlir
 from ..._mlir import arith, ir
 from ...ecg.shapes import normalize_axis
 from ...linalg_builders import element_of
-from .builders import compare, constant, empty, extract, index, is_float, is_unsigned, reinterpret, reshape, select, \
-    shape_of
+from .builders import (
+    compare, constant, empty, extract, index, is_float, is_unsigned, reinterpret, reshape, select, shape_of,
+)
 from .registry import lowers
 
 def _i64():

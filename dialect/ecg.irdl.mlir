@@ -999,5 +999,37 @@ module {
       %10 = irdl.base "!builtin.tensor"
       irdl.results(output: %9, final_h: %10)
     }
+    irdl.operation @scatter_elements {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      irdl.operands(data: %0, indices: %1, updates: %2)
+      %3 = irdl.base "#builtin.string"
+      %4 = irdl.base "#builtin.integer"
+      irdl.attributes {"reduction" = %3, "axis" = %4}
+      %5 = irdl.base "!builtin.tensor"
+      irdl.results(output: %5)
+    }
+    irdl.operation @scatter_nd {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      irdl.operands(data: %0, indices: %1, updates: %2)
+      %3 = irdl.base "#builtin.string"
+      irdl.attributes {"reduction" = %3}
+      %4 = irdl.base "!builtin.tensor"
+      irdl.results(output: %4)
+    }
+    irdl.operation @top_k {
+      %0 = irdl.base "!builtin.tensor"
+      irdl.operands(input: %0)
+      %1 = irdl.base "#builtin.integer"
+      %2 = irdl.base "#builtin.integer"
+      %3 = irdl.base "#builtin.integer"
+      irdl.attributes {"axis" = %1, "k" = %2, "largest" = %3}
+      %4 = irdl.base "!builtin.tensor"
+      %5 = irdl.base "!builtin.tensor"
+      irdl.results(values: %4, indices: %5)
+    }
   }
 }

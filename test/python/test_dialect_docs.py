@@ -210,6 +210,9 @@ EXAMPLES = {
     "lstm_recurrence": ([t(5, 2, 8), t(8, 2), t(6), t(2, 2), t(2, 2)], {}),
     "gru_recurrence": ([t(5, 2, 6), t(6, 2), t(6), t(2, 2), t(2, dtype=np.int32)], {"linear_before_reset": 1}),
     "rnn_recurrence": ([t(5, 2, 2), t(2, 2), t(2, 2)], {"reverse": 1}),
+    "scatter_elements": ([t(5, 3), t(2, 3, dtype=np.int64), t(2, 3)], {"axis": 0, "reduction": "add"}),
+    "scatter_nd": ([t(5, 3), t(2, 1, dtype=np.int64), t(2, 3)], {"reduction": "mul"}),
+    "top_k": ([t(4, 6)], {"axis": 1, "k": 3, "largest": 1}),
 }
 
 

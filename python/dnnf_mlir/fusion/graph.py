@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from ..ecg import ECGOp, from_mlir
 from ..kernel_functions import stays_in_code
-# Ops no planner fuses: structure, not computation.
-NOT_FUSABLE = frozenset({"constant", "fused", "yield"})
+# Ops no planner fuses: structure, not computation; and the scatters and top_k, whose
+# lowerings are loops (conversion's scatter.py, top_k.py) rather than generics over the output.
+NOT_FUSABLE = frozenset({"constant", "fused", "yield", "scatter_elements", "scatter_nd", "top_k"})
 
 
 @dataclass

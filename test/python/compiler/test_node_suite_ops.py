@@ -306,13 +306,6 @@ def test_gather_nd_batch_dims():
     check(one_node("GatherND", feeds, opset=13, batch_dims=1), feeds)
 
 
-def test_scatter_too_large_for_its_match_is_refused():
-    feeds = {"data": np.zeros((4096, 512), np.float32), "indices": np.zeros((64, 1), np.int64),
-             "updates": np.zeros((64, 512), np.float32)}
-    with pytest.raises(OnnxImportError, match=r"ScatterND, opset 18\): a scatter of .* would exceed 16777216 elements"):
-        import_onnx(one_node("ScatterND", feeds, opset=18))
-
-
 def test_attention_without_heads_for_3d_inputs_is_refused():
     q = np.zeros((1, 4, 8), np.float32)
     with pytest.raises(OnnxImportError, match=r"Attention, opset 23\): 3-D inputs need the q_num_heads"):

@@ -27,6 +27,7 @@ from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
 from .forwarding import forward_transfers
+from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .prepare import prepare_kernel, prepare_module
@@ -82,19 +83,47 @@ def _compile_alone(function, schedule: str, index: int, device):
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
     copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(schedule)
     launch_kernels(scratch, device.max_shared_memory)
+    _check_launches(scratch, copy, kernel.name, device)
+    return scratch, planned, blocks.text() + s.text() + vectorization.text()
+
+
+def _check_launches(scratch: ir.Module, function, name: str, device):
+    """Canonicalize the launches of the compiled ``function``; a ``CodegenError`` when work
+    is left outside them or a launch binds more buffers than ``device`` allows."""
     try:  # here, where a failure falls back, not in the host's bufferization, which canonicalizes it again
         run_passes("canonicalize", scratch)
     except MLIRError as error:
-        raise CodegenError(f"canonicalizing the launches of {kernel.name} failed: {str(error).splitlines()[1:2]}") from None
-    outside = sorted({op.operation.name for op in copy.regions[0].blocks[0].operations} - set(HOST_OPS))
+        raise CodegenError(f"canonicalizing the launches of {name} failed: {str(error).splitlines()[1:2]}") from None
+    outside = sorted({op.operation.name for op in function.regions[0].blocks[0].operations} - set(HOST_OPS))
     if outside:
-        raise CodegenError(f"{kernel.name} does work outside its launches: {', '.join(outside)}")
-    for launch in walk_ops(copy, {"gpu.launch"}):
+        raise CodegenError(f"{name} does work outside its launches: {', '.join(outside)}")
+    for launch in walk_ops(function, {"gpu.launch"}):
         bindings = len(bound_buffers(launch))
         if bindings > device.max_storage_buffers:
-            raise CodegenError(f"{kernel.name} would bind {bindings} buffers in one launch; the device allows "
+            raise CodegenError(f"{name} would bind {bindings} buffers in one launch; the device allows "
                                f"{device.max_storage_buffers}")
-    return scratch, planned, blocks.text() + s.text() + vectorization.text()
+
+
+LOOP_WORKGROUP_SIZE = 64  # threads per workgroup of a loop kernel's copies (its loops use one)
+
+
+def _compile_loop_kernel(function, device):
+    """Compile a copy of the loop kernel ``function`` (``loop_kernels``) in a module of its
+    own: bufferized as it is, its copies over workgroups and threads, each loop a
+    dispatch of one invocation, in order."""
+    scratch = ir.Module.create()
+    copy = function.operation.clone()
+    scratch.body.append(copy)
+    prepare_kernel(scratch, device.max_storage_buffer_range)
+    read_only_arguments(copy)
+    _bufferize(scratch)
+    _copies_in_loops(scratch, copy, LOOP_WORKGROUP_SIZE)
+    single_invocations(copy)
+    copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), LOOP_WORKGROUP_SIZE)
+    copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get("per-op")
+    launch_kernels(scratch, device.max_shared_memory)
+    _check_launches(scratch, copy, symbol_name(function), device)
+    return scratch
 
 
 def _copies_in_loops(scratch: ir.Module, function, threads: int):
@@ -132,6 +161,9 @@ def compile_kernels(module: ir.Module, device) -> tuple:
     names it) with the constants it reads: (the transform scripts, the ``OpSchedule``s)."""
     scripts, schedules = [], []
     for index, function in enumerate([f for f in functions(module) if is_kernel(f.operation)]):
+        if is_loop_kernel(function):
+            _put_beside(_compile_loop_kernel(function, device), function)
+            continue
         try:
             scratch, planned, text = _compile_alone(function, "fused", index, device)
         except CodegenError as error:

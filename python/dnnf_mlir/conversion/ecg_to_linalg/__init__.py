@@ -33,6 +33,8 @@ One module per purpose:
 - ``resize``: ``resize``, a gather with its taps (indices, weights) as constants;
 - ``quantization``: ``quantize_linear``, ``dequantize_linear``, one elementwise generic each;
 - ``bitwise_trig``: the bitwise ops and the trigonometric/hyperbolic functions;
+- ``scatter``, ``top_k``: the scatters and TopK, ``scf.for`` loops over tensors updated
+  in place (the one family that is not a linalg op);
 - ``pass_``: the pass itself (checking, lowering op by op, inlining ``ecg.fused``).
 """
 

@@ -12,7 +12,7 @@ from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
 from . import (  # noqa: F401
     bitcast, bitwise_trig, conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling,
-    quantization, recurrent, reduction, resize,
+    quantization, recurrent, reduction, resize, scatter, top_k,
 )
 from .bfloat16 import computes_in_f32, lower_in_f32
 from .signless import make_signless
@@ -34,7 +34,7 @@ _UNSIGNED_OPS = (
     "ecg.bit_shift", "ecg.bitwise_and", "ecg.bitwise_or", "ecg.bitwise_xor", "ecg.bitwise_not",
     "ecg.cast", "ecg.quantize_linear", "ecg.dequantize_linear",
     "ecg.constant", "ecg.reshape", "ecg.flatten", "ecg.squeeze", "ecg.unsqueeze", "ecg.transpose",
-    "ecg.gather", "ecg.bitcast",
+    "ecg.gather", "ecg.bitcast", "ecg.top_k",
 )
 
 

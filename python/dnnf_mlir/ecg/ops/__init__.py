@@ -7,7 +7,8 @@
 - ``elementwise``: the One-to-One ops, and ``quantization``: linear (de)quantization;
 - Many-to-Many: ``convolution``, ``matmul``, ``pooling`` (incl. LRN), ``softmax``,
   ``reduction`` (incl. arg_max/arg_min), ``normalization`` and ``recurrent`` (LSTM/GRU/RNN loops);
-- ``structure``: constants and fusion blocks.
+- ``structure``: constants and fusion blocks;
+- ``scatter`` and ``top_k``: the Many-to-Many ops lowered to sequential loops.
 
 ``common`` and ``windows`` hold what several op modules share. The imports below
 run in this order on purpose: it is the order in which the ops enter ``OPS``,
@@ -20,10 +21,10 @@ from . import convolution, matmul, pooling, softmax, reduction, normalization  #
 from . import structure
 from . import bitwise, trigonometric  # One-to-One, after the rest: the catalogue's order stays
 from . import bitcast
-from . import recurrent  # Many-to-Many loops, last: the catalogue's order stays
+from . import recurrent, scatter, top_k  # Many-to-Many loops, last: the catalogue's order stays
 
 __all__ = [
     "reshape", "slicing", "shuffle", "one_to_many", "resize", "elementwise", "quantization",
     "convolution", "matmul", "pooling", "softmax", "reduction", "normalization", "structure",
-    "bitwise", "trigonometric", "bitcast", "recurrent",
+    "bitwise", "trigonometric", "bitcast", "recurrent", "scatter", "top_k",
 ]

@@ -1,0 +1,121 @@
+"""TopK: one pass over each row, keeping the k best in a sorted buffer.
+
+The input is viewed as (outer, n, inner) around its axis, the results as (outer, k,
+inner); a row is one (outer, inner) pair. ``scf.for`` loops over the rows and their n
+elements carry both results as tensors (updated in place once bufferized). A row's k
+slots start empty (index -1). An element enters when it beats the k-th slot (or that
+slot is empty; that slot's value and state are carried in registers): it is then
+inserted by one pass over the slots, each slot keeping the better of itself and the
+carried entry and passing the other on. Entries compare by
+value, then by index (the lower first); NaN beats every number and equals NaN. Work
+is n comparisons per row plus k per insertion, and the IR does not grow with k.
+"""
+
+from math import prod
+
+from ... import _mlir
+from ..._mlir import arith, ir
+from ...ecg.shapes import normalize_axis
+from ...linalg_builders import element_of
+from .builders import (
+    compare, constant, empty, extract, index, is_float, is_unsigned, reinterpret, reshape, select, shape_of,
+)
+from .registry import lowers
+
+def _i64():
+    return ir.IntegerType.get_signless(64)
+
+
+def _better(a, b, largest: bool):
+    """Whether value ``a`` comes before value ``b`` (i1), and whether they tie (i1)."""
+    if is_float(a.type):
+        a_nan = arith.cmpf(arith.CmpFPredicate.UNO, a, a)
+        b_nan = arith.cmpf(arith.CmpFPredicate.UNO, b, b)
+        strictly = compare("gt" if largest else "lt", a, b)
+        nan_wins = arith.andi(a_nan if largest else b_nan, arith.xori(b_nan if largest else a_nan,
+                                                                         constant(a_nan.type, 1)))
+        tie = arith.ori(compare("eq", a, b), arith.andi(a_nan, b_nan))
+        return arith.ori(strictly, nan_wins), tie
+    if is_unsigned(a.type):
+        signless = ir.IntegerType.get_signless(ir.IntegerType(a.type).width)
+        a, b = reinterpret(a, signless), reinterpret(b, signless)
+        predicate = arith.CmpIPredicate.ugt if largest else arith.CmpIPredicate.ult
+        return arith.cmpi(predicate, a, b), compare("eq", a, b)
+    return compare("gt" if largest else "lt", a, b), compare("eq", a, b)
+
+
+def _empty_slots(values, indices, filler, at, k: int):
+    """Every slot of the row at ``at(s)`` empty: index -1, value ``filler`` (defined, never read
+    as a value)."""
+    loop = _mlir.scf.ForOp(index(0), index(k), index(1), [values, indices])
+    with ir.InsertionPoint(loop.body):
+        values, indices = loop.inner_iter_args
+        slot = at(loop.induction_variable)
+        _mlir.scf.YieldOp([_mlir.tensor.insert(filler, values, slot),
+                           _mlir.tensor.insert(constant(_i64(), -1), indices, slot)])
+    return loop.results
+
+
+def _insert(values, indices, value, position, at, k: int, largest: bool):
+    """The entry (``value``, ``position``) inserted into the sorted slots ``at(s)``, s < k."""
+    loop = _mlir.scf.ForOp(index(0), index(k), index(1), [values, indices, value, position])
+    with ir.InsertionPoint(loop.body):
+        values, indices, carried, carried_at = loop.inner_iter_args
+        slot = at(loop.induction_variable)
+        held, held_at = extract(values, slot), extract(indices, slot)
+        better, tie = _better(carried, held, largest)
+        earlier = compare("lt", carried_at, held_at)
+        beats = arith.ori(better, arith.andi(tie, earlier))
+        zero = constant(_i64(), 0)
+        swap = arith.andi(compare("ge", carried_at, zero), arith.ori(compare("lt", held_at, zero), beats))
+        _mlir.scf.YieldOp([
+            _mlir.tensor.insert(select(swap, carried, held), values, slot),
+            _mlir.tensor.insert(select(swap, carried_at, held_at), indices, slot),
+            select(swap, held, carried), select(swap, held_at, carried_at),
+        ])
+    return loop.results[:2]
+
+
+@lowers("top_k")
+def lower_top_k(op, args):
+    (x,) = args
+    shape = shape_of(x)
+    axis = normalize_axis(op.attrs["axis"], len(shape))
+    k, largest = op.attrs["k"], bool(op.attrs["largest"])
+    outer, n, inner = prod(shape[:axis]), shape[axis], prod(shape[axis + 1:])
+    rows = reshape(x, (outer, n, inner))
+    element = element_of(x)
+    loop = _mlir.scf.ForOp(index(0), index(outer * inner), index(1),
+                           [empty((outer, k, inner), element), empty((outer, k, inner), _i64())])
+    with ir.InsertionPoint(loop.body):
+        row = loop.induction_variable
+        o = arith.divui(row, index(inner)) if inner != 1 else row
+        i = arith.remui(row, index(inner)) if inner != 1 else index(0)
+
+        def at(slot):
+            """The coordinates of slot ``slot`` of this row in the results."""
+            return [o, slot, i]
+
+        values, indices = _empty_slots(*loop.inner_iter_args, extract(rows, [o, index(0), i]), at, k)
+        # The k-th slot's value and whether it is empty ride in registers, beside the results.
+        last = at(index(k - 1))
+        scan = _mlir.scf.ForOp(index(0), index(n), index(1),
+                               [values, indices, extract(values, last), constant(ir.IntegerType.get_signless(1), 1)])
+        with ir.InsertionPoint(scan.body):
+            values, indices, threshold, open_slot = scan.inner_iter_args
+            j = scan.induction_variable
+            value = extract(rows, [o, j, i])
+            better, _ = _better(value, threshold, largest)  # a tie comes later: it does not enter
+            branch = _mlir.scf.IfOp(arith.ori(open_slot, better), [t.type for t in scan.inner_iter_args],
+                                    has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                values, indices = _insert(values, indices, value, arith.index_cast(_i64(), j), at, k, largest)
+                still_open = compare("lt", extract(indices, last), constant(_i64(), 0))
+                _mlir.scf.YieldOp([values, indices, extract(values, last), still_open])
+            with ir.InsertionPoint(branch.else_block):
+                _mlir.scf.YieldOp(list(scan.inner_iter_args))
+            _mlir.scf.YieldOp(list(branch.results))
+        _mlir.scf.YieldOp(list(scan.results[:2]))
+    out_shape = list(shape)
+    out_shape[axis] = k
+    return [reshape(result, out_shape) for result in loop.results]

@@ -1,0 +1,40 @@
+// RUN: dnnf-opt %s --split-input-file --convert-ecg-to-linalg | FileCheck %s --implicit-check-not=ecg.
+// The loops bufferize in place: the two results allocated once, nothing inside the loops.
+// RUN: dnnf-opt %s --split-input-file --pass-pipeline='builtin.module(convert-ecg-to-linalg,canonicalize,one-shot-bufferize{bufferize-function-boundaries})' | FileCheck %s --check-prefix=BUF
+
+// TopK along the middle axis: one loop over the 12 rows (outer x inner), the row's 5
+// slots emptied (index -1), one pass over its 17 elements; an element that beats the
+// 5th slot (or finds it empty) is inserted by one more loop over the slots. k appears
+// only as a loop bound: the IR does not grow with it.
+// CHECK-LABEL: func.func @top_k_middle_axis
+// CHECK: %[[ROWS:.*]] = arith.constant 12 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]] {{.*}} -> (tensor<3x5x4xf32>, tensor<3x5x4xi64>)
+// CHECK: scf.for
+// CHECK: tensor.insert %{{.*}} : tensor<3x5x4xi64>
+// CHECK: %[[N:.*]] = arith.constant 17 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]]
+// CHECK: tensor.extract %arg0[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<3x17x4xf32>
+// CHECK: arith.cmpf ogt
+// CHECK: scf.if
+// CHECK: scf.for {{.*}} -> (tensor<3x5x4xf32>, tensor<3x5x4xi64>, f32, i64)
+// CHECK-COUNT-4: arith.select
+// CHECK: } else {
+// BUF-LABEL: func.func @top_k_middle_axis
+// BUF-COUNT-2: memref.alloc
+// BUF-NOT: memref.alloc
+// BUF: return
+func.func @top_k_middle_axis(%x: tensor<3x17x4xf32>) -> (tensor<3x5x4xf32>, tensor<3x5x4xi64>) {
+  %0:2 = "ecg.top_k"(%x) {axis = 1 : i64, k = 5 : i64, largest = 1 : i64} : (tensor<3x17x4xf32>) -> (tensor<3x5x4xf32>, tensor<3x5x4xi64>)
+  return %0#0, %0#1 : tensor<3x5x4xf32>, tensor<3x5x4xi64>
+}
+
+// -----
+
+// The smallest of integers: signed comparisons, no NaN test.
+// CHECK-LABEL: func.func @top_k_smallest_ints
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK-NOT: arith.cmpf
+func.func @top_k_smallest_ints(%x: tensor<6x40xi32>) -> (tensor<6x40xi32>, tensor<6x40xi64>) {
+  %0:2 = "ecg.top_k"(%x) {axis = -1 : i64, k = 40 : i64, largest = 0 : i64} : (tensor<6x40xi32>) -> (tensor<6x40xi32>, tensor<6x40xi64>)
+  return %0#0, %0#1 : tensor<6x40xi32>, tensor<6x40xi64>
+}

@@ -17,6 +17,7 @@ from .horizontal import combine_siblings
 from .oracle import ConservativeOracle
 from .outline import outline
 from .picture import PictureError, plan_dot, render_svg
+from .plan_graph import plan_graph
 from .plan import FusionPlan
 from .profile_db import ProfileDatabase
 from .profiling import ProfilingOracle, profile_report
@@ -104,6 +105,6 @@ class FusePass(ModulePass):
             write_stats(report, self.options["stats-file"])
         if self.options["svg-file"]:
             try:
-                write_bytes(render_svg(plan_dot(module)), self.options["svg-file"])
+                write_bytes(render_svg(plan_dot(plan_graph(module))), self.options["svg-file"])
             except PictureError as error:
                 raise PassError(str(error), where) from None

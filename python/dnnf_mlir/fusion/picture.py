@@ -30,7 +30,6 @@ COLOURS = {
     "Reorganize": "#f6e8f6", "Shuffle": "#fbe9e4",
 }
 ASPECT = 32 / 9  # width / height the columns aim at: two 16:9 screens side by side
-_RANK_POINTS = 54  # dot's height of a rank: a node (0.3 in), the rank separation (0.3 in), an edge label
 
 
 class PictureError(Exception):
@@ -65,28 +64,21 @@ def node_depths(graph: PlanGraph) -> list:
     return depth
 
 
-def column_count(graph: PlanGraph, depths: list) -> int:
-    """Columns making the picture about ``ASPECT`` wide for its height: a column is
-    as wide as the widest rank (at about a box and a half per node) and as tall as
-    its ranks."""
-    if not depths:
-        return 1
-    per_rank: dict = {}
-    for depth in depths:
-        per_rank[depth] = per_rank.get(depth, 0) + 1
-    width = 1.5 * _RANK_POINTS * max(per_rank.values())
-    height = _RANK_POINTS * (max(depths) + 1)
-    return max(1, round(math.sqrt(ASPECT * height / width)))
+def column_count(one_column: tuple) -> int:
+    """Columns making the picture about ``ASPECT`` wide for its height, from the size
+    (width, height) of its layout in one column: k columns are about k times as wide
+    and a k-th as tall."""
+    width, height = one_column
+    return max(1, math.ceil(math.sqrt(ASPECT * height / max(width, 1.0))))
 
 
 class _Dot:
     """The DOT lines of a ``PlanGraph`` in columns."""
 
-    def __init__(self, graph: PlanGraph, annotations: dict, columns: int | None):
-        self.graph, self.annotations = graph, annotations
+    def __init__(self, graph: PlanGraph, annotations: dict, columns: int):
+        self.graph, self.annotations, self.columns = graph, annotations, columns
         self.box_of = graph.box_of()
         depths = node_depths(graph)
-        self.columns = columns or column_count(graph, depths)
         deepest = max(depths, default=0) + 1
         # A box goes whole into the column of its deepest node; the others follow their depth.
         unit_depth = list(depths)
@@ -124,7 +116,7 @@ class _Dot:
         label = "\n".join([f"#{index} {box.mapping}", *self._note_lines(index)])
         fill = note.fill if note else COLOURS.get(box.mapping, "white")
         lines = [f"    subgraph cluster_{index} {{",
-                 f'      id="launch_{index}"; label={_quoted(label)}; style=filled; color=grey40; '
+                 f'      id="launch_{index}"; label={_quoted(label)}; fontsize=10; style=filled; color=grey40; '
                  f'fillcolor="{fill}";' + (f" tooltip={_quoted(note.tooltip)};" if note else "")]
         lines += [f"      {self.node_line(node)}" for node in box.nodes]
         return lines + ["    }"]
@@ -169,22 +161,35 @@ class _Dot:
                                      'fillcolor=none, fontcolor=grey30];')
         lines = []
         for column, (nodes, column_edges) in enumerate(zip(by_column, edges)):
-            lines += [f"  subgraph cluster_column_{column} {{", "    style=invis;", *nodes, *column_edges, "  }"]
+            lines += [f"  subgraph cluster_column_{column} {{", '    style=invis; label="";', *nodes, *column_edges,
+                      "  }"]
         return lines
 
 
-def plan_dot(graph: PlanGraph, annotations: dict | None = None, columns: int | None = None,
-             title: str = "") -> str:
-    """The DOT text of ``graph``: in ``columns`` (default: ``column_count``), each box
-    with its ``annotations`` (launch -> ``BoxNote``), the picture titled ``title``."""
+def plan_dot(graph: PlanGraph, annotations: dict | None = None, columns: int = 1, title: str = "") -> str:
+    """The DOT text of ``graph`` in ``columns``, each box with its ``annotations``
+    (launch -> ``BoxNote``), the picture titled ``title``."""
     lines = ["digraph fusion {",
              "  rankdir=TB; ranksep=0.3; nodesep=0.2;",
              "  node [fontsize=10, style=filled, fillcolor=white, shape=box, height=0.3]; edge [fontsize=8];"]
-    if title:
-        lines.append(f"  labelloc=t; fontsize=14; label={_quoted(title)};")
     lines += _Dot(graph, annotations or {}, columns).lines()
+    if title:  # after the columns, which would inherit it
+        lines.append(f"  labelloc=t; fontsize=14; label={_quoted(title)};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def plan_svg(graph: PlanGraph, annotations: dict | None = None, title: str = "") -> bytes:
+    """The SVG of ``graph`` (as ``plan_dot``) in the columns ``column_count`` picks
+    from a first layout in one column, once corrected when uneven columns leave the
+    picture narrower than ``ASPECT``."""
+    columns = column_count(svg_size(render_svg(plan_dot(graph, annotations, 1))))  # the title spans all columns
+    svg = render_svg(plan_dot(graph, annotations, columns, title))
+    width, height = svg_size(svg)
+    if width / height < ASPECT / 1.25:
+        columns = math.ceil(columns * math.sqrt(ASPECT * height / width))
+        svg = render_svg(plan_dot(graph, annotations, columns, title))
+    return svg
 
 
 def render_svg(dot_text: str) -> bytes:
@@ -204,5 +209,5 @@ def svg_size(svg: bytes) -> tuple:
     return tuple(float(root.attrib[side].removesuffix("pt")) for side in ("width", "height"))
 
 
-__all__ = ["ASPECT", "BoxNote", "COLOURS", "PictureError", "column_count", "node_depths", "plan_dot",
+__all__ = ["ASPECT", "BoxNote", "COLOURS", "PictureError", "column_count", "node_depths", "plan_dot", "plan_svg",
            "render_svg", "svg_size"]

@@ -105,7 +105,7 @@ class FusePass(ModulePass):
         if self.options["stats-file"]:
             write_stats(report, self.options["stats-file"])
         if self.options["plan-file"]:
-            write_bytes(json.dumps(plan_graph(module).to_json()).encode(), self.options["plan-file"])
+            write_bytes(json.dumps(plan_graph(module).to_json(), indent=1).encode(), self.options["plan-file"])
         if self.options["svg-file"]:
             try:
                 write_bytes(plan_svg(plan_graph(module)), self.options["svg-file"])

@@ -9,7 +9,7 @@ materialised one a solid black line with its size.
 A deep model is one tall column when drawn as one graph (ResNet-50: 262 x 10,370
 points), so the nodes are split by depth into columns side by side, as many as make the
 picture about ``ASPECT`` wide for its height: Graphviz lays out each column as its
-own component, left to right. An edge into a later column becomes a stub in that
+own component, left to right. An edge into another column becomes a stub in that
 column, "from #i", named after the box it comes from. ``annotations`` (per launch, a
 ``BoxNote``) add each kernel's measured numbers to its label and fill it by colour.
 """
@@ -130,7 +130,7 @@ class _Dot:
         return f"    {self.source(edge)} -> n{edge.consumer} [{attributes}];"
 
     def source(self, edge) -> str:
-        """The producer's node, or in a later column its stub there."""
+        """The producer's node, or in another column its stub there."""
         column = self.column[edge.consumer]
         if self.column[edge.producer] == column:
             return f"n{edge.producer}"

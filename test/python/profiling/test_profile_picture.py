@@ -20,24 +20,25 @@ ROOFLINE = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+# conv 3x3 + relu, a 1x1 conv added to it (a residual), relu, global average pool,
+# flatten, matmul, softmax: with --fusion dnnf fused blocks and unfused ops.
+NODES = [("Conv", ["x", "w1"], "c", {"pads": [1, 1, 1, 1]}), ("Relu", ["c"], "r", {}), ("Conv", ["r", "w2"], "a", {}),
+         ("Add", ["a", "r"], "s", {}), ("Relu", ["s"], "t", {}), ("GlobalAveragePool", ["t"], "g", {}),
+         ("Flatten", ["g"], "f", {}), ("MatMul", ["f", "m"], "l", {}), ("Softmax", ["l"], "y", {})]
+WEIGHTS = {"w1": (16, 8, 3, 3), "w2": (16, 16, 1, 1), "m": (16, 10)}
+
+
 def _model(path):
-    """conv 3x3 + relu, a 1x1 conv added to it (a residual), relu, global average
-    pool, flatten, matmul, softmax: with --fusion dnnf fused blocks and unfused ops."""
     rng = np.random.default_rng(0)
-    weights = [
-        numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.1, "w1"),
-        numpy_helper.from_array(rng.standard_normal((16, 16, 1, 1)).astype(np.float32) * 0.1, "w2"),
-        numpy_helper.from_array(rng.standard_normal((16, 10)).astype(np.float32), "m"),
-    ]
-    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
-             helper.make_node("Conv", ["r", "w2"], ["a"]), helper.make_node("Add", ["a", "r"], ["s"]),
-             helper.make_node("Relu", ["s"], ["t"]), helper.make_node("GlobalAveragePool", ["t"], ["g"]),
-             helper.make_node("Flatten", ["g"], ["f"]), helper.make_node("MatMul", ["f", "m"], ["l"]),
-             helper.make_node("Softmax", ["l"], ["y"])]
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 32, 32])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])
-    graph = helper.make_graph(nodes, "pictured", [x], [y], weights)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node(op, inputs, [output], **attributes) for op, inputs, output, attributes in NODES],
+        "pictured",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array((0.1 * rng.standard_normal(shape)).astype(np.float32), name)
+         for name, shape in WEIGHTS.items()],
+    ), opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, path)
     return path
 
 

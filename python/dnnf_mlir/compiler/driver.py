@@ -61,6 +61,7 @@ from ..codegen.lowered_module import lowered_kernels
 from ..ecg import from_mlir
 from ..frontend.onnx_importer import import_onnx
 from ..fusion import fusion_summary
+from ..fusion.plan_graph import FUSION_PLAN
 from ..kernel_functions import kernel_counts
 from ..lowering import read_pipeline
 from ..progress import StageTimer
@@ -139,8 +140,9 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
         "ecg-fuse", mode=options.fusion, profile=str(options.profile).lower(), target=t.name, **t.options(),
         stats_file=Path(stats_dir) / FUSION_STATS,
     )
-    if options.profile_kernels:
-        pipeline = _with_kernel_timers(pipeline, options, lowering)
+    if options.profile_kernels:  # the plan stays in the artifact, for dnnf-run --profile-svg
+        pipeline = _with_kernel_timers(pipeline, options, lowering).with_options(
+            "ecg-fuse", plan_file=Path(stats_dir) / FUSION_PLAN)
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
     if not t.backend.runs_step_loops:

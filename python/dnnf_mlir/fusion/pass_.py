@@ -4,6 +4,7 @@ Blocks stay within the fusion limits of the target the code is for (``target``, 
 name or a ``codegen.Target``: ``Target.fusion_limits``).
 """
 
+import json
 import time
 
 from ..asm import write_bytes
@@ -16,7 +17,8 @@ from .graph import OpGraph
 from .horizontal import combine_siblings
 from .oracle import ConservativeOracle
 from .outline import outline
-from .picture import PictureError, plan_dot, render_svg
+from .picture import PictureError, plan_svg
+from .plan_graph import plan_graph
 from .plan import FusionPlan
 from .profile_db import ProfileDatabase
 from .profiling import ProfilingOracle, profile_report
@@ -102,8 +104,10 @@ class FusePass(ModulePass):
             database.close()
         if self.options["stats-file"]:
             write_stats(report, self.options["stats-file"])
+        if self.options["plan-file"]:
+            write_bytes(json.dumps(plan_graph(module).to_json(), indent=1).encode(), self.options["plan-file"])
         if self.options["svg-file"]:
             try:
-                write_bytes(render_svg(plan_dot(module)), self.options["svg-file"])
+                write_bytes(plan_svg(plan_graph(module)), self.options["svg-file"])
             except PictureError as error:
                 raise PassError(str(error), where) from None

@@ -10,7 +10,8 @@ reports the GPU time of each dispatch of the last, from timestamp queries). ``--
 times every kernel launch of a host library compiled with ``dnnf-compile
 --profile-kernels`` over those runs (10 by default) and prints them sorted by time,
 each against this machine's roofline (``dnnf-roofline``); ``--profile-json FILE``
-writes them as a Chrome trace, as onnxruntime's profiler does. ``--check`` compares every output
+writes them as a Chrome trace, as onnxruntime's profiler does, ``--profile-svg FILE`` draws
+them on the fusion plan (``kernel_profile/picture.py``). ``--check`` compares every output
 with onnxruntime on the ONNX model (``--reference`` names it for an .mlir input)
 and with the expected-output files shipped next to a model (``NAME_output_0.pb``),
 element by element: |got - want| <= --atol + --rtol * |want| (defaults: float32
@@ -46,6 +47,8 @@ from ..compiler import Artifact, ArtifactError
 from ..ecg import TensorSpec, from_mlir
 from ..frontend.onnx_importer import import_onnx, load_model
 from ..interpreter import find_function, interpret
+from ..fusion.picture import PictureError
+from ..kernel_profile.picture import plan_of, profile_svg
 from ..kernel_profile.report import ProfileError, launches_of, profile_runs
 from ..roofline import RooflineError, machine_roofline
 from ..rewriting.pass_ import rewrite_module
@@ -73,6 +76,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", action="store_true",
                         help="compiled with --profile-kernels: time every kernel launch over the runs, against the roofline")
     parser.add_argument("--profile-json", metavar="FILE", help="with --profile: write the launches as a Chrome trace")
+    parser.add_argument("--profile-svg", metavar="FILE",
+                        help="with --profile: draw the fusion plan with each kernel's time, share and roofline fraction")
     return parser
 
 
@@ -148,7 +153,7 @@ def _run_compiled(path: Path, args) -> int:
         specs = [TensorSpec(shape, dtype) for _, dtype, shape in artifact.inputs]
         inputs, references = _inputs_and_references(names, specs, args, onnx_path)
         dispatches = device = None
-        if args.profile or args.profile_json:
+        if args.profile or args.profile_json or args.profile_svg:
             return _profile_compiled(artifact, inputs, references, args)
         if artifact.is_host:
             session = artifact.session(args.threads)
@@ -174,6 +179,7 @@ def _profile_compiled(artifact: Artifact, inputs, references, args) -> int:
         raise ToolError(f"--profile runs the library in this process; {artifact.target} code runs under an emulator")
     try:
         launches_of(artifact)
+        plan = plan_of(artifact) if args.profile_svg else None
         roofline = machine_roofline()
     except (ProfileError, RooflineError) as error:
         raise ToolError(str(error)) from None
@@ -186,6 +192,12 @@ def _profile_compiled(artifact: Artifact, inputs, references, args) -> int:
     if args.profile_json:
         Path(args.profile_json).write_text(json.dumps(profile.chrome_trace(artifact.manifest["name"])) + "\n")
         print(f"Chrome trace: {args.profile_json}")
+    if args.profile_svg:
+        try:
+            Path(args.profile_svg).write_bytes(profile_svg(plan, artifact.manifest["name"], profile, roofline))
+        except PictureError as error:
+            raise ToolError(str(error)) from None
+        print(f"fusion plan with the kernel times: {args.profile_svg}")
     return _report(outputs, references, args)
 
 

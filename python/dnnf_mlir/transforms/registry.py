@@ -99,6 +99,8 @@ PASS_TABLE: dict[str, PassEntry] = {
                 Option("stats-file", str, "", "file to write the JSON statistics to ('-' is stderr; default: none)"),
                 Option("svg-file", str, "", "file to draw the plan in (SVG by Graphviz: one cluster per block; "
                        "default: none)"),
+                Option("plan-file", str, "", "file to write the plan to as JSON (fusion/plan_graph.py: what "
+                       "dnnf-run --profile-svg draws; default: none)"),
             ),
         ),
         PassEntry(

@@ -50,6 +50,7 @@ def test_dnnf_and_iree_timed_and_checked(model, tmp_path, capsys):
     assert document["iree_version"] == "3.13.0"  # as tools/setup.sh pins it
     printed = capsys.readouterr().out
     assert "matmul_bias_relu: IREE (valhall) compiled in" in printed  # progress as it goes
+    assert f"matmul_bias_relu: IREE's error {iree['error_ratio']:.2g} of the tolerance" in printed
     assert "IREE ms" in printed and "\nmatmul_bias_relu " in printed  # the table's header and row
 
 

@@ -36,6 +36,11 @@ from pathlib import Path
 import numpy as np
 
 OPSET = 17
+# IREE's Vulkan target for the peer: Android's baseline profile (Mali and Adreno class,
+# no subgroup operations). The named mobile targets assume the vendor's subgroup width
+# (valhall: 16, adreno: 64), and lavapipe's subgroups are 8 wide: IREE's subgroup
+# reductions (softmax, layer norm) then return NaN there, every transformer's output.
+DEFAULT_VULKAN_TARGET = "vp_android_baseline_2022"
 VERSION = "3.13.0"  # of iree-base-compiler and iree-base-runtime, as tools/setup.sh pins them
 
 
@@ -205,5 +210,5 @@ class IreeSession:
         return call
 
 
-__all__ = ["IreeError", "IreeProgram", "IreeSession", "compile_for_vulkan", "constant_folded", "count_dispatches", "installed_version",
+__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProgram", "IreeSession", "compile_for_vulkan", "constant_folded", "count_dispatches", "installed_version",
            "with_int32_inputs"]

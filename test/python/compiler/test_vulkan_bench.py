@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from dnnf_mlir.tools.bench import main
 from dnnf_mlir.tools.common import ToolError
-from dnnf_mlir.tools.iree_peer import IreeSession, compile_for_vulkan, constant_folded
+from dnnf_mlir.tools.iree_peer import DEFAULT_VULKAN_TARGET, IreeSession, compile_for_vulkan, constant_folded
 
 from test_vulkan import GRAPHS
 
@@ -43,13 +43,13 @@ def test_dnnf_and_iree_timed_and_checked(model, tmp_path, capsys):
         assert isinstance(side["dispatches"], int) and side["dispatches"] >= 1
         assert side["error_ratio"] <= 1, side["tolerance"]
     assert dnnf["dispatches"] == 1 and dnnf["spirv_kernels"] == 1
-    assert dnnf["device"] and iree["vulkan_target"] == document["iree_vulkan_target"] == "valhall"
+    assert dnnf["device"] and iree["vulkan_target"] == document["iree_vulkan_target"] == DEFAULT_VULKAN_TARGET
     assert result["ratio_ms"] == pytest.approx(dnnf["ms"] / iree["ms"])
     assert result["ratio_dispatches"] == pytest.approx(dnnf["dispatches"] / iree["dispatches"])
     assert result["runs"] == 2 and document["summary"]["models_iree_ran"] == 1
     assert document["iree_version"] == "3.13.0"  # as tools/setup.sh pins it
     printed = capsys.readouterr().out
-    assert "matmul_bias_relu: IREE (valhall) compiled in" in printed  # progress as it goes
+    assert f"matmul_bias_relu: IREE ({DEFAULT_VULKAN_TARGET}) compiled in" in printed  # progress as it goes
     assert f"matmul_bias_relu: IREE's error {iree['error_ratio']:.2g} of the tolerance" in printed
     assert "IREE ms" in printed and "\nmatmul_bias_relu " in printed  # the table's header and row
 
@@ -133,6 +133,26 @@ def test_iree_compiles_the_transformers_attention_mask(tmp_path):
     visible = np.tril(np.ones((length, length), bool)) & mask.astype(bool)[:, None, :]
     expected = scores + np.where(visible, np.float32(0), np.float32(-10000))
     np.testing.assert_allclose(run.outputs[0], expected, rtol=0, atol=1e-6)  # additions of 0 or -10000: exact
+
+
+def test_iree_layer_norm_is_right_on_this_device(tmp_path):
+    """A layer norm row of 768, one of IREE's subgroup reductions: with the peer's
+    default target it matches numpy (valhall's 16-wide subgroups on lavapipe's 8-wide
+    ones gave NaN in every element)."""
+    graph = helper.make_graph(
+        [helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y"], axis=-1, epsilon=1e-5)], "layer_norm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 768])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 768])],
+        [numpy_helper.from_array(np.linspace(0.5, 1.5, 768, dtype=np.float32), "scale"),
+         numpy_helper.from_array(np.linspace(-1, 1, 768, dtype=np.float32), "bias")])
+    path = tmp_path / "layer_norm.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    x = np.random.default_rng(0).standard_normal((1, 16, 768)).astype(np.float32) * 3 + 1
+    run = IreeSession(compile_for_vulkan(path, tmp_path / "iree", DEFAULT_VULKAN_TARGET)).bind([x])
+    run()
+    mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    expected = (x - mean) / np.sqrt(var + 1e-5) * np.linspace(0.5, 1.5, 768) + np.linspace(-1, 1, 768)
+    np.testing.assert_allclose(run.outputs[0], expected, rtol=1e-4, atol=1e-4)  # float32 sums over 768
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -72,6 +72,7 @@ from . import gpu_bench, opencl_bench
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
 from .common import ToolError, onnxruntime_session, run_tool, tool_parser, write_json_document
 from .float64_reference import judged_reference
+from .iree_peer import DEFAULT_VULKAN_TARGET
 from .progress_display import progress_display
 
 PEERS = ("ort_disable_all", "ort_enable_all")
@@ -98,8 +99,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seconds", type=float, default=3.0, help="time the rounds for at least this long")
     parser.add_argument("--fusion", help=f"comma-separated fusion modes to compare (default {','.join(MODES)}; "
                         "vulkan: dnnf only)")
-    parser.add_argument("--iree-vulkan-target", default="valhall", metavar="NAME",
-                        help="the IREE peer's --iree-vulkan-target with --target vulkan (default valhall: Mali)")
+    parser.add_argument("--iree-vulkan-target", default=DEFAULT_VULKAN_TARGET, metavar="NAME",
+                        help="the IREE peer's --iree-vulkan-target with --target vulkan (default "
+                        f"{DEFAULT_VULKAN_TARGET}: see dnnf_mlir/tools/iree_peer.py)")
     add_option_arguments(parser, skip=("target", "threads", "fusion"))  # host only; threads and modes are lists
     parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode> "
                         "(vulkan: DIR/<model>/dnnf and DIR/<model>/iree)")

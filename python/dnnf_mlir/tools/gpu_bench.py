@@ -3,7 +3,7 @@ device, model by model, in one process.
 
 For each model: compile it for Vulkan (dnnf, fusion dnnf, through the compile cache as
 on the CPU) and with IREE (``iree_peer``: imported, compiled for ``--iree-vulkan-target``,
-default valhall, the Mali generation of the DNNFusion paper's Mali-G76), load both on
+default ``iree_peer.DEFAULT_VULKAN_TARGET``, Android's baseline), load both on
 the Vulkan device found (lavapipe here), check both against the judged reference
 (``checking``, as the CPU bench does), warm them up and time them in interleaved rounds
 (``bench_runs.median_rounds``; a run includes uploading the inputs and reading the
@@ -44,8 +44,10 @@ def _iree_runner(path: Path, workdir: Path, inputs: list, judged, args):
     except IreeError as error:
         _say(f"{path.stem}: IREE failed: {error}")
         return {"error": str(error)}, None
+    checked = check_outputs(runner.outputs, judged)
+    _say(f"{path.stem}: IREE's error {checked['error_ratio']:.2g} of the tolerance")  # inf: NaNs where the reference has none
     return {"dispatches": program.dispatches, "compile_seconds": seconds,
-            "vulkan_target": program.vulkan_target} | check_outputs(runner.outputs, judged), runner
+            "vulkan_target": program.vulkan_target} | checked, runner
 
 
 def bench_model(path: Path, options, outdir: Path, args) -> dict:

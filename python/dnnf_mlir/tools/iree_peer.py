@@ -8,6 +8,20 @@ phases are dumped (weights elided) and the ``flow.dispatch`` ops of the flow pha
 counted with IREE's own IR API -- the models have no control flow, so each runs once
 per inference. Models below opset 17 are upgraded by the importer (``--opset-version
 17``): IREE's ONNX lowering does not take, for instance, opset 9's MaxPool.
+
+Two steps make the transformers compile, both standard for IREE on mobile GPUs:
+- the model is constant-folded first (onnxruntime's basic graph optimizations, which
+  keep to ONNX operators): the attention mask's Expand takes a shape computed through
+  Where on shape tensors, which ONNX shape inference leaves as ``[?,?,128,128]``, and
+  IREE's Vulkan lowering fails on the dynamic dims ("unresolved target materialization
+  from tensor<1x128x768xf32> to tensor<1x?x768xf32>");
+- ``--iree-input-demote-i64-to-i32``: IREE's Mali and Adreno targets have no Int64
+  compute (their target lists int32 at most), so the masks' and indices' int64
+  arithmetic fails to legalize (``vector.broadcast ... (i64) -> vector<1xi64>``). The
+  demotion keeps an int64 input in the program's interface but reads its buffer as
+  int32 (a mask 1 1 0 1 is read 1 0 1 0: wrong results, IREE 3.13), so the model's
+  int64 inputs become int32 inputs cast to int64 in the graph, and the session passes
+  int64 arrays as int32 (token ids and masks fit).
 """
 
 import importlib
@@ -22,6 +36,11 @@ from pathlib import Path
 import numpy as np
 
 OPSET = 17
+# IREE's Vulkan target for the peer: Android's baseline profile (Mali and Adreno class,
+# no subgroup operations). The named mobile targets assume the vendor's subgroup width
+# (valhall: 16, adreno: 64), and lavapipe's subgroups are 8 wide: IREE's subgroup
+# reductions (softmax, layer norm) then return NaN there, every transformer's output.
+DEFAULT_VULKAN_TARGET = "vp_android_baseline_2022"
 VERSION = "3.13.0"  # of iree-base-compiler and iree-base-runtime, as tools/setup.sh pins them
 
 
@@ -88,15 +107,57 @@ def count_dispatches(flow_ir: Path) -> int:
         return count
 
 
+def with_int32_inputs(model: "onnx.ModelProto") -> "onnx.ModelProto":
+    """``model`` (changed in place) with each int64 input taken as int32 and cast to
+    int64 first thing: IREE's int64 demotion miscompiles int64 inputs (module docstring)."""
+    import onnx
+
+    casts = []
+    for value in model.graph.input:
+        tensor_type = value.type.tensor_type
+        if tensor_type.elem_type == onnx.TensorProto.INT64:
+            wide = f"{value.name}.int64"
+            for node in model.graph.node:
+                node.input[:] = [wide if name == value.name else name for name in node.input]
+            casts.append(onnx.helper.make_node("Cast", [value.name], [wide], to=onnx.TensorProto.INT64))
+            tensor_type.elem_type = onnx.TensorProto.INT32
+    nodes = casts + list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    return model
+
+
+def constant_folded(model: Path, folded: Path) -> Path:
+    """``model``, its int64 inputs made int32, with its constant subgraphs folded by
+    onnxruntime's basic graph optimizations (ONNX operators only), written to
+    ``folded``: the shapes computed from constants become static for IREE's importer."""
+    import onnx
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(folded)
+    options.log_severity_level = 3
+    try:
+        onnxruntime.InferenceSession(with_int32_inputs(onnx.load(str(model))).SerializeToString(), options,
+                                     providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own Fail/InvalidGraph types
+        raise IreeError(f"constant folding with onnxruntime: {_first_error(str(error))}") from None
+    return folded
+
+
 def compile_for_vulkan(model: Path, workdir: Path, vulkan_target: str) -> IreeProgram:
     """``model`` imported and compiled for IREE's Vulkan ``vulkan_target`` in ``workdir``."""
     workdir.mkdir(parents=True, exist_ok=True)
     imported, vmfb, phases = workdir / "model.mlir", workdir / "model.vmfb", workdir / "phases"
-    _run(["iree-import-onnx", "--opset-version", OPSET, model, "-o", imported], "iree-import-onnx")
+    folded = constant_folded(model, workdir / "folded.onnx")
+    _run(["iree-import-onnx", "--opset-version", OPSET, folded, "-o", imported], "iree-import-onnx")
     _run(["iree-compile", imported, "--iree-hal-target-device=vulkan", f"--iree-vulkan-target={vulkan_target}",
-          f"--dump-compilation-phases-to={phases}", "--mlir-elide-resource-strings-if-larger=16",
-          "--mlir-elide-elementsattrs-if-larger=16", "-o", vmfb], "iree-compile")
+          "--iree-input-demote-i64-to-i32", f"--dump-compilation-phases-to={phases}",
+          "--mlir-elide-resource-strings-if-larger=16", "--mlir-elide-elementsattrs-if-larger=16", "-o", vmfb],
+         "iree-compile")
     imported.unlink()  # the weights, in text: as large again as the model
+    folded.unlink()
     (flow,) = phases.glob("*.flow.mlir")
     return IreeProgram(vmfb, count_dispatches(flow), vulkan_target)
 
@@ -136,6 +197,8 @@ class IreeSession:
     def bind(self, arrays):
         """A zero-argument callable running the model on ``arrays`` and reading its
         results back; its ``outputs`` hold them after a run."""
+        arrays = [array.astype(np.int32) if array.dtype == np.int64 else array for array in arrays]
+
         def call():
             try:
                 results = self._entry(*arrays)
@@ -147,4 +210,5 @@ class IreeSession:
         return call
 
 
-__all__ = ["IreeError", "IreeProgram", "IreeSession", "compile_for_vulkan", "count_dispatches", "installed_version"]
+__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProgram", "IreeSession", "compile_for_vulkan", "constant_folded", "count_dispatches", "installed_version",
+           "with_int32_inputs"]

@@ -10,6 +10,8 @@
 #     build/MODEL.fusion.svg, manifest.json has the details), run both -- the host
 #     library through dnnf_mlir.InferenceSession, which finds it in the compile cache, the
 #     AArch64 one under qemu-aarch64 through its C runner -- and check them against onnxruntime;
+#     then time every kernel of the host code against this machine's roofline (FMA peak
+#     and STREAM bandwidth, measured once and cached) and draw the plan with those times;
 #  3. compile it for Vulkan (SPIR-V kernels, every one through spirv-val, and the Vulkan
 #     runtime in its library), run it on the Vulkan device found (lavapipe, on the CPU,
 #     here), check it against onnxruntime and show each dispatch's GPU time; then the same
@@ -38,6 +40,11 @@ echo "== 2. compile for the host and for AArch64, run, check"
 dnnf-compile "$onnx" --target host --profile -o "build/$model-host" --fusion-svg "build/$model.fusion.svg"
 echo "the fusion plan: build/$model.fusion.svg"
 python tools/run_session.py "$onnx" --threads 1 --profile --repeat 10   # dnnf-compile's options: a cache hit
+echo "-- where the time goes: every kernel against this machine's roofline (dnnf-roofline)"
+dnnf-compile "$onnx" --target host --profile --profile-kernels -o "build/$model-host-profiled" -q
+dnnf-run "build/$model-host-profiled" --profile --repeat 10 --profile-svg "build/$model.profile.svg" \
+    --profile-json "build/$model.trace.json"
+echo "the plan with each kernel's time: build/$model.profile.svg; a Chrome trace: build/$model.trace.json"
 dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"
 dnnf-run "build/$model-aarch64" --check
 

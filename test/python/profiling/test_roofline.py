@@ -10,11 +10,12 @@ from dnnf_mlir.roofline import Roofline, cpu_key, machine_roofline
 from dnnf_mlir.tools import roofline as roofline_tool
 
 
-def _clock_ghz() -> float:
+def _clock_ghz() -> "float | None":
+    """The clock /proc/cpuinfo reports (x86 does; many Arm kernels do not)."""
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("cpu MHz"):
             return float(line.partition(":")[2]) / 1e3
-    pytest.skip("no clock in /proc/cpuinfo")
+    return None
 
 
 @pytest.fixture
@@ -30,7 +31,9 @@ def test_measured_once_then_cached_then_refreshed(cache, monkeypatch):
     assert list(entries) == [cpu_key()]
     # Vector FMAs: above what two scalar FMA pipes could do at the nominal clock (4
     # FLOP per cycle), which a scalar or latency-bound loop would not reach.
-    assert first.fma_gflops > 4 * _clock_ghz()
+    clock = _clock_ghz()
+    if clock is not None:  # without a reported clock, the cache checks below still run
+        assert first.fma_gflops > 4 * clock
     assert first.lanes >= 4
     assert all(0.5 < gbs < 2000 for gbs in first.triad_gbs.values())
     assert "1" in first.triad_gbs

@@ -31,7 +31,7 @@ from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import (is_f32, parallel_loops, producer, reduced_dims, reverses_access, static_tensor_type,
                               touches_i1)
 from .rows import horizontal_reductions, static_loop_ranges
-from .tiles import MAX_UNROLLED_VECTORS, MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, unrolled_vectors
+from .tiles import PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
 MEMBER_OPS = ("linalg.generic", "linalg.reduce", "linalg.fill")
 
@@ -108,12 +108,11 @@ def row_group(root, available: dict) -> Optional[RowGroup]:
             row_dims = max(row_dims, reduced)
         elif op.name == "linalg.generic" and not all(parallel_loops(op)):
             return None  # a generic reduction: its dims are not tracked here
-    if row_dims == 0 or row_dims == rank or math.prod(out.shape[rank - row_dims:]) > MAX_VECTOR_ELEMENTS:
+    if row_dims == 0 or row_dims == rank:
         return None
     for op in [root, *members]:
         shape = static_tensor_type(op.results[0]).shape
-        row = shape[rank - row_dims:]
-        if len(shape) == rank and (math.prod(row) > MAX_VECTOR_ELEMENTS or unrolled_vectors(row) > MAX_UNROLLED_VECTORS):
+        if len(shape) == rank and not fits_in_vectors(shape[rank - row_dims:]):
             return None
         if len(shape) not in (rank, rank - row_dims):
             return None

@@ -17,7 +17,7 @@ from typing import Optional
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import element_bits, parallel_loops, reverses_access, static_tensor_type, touches_i1
-from .tiles import MAX_UNROLLED_VECTORS, MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, unrolled_vectors
+from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
 
 def schedule_rows(planner: Planner, op):
@@ -51,14 +51,14 @@ def schedule_rows(planner: Planner, op):
         sizes[inner] = width
         vsizes[inner] = width
     reduction_elems = math.prod(r for p, r in zip(parallel, loop_ranges) if not p)
-    vector_elems = math.prod(vsizes) if unrolled_vectors(vsizes) <= MAX_UNROLLED_VECTORS else math.inf
     if not any(parallel) and rank > 1:
         # A reduction to a scalar over several dims: loops over all but the innermost,
         # each step reducing one row horizontally into the accumulator. As one n-D
         # vector it was unrolled into a load per row: a 32x16x8x1 reduction became
         # 29,000 lines of LLVM IR that LLVM did not finish compiling in minutes.
         sizes, vsizes = [1] * (rank - 1) + [0], [1] * (rank - 1) + [loop_ranges[-1]]
-        reduction_elems = vector_elems = loop_ranges[-1]
+        reduction_elems = loop_ranges[-1]
+    whole = fits_in_vectors(vsizes)
     h = s.match([op.name], tag=tag)
     details = {}
     if planner.threads > 1 and math.prod(loop_ranges) >= PARALLEL_MIN_ELEMENTS:
@@ -74,7 +74,7 @@ def schedule_rows(planner: Planner, op):
             s.end_nested()
             h = s.match([op.name], tag=tag)
             details["forall"] = fs
-    if any(sizes) and vector_elems <= MAX_VECTOR_ELEMENTS and reduction_elems <= MAX_VECTOR_ELEMENTS:
+    if any(sizes) and whole and reduction_elems <= MAX_VECTOR_ELEMENTS:
         arg = s.begin_suppressed(h)
         t, loops = s.tile_for(arg, sizes)
         s.vectorize(t, vsizes)
@@ -83,7 +83,7 @@ def schedule_rows(planner: Planner, op):
         s.end_nested()
         details["vector"] = vsizes
         strategy = "vectorized"
-    elif not any(sizes) and vector_elems <= MAX_VECTOR_ELEMENTS:
+    elif not any(sizes) and whole:
         arg = s.begin_suppressed(h)
         s.vectorize(arg, vsizes)
         s.end_nested()

@@ -23,9 +23,10 @@ MAX_VECTOR_ELEMENTS = 4096
 MAX_UNROLLED_VECTORS = 256
 
 
-def unrolled_vectors(shape) -> int:
-    """How many 1-D vectors the vector lowering unrolls an n-D vector of ``shape`` into."""
-    return math.prod(shape[:-1])
+def fits_in_vectors(shape) -> bool:
+    """Whether an n-D vector of ``shape`` stays one piece: at most ``MAX_VECTOR_ELEMENTS``
+    elements, unrolled into at most ``MAX_UNROLLED_VECTORS`` 1-D vectors."""
+    return math.prod(shape) <= MAX_VECTOR_ELEMENTS and math.prod(shape[:-1]) <= MAX_UNROLLED_VECTORS
 
 
 def largest_divisor(n: int, candidates) -> Optional[int]:
@@ -94,6 +95,6 @@ __all__ = [
     "conv_vector_tile",
     "even_split",
     "largest_divisor",
+    "fits_in_vectors",
     "matmul_register_tile",
-    "unrolled_vectors",
 ]

@@ -11,6 +11,7 @@ from dnnf_mlir.ecg import MappingType, TensorSpec, VerificationError, to_mlir
 from dnnf_mlir.ecg.ops.one_to_many import ExpandOp, GatherElementsOp, GatherOp, TileOp
 from dnnf_mlir.ecg.ops.reshape import FlattenOp, ReshapeOp, SqueezeOp, UnsqueezeOp
 from dnnf_mlir.ecg.ops.resize import ResizeOp
+from dnnf_mlir.ecg.ops.resize_taps import nearest_indices
 from dnnf_mlir.ecg.ops.shuffle import DepthToSpaceOp, SpaceToDepthOp, TransposeOp
 from dnnf_mlir.ecg.ops.slicing import ConcatOp, PadOp, SliceOp, SplitOp
 
@@ -450,6 +451,15 @@ def test_resize_tf_crop_and_resize(mode, roi, sizes):
     expected = run_resize(x, attrs, sizes=sizes, roi=roi, opset=18)
     resolved = {**ResizeOp.resolve(x.shape, sizes=sizes, axes=[2, 3]), "roi": ResizeOp.full_roi(4, roi, [2, 3])}
     check_resize(x, {**{k: v for k, v in attrs.items() if k != "axes"}, **resolved}, expected, exact=mode == "nearest")
+
+
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil"])
+def test_resize_nearest_rounds_as_std_round(nearest_mode):
+    """onnxruntime rounds both modes' non-ties with std::round: 0.49999997 (0.5 - 2^-25)
+    goes to 0, though 0.49999997 + 0.5 is 1 in f32; 2.5 is a tie, -1.5 rounds away from 0."""
+    coords = np.array([0.5 - 2.0 ** -25, 2.5 - 2.0 ** -22, 2.5, -1.5, 7.499999], np.float32)
+    ties = [2, -2] if nearest_mode == "round_prefer_floor" else [3, -2]
+    assert nearest_indices(coords, nearest_mode, False).tolist() == [0, 2, *ties, 7]
 
 
 @pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])

@@ -67,11 +67,14 @@ def coordinates(out_len: int, in_len: int, scale, transform: str, roi=(0.0, 1.0)
 
 def nearest_indices(coords: np.ndarray, mode: str, downsampling: bool) -> np.ndarray:
     """The input index ``nearest_mode`` rounds each coordinate to (not yet clamped)."""
+    # std::round (halves away from 0) as floor(|x| + 0.5), added in f64: in f32 the sum
+    # rounds up below every half (0.49999997 + 0.5 is 1 in f32), and f64 holds it exactly.
+    rounded = np.sign(coords) * np.floor(np.abs(coords).astype(np.float64) + 0.5)
     if mode == "round_prefer_floor":
         ties = coords == np.trunc(coords) + F32(0.5)
-        return np.where(ties, np.floor(coords), np.sign(coords) * np.floor(np.abs(coords) + F32(0.5)))
+        return np.where(ties, np.floor(coords), rounded)
     if mode == "round_prefer_ceil":
-        return np.sign(coords) * np.floor(np.abs(coords) + F32(0.5))  # std::round: halves away from 0
+        return rounded
     if mode == "floor":
         return np.floor(coords)
     if mode == "ceil":

@@ -1,5 +1,7 @@
 """Gathers compiled for the host through their vectorized reads (``flat_reads``), checked
-exactly against onnxruntime (a gather moves elements: no rounding, so no tolerance).
+exactly against onnxruntime (a gather moves elements: no rounding, so no tolerance), and
+GridSample's zero padding (within test_node_suite_ops' tolerance: weighted sums of at
+most 16 taps).
 
 The shapes make every path count: rows wider than one vector and not a multiple of it
 (the remainder), negative indices, the gathered axis innermost (a vector.gather), a
@@ -9,10 +11,12 @@ strided slice in the same kernel (read from the slice's source at start + step *
 """
 
 import numpy as np
+import onnxruntime
 import pytest
 from onnx import TensorProto, helper
 
-from test_node_suite_ops import check, one_node
+from dnnf_mlir import InferenceSession
+from test_node_suite_ops import ATOL, RTOL, check, one_node
 
 
 def _indices(rng, size: int, shape) -> np.ndarray:
@@ -56,3 +60,36 @@ def test_gather_of_a_strided_slice():
         helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
     ], [helper.make_tensor_value_info("y0", TensorProto.FLOAT, [9, 48])], constants)
     check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {"data": data, "indices": indices})
+
+
+# ----- GridSample: one gather of every tap at indices per output pixel -----
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_grid_sample_zeros_with_infinite_data(mode):
+    """Taps outside the input read the appended zero with weight 0: an infinity in the
+    data adds nothing to the pixels that do not read it (0 * inf would be NaN), and the
+    pixels reading it are infinite or NaN as onnxruntime's."""
+    rng = np.random.default_rng(34)
+    x = rng.standard_normal((2, 3, 9, 11)).astype(np.float32)
+    x[0, 1, 0, :] = np.inf  # the top row, which taps above the input sit next to
+    x[1, :, 4, 5] = -np.inf
+    feeds = {"x": x, "grid": rng.uniform(-1.3, 1.3, (2, 7, 6, 2)).astype(np.float32)}
+    check(one_node("GridSample", feeds, opset=20, mode=mode, padding_mode="zeros"), feeds)
+
+
+def test_grid_sample_zeros_at_non_finite_coordinates():
+    """A NaN or infinite coordinate samples outside the input: 0 (onnxruntime casts it to
+    an integer, undefined in C++, so only the other pixels are compared with it)."""
+    rng = np.random.default_rng(35)
+    feeds = {"x": rng.standard_normal((1, 4, 8, 8)).astype(np.float32),
+             "grid": rng.uniform(-1, 1, (1, 5, 5, 2)).astype(np.float32)}
+    feeds["grid"][0, 1, 2, 0] = np.nan
+    feeds["grid"][0, 3, 0, 1] = np.inf
+    feeds["grid"][0, 4, 4, 0] = -np.inf
+    model = one_node("GridSample", feeds, opset=20, mode="linear", padding_mode="zeros")
+    (got,) = InferenceSession(model, use_cache=False, threads=1).run(None, feeds)
+    (want,) = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    finite = np.isfinite(feeds["grid"]).all(-1)[:, None].repeat(4, 1)
+    np.testing.assert_array_equal(got[~finite], 0)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=RTOL, atol=ATOL)

@@ -14,7 +14,7 @@ from .builders import (
     broadcast_to, empty, extract, extract_slice, gather_generic, identity_map, index, pad, reshape, select, shape_of,
     transpose,
 )
-from .flat_reads import flat_reader, unstrided
+from .flat_reads import flat_reader, strided_reader
 from .registry import lowers
 
 
@@ -105,7 +105,7 @@ def lower_pad(op, args):
         return [pad(x, low, high, attrs["constant_value"])]
     if 0 in spec.shape:
         return [empty(spec.shape, element_of(x))]
-    read = _strided_reader(x)
+    read = strided_reader(x)
 
     def body(indices):
         reads = []
@@ -126,18 +126,6 @@ def lower_pad(op, args):
         return read(reads)
 
     return [gather_generic([], [], spec.shape, element_of(x), body)]
-
-
-def _strided_reader(x):
-    """``reads -> extract(x, reads)`` for a pad's body, reading ``unstrided``'s source
-    at ``start + step * i`` where ``x`` is a strided slice."""
-    source, starts, steps = unstrided(x)
-
-    def read(reads):
-        return extract(source, [r if (start, step) == (0, 1) else arith.addi(index(start), arith.muli(r, index(step)))
-                                for r, start, step in zip(reads, starts, steps)])
-
-    return read
 
 
 @lowers("expand")

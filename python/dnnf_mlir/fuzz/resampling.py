@@ -124,9 +124,11 @@ def grid_sample(draw, g: GraphBuilder) -> None:
     spatial = dims(draw, rank - 2, cap=max(1, MAX_NUMEL // (4 * batch * channels)), choices=SPATIAL)
     grid = g.input((batch, *spatial, rank - 2), scale=0.7)
     mode = draw(st.sampled_from(GRID_MODES[rank]))
+    # onnxruntime's cubic with border padding is not ONNX's (whose reference dnnf follows):
+    # up to 0.3 apart on normal data.
+    padding = draw(st.sampled_from(("zeros", "reflection") if mode == "cubic" else ("zeros", "border", "reflection")))
     g.one("GridSample", [x, grid], (batch, channels, *spatial), scale=x.scale * (1.25 if mode == "cubic" else 1.0),
-          mode=mode, padding_mode=draw(st.sampled_from(("zeros", "border", "reflection"))),
-          align_corners=draw(st.integers(0, 1)))
+          mode=mode, padding_mode=padding, align_corners=draw(st.integers(0, 1)))
 
 
 FAMILIES = {"resize": resize, "grid_sample": grid_sample}

@@ -11,11 +11,13 @@ strided slice in the same kernel (read from the slice's source at start + step *
 """
 
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper
 
 from dnnf_mlir import InferenceSession
+from dnnf_mlir.compiler import Artifact, compile_model
 from test_node_suite_ops import ATOL, RTOL, check, one_node
 
 
@@ -93,3 +95,34 @@ def test_grid_sample_zeros_at_non_finite_coordinates():
     finite = np.isfinite(feeds["grid"]).all(-1)[:, None].repeat(4, 1)
     np.testing.assert_array_equal(got[~finite], 0)
     np.testing.assert_allclose(got[finite], want[finite], rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("target", ["vulkan", "opencl"])
+def test_gathers_on_the_gpu_targets(target, tmp_path):
+    """GatherND rows, a GridSample and a nearest Resize (whose reads along the width
+    are gathers) in one graph on the GPU targets: generics that gather stay scalar
+    there (vectorized, a vector.gather, which SPIR-V and OpenCL C lack: this Resize
+    did not compile for either before)."""
+    rng = np.random.default_rng(36)
+    x = rng.standard_normal((1, 4, 5, 6)).astype(np.float32)
+    grid = rng.uniform(-1.2, 1.2, (1, 3, 7, 2)).astype(np.float32)
+    nodes = [helper.make_node("Resize", ["x", "", "scales"], ["r"], mode="nearest"),
+             helper.make_node("GridSample", ["x", "grid"], ["s"], mode="linear"),
+             helper.make_node("Reshape", ["x", "rows_shape"], ["rows"]),
+             helper.make_node("GatherND", ["rows", "ids"], ["n"])]
+    constants = [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2]),
+                 helper.make_tensor("rows_shape", TensorProto.INT64, [2], [20, 6]),
+                 helper.make_tensor("ids", TensorProto.INT64, [5, 1], [3, -1, 0, 19, 7])]
+    graph = helper.make_graph(nodes, "gpu_gathers", [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+        helper.make_tensor_value_info("grid", TensorProto.FLOAT, grid.shape),
+    ], [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("r", "s", "n")], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    compile_model(tmp_path / "model.onnx", tmp_path / "out", target=target)
+    got, _ = Artifact(tmp_path / "out").run([x, grid])
+    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x, "grid": grid})
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(got[2], want[2])

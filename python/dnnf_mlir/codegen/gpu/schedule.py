@@ -483,11 +483,12 @@ def mark_vectorizable(module) -> int:
     """Mark the ``linalg.generic`` ops that vectorize into what SPIR-V takes: at most one
     loop above 1, of at most ``VECTOR`` iterations (a 1-d vector of 2 to 4 lanes, or a
     scalar). Others (a producer read through a strided window, 5 wide for 3 outputs)
-    stay scalar loops. Returns how many."""
+    stay scalar loops, and so do gathers (a ``tensor.extract`` in the body: vectorized,
+    a vector.gather, which neither SPIR-V nor OpenCL C takes). Returns how many."""
     marked = 0
     for op in walk_ops(module.operation, {"linalg.generic"}):
         ranges = loop_ranges(op)
-        if ranges is None:
+        if ranges is None or any(inner.name == "tensor.extract" for inner in op.regions[0].blocks[0].operations):
             continue
         wide = [r for r in ranges if r != 1]
         if len(wide) <= 1 and all(r <= VECTOR for r in wide):

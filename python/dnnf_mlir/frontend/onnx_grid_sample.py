@@ -120,6 +120,15 @@ def _index(math: _Coordinates, i, size: int, padding: str, bounds):
     return math.node.emit_one("cast", [i], to="i64"), inside
 
 
+def _swap_leading(node: NodeBuilder, value):
+    """``value`` with its first two axes swapped: a reshape when one of them is 1 (a
+    transpose would copy)."""
+    shape = node.spec(value).shape
+    if 1 in shape[:2]:
+        return node.emit_one("reshape", [value], shape=[shape[1], shape[0], *shape[2:]])
+    return node.emit_one("transpose", [value], perm=[1, 0, *range(2, len(shape))])
+
+
 @converter("GridSample")
 def _grid_sample(node: NodeBuilder):
     x, grid = node.operand(0), node.operand(1)
@@ -154,8 +163,8 @@ def _grid_sample(node: NodeBuilder):
     pixels = int(np.prod(sizes, dtype=np.int64))
     # (channels, pixels of every batch): a tap gathers one element per output pixel from
     # each channel's row, at an index computed once per pixel.
-    rows = node.emit_one("reshape", [node.emit_one("transpose", [node.emit_one("reshape", [x], shape=[n, channels, pixels])],
-                                                   perm=[1, 0, 2])], shape=[channels, n * pixels])
+    rows = node.emit_one("reshape", [_swap_leading(node, node.emit_one("reshape", [x], shape=[n, channels, pixels]))],
+                         shape=[channels, n * pixels])
     if padding == "zeros":  # a tap outside the input reads the zero appended to the rows
         rows = node.emit_one("concat", [rows, np.zeros((channels, 1), spec.dtype)], axis=1)
     batch_start = (np.arange(n, dtype=np.int64) * pixels).reshape(n, 1)
@@ -189,5 +198,4 @@ def _grid_sample(node: NodeBuilder):
             weights = node.emit_one("cast", [weights], to=dtype_name(spec.dtype))
         values = node.emit_one("gather", [rows, stacked([i for i, _ in taps])], axis=1)
         total = node.emit_one("reduce_sum", [node.emit_one("mul", [values, weights])], axes=[1], keepdims=0)
-    total = node.emit_one("transpose", [total], perm=[1, 0, 2])
-    return node.emit("reshape", [total], {"shape": [n, channels, *outputs]})
+    return node.emit("reshape", [_swap_leading(node, total)], {"shape": [n, channels, *outputs]})

@@ -121,12 +121,12 @@ def _index(math: _Coordinates, i, size: int, padding: str, bounds):
 
 
 def _swap_leading(node: NodeBuilder, value):
-    """``value`` with its first two axes swapped: a reshape when one of them is 1 (a
-    transpose would copy)."""
-    shape = node.spec(value).shape
-    if 1 in shape[:2]:
-        return node.emit_one("reshape", [value], shape=[shape[1], shape[0], *shape[2:]])
-    return node.emit_one("transpose", [value], perm=[1, 0, *range(2, len(shape))])
+    """``value`` (n, channels, pixels) as (channels, n, pixels): a reshape when either is
+    1 (a transpose would copy)."""
+    n, channels, pixels = node.spec(value).shape
+    if 1 in (n, channels):
+        return node.emit_one("reshape", [value], shape=[channels, n, pixels])
+    return node.emit_one("transpose", [value], perm=[1, 0, 2])
 
 
 @converter("GridSample")
@@ -198,4 +198,7 @@ def _grid_sample(node: NodeBuilder):
             weights = node.emit_one("cast", [weights], to=dtype_name(spec.dtype))
         values = node.emit_one("gather", [rows, stacked([i for i, _ in taps])], axis=1)
         total = node.emit_one("reduce_sum", [node.emit_one("mul", [values, weights])], axes=[1], keepdims=0)
-    return node.emit("reshape", [_swap_leading(node, total)], {"shape": [n, channels, *outputs]})
+    # A transpose even where a reshape would do: a kernel of a reshape alone (nearest's)
+    # is a copy loop that the GPU targets' entry function cannot hold.
+    total = node.emit_one("transpose", [total], perm=[1, 0, 2])
+    return node.emit("reshape", [total], {"shape": [n, channels, *outputs]})

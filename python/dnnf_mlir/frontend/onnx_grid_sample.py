@@ -1,14 +1,21 @@
 """ONNX GridSample (opsets 16 to 22, any number of spatial axes) imported as element-wise
-ECG ops on the sampling coordinates and one ``gather_elements`` per interpolation tap.
+ECG ops on the sampling coordinates and one ``gather`` of every interpolation tap.
 
 Per spatial axis the grid's normalized coordinate is mapped to pixels (``align_corners``),
 rounded half to even for ``nearest``, and brought inside by the padding mode (``border``
 clamps, ``reflection`` reflects); each tap (1 nearest, 2 linear, 4 cubic per axis) gets its
-pixel index (clamped, reflected, or marked invalid for ``zeros``) and weight. Every
-combination of taps over the axes is one gather from the data flattened over its spatial
-axes, weighted and summed: a static graph whose size does not depend on the grid's values.
+pixel index (clamped, reflected, or flagged outside for ``zeros``) and weight. Every
+combination of taps over the axes reads the data as (channels, pixels of every batch) at
+one linear index per output pixel: one gather of all of them, its index and weight
+tensors per pixel (computed once, not per channel, in kernels of their own), then
+weighted and summed over the taps: a static graph whose size does not depend on the
+grid's values. A tap outside the input (``zeros``) reads a zero appended to each row,
+with weight 0, and a NaN coordinate is moved far outside first: no select per channel or
+tap (a kernel reading a mask tensor runs as scalar loops), and a tap outside adds 0
+whatever the data holds.
 """
 
+import functools
 import itertools
 
 import numpy as np
@@ -20,6 +27,10 @@ from .onnx_types import OnnxImportError
 
 _MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic", "nearest": "nearest"}
 _CUBIC_A = -0.75
+# With ``zeros`` padding, coordinates are clipped to this far outside the input: beyond
+# it every tap (up to 2 pixels away for cubic) is outside, as it is at the margin.
+_MARGIN = 4.0
+_FAR_OUTSIDE = -1e4  # a normalized coordinate beyond the margin of any axis
 
 
 class _Coordinates:
@@ -69,6 +80,8 @@ def _pixels(math: _Coordinates, g, size: int, align: bool, mode: str, padding: s
         x = math.select(outside, math.op("clip", x, min=0.0, max=float(size - 1)), x)
     elif padding == "reflection":
         x = math.reflect(x, low, high)
+    else:  # zeros: every tap of a coordinate beyond the margin is outside; make it finite
+        x = math.op("clip", x, min=-_MARGIN, max=size - 1.0 + _MARGIN)
     return x, (low, high)
 
 
@@ -94,14 +107,26 @@ def _taps(math: _Coordinates, x, mode: str) -> list:
 
 
 def _index(math: _Coordinates, i, size: int, padding: str, bounds):
-    """(int64 index inside [0, size), validity or None) of tap position ``i``."""
-    valid = None
+    """(int64 index inside [0, size), None or for ``zeros`` 1.0 where the tap is inside
+    and 0.0 outside) of tap position ``i``. The inside flag is arithmetic on the integral,
+    finite ``i`` (``_pixels`` made it so): a mask tensor would make its kernels scalar."""
+    inside = None
     if padding == "zeros":
-        valid = math.op("and", math.op("greater_or_equal", i, 0.0), math.op("less_or_equal", i, float(size - 1)))
+        inside = math.op("mul", math.op("clip", math.op("add", i, 1.0), min=0.0, max=1.0),
+                         math.op("clip", math.op("sub", float(size), i), min=0.0, max=1.0))
     elif padding == "reflection":
         i = math.reflect(i, *bounds)
     i = math.op("clip", i, min=0.0, max=float(size - 1))
-    return math.node.emit_one("cast", [i], to="i64"), valid
+    return math.node.emit_one("cast", [i], to="i64"), inside
+
+
+def _swap_leading(node: NodeBuilder, value):
+    """``value`` (n, channels, pixels) as (channels, n, pixels): a reshape when either is
+    1 (a transpose would copy)."""
+    n, channels, pixels = node.spec(value).shape
+    if 1 in (n, channels):
+        return node.emit_one("reshape", [value], shape=[channels, n, pixels])
+    return node.emit_one("transpose", [value], perm=[1, 0, 2])
 
 
 @converter("GridSample")
@@ -123,8 +148,10 @@ def _grid_sample(node: NodeBuilder):
     count = int(np.prod(outputs, dtype=np.int64))
     math = _Coordinates(node, grid_spec.dtype)
     flat_grid = node.emit_one("reshape", [grid], shape=[n, count, rank])
+    if padding == "zeros":  # a NaN coordinate: far outside (every tap reads 0), in the grid's own kernel
+        flat_grid = math.select(math.op("equal", flat_grid, flat_grid), flat_grid, _FAR_OUTSIDE)
 
-    axes = []  # per spatial axis: [(index, validity, weight)] of its taps
+    axes = []  # per spatial axis: [(index, inside flag, weight)] of its taps
     for axis, size in enumerate(sizes):
         component = rank - 1 - axis  # the grid lists x (the last axis) first
         g = node.emit_one("reshape", [node.emit_one("slice", [flat_grid], starts=[component], ends=[component + 1],
@@ -133,26 +160,45 @@ def _grid_sample(node: NodeBuilder):
         axes.append([(*_index(math, i, size, padding, bounds), w) for i, w in _taps(math, coordinate, mode)])
 
     strides = np.cumprod([1] + list(sizes[:0:-1]))[::-1]
-    data = node.emit_one("reshape", [x], shape=[n, channels, int(np.prod(sizes, dtype=np.int64))])
-    total = None
+    pixels = int(np.prod(sizes, dtype=np.int64))
+    # (channels, pixels of every batch): a tap gathers one element per output pixel from
+    # each channel's row, at an index computed once per pixel.
+    rows = node.emit_one("reshape", [_swap_leading(node, node.emit_one("reshape", [x], shape=[n, channels, pixels]))],
+                         shape=[channels, n * pixels])
+    if padding == "zeros":  # a tap outside the input reads the zero appended to the rows
+        rows = node.emit_one("concat", [rows, np.zeros((channels, 1), spec.dtype)], axis=1)
+    batch_start = (np.arange(n, dtype=np.int64) * pixels).reshape(n, 1)
+    taps = []  # (linear index, weight or None) of every combination of the axes' taps
     for combination in itertools.product(*axes):
-        linear, valid, weight = None, None, None
-        for stride, (index, tap_valid, tap_weight) in zip(strides, combination):
+        linear, inside, weight = None, None, None
+        for stride, (index, tap_inside, tap_weight) in zip(strides, combination):
             term = index if stride == 1 else node.emit_one("mul", [index, np.array(stride, np.int64)])
             linear = term if linear is None else node.emit_one("add", [linear, term])
-            if tap_valid is not None:
-                valid = tap_valid if valid is None else node.emit_one("and", [valid, tap_valid])
+            if tap_inside is not None:
+                inside = tap_inside if inside is None else node.emit_one("mul", [inside, tap_inside])
             if tap_weight is not None:
                 weight = tap_weight if weight is None else node.emit_one("mul", [weight, tap_weight])
-        gathered_index = node.emit_one("expand", [node.emit_one("unsqueeze", [linear], axes=[1])],
-                                       shape=[n, channels, count])
-        value = node.emit_one("gather_elements", [data, gathered_index], axis=2)
-        if weight is not None:
-            if grid_spec.dtype != spec.dtype:
-                weight = node.emit_one("cast", [weight], to=dtype_name(spec.dtype))
-            value = node.emit_one("mul", [value, node.emit_one("unsqueeze", [weight], axes=[1])])
-        if valid is not None:  # a tap outside the input reads 0 (a select: the data may hold infinities)
-            value = node.emit_one("where", [node.emit_one("unsqueeze", [valid], axes=[1]), value,
-                                            np.zeros((), spec.dtype)])
-        total = value if total is None else node.emit_one("add", [total, value])
+        linear = node.emit_one("add", [linear, batch_start]) if n > 1 else linear
+        if inside is not None:  # outside: the zero's column, weight 0
+            flag = node.emit_one("cast", [inside], to="i64")
+            linear = node.emit_one("add", [node.emit_one("mul", [linear, flag]),
+                                           node.emit_one("mul", [node.emit_one("sub", [np.array(1, np.int64), flag]),
+                                                                 np.array(n * pixels, np.int64)])])
+            weight = None if weight is None else node.emit_one("mul", [weight, inside])
+        taps.append((linear, weight))
+    if len(taps) == 1:  # nearest: (channels, n, count)
+        total = node.emit_one("gather", [rows, taps[0][0]], axis=1)
+    else:  # every tap in one gather, (channels, taps, n, count), weighted and summed over the taps
+        def stacked(values):  # ecg.concat joins two at a time
+            rows_of = [node.emit_one("unsqueeze", [v], axes=[0]) for v in values]
+            return functools.reduce(lambda a, b: node.emit_one("concat", [a, b], axis=0), rows_of)
+
+        weights = stacked([w for _, w in taps])
+        if grid_spec.dtype != spec.dtype:
+            weights = node.emit_one("cast", [weights], to=dtype_name(spec.dtype))
+        values = node.emit_one("gather", [rows, stacked([i for i, _ in taps])], axis=1)
+        total = node.emit_one("reduce_sum", [node.emit_one("mul", [values, weights])], axes=[1], keepdims=0)
+    # A transpose even where a reshape would do: a kernel of a reshape alone (nearest's)
+    # is a copy loop that the GPU targets' entry function cannot hold.
+    total = node.emit_one("transpose", [total], perm=[1, 0, 2])
     return node.emit("reshape", [total], {"shape": [n, channels, *outputs]})

@@ -1,4 +1,4 @@
-"""The Resize family: every interpolation mode, coordinate transformation and option
+"""The Resize and GridSample families. Resize: every interpolation mode, coordinate transformation and option
 (scales or sizes, ``axes``, ``keep_aspect_ratio_policy``, antialiasing, and
 tf_crop_and_resize's region and extrapolation value) on the ranks onnxruntime takes.
 
@@ -110,6 +110,27 @@ def resize(draw, g: GraphBuilder) -> None:
     g.one("Resize", inputs, tuple(shape), scale=x.scale * (1.25 if mode == "cubic" else 1.0), **attrs)
 
 
-FAMILIES = {"resize": resize}
+GRID_MODES = {4: ("nearest", "linear", "cubic"), 5: ("nearest", "linear")}  # onnxruntime: cubic on 4-d only
 
-__all__ = ["FAMILIES", "resize"]
+
+def grid_sample(draw, g: GraphBuilder) -> None:
+    """GridSample of a 4-d or 5-d value at a grid input of normals times 0.7 (mostly
+    inside, a few pixels past every border), every mode, padding mode and corner
+    alignment; the output's spatial extents drawn apart from the input's."""
+    rank = draw(st.sampled_from((4, 5)))
+    x = pick(draw, g, lambda v: v.rank == rank and v.numel <= MAX_NUMEL // 4,
+             lambda d, g: g.input(dims(d, 2, cap=8) + dims(d, rank - 2, cap=MAX_NUMEL // 64, choices=SPATIAL)))
+    batch, channels = x.shape[:2]
+    spatial = dims(draw, rank - 2, cap=max(1, MAX_NUMEL // (4 * batch * channels)), choices=SPATIAL)
+    grid = g.input((batch, *spatial, rank - 2), scale=0.7)
+    mode = draw(st.sampled_from(GRID_MODES[rank]))
+    # onnxruntime's cubic with border padding is not ONNX's (whose reference dnnf follows):
+    # up to 0.3 apart on normal data.
+    padding = draw(st.sampled_from(("zeros", "reflection") if mode == "cubic" else ("zeros", "border", "reflection")))
+    g.one("GridSample", [x, grid], (batch, channels, *spatial), scale=x.scale * (1.25 if mode == "cubic" else 1.0),
+          mode=mode, padding_mode=padding, align_corners=draw(st.integers(0, 1)))
+
+
+FAMILIES = {"resize": resize, "grid_sample": grid_sample}
+
+__all__ = ["FAMILIES", "grid_sample", "resize"]

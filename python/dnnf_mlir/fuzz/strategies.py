@@ -27,6 +27,7 @@ WEIGHTS = {
     "pad": 2, "reshaping": 2, "depth_space": 2, "resize": 3,
     "recurrent": 2,
     "scatter": 2, "gather_nd": 1, "top_k": 1, "cum_sum": 1, "trilu": 1, "qdq": 2, "quantized_contraction": 2,
+    "grid_sample": 1,
 }
 WEIGHTED = [name for name, weight in WEIGHTS.items() for _ in range(weight)]
 TWO_THREADS = 4  # one graph in this many also runs its compiled code on two threads

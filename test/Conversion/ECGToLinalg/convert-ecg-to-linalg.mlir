@@ -375,8 +375,10 @@ func.func @edge_pad_of_a_strided_slice(%arg0: tensor<1x8x2xf32>) -> tensor<1x6x1
 
 // An embedding lookup: a generic over the output extracts the indexed rows; a negative
 // index wraps, and the row is clamped to [0, 9], so that no index reads out of bounds
-// (run-time indices are checked before the code runs).
+// (run-time indices are checked before the code runs). The read is 1-d, from the
+// table's flat view at row * 3 + column in index: a vector load of the row.
 // CHECK-LABEL: func.func @gather
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<10x3xf32> into tensor<30xf32>
 // CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<1x4xi64>) outs(%{{.*}} : tensor<1x4x3xf32>)
 // CHECK: ^bb0(%[[ID:.*]]: i64, %{{.*}}: f32):
 // CHECK: %[[COL:.*]] = linalg.index 2 : index
@@ -384,7 +386,9 @@ func.func @edge_pad_of_a_strided_slice(%arg0: tensor<1x8x2xf32>) -> tensor<1x6x1
 // CHECK: %[[WRAPPED:.*]] = arith.select
 // CHECK: %[[LOW:.*]] = arith.maxsi %[[WRAPPED]], %{{.*}} : index
 // CHECK: %[[CLAMPED:.*]] = arith.minsi %[[LOW]], %{{.*}} : index
-// CHECK: tensor.extract %arg0[%[[CLAMPED]], %[[COL]]] : tensor<10x3xf32>
+// CHECK: %[[START:.*]] = arith.muli %[[CLAMPED]], %c3{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.addi %[[START]], %[[COL]] : index
+// CHECK: tensor.extract %[[FLAT]][%[[AT]]] : tensor<30xf32>
 func.func @gather(%arg0: tensor<10x3xf32>, %arg1: tensor<1x4xi64>) -> tensor<1x4x3xf32> {
   %0 = "ecg.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<10x3xf32>, tensor<1x4xi64>) -> tensor<1x4x3xf32>
   return %0 : tensor<1x4x3xf32>

@@ -38,3 +38,22 @@ func.func @top_k_smallest_ints(%x: tensor<6x40xi32>) -> (tensor<6x40xi32>, tenso
   %0:2 = "ecg.top_k"(%x) {axis = -1 : i64, k = 40 : i64, largest = 0 : i64} : (tensor<6x40xi32>) -> (tensor<6x40xi32>, tensor<6x40xi64>)
   return %0#0, %0#1 : tensor<6x40xi32>, tensor<6x40xi64>
 }
+
+// -----
+
+// A row of 40: two blocks of 16, each compared with the k-th value without a branch
+// (unordered: NaN gets through to the exact test), the element loop only where some
+// element may enter; then the last 8 elements one by one.
+// CHECK-LABEL: func.func @top_k_blocks
+// CHECK: %[[END:.*]] = arith.constant 32 : index
+// CHECK: %[[BLOCK:.*]] = arith.constant 16 : index
+// CHECK: scf.for %[[BEGIN:.*]] = %{{.*}} to %[[END]] step %[[BLOCK]] iter_args({{.*}}, %[[KTH:.*]] = %{{.*}}, %{{.*}} = %true)
+// CHECK-COUNT-16: arith.cmpf ugt, %{{.*}}, %[[KTH]] : f32
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %[[BEGIN]] to
+// CHECK: %[[TAIL:.*]] = arith.constant 40 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[TAIL]] step
+func.func @top_k_blocks(%x: tensor<2x40xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  %0:2 = "ecg.top_k"(%x) {axis = -1 : i64, k = 3 : i64, largest = 1 : i64} : (tensor<2x40xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  return %0#0, %0#1 : tensor<2x3xf32>, tensor<2x3xi64>
+}

@@ -86,3 +86,19 @@ def test_bad_top_k_is_refused_naming_the_node():
         import_onnx(top_k_model(x, 5))
     with pytest.raises(OnnxImportError, match=r"TopK, opset 11\): TopK on i1 tensors is not supported"):
         import_onnx(top_k_model(np.zeros((3, 4), np.bool_), 2))
+
+
+@pytest.mark.parametrize("dtype,largest", [(np.float32, 1), (np.float32, 0), (np.float16, 1), (np.int32, 0)])
+def test_long_rows_through_the_block_filter(dtype, largest):
+    """Rows of 16-element blocks and a tail (the pre-filter skips a block with no candidate):
+    few distinct values, so that blocks after the slots fill hold ties of the k-th value
+    (which must not enter) and better values late in the row; for floats NaN and
+    infinities in the later blocks only, where the filter alone lets them through."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-4, 4, (5, 16 * 12 + 5)).astype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        late = rng.random(x.shape) < 0.03
+        late[:, :64] = False
+        x[late] = rng.choice(np.array([np.nan, np.inf, -np.inf], dtype), late.sum())
+    x[:, -3] = 10 if largest else -10  # the best value, in the tail
+    check(x, 6, axis=-1, largest=largest)

@@ -63,6 +63,7 @@ FAMILY_OPS = {
     "recurrent": {"LSTM", "GRU", "RNN"},
     "scatter": {"ScatterElements", "ScatterND"}, "gather_nd": {"GatherND"}, "top_k": {"TopK"}, "cum_sum": {"CumSum"},
     "trilu": {"Trilu"}, "qdq": {"QuantizeLinear"}, "quantized_contraction": {"DequantizeLinear"},
+    "grid_sample": {"GridSample"},
 }
 
 

@@ -479,15 +479,24 @@ def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> 
 VECTORIZE_ATTR = "dnnf.gpu.vectorize"
 
 
+def _reads_flat_view(op) -> bool:
+    """Whether ``op``'s body reads a 1-d tensor at a computed index (a gather through the
+    source's 1-d view: Gather, GatherElements, GridSample, Resize's taps): vectorized,
+    such a read may become a vector.gather, which neither SPIR-V nor OpenCL C takes."""
+    return any(inner.name == "tensor.extract" and len(inner.operands) == 2
+               for inner in op.regions[0].blocks[0].operations)
+
+
 def mark_vectorizable(module) -> int:
     """Mark the ``linalg.generic`` ops that vectorize into what SPIR-V takes: at most one
     loop above 1, of at most ``VECTOR`` iterations (a 1-d vector of 2 to 4 lanes, or a
     scalar). Others (a producer read through a strided window, 5 wide for 3 outputs)
-    stay scalar loops. Returns how many."""
+    stay scalar loops, and so do gathers from a 1-d view (``_reads_flat_view``). Returns
+    how many."""
     marked = 0
     for op in walk_ops(module.operation, {"linalg.generic"}):
         ranges = loop_ranges(op)
-        if ranges is None:
+        if ranges is None or _reads_flat_view(op):
             continue
         wide = [r for r in ranges if r != 1]
         if len(wide) <= 1 and all(r <= VECTOR for r in wide):

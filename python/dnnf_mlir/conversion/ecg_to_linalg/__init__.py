@@ -30,6 +30,7 @@ One module per purpose:
 - ``reduction``: ``reduce_*``, ``arg_max``/``arg_min``;
 - ``data_movement``: ``constant``, reshapes, transpose, slice, concat, split, pad,
   expand, tile, gathers, depth/space rearrangements;
+- ``flat_reads``: how gathers read their source (its 1-d view, so that they vectorize);
 - ``resize``: ``resize``, a gather with its taps (indices, weights) as constants;
 - ``quantization``: ``quantize_linear``, ``dequantize_linear``, one elementwise generic each;
 - ``bitwise_trig``: the bitwise ops and the trigonometric/hyperbolic functions;

@@ -14,6 +14,7 @@ from .builders import (
     broadcast_to, empty, extract, extract_slice, gather_generic, identity_map, index, pad, reshape, select, shape_of,
     transpose,
 )
+from .flat_reads import flat_reader, strided_reader
 from .registry import lowers
 
 
@@ -104,7 +105,7 @@ def lower_pad(op, args):
         return [pad(x, low, high, attrs["constant_value"])]
     if 0 in spec.shape:
         return [empty(spec.shape, element_of(x))]
-    read = _strided_reader(x)
+    read = strided_reader(x)
 
     def body(indices):
         reads = []
@@ -125,34 +126,6 @@ def lower_pad(op, args):
         return read(reads)
 
     return [gather_generic([], [], spec.shape, element_of(x), body)]
-
-
-def _unstrided(x) -> tuple:
-    """(source, starts, steps): when ``x`` is cut from ``source`` with steps (a strided
-    tensor.extract_slice: a Slice in the same kernel), the element ``i`` of an axis is
-    ``source``'s ``start + step * i``; reading ``source`` at those indices keeps the
-    vectorized gather off a strided buffer, which vector.gather cannot lower to LLVM.
-    Otherwise (x, 0s, 1s)."""
-    rank = len(shape_of(x))
-    owner = x.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "tensor.extract_slice" and not owner.operation.operands[1:]:
-        steps = list(ir.DenseI64ArrayAttr(owner.operation.attributes["static_strides"]))
-        if any(step != 1 for step in steps) and len(steps) == rank:
-            starts = list(ir.DenseI64ArrayAttr(owner.operation.attributes["static_offsets"]))
-            return owner.operation.operands[0], starts, steps
-    return x, [0] * rank, [1] * rank
-
-
-def _strided_reader(x):
-    """``reads -> extract(x, reads)`` for a gather's body, reading ``_unstrided``'s source
-    at ``start + step * i`` where ``x`` is a strided slice."""
-    source, starts, steps = _unstrided(x)
-
-    def read(reads):
-        return extract(source, [r if (start, step) == (0, 1) else arith.addi(index(start), arith.muli(r, index(step)))
-                                for r, start, step in zip(reads, starts, steps)])
-
-    return read
 
 
 @lowers("expand")
@@ -196,7 +169,7 @@ def lower_gather(op, args):
     axis = normalize_axis(op.attrs["axis"], len(data_shape))
     rank = len(spec.shape)
     index_map = affine_map(rank, range(axis, axis + len(index_shape)))
-    read = _strided_reader(data)
+    read = flat_reader(data, contiguous=axis + len(index_shape) < rank)
 
     def body(loops, raw):
         position = _normalized_index(raw, data_shape[axis])
@@ -211,7 +184,7 @@ def lower_gather_elements(op, args):
     (spec,) = op.result_specs
     data_shape = shape_of(data)
     axis = normalize_axis(op.attrs["axis"], len(data_shape))
-    read = _strided_reader(data)
+    read = flat_reader(data, contiguous=False)  # every read's position is an element of its own
 
     def body(loops, raw):
         reads = list(loops)

@@ -9,6 +9,11 @@ inserted by one pass over the slots, each slot keeping the better of itself and 
 carried entry and passing the other on. Entries compare by
 value, then by index (the lower first); NaN beats every number and equals NaN. Work
 is n comparisons per row plus k per insertion, and the IR does not grow with k.
+
+Most elements of a long row do not enter, so the row is read in blocks of ``BLOCK``
+first compared with the k-th value without a branch (one vector compare once LLVM
+vectorizes them), and only a block with a candidate goes through the element loop;
+the compare lets NaN through, so the element loop decides exactly as before.
 """
 
 from math import prod
@@ -21,6 +26,10 @@ from .builders import (
     compare, constant, empty, extract, index, is_float, is_unsigned, reinterpret, reshape, select, shape_of,
 )
 from .registry import lowers
+
+# Elements per block of the pre-filter: one AVX-512 vector of f32 (two of AVX2).
+BLOCK = 16
+
 
 def _i64():
     return ir.IntegerType.get_signless(64)
@@ -76,6 +85,36 @@ def _insert(values, indices, value, position, at, k: int, largest: bool):
     return loop.results[:2]
 
 
+def _may_enter(value, threshold, largest: bool):
+    """Whether ``value`` may beat ``threshold`` (i1): ``_better`` for integers; for floats
+    also when either is NaN (one unordered compare, a superset of ``_better``)."""
+    if is_float(value.type):
+        return arith.cmpf(arith.CmpFPredicate.UGT if largest else arith.CmpFPredicate.ULT, value, threshold)
+    return _better(value, threshold, largest)[0]
+
+
+def _filtered_blocks(rows, o, i, blocks: int, state, scan, largest: bool):
+    """The first ``blocks * BLOCK`` elements of the row, a block at a time: the block's
+    elements are compared with the k-th value without a branch (LLVM's SLP vectorizer
+    makes that one vector compare and an or-reduction), and only a block holding a
+    candidate, or met while a slot is empty, is offered element by element (``scan``)."""
+    loop = _mlir.scf.ForOp(index(0), index(blocks * BLOCK), index(BLOCK), state)
+    with ir.InsertionPoint(loop.body):
+        begin = loop.induction_variable
+        threshold, open_slot = loop.inner_iter_args[2:]
+        candidate = open_slot
+        for lane in range(BLOCK):
+            at = arith.addi(begin, index(lane)) if lane else begin
+            candidate = arith.ori(candidate, _may_enter(extract(rows, [o, at, i]), threshold, largest))
+        branch = _mlir.scf.IfOp(candidate, [t.type for t in state], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            _mlir.scf.YieldOp(scan(begin, arith.addi(begin, index(BLOCK)), list(loop.inner_iter_args)))
+        with ir.InsertionPoint(branch.else_block):
+            _mlir.scf.YieldOp(list(loop.inner_iter_args))
+        _mlir.scf.YieldOp(list(branch.results))
+    return list(loop.results)
+
+
 @lowers("top_k")
 def lower_top_k(op, args):
     (x,) = args
@@ -99,23 +138,32 @@ def lower_top_k(op, args):
         values, indices = _empty_slots(*loop.inner_iter_args, extract(rows, [o, index(0), i]), at, k)
         # The k-th slot's value and whether it is empty ride in registers, beside the results.
         last = at(index(k - 1))
-        scan = _mlir.scf.ForOp(index(0), index(n), index(1),
-                               [values, indices, extract(values, last), constant(ir.IntegerType.get_signless(1), 1)])
-        with ir.InsertionPoint(scan.body):
-            values, indices, threshold, open_slot = scan.inner_iter_args
-            j = scan.induction_variable
-            value = extract(rows, [o, j, i])
-            better, _ = _better(value, threshold, largest)  # a tie comes later: it does not enter
-            branch = _mlir.scf.IfOp(arith.ori(open_slot, better), [t.type for t in scan.inner_iter_args],
-                                    has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                values, indices = _insert(values, indices, value, arith.index_cast(_i64(), j), at, k, largest)
-                still_open = compare("lt", extract(indices, last), constant(_i64(), 0))
-                _mlir.scf.YieldOp([values, indices, extract(values, last), still_open])
-            with ir.InsertionPoint(branch.else_block):
-                _mlir.scf.YieldOp(list(scan.inner_iter_args))
-            _mlir.scf.YieldOp(list(branch.results))
-        _mlir.scf.YieldOp(list(scan.results[:2]))
+
+        def scan(begin, end, state):
+            """The elements ``begin`` to ``end`` of the row offered to the slots, one by one."""
+            offers = _mlir.scf.ForOp(begin, end, index(1), state)
+            with ir.InsertionPoint(offers.body):
+                values, indices, threshold, open_slot = offers.inner_iter_args
+                j = offers.induction_variable
+                value = extract(rows, [o, j, i])
+                better, _ = _better(value, threshold, largest)  # a tie comes later: it does not enter
+                branch = _mlir.scf.IfOp(arith.ori(open_slot, better), [t.type for t in state], has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    values, indices = _insert(values, indices, value, arith.index_cast(_i64(), j), at, k, largest)
+                    still_open = compare("lt", extract(indices, last), constant(_i64(), 0))
+                    _mlir.scf.YieldOp([values, indices, extract(values, last), still_open])
+                with ir.InsertionPoint(branch.else_block):
+                    _mlir.scf.YieldOp(list(offers.inner_iter_args))
+                _mlir.scf.YieldOp(list(branch.results))
+            return list(offers.results)
+
+        state = [values, indices, extract(values, last), constant(ir.IntegerType.get_signless(1), 1)]
+        blocks = n // BLOCK
+        if blocks:
+            state = _filtered_blocks(rows, o, i, blocks, state, scan, largest)
+        if n % BLOCK:
+            state = scan(index(blocks * BLOCK), index(n), state)
+        _mlir.scf.YieldOp(state[:2])
     out_shape = list(shape)
     out_shape[axis] = k
     return [reshape(result, out_shape) for result in loop.results]

@@ -26,6 +26,7 @@ from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
+from .contraction_steps import widen_rows
 from .forwarding import forward_transfers
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
@@ -62,7 +63,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     prepare_kernel(scratch, device.max_storage_buffer_range)
     kernel = one_op_per_group(copy) if schedule == "per-op" else analyze(copy, phased=schedule == "phased")
     blocks = Script()
-    plans = schedule_blocks(blocks, kernel, f"g{index}_")
+    plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads)
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
     run_passes("cse", scratch)  # a producer fused once per use: one clone (canonicalize would fold copies away)
     s = Script()
@@ -74,6 +75,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     vectorization = Script()
     vectorize(vectorization, unrolled)
     apply_script(scratch, vectorization.text(), "__dnnf_codegen", f"vectorizing {kernel.name}")
+    widen_rows(scratch)
     run_passes("canonicalize,cse", scratch)
     if forward_transfers(scratch):
         run_passes("canonicalize,cse", scratch)

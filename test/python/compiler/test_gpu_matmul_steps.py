@@ -98,9 +98,10 @@ def test_matches_numpy(name, target, precision, compiled):
     assert result.ok and not result.degenerate, f"{name} on {target} in {precision}: {result}"
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("name", CASES)
-def test_spirv_binaries_pass_spirv_val(name, compiled):
-    artifact, _ = compiled(name, "vulkan", "fp32")
+def test_spirv_binaries_pass_spirv_val(name, precision, compiled):
+    artifact, _ = compiled(name, "vulkan", precision)
     binaries = sorted((artifact.path / "kernels").glob("*.spv"))
     assert binaries
     for binary in binaries:

@@ -13,11 +13,13 @@ sizes (``Script``):
    tiled to 1 with ``scf.for`` loops (reductions outermost, so that a contraction's
    register tile stays live across them), the producers of its operands fused into
    those loops, unit dims folded away, and what is left, a row of at most
-   ``VECTOR`` elements, vectorized.
+   ``VECTOR`` elements, vectorized (a matmul's reduction is stepped by 4 instead,
+   ``contraction_steps``).
 
 A thread's tile is ``VECTOR`` elements along the innermost dim (fewer when that dim
-is not a multiple), and for a contraction also ``VECTOR`` rows of its output:
-IREE's Mali configuration (4x4 per thread, 8x2 threads) as a start.
+is not a multiple), and for a contraction also ``VECTOR`` rows of its output. A
+matmul-like contraction is IREE's Mali configuration: 4x4 per thread, the device
+profile's ``matmul_threads`` (8x2) a workgroup, its grid down the rows first.
 """
 
 from __future__ import annotations
@@ -263,18 +265,20 @@ def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple) 
     def escapes(op) -> bool:
         return op != group.root and any(use.owner not in members for use in op.results[0].uses)
 
-    matmul = group.contraction is not None and is_matmul_like(group.contraction)
+    rows = _rows_dim(group)
+    matmul = rows is not None and is_matmul_like(group.contraction)
     tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction",
                            matmul_threads=matmul_threads if matmul else None)
-    # A thread of one output column would reduce its step horizontally: it keeps steps of 1.
-    stepped = bool(tiling.thread_tile) and tiling.thread_tile[-1] > 1
+    # Only a matmul whose result the root's tiling walks (not one written transposed), and
+    # not a thread of one output column (it would reduce its step horizontally).
+    stepped = matmul and tiling.thread_tile[-1] > 1
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
                         _split(op) if op in staged else 1, init_of(op), escapes(op),
                         reduction_step(op) if stepped else None)
              for op in group.ops}
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
-                     [plans[op] for op in staged], _rows_dim(group) if matmul else None)
+                     [plans[op] for op in staged], rows if matmul else None)
 
 
 SPLIT_MIN = 4  # the fewest elements of a reduction a thread takes when the reduction is split
@@ -496,22 +500,27 @@ def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> 
 
 
 VECTORIZE_ATTR = "dnnf.gpu.vectorize"
+STEPPED_ATTR = "dnnf.gpu.stepped"  # a matmul's reduction step, vectorized into FMAs (contraction_steps)
 
 
 def mark_vectorizable(module) -> int:
     """Mark the ``linalg.generic`` ops that vectorize into what SPIR-V takes: at most one
     loop above 1, of at most ``VECTOR`` iterations (a 1-d vector of 2 to 4 lanes, or a
-    scalar), or a matmul's reduction step (``contraction_steps``). Others (a producer read through a strided window, 5 wide for 3 outputs)
-    stay scalar loops. Returns how many."""
+    scalar), or a matmul's reduction step (``contraction_steps``, also ``STEPPED_ATTR``).
+    Others (a producer read through a strided window, 5 wide for 3 outputs) stay scalar
+    loops. Returns how many."""
     marked = 0
     for op in walk_ops(module.operation, {"linalg.generic"}):
         ranges = loop_ranges(op)
         if ranges is None:
             continue
         wide = [r for r in ranges if r != 1]
-        if (len(wide) <= 1 and all(r <= VECTOR for r in wide)) or is_stepped_contraction(op, ranges):
+        stepped = is_stepped_contraction(op, ranges)
+        if (len(wide) <= 1 and all(r <= VECTOR for r in wide)) or stepped:
             op.attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
             marked += 1
+        if stepped:
+            op.attributes[STEPPED_ATTR] = ir.UnitAttr.get()
     return marked
 
 
@@ -556,7 +565,11 @@ def vectorize(s: Script, unrolled=()):
     concatenation's pieces must stay, for bufferization to write each piece in place."""
     for count in unrolled:
         s.unroll(s.match(["scf.for"], tag=f"unroll{count}"), count)
-    func = s.match_func()
+    stepped, stepped_loops = s.fresh("stepped"), s.fresh("stepped_loops")
+    s.emit(f'{stepped} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{STEPPED_ATTR}}} in %root'
+           " : (!transform.any_op) -> !transform.any_op")
+    s.emit(f'{stepped_loops} = transform.get_parent_op {stepped} {{deduplicate, op_name = "scf.for"}}'
+           " : (!transform.any_op) -> !transform.any_op")
     ops = s.fresh("vectorizable")
     s.emit(f'{ops} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
            " : (!transform.any_op) -> !transform.any_op")
@@ -566,16 +579,18 @@ def vectorize(s: Script, unrolled=()):
     s.end_nested()
     s.end_nested()
     # In three rounds: a stepped matmul's broadcast of A must be a vector.broadcast
-    # (transfer permutations) before it folds into a contraction with B, and that
-    # contraction must be whole before it is lowered, or it becomes dot products.
+    # (transfer permutations) and its fp16 widenings after the transpose of B^T (sink_ops,
+    # in its loops only: elsewhere it would compute on 0-d vectors, which SPIR-V lacks)
+    # before they fold into a contraction with B, and that contraction must be whole
+    # before it is lowered, or it becomes dot products.
     func = s.match_func()
     s.patterns(func, [
         "vector.cast_away_vector_leading_one_dim",
         "vector.drop_unit_dims_with_shape_cast",
         "vector.transfer_permutation_patterns",
-        "vector.sink_ops",
         "canonicalization",
     ])
+    s.patterns(stepped_loops, ["vector.sink_ops", "canonicalization"])
     s.patterns(func, ["vector.reduction_to_contract", "vector.fold_arith_extension", "canonicalization"])
     s.patterns(func, [
         'vector.lower_contraction lowering_strategy = "outerproduct"',
@@ -600,6 +615,6 @@ def fold_unit_dims(s: Script):
     s.patterns(s.match(["scf.forall"]), ["tensor.fold_tensor_empty"])
 
 
-__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "beyond_grid", "choose_tiling", "divisor",
+__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "STEPPED_ATTR", "beyond_grid", "choose_tiling", "divisor",
            "fold_unit_dims", "mark_unrolled_loops", "mark_vectorizable", "schedule_blocks", "schedule_threads",
            "tile_mapped", "vectorize"]

@@ -20,6 +20,7 @@ from ..lowered_module import walk_ops
 from .kernels import is_contraction, loop_ranges
 
 K_STEP = 4  # reduction elements a thread's step covers: one vec4 of A per row
+STEPPED_ATTR = "dnnf.gpu.stepped"  # on a thread's stepped contraction, for ``schedule.vectorize``
 
 
 def _plain_dims(amap) -> list | None:
@@ -75,6 +76,18 @@ def is_stepped_contraction(op, ranges) -> bool:
             and sorted(parallel[d] for d in wide) == [False, True])
 
 
+def mark_stepped(module) -> int:
+    """Mark (``STEPPED_ATTR``) the thread's stepped contractions of ``module``, which
+    vectorize although two of their loops are wide. Returns how many."""
+    marked = 0
+    for op in walk_ops(module.operation, {"linalg.generic"}):
+        ranges = loop_ranges(op)
+        if ranges is not None and is_stepped_contraction(op, ranges):
+            op.attributes[STEPPED_ATTR] = ir.UnitAttr.get()
+            marked += 1
+    return marked
+
+
 def widen_rows(module) -> int:
     """``extract(extf(x))`` -> ``extf(extract(x))`` where ``x`` is an n-d vector: in fp16
     storage a stepped contraction widens its ``K_STEP`` rows of B read as one 2-d
@@ -88,8 +101,8 @@ def widen_rows(module) -> int:
                 or ir.VectorType(source.type).rank < 2):
             continue
         result = extract.results[0].type
-        narrow = ir.VectorType.get(ir.VectorType(result).shape, ir.VectorType(widening.operands[0].type).element_type) \
-            if isinstance(result, ir.VectorType) else ir.VectorType(widening.operands[0].type).element_type
+        half = ir.VectorType(widening.operands[0].type).element_type
+        narrow = ir.VectorType.get(ir.VectorType(result).shape, half) if isinstance(result, ir.VectorType) else half
         with ir.InsertionPoint(extract), extract.location:
             row = _mlir.vector.extract(widening.operands[0], [], extract.attributes["static_position"], results=[narrow])
             extract.results[0].replace_all_uses_with(_mlir.arith.extf(result, row))
@@ -98,4 +111,5 @@ def widen_rows(module) -> int:
     return rewritten
 
 
-__all__ = ["K_STEP", "is_matmul_like", "is_stepped_contraction", "reduction_step", "widen_rows"]
+__all__ = ["K_STEP", "STEPPED_ATTR", "is_matmul_like", "is_stepped_contraction", "mark_stepped", "reduction_step",
+           "widen_rows"]

@@ -26,14 +26,15 @@ from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
-from .contraction_steps import widen_rows
+from .contraction_steps import mark_stepped, widen_rows
 from .forwarding import forward_transfers
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .prepare import prepare_kernel, prepare_module
-from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
+from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
+from .unrolling import mark_unrolled_loops
 
 # What a compiled kernel function may do besides its launches: nothing that computes.
 HOST_OPS = ("gpu.launch", "func.return", "arith.constant", "ub.poison", "memref.alloc", "memref.dealloc",
@@ -71,6 +72,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     fold_unit_dims(s)
     apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over threads")
     mark_vectorizable(scratch)
+    mark_stepped(scratch)
     unrolled = mark_unrolled_loops(scratch)
     vectorization = Script()
     vectorize(vectorization, unrolled)

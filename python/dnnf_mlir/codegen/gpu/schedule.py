@@ -33,7 +33,8 @@ from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
-from .contraction_steps import is_matmul_like, is_stepped_contraction, reduction_step
+from .contraction_steps import STEPPED_ATTR, is_matmul_like, reduction_step
+from .unrolling import unrolled_tag
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, staged_ops)
 
@@ -500,79 +501,44 @@ def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> 
 
 
 VECTORIZE_ATTR = "dnnf.gpu.vectorize"
-STEPPED_ATTR = "dnnf.gpu.stepped"  # a matmul's reduction step, vectorized into FMAs (contraction_steps)
 
 
 def mark_vectorizable(module) -> int:
     """Mark the ``linalg.generic`` ops that vectorize into what SPIR-V takes: at most one
     loop above 1, of at most ``VECTOR`` iterations (a 1-d vector of 2 to 4 lanes, or a
-    scalar), or a matmul's reduction step (``contraction_steps``, also ``STEPPED_ATTR``).
-    Others (a producer read through a strided window, 5 wide for 3 outputs) stay scalar
-    loops. Returns how many."""
+    scalar). Others (a producer read through a strided window, 5 wide for 3 outputs)
+    stay scalar loops. Returns how many."""
     marked = 0
     for op in walk_ops(module.operation, {"linalg.generic"}):
         ranges = loop_ranges(op)
         if ranges is None:
             continue
         wide = [r for r in ranges if r != 1]
-        stepped = is_stepped_contraction(op, ranges)
-        if (len(wide) <= 1 and all(r <= VECTOR for r in wide)) or stepped:
+        if len(wide) <= 1 and all(r <= VECTOR for r in wide):
             op.attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
             marked += 1
-        if stepped:
-            op.attributes[STEPPED_ATTR] = ir.UnitAttr.get()
     return marked
 
 
 
 
-UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled
-
-
-def _constant(value):
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
-
-
-def mark_unrolled_loops(module) -> list:
-    """Tag (``TAG`` ``unroll<n>``) each innermost ``scf.for`` of ``n`` <= ``UNROLL``
-    constant iterations: a thread's rows of its register tile, unrolled, are read and
-    written at constant offsets, which ``vectorize`` then keeps in registers across the
-    reduction loop around them (a loop-invariant subset) instead of a private array
-    indexed at run time (spilled to memory on a GPU, gathered per lane on lavapipe).
-    Returns the trip counts tagged."""
-    trips = set()
-    for loop in walk_ops(module.operation, {"scf.for"}):
-        if walk_ops(loop, {"scf.for"}) != [loop]:
-            continue  # not innermost
-        bounds = [_constant(v) for v in list(loop.operands)[:3]]
-        if None in bounds or bounds[2] <= 0:
-            continue
-        count = -(-(bounds[1] - bounds[0]) // bounds[2])
-        if 1 < count <= UNROLL:
-            loop.attributes[TAG] = ir.StringAttr.get(f"unroll{count}")
-            trips.add(count)
-    return sorted(trips)
-
-
 def vectorize(s: Script, unrolled=()):
     """Unroll the loops ``mark_unrolled_loops`` tagged (their ``unrolled`` trip
-    counts), vectorize the ops ``mark_vectorizable`` marked (after the unit dims of
-    every op are folded away) as 1-d vectors, lower contractions to FMAs, and keep
-    accumulators in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
+    counts), vectorize the ops ``mark_vectorizable`` and ``mark_stepped`` marked (after
+    the unit dims of every op are folded away) as 1-d vectors, lower contractions to
+    FMAs, and keep accumulators in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
     concatenation's pieces must stay, for bufferization to write each piece in place."""
     for count in unrolled:
-        s.unroll(s.match(["scf.for"], tag=f"unroll{count}"), count)
+        s.unroll(s.match(["scf.for"], tag=unrolled_tag(count)), count)
     stepped, stepped_loops = s.fresh("stepped"), s.fresh("stepped_loops")
     s.emit(f'{stepped} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{STEPPED_ATTR}}} in %root'
            " : (!transform.any_op) -> !transform.any_op")
     s.emit(f'{stepped_loops} = transform.get_parent_op {stepped} {{deduplicate, op_name = "scf.for"}}'
            " : (!transform.any_op) -> !transform.any_op")
-    ops = s.fresh("vectorizable")
-    s.emit(f'{ops} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
+    marked, ops = s.fresh("marked"), s.fresh("vectorizable")
+    s.emit(f'{marked} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
            " : (!transform.any_op) -> !transform.any_op")
+    s.emit(f"{ops} = transform.merge_handles {marked}, {stepped} : !transform.any_op")
     each = s.begin_foreach(ops)
     attempt = s.begin_suppressed(each)  # an op that does not vectorize stays scalar loops
     s.vectorize(attempt)
@@ -615,6 +581,6 @@ def fold_unit_dims(s: Script):
     s.patterns(s.match(["scf.forall"]), ["tensor.fold_tensor_empty"])
 
 
-__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "STEPPED_ATTR", "beyond_grid", "choose_tiling", "divisor",
-           "fold_unit_dims", "mark_unrolled_loops", "mark_vectorizable", "schedule_blocks", "schedule_threads",
+__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "beyond_grid", "choose_tiling", "divisor",
+           "fold_unit_dims", "mark_vectorizable", "schedule_blocks", "schedule_threads",
            "tile_mapped", "vectorize"]

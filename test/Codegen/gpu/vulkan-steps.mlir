@@ -45,15 +45,30 @@ func.func @main(%x: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf3
 // -----
 
 // A matmul with its epilogue: a thread's 4x4 register tile, four vec4 accumulators
-// carried across the reduction loop (no private array), the bias and ReLU applied to
-// them before the one store of each row.
+// carried across the reduction loop (no private array), K stepped by 4: per step a vec4
+// of each of A's four rows and four vec4 rows of B, each A element broadcast into an
+// FMA with its row of B; the bias and ReLU applied before the one store of each row.
 // CHECK-LABEL: func.func private @kernel_0(
 // CHECK: gpu.launch_func @kernel_0_kernel::@kernel_0_kernel
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
 // CHECK-NOT: memref.alloca
-// CHECK: %[[ACC:.*]]:4 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
-// CHECK: %[[B:.*]] = vector.load %{{.*}} : memref<128x96xf32>, vector<4xf32>
-// CHECK-COUNT-4: math.fma %{{.*}}, %[[B]], %{{.*}} : vector<4xf32>
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[ACC:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %[[C128]] step %[[C4]] iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK: %[[A0:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K]]] : memref<64x128xf32>, vector<4xf32>
+// CHECK: %[[B0:.*]] = vector.load %{{.*}}[%[[K]], %{{.*}}] : memref<128x96xf32>, vector<4xf32>
+// CHECK: %[[B1:.*]] = vector.load %{{.*}} : memref<128x96xf32>, vector<4xf32>
+// CHECK: %[[B2:.*]] = vector.load %{{.*}} : memref<128x96xf32>, vector<4xf32>
+// CHECK: %[[B3:.*]] = vector.load %{{.*}} : memref<128x96xf32>, vector<4xf32>
+// CHECK: %[[E0:.*]] = vector.extract %[[A0]][0] : f32 from vector<4xf32>
+// CHECK: %[[S0:.*]] = vector.broadcast %[[E0]] : f32 to vector<4xf32>
+// CHECK: %[[F0:.*]] = vector.fma %[[B0]], %[[S0]], %{{.*}} : vector<4xf32>
+// CHECK: vector.fma %[[B1]], %{{.*}}, %[[F0]] : vector<4xf32>
+// CHECK: vector.fma %[[B2]]
+// CHECK: vector.fma %[[B3]]
+// CHECK: %[[A1:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K]]] : memref<64x128xf32>, vector<4xf32>
+// CHECK-COUNT-12: vector.fma
+// CHECK-NOT: vector.fma
 // CHECK-NOT: vector.store
 // CHECK: scf.yield
 // CHECK: %[[BIAS:.*]] = vector.load %{{.*}} : memref<96xf32>, vector<4xf32>

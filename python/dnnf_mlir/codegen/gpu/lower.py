@@ -26,13 +26,15 @@ from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
+from .contraction_steps import mark_stepped, widen_rows
 from .forwarding import forward_transfers
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .prepare import prepare_kernel, prepare_module
-from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_unrolled_loops, mark_vectorizable, schedule_blocks,
+from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
+from .unrolling import mark_unrolled_loops
 
 # What a compiled kernel function may do besides its launches: nothing that computes.
 HOST_OPS = ("gpu.launch", "func.return", "arith.constant", "ub.poison", "memref.alloc", "memref.dealloc",
@@ -62,7 +64,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     prepare_kernel(scratch, device.max_storage_buffer_range)
     kernel = one_op_per_group(copy) if schedule == "per-op" else analyze(copy, phased=schedule == "phased")
     blocks = Script()
-    plans = schedule_blocks(blocks, kernel, f"g{index}_")
+    plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads)
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
     run_passes("cse", scratch)  # a producer fused once per use: one clone (canonicalize would fold copies away)
     s = Script()
@@ -70,10 +72,12 @@ def _compile_alone(function, schedule: str, index: int, device):
     fold_unit_dims(s)
     apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over threads")
     mark_vectorizable(scratch)
+    mark_stepped(scratch)
     unrolled = mark_unrolled_loops(scratch)
     vectorization = Script()
     vectorize(vectorization, unrolled)
     apply_script(scratch, vectorization.text(), "__dnnf_codegen", f"vectorizing {kernel.name}")
+    widen_rows(scratch)
     run_passes("canonicalize,cse", scratch)
     if forward_transfers(scratch):
         run_passes("canonicalize,cse", scratch)

@@ -13,11 +13,13 @@ sizes (``Script``):
    tiled to 1 with ``scf.for`` loops (reductions outermost, so that a contraction's
    register tile stays live across them), the producers of its operands fused into
    those loops, unit dims folded away, and what is left, a row of at most
-   ``VECTOR`` elements, vectorized.
+   ``VECTOR`` elements, vectorized (a matmul's reduction is stepped by 4 instead,
+   ``contraction_steps``).
 
 A thread's tile is ``VECTOR`` elements along the innermost dim (fewer when that dim
-is not a multiple), and for a contraction also ``VECTOR`` rows of its output:
-IREE's Mali configuration (4x4 per thread, 8x2 threads) as a start.
+is not a multiple), and for a contraction also ``VECTOR`` rows of its output. A
+matmul-like contraction is IREE's Mali configuration: 4x4 per thread, the device
+profile's ``matmul_threads`` (8x2) a workgroup, its grid down the rows first.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
+from .contraction_steps import STEPPED_ATTR, is_matmul_like, reduction_step
+from .unrolling import unrolled_tag
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, staged_ops)
 
@@ -92,12 +96,13 @@ def _same_domain(root, contraction) -> bool:
                for value, amap in zip(root.operands, maps[:-1]))
 
 
-def choose_tiling(kernel: RootGroup, whole_rows: bool = False) -> Tiling:
+def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: tuple | None = None) -> Tiling:
     """The root's tiling: ``VECTOR`` elements of its innermost dim a thread (and
     ``VECTOR`` rows for a contraction), at most ``MAX_THREADS_X`` threads along it, then
-    the dims outward within ``MAX_THREADS``. ``whole_rows``: a workgroup spans the
-    innermost dim whole, each thread its share (the statistics of a normalization,
-    staged in shared memory, computed once per row)."""
+    the dims outward within ``MAX_THREADS``; a matmul's (``matmul_threads``: threads
+    along its innermost dim, threads in all) as the device profile says.
+    ``whole_rows``: a workgroup spans the innermost dim whole, each thread its share
+    (the statistics of a normalization, staged in shared memory, computed once per row)."""
     shape = kernel.shape
     rank = len(shape)
     tile = [1] * rank
@@ -109,10 +114,11 @@ def choose_tiling(kernel: RootGroup, whole_rows: bool = False) -> Tiling:
     if rows is not None:
         tile[rows] = divisor(shape[rows], VECTOR)
     counts = [s // t for s, t in zip(shape, tile)]
-    threads[-1] = divisor(counts[-1], MAX_THREADS_X)
+    threads_x, budget = (matmul_threads if rows is not None and matmul_threads else (MAX_THREADS_X, MAX_THREADS))
+    threads[-1] = divisor(counts[-1], threads_x)
     if whole_rows:
         tile[-1] = shape[-1] // threads[-1]
-    budget = MAX_THREADS // threads[-1]
+    budget //= threads[-1]
     for dim in ([rows] if rows is not None else []) + list(range(rank - 2, -1, -1)):
         if budget <= 1 or dim == rank - 1:
             continue
@@ -166,11 +172,14 @@ def tile_mapped(s: Script, handle: str, sizes, trips, kind: str, order=None):
 def _inner_tiling(op, row: int = 0):
     """(sizes, interchange) tiling an op (an ``OpPlan``) of one thread's tile with
     ``scf.for`` loops: its reductions, then its parallel dims but the innermost of its
-    result, to 1; the innermost is left whole (vectorized), or in vectors when a
-    thread's ``row`` of it holds several."""
+    result, to 1 (a matmul's reduction to its ``step``); the innermost is left whole
+    (vectorized), or in vectors when a thread's ``row`` of it holds several."""
     inner = VECTOR if row > VECTOR and row % VECTOR == 0 else 0
     innermost = op.output_dims[-1] if op.output_dims else None
     sizes = [inner if d == innermost else 1 for d in range(op.loops)]
+    if op.step is not None:
+        loop, step = op.step
+        sizes[loop] = step
     order = [d for d, p in enumerate(op.parallel) if not p] + [d for d, p in enumerate(op.parallel) if p]
     return sizes, order
 
@@ -193,6 +202,7 @@ class OpPlan:
     split: int = 1  # threads its one reduction is split over, when staged (partial results, then combined)
     init: str | None = None  # the tag of the op computing its accumulator's init, if the group computes it
     escapes: bool = False  # its result is read outside the group too (a result of the kernel, yielded by the loops)
+    step: tuple | None = None  # (reduction loop, step) of a matmul's register tile (contraction_steps)
 
     @property
     def loops(self) -> int:
@@ -216,6 +226,7 @@ class GroupPlan:
     root: OpPlan
     ops: list  # OpPlan of each op, in program order (the root among them)
     staged: list  # OpPlan of each staged op, in program order
+    rows_first: int | None = None  # a matmul's rows: the dim of the result whose workgroups vary fastest
 
 
 def _anchors(group: RootGroup) -> set:
@@ -231,7 +242,7 @@ def _anchors(group: RootGroup) -> set:
     return {op for op in group.ops if op == group.root or op in reductions or op in inits}
 
 
-def _plan_group(group: RootGroup, name: str, index: int) -> GroupPlan:
+def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple) -> GroupPlan:
     staged = staged_ops(group)
     anchors = _anchors(group)
     members = set(group.ops)
@@ -255,13 +266,20 @@ def _plan_group(group: RootGroup, name: str, index: int) -> GroupPlan:
     def escapes(op) -> bool:
         return op != group.root and any(use.owner not in members for use in op.results[0].uses)
 
+    rows = _rows_dim(group)
+    matmul = rows is not None and is_matmul_like(group.contraction)
+    tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction",
+                           matmul_threads=matmul_threads if matmul else None)
+    # Only a matmul whose result the root's tiling walks (not one written transposed), and
+    # not a thread of one output column (it would reduce its step horizontally).
+    stepped = matmul and tiling.thread_tile[-1] > 1
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
-                        _split(op) if op in staged else 1, init_of(op), escapes(op))
+                        _split(op) if op in staged else 1, init_of(op), escapes(op),
+                        reduction_step(op) if stepped else None)
              for op in group.ops}
-    tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction")
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
-                     [plans[op] for op in staged])
+                     [plans[op] for op in staged], rows if matmul else None)
 
 
 SPLIT_MIN = 4  # the fewest elements of a reduction a thread takes when the reduction is split
@@ -305,6 +323,11 @@ def _blocks(s: Script, group: GroupPlan):
            f"{[op.tag for op in group.staged]}")
     root = s.match(["linalg.generic"], tag=group.root.tag)
     order = list(reversed(group.root.output_dims))  # the innermost dim of the result varies fastest
+    if group.rows_first is not None:
+        # A matmul's workgroups down its rows first: those reading one slice of B run back
+        # to back, while it is in cache (across its columns, each would stream all of B).
+        rows = group.root.output_dims[group.rows_first]
+        order = [rows] + [d for d in order if d != rows]
     grid = [n // t for n, t in zip(group.shape, tiling.workgroup_tile)]
     _, forall = tile_mapped(s, root, _per_loop(group.root, tiling.workgroup_tile, 0),
                             _per_loop(group.root, grid, 1), "block", order)
@@ -411,13 +434,14 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         s.end_nested()
 
 
-def schedule_blocks(s: Script, kernel: Kernel, prefix: str) -> list:
+def schedule_blocks(s: Script, kernel: Kernel, prefix: str, matmul_threads: tuple) -> list:
     """Append the workgroup level of ``kernel``'s schedule to ``s`` (its ops tagged
     ``<prefix><n>``): each root group's root tiled over workgroups, its other ops fused
-    into that loop. Returns a ``GroupPlan`` per group, for ``schedule_threads``."""
+    into that loop; a matmul's workgroups of ``matmul_threads`` (the device profile's).
+    Returns a ``GroupPlan`` per group, for ``schedule_threads``."""
     for index, op in enumerate(kernel.ops):
         op.attributes[TAG] = ir.StringAttr.get(f"{prefix}{index}")
-    plans = [_plan_group(group, kernel.name, index) for index, group in enumerate(kernel.groups)]
+    plans = [_plan_group(group, kernel.name, index, matmul_threads) for index, group in enumerate(kernel.groups)]
     for plan in plans:
         _blocks(s, plan)
     return plans
@@ -507,60 +531,44 @@ def mark_vectorizable(module) -> int:
 
 
 
-UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled
-
-
-def _constant(value):
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
-
-
-def mark_unrolled_loops(module) -> list:
-    """Tag (``TAG`` ``unroll<n>``) each innermost ``scf.for`` of ``n`` <= ``UNROLL``
-    constant iterations: a thread's rows of its register tile, unrolled, are read and
-    written at constant offsets, which ``vectorize`` then keeps in registers across the
-    reduction loop around them (a loop-invariant subset) instead of a private array
-    indexed at run time (spilled to memory on a GPU, gathered per lane on lavapipe).
-    Returns the trip counts tagged."""
-    trips = set()
-    for loop in walk_ops(module.operation, {"scf.for"}):
-        if walk_ops(loop, {"scf.for"}) != [loop]:
-            continue  # not innermost
-        bounds = [_constant(v) for v in list(loop.operands)[:3]]
-        if None in bounds or bounds[2] <= 0:
-            continue
-        count = -(-(bounds[1] - bounds[0]) // bounds[2])
-        if 1 < count <= UNROLL:
-            loop.attributes[TAG] = ir.StringAttr.get(f"unroll{count}")
-            trips.add(count)
-    return sorted(trips)
-
-
 def vectorize(s: Script, unrolled=()):
     """Unroll the loops ``mark_unrolled_loops`` tagged (their ``unrolled`` trip
-    counts), vectorize the ops ``mark_vectorizable`` marked (after the unit dims of
-    every op are folded away) as 1-d vectors, lower contractions to FMAs, and keep
-    accumulators in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
+    counts), vectorize the ops ``mark_vectorizable`` and ``mark_stepped`` marked (after
+    the unit dims of every op are folded away) as 1-d vectors, lower contractions to
+    FMAs, and keep accumulators in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
     concatenation's pieces must stay, for bufferization to write each piece in place."""
     for count in unrolled:
-        s.unroll(s.match(["scf.for"], tag=f"unroll{count}"), count)
-    func = s.match_func()
-    ops = s.fresh("vectorizable")
-    s.emit(f'{ops} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
+        s.unroll(s.match(["scf.for"], tag=unrolled_tag(count)), count)
+    stepped, stepped_loops = s.fresh("stepped"), s.fresh("stepped_loops")
+    s.emit(f'{stepped} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{STEPPED_ATTR}}} in %root'
            " : (!transform.any_op) -> !transform.any_op")
+    s.emit(f'{stepped_loops} = transform.get_parent_op {stepped} {{deduplicate, op_name = "scf.for"}}'
+           " : (!transform.any_op) -> !transform.any_op")
+    marked, ops = s.fresh("marked"), s.fresh("vectorizable")
+    s.emit(f'{marked} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
+           " : (!transform.any_op) -> !transform.any_op")
+    s.emit(f"{ops} = transform.merge_handles {marked}, {stepped} : !transform.any_op")
     each = s.begin_foreach(ops)
     attempt = s.begin_suppressed(each)  # an op that does not vectorize stays scalar loops
     s.vectorize(attempt)
     s.end_nested()
     s.end_nested()
+    # In three rounds: a stepped matmul's broadcast of A must be a vector.broadcast
+    # (transfer permutations) and its fp16 widenings after the transpose of B^T (sink_ops,
+    # in its loops only: elsewhere it would compute on 0-d vectors, which SPIR-V lacks)
+    # before they fold into a contraction with B, and that contraction must be whole
+    # before it is lowered, or it becomes dot products.
     func = s.match_func()
     s.patterns(func, [
         "vector.cast_away_vector_leading_one_dim",
         "vector.drop_unit_dims_with_shape_cast",
-        'vector.lower_contraction lowering_strategy = "outerproduct"',
         "vector.transfer_permutation_patterns",
+        "canonicalization",
+    ])
+    s.patterns(stepped_loops, ["vector.sink_ops", "canonicalization"])
+    s.patterns(func, ["vector.reduction_to_contract", "vector.fold_arith_extension", "canonicalization"])
+    s.patterns(func, [
+        'vector.lower_contraction lowering_strategy = "outerproduct"',
         "vector.lower_outerproduct",
         "canonicalization",
     ])
@@ -583,5 +591,5 @@ def fold_unit_dims(s: Script):
 
 
 __all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "beyond_grid", "choose_tiling", "divisor",
-           "fold_unit_dims", "mark_unrolled_loops", "mark_vectorizable", "schedule_blocks", "schedule_threads",
+           "fold_unit_dims", "mark_vectorizable", "schedule_blocks", "schedule_threads",
            "tile_mapped", "vectorize"]

@@ -27,6 +27,10 @@ class GpuDevice:
     max_storage_buffers: int  # bindings one dispatch may have
     max_workgroup_invocations: int  # invocations (work-items) of one workgroup
     max_shared_memory: int  # bytes of workgroup (local) memory
+    # A matmul's workgroup: threads along its output's innermost dim, threads in all (each
+    # thread 4x4 outputs). IREE's Mali configuration, 8x2: 16 threads of 128 outputs; on
+    # lavapipe it beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py).
+    matmul_threads: tuple = (8, 16)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,48 @@
+"""Which loops of a thread the GPU schedule unrolls: the innermost ones of a few
+constant iterations (a register tile's rows), tagged here and unrolled by
+``schedule.vectorize``.
+"""
+
+from __future__ import annotations
+
+from ..._mlir import ir
+from ..lowered_module import walk_ops
+from ..transform_script import TAG
+
+UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled
+
+
+def _constant(value):
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is None or owner.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def mark_unrolled_loops(module) -> list:
+    """Tag (``TAG`` ``unrolled_tag(n)``) each innermost ``scf.for`` of ``n`` <= ``UNROLL``
+    constant iterations: a thread's rows of its register tile, unrolled, are read and
+    written at constant offsets, which ``vectorize`` then keeps in registers across the
+    reduction loop around them (a loop-invariant subset) instead of a private array
+    indexed at run time (spilled to memory on a GPU, gathered per lane on lavapipe).
+    Returns the trip counts tagged."""
+    trips = set()
+    for loop in walk_ops(module.operation, {"scf.for"}):
+        if walk_ops(loop, {"scf.for"}) != [loop]:
+            continue  # not innermost
+        bounds = [_constant(v) for v in list(loop.operands)[:3]]
+        if None in bounds or bounds[2] <= 0:
+            continue
+        count = -(-(bounds[1] - bounds[0]) // bounds[2])
+        if 1 < count <= UNROLL:
+            loop.attributes[TAG] = ir.StringAttr.get(unrolled_tag(count))
+            trips.add(count)
+    return sorted(trips)
+
+
+def unrolled_tag(count: int) -> str:
+    """The ``TAG`` of a loop of ``count`` iterations to unroll."""
+    return f"unroll{count}"
+
+
+__all__ = ["UNROLL", "mark_unrolled_loops", "unrolled_tag"]

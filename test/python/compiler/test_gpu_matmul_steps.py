@@ -1,0 +1,109 @@
+"""The GPU matmul's reduction step (``codegen/gpu/contraction_steps.py``) on both GPU
+targets: matmuls whose K is a multiple of 4 step it by 4 (vec4 loads of A and of B or
+B^T), the others by 1; odd M and N in either case. Each graph is compiled for Vulkan
+(lavapipe) and OpenCL (PoCL), run on random inputs and compared with numpy in float64:
+fp32 within ``checking.compare``'s default (|got - want| <= 3e-5 + 1e-4 * |want|), fp16
+storage within ``half_tolerance`` (rtol 8u, atol 4u sqrt(K) RMS(want), u = 2^-11: the
+inputs rounded to half, the sums kept in fp32). The inputs are standard normal, so a
+wrong step (a skipped or repeated slice of K, a row of B read for another) moves
+outputs by O(1), far above either bound. Every SPIR-V binary passes ``spirv-val``.
+"""
+
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from dnnf_mlir.checking import compare
+from dnnf_mlir.compiler import Artifact, compile_model
+from dnnf_mlir.half_tolerance import half_tolerance
+
+OPSET = 17
+
+
+def _matmul(a_shape, b_shape, transpose_b=False, bias=False):
+    """``A @ B`` (``B`` given transposed when ``transpose_b``), plus a bias row and a
+    ReLU when ``bias``; both operands are inputs."""
+    nodes, b = [], "b"
+    if transpose_b:
+        perm = list(range(len(b_shape)))
+        perm[-2:] = perm[-2:][::-1]
+        nodes.append(helper.make_node("Transpose", ["b"], ["bt"], perm=perm))
+        b = "bt"
+    nodes.append(helper.make_node("MatMul", ["a", b], ["m" if bias else "y"]))
+    inputs = {"a": a_shape, "b": b_shape}
+    if bias:
+        n = b_shape[-2] if transpose_b else b_shape[-1]
+        inputs["bias"] = [n]
+        nodes += [helper.make_node("Add", ["m", "bias"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    k = a_shape[-1]
+    n = b_shape[-2] if transpose_b else b_shape[-1]
+    out = list(np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))) + [a_shape[-2], n]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+                                           for name, shape in inputs.items()],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]), k
+
+
+def _reference(inputs: dict, transpose_b: bool, bias: bool) -> np.ndarray:
+    a, b = (inputs[n].astype(np.float64) for n in ("a", "b"))
+    y = a @ (np.swapaxes(b, -1, -2) if transpose_b else b)
+    return np.maximum(y + inputs["bias"], 0) if bias else y
+
+
+CASES = {
+    # name: (A, B, B transposed, bias + ReLU)
+    "odd_batch": ([3, 37, 61], [3, 61, 45], False, False),  # K odd: step 1
+    "odd_rows_k64": ([3, 37, 64], [3, 64, 45], False, False),  # K stepped, M and N odd
+    "matmul_epilogue_k4": ([50, 96], [96, 68], False, True),  # K stepped, bias and ReLU before the store
+    "transposed_b": ([2, 40, 32], [2, 36, 32], True, False),  # Q K^T: B^T read along K
+    "transposed_b_odd": ([2, 19, 12], [2, 23, 12], True, False),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("gpu-matmul")
+    cache = {}
+
+    def get(name, target, precision):
+        key = (name, target, precision)
+        if key not in cache:
+            a, b, transpose_b, bias = CASES[name]
+            model, k = _matmul(a, b, transpose_b, bias)
+            path = directory / f"{name}.onnx"
+            onnx.save(model, path)
+            out = directory / f"{name}-{target}-{precision}"
+            compile_model(path, out, target=target, precision=precision)
+            cache[key] = Artifact(out), k
+        return cache[key]
+
+    return get
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("target", ["vulkan", "opencl"])
+@pytest.mark.parametrize("name", CASES)
+def test_matches_numpy(name, target, precision, compiled):
+    artifact, k = compiled(name, target, precision)
+    _, _, transpose_b, bias = CASES[name]
+    rng = np.random.default_rng(11)
+    inputs = {n: rng.standard_normal(shape).astype(dtype) for n, dtype, shape in artifact.inputs}
+    (got,), _ = artifact.run([inputs[n] for n, _, _ in artifact.inputs])
+    want = _reference(inputs, transpose_b, bias)
+    tolerance = half_tolerance(want, k) if precision == "fp16" else ()
+    result = compare(got, want, *tolerance)
+    assert result.ok and not result.degenerate, f"{name} on {target} in {precision}: {result}"
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("name", CASES)
+def test_spirv_binaries_pass_spirv_val(name, precision, compiled):
+    artifact, _ = compiled(name, "vulkan", precision)
+    binaries = sorted((artifact.path / "kernels").glob("*.spv"))
+    assert binaries
+    for binary in binaries:
+        check = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", str(binary)], capture_output=True, text=True)
+        assert check.returncode == 0, f"{binary.name}: {check.stdout}{check.stderr}"

@@ -203,6 +203,19 @@ def _rotary_embedding(rng):
     return one_node("RotaryEmbedding", {"x": x}, constants, ["x", "cos", "sin", "positions"]), {"x": x}
 
 
+def _unit_dims(op: str, shape: tuple, opset: int = 23, **attrs):
+    """An op over a tensor whose trailing dims are 1 (vectorized along them, as vectors
+    of one element, until unit dims were folded: ``codegen/cpu/unit_dims.py``)."""
+    def build(rng):
+        x = _randn(rng, *shape)
+        constants = {}
+        if op == "LayerNormalization":
+            normalized = shape[attrs["axis"]:]
+            constants = {"scale": _randn(rng, *normalized), "bias": _randn(rng, *normalized)}
+        return one_node(op, {"x": x}, constants, opset=opset, **attrs), {"x": x}
+    return SweepCase("UnitDims", f"unit-dims-{op.lower()}", "x".join(map(str, shape)), build)
+
+
 CASES = (
     _resize("nearest", 64),
     _resize("linear", 64),
@@ -233,6 +246,9 @@ CASES = (
     SweepCase("Attention", "attention-causal", "1x8x128x64, causal", _attention),
     SweepCase("RMSNormalization", "rms-normalization", "1x128x768", _rms_normalization),
     SweepCase("RotaryEmbedding", "rotary-embedding", "1x8x128x64, positions", _rotary_embedding),
+    _unit_dims("Sigmoid", (512, 512, 1)),
+    _unit_dims("GlobalAveragePool", (8, 1024, 7, 7)),
+    _unit_dims("LayerNormalization", (7, 64, 64, 1), axis=1),
 )
 
 

@@ -56,9 +56,11 @@ def fold_unit_dims(module: ir.Module) -> int:
 
 def _ends_in_unit(op, ranges: list) -> bool:
     """Whether the innermost loop of ``op``, or its innermost parallel loop (the dims of
-    its result: a global pool's ``[N, C, 1, 1]`` over a window), has extent 1."""
+    its result: a global pool's ``[N, C, 1, 1]`` over a window), has extent 1. A
+    reduction whose parallel loops are all units (a softmax's ``[1, 1000] -> [1]``)
+    stays: its result would become a scalar, no longer the shape of its row group."""
     parallel = [r for r, p in zip(ranges, parallel_loops(op) or [True] * len(ranges)) if p]
-    return ranges[-1] == 1 or (bool(parallel) and parallel[-1] == 1)
+    return ranges[-1] == 1 or (bool(parallel) and parallel[-1] == 1 and any(r > 1 for r in parallel))
 
 
 def _foldable(op) -> bool:

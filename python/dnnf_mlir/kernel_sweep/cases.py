@@ -69,13 +69,16 @@ def _conv_transpose(rng):
     return model, {"x": x}
 
 
-def _conv(channels: int, group: int, size: int):
+def _conv(channels: int, group: int, size: int, stride: int = 1):
     def build(rng):
         x, w = _randn(rng, 1, channels, size, size), _randn(rng, channels, channels // group, 3, 3) * 0.1
-        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, channels)}, group=group, pads=[1, 1, 1, 1])
+        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, channels)}, group=group, pads=[1, 1, 1, 1],
+                         strides=[stride, stride])
         return model, {"x": x}
     kind = "depthwise" if group == channels else f"grouped{group}"
-    return SweepCase("Conv", f"conv-{kind}", f"1x{channels}x{size}x{size}, 3x3, group {group}", build)
+    variant = f"-s{stride}" if stride > 1 else ""
+    return SweepCase("Conv", f"conv-{kind}{variant}", f"1x{channels}x{size}x{size}, 3x3, group {group}, stride {stride}",
+                     build)
 
 
 def _conv1d(channels: int, filters: int, width: int, kernel: int, stride: int = 1, dilation: int = 1,
@@ -223,6 +226,7 @@ CASES = (
     SweepCase("ConvTranspose", "conv-transpose-s2", "1x64x28x28 -> 1x32x56x56, 4x4, stride 2", _conv_transpose),
     _conv(128, 32, 28),
     _conv(144, 144, 56),
+    _conv(96, 96, 112, stride=2),
     _conv1d(80, 384, 500, 3),
     _conv1d(384, 384, 500, 3, stride=2),
     _conv1d(256, 256, 1000, 3, dilation=4),

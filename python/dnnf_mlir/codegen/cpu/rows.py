@@ -101,15 +101,16 @@ MAX_TRANSPOSED_INNER = 4
 
 
 def short_transposed_dim(op, loop_ranges: list) -> Optional[int]:
-    """The parallel loop, other than the innermost, that indexes an input's innermost dim
-    when it is short (at most ``MAX_TRANSPOSED_INNER``: the pairs of ``[W, 2] -> [2, W]``,
-    a strided window's phases): the vector then covers it too, so the input is read
-    contiguously and transposed in registers instead of a load per lane."""
+    """The parallel loop, other than the innermost, that indexes the innermost dim of an
+    input read transposed (a permutation of all loops) when it is short (at most
+    ``MAX_TRANSPOSED_INNER``: the pairs of ``[W, 2] -> [2, W]``, a strided window's
+    phases): the vector then covers it too, so the input is read contiguously and
+    transposed in registers instead of a load per lane."""
     if op.name != "linalg.generic":
         return None
     parallel = parallel_loops(op)
     for amap in indexing_maps(op)[:-1]:
-        if not amap.results:
+        if not amap.is_permutation:
             continue
         last = amap.results[-1]
         if not isinstance(last, ir.AffineDimExpr):

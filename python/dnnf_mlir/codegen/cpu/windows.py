@@ -34,6 +34,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import generic
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
+from .convolutions import make_pad
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
 DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"
@@ -93,7 +94,7 @@ def _phases(x, stride: int, width: int):
     f32 = x_t.element_type
     columns = stride * width
     if w < columns:
-        x = _pad_columns(x, columns - w, arith.constant(f32, 0.0))
+        x = make_pad(x, [0] * 4, [0, 0, 0, columns - w], arith.constant(f32, 0.0))
     elif w > columns:
         x = tensor.extract_slice(ir.RankedTensorType.get([n, c, h, columns], f32), x, [], [], [], [0] * 4,
                                  [n, c, h, columns], [1] * 4)
@@ -103,16 +104,6 @@ def _phases(x, stride: int, width: int):
     read = ir.AffineMap.get(5, 0, [dims[0], dims[1], dims[2], dims[4], dims[3]])
     init = tensor.empty([n, c, h, stride, width], f32)
     return generic([pairs], [read, _identity(5)], [init], lambda value, _: value)[0]
-
-
-def _pad_columns(x, extra: int, value):
-    t = static_tensor_type(x)
-    shape = list(t.shape[:3]) + [t.shape[3] + extra]
-    padded = _mlir.tensor.pad(ir.RankedTensorType.get(shape, t.element_type), x, [], [], [0] * 4, [0, 0, 0, extra])
-    block = padded.owner.regions[0].blocks.append(*([ir.IndexType.get()] * 4))
-    with ir.InsertionPoint(block):
-        _mlir.tensor.YieldOp(value)
-    return padded
 
 
 def _taps(op, kind: str):

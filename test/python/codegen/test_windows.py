@@ -81,10 +81,11 @@ def phase_kernels(report):
 
 def test_wide_strided_pooling_split_by_phase():
     """A strided 55-wide row: the input split once into its two column phases (vectors
-    of whole [2, 56] tiles), then every tap a contiguous read of one phase."""
+    of whole [2, width] tiles), then every tap a contiguous read of one phase."""
     compiled, report, _, _ = compile_text(POOL.format(kind="max", c=2, h=111, w=111, oh=55, ow=55, k=3, s=2, init="0xFF800000"))
     assert [kernel.strategy for kernel in window_kernels(report)] == ["vectorized"]
-    assert [(k.shape, k.details.get("vector")) for k in phase_kernels(report)] == [((1, 2, 111, 2, 56), [1, 1, 1, 2, 56])]
+    (phases,) = phase_kernels(report)
+    assert phases.shape == (1, 2, 111, 2, 56) and phases.details["vector"][:4] == [1, 1, 1, 2]
     x = RNG.standard_normal((1, 2, 111, 111)).astype(np.float32)
     (y,) = compiled.main(x)
     np.testing.assert_array_equal(y, windows(x, 3, 2).max(axis=(0, 1)))
@@ -96,7 +97,10 @@ def test_depthwise_vectorized(c, h, s, d, threads):
     o = (h - d * 2 - 1) // s + 1
     compiled, report, _, _ = compile_text(DEPTHWISE.format(c=c, h=h, w=h, oh=o, ow=o, s=s, d=d), threads)
     assert "vectorized" in [kernel.strategy for kernel in window_kernels(report)]
-    assert len(phase_kernels(report)) == (s > 1)
+    if s > 1 and o > 32:  # wider than two vectors of 16 lanes (AVX-512) or 8 (AVX2)
+        assert len(phase_kernels(report)) == 1
+    if s == 1 or o <= 16:
+        assert phase_kernels(report) == []
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
     w = RNG.standard_normal((c, 3, 3)).astype(np.float32)
     b = RNG.standard_normal(c).astype(np.float32)

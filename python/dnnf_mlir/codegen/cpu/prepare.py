@@ -36,7 +36,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += rewrite_matvecs(module, lanes)
     rewritten += normalize_matmuls(module)
     rewritten += split_grouped_convolutions(module)
-    rewritten += windows_to_taps(module)
+    rewritten += windows_to_taps(module, lanes)
     rewritten += conv1x1_to_matmul(module)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)

@@ -16,16 +16,19 @@ it along the output width; an accumulator that is a ``linalg.fill`` (the usual
 window covering the whole input (global pooling, one output per channel) becomes a
 reduction over it instead, vectorized over the window.
 
-Taps of a horizontally strided window would be strided reads, which the vector
-lowering turns into one scalar load per lane, through the stack: MobileNetV2's 3x3/2
-depthwise convolution on a 112x112 input took 15x onnxruntime's time that way (and
-was left to scalar loops, slower still, for rows wider than two vectors). The input
-is instead split by phase once (``_phases``): columns ``S*w + p`` go contiguously to
-``[.., p, :]`` of an ``[N, C, H, S, W/S]`` tensor, made by an element-wise transpose
-of the input viewed as ``[N, C, H, W/S, S]`` whose vectors take whole ``[S, W/S]``
-tiles (``rows.short_transposed_dim``): contiguous loads and register shuffles. Tap
-kw then reads phase ``(dw*kw) % S`` contiguously from column ``(dw*kw) // S``, as
-``split_strided_convolutions`` does for the dense convolutions.
+Taps of a horizontally strided window are strided reads, which the vector lowering
+turns into one scalar load per lane: measured on AVX-512, that pays while a row fits
+in two vectors (SqueezeNet's 3x3/2 max pools on 27- and 13-wide rows: 1.8x and 5x
+faster than scalar loops; EfficientNet's strided depthwise layers on rows of 3 to 24
+lose 1.7-2.5x when split as below). Wider rows were left to the scalar loops, which
+made MobileNetV2's 3x3/2 depthwise convolution on a 112x112 input 15x slower than
+onnxruntime. Their input is instead split by phase once (``_phases``): columns
+``S*w + p`` go contiguously to ``[.., p, :]`` of an ``[N, C, H, S, W/S]`` tensor,
+made by an element-wise transpose of the input viewed as ``[N, C, H, W/S, S]`` whose
+vectors take whole ``[S, W/S]`` tiles (``rows.short_transposed_dim``): contiguous
+loads and register shuffles. Tap kw then reads phase ``(dw*kw) % S`` contiguously
+from column ``(dw*kw) // S``, as ``split_strided_convolutions`` does for the dense
+convolutions.
 """
 
 from __future__ import annotations
@@ -106,9 +109,10 @@ def _phases(x, stride: int, width: int):
     return generic([pairs], [read, _identity(5)], [init], lambda value, _: value)[0]
 
 
-def _taps(op, kind: str):
-    """The unrolled window: one element-wise generic over the output (the taps of a
-    horizontally strided window read the input's phases)."""
+def _taps(op, kind: str, split_phases: bool):
+    """The unrolled window: one element-wise generic over the output; with
+    ``split_phases`` (a wide, horizontally strided window), its taps read the input's
+    phases."""
     tensor = _mlir.tensor
     x = op.operands[0]
     init = op.operands[2]
@@ -120,7 +124,7 @@ def _taps(op, kind: str):
     out_t = ir.RankedTensorType.get([n, c, oh, ow], f32)
     inputs, maps = [], []
     per_channel = ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(1)])
-    phases = _phases(x, sw, max((j * dw) // sw for j in range(kw)) + ow) if sw > 1 else None
+    phases = _phases(x, sw, max((j * dw) // sw for j in range(kw)) + ow) if split_phases else None
     for i in range(kh):
         for j in range(kw):
             if phases is None:
@@ -163,9 +167,9 @@ def _global(op, kind: str):
     return tensor.expand_shape(out_t, reduced, image_dims, [], list(out_t.shape))
 
 
-def windows_to_taps(module: ir.Module) -> int:
-    """Rewrite f32 NCHW pooling and depthwise convolutions (see the module docstring).
-    Returns how many ops were rewritten."""
+def windows_to_taps(module: ir.Module, lanes: int) -> int:
+    """Rewrite f32 NCHW pooling and depthwise convolutions (see the module docstring;
+    ``lanes``: f32 lanes of a vector register). Returns how many ops were rewritten."""
     count = 0
     for op in linalg_ops(module):
         if op.name not in POOLING and op.name != DEPTHWISE or len(op.results) != 1:
@@ -175,12 +179,12 @@ def windows_to_taps(module: ir.Module) -> int:
             continue
         kind = POOLING.get(op.name, "sum")
         kh, kw = _window(op)
-        _, (dh, dw) = conv_params(op)
+        (_, sw), (dh, dw) = conv_params(op)
         whole = op.name != DEPTHWISE and tuple(out_t.shape[2:]) == (1, 1) and tuple(x_t.shape[2:]) == (kh, kw) and (dh, dw) == (1, 1)
         if not whole and kh * kw > MAX_TAPS:
             continue
         with ir.InsertionPoint(op), op.location:
-            result = _global(op, kind) if whole else _taps(op, kind)
+            result = _global(op, kind) if whole else _taps(op, kind, split_phases=sw > 1 and out_t.shape[3] > 2 * lanes)
         op.results[0].replace_all_uses_with(result)
         op.erase()
         count += 1

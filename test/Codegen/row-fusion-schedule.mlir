@@ -67,11 +67,21 @@ func.func @layer_norm(%x: tensor<1x128x768xf32>, %r: tensor<1x128x768xf32>, %g: 
   return %1 : tensor<1x128x768xf32>
 }
 
-// A row of [64, 64, 1] would be 4,096 one-element vectors per op once unrolled (LLVM
-// did not finish compiling it in 15 minutes): no row group, its ops scheduled alone.
-// PLAN-NOT: row-fused {{.*}} @layer_norm_unit_last_dim
-// PLAN: linalg.reduce [7, 64, 64, 1] loops {} @layer_norm_unit_last_dim
+// A trailing dim of 1 is folded away before scheduling (codegen/cpu/unit_dims.py): the
+// rows are [64, 64], 64 vectors of 64, and the layer normalization is one row group.
+// PLAN: linalg.generic [7, 64, 64] row-fused {'row': [64, 64], 'fused': 5} @layer_norm_unit_last_dim
+// PLAN: linalg.reduce [7, 64, 64] in {{k[0-9]+}} {} @layer_norm_unit_last_dim
 func.func @layer_norm_unit_last_dim(%x: tensor<7x64x64x1xf32>, %g: tensor<64x64x1xf32>, %b: tensor<64x64x1xf32>) -> tensor<7x64x64x1xf32> {
   %0 = "ecg.layer_normalization"(%x, %g, %b) {axis = 1 : i64, epsilon = 1.0E-2 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, stash_type = 1 : i64} : (tensor<7x64x64x1xf32>, tensor<64x64x1xf32>, tensor<64x64x1xf32>) -> tensor<7x64x64x1xf32>
   return %0 : tensor<7x64x64x1xf32>
+}
+
+// A row of [64, 32, 2] would be 2,048 two-element vectors per op once unrolled (a
+// [64, 64, 1] row, before unit dims were folded, took LLVM over 15 minutes): no row
+// group, its ops scheduled alone.
+// PLAN-NOT: row-fused {{.*}} @layer_norm_short_last_dim
+// PLAN: linalg.reduce [7, 64, 32, 2] loops {} @layer_norm_short_last_dim
+func.func @layer_norm_short_last_dim(%x: tensor<7x64x32x2xf32>, %g: tensor<64x32x2xf32>, %b: tensor<64x32x2xf32>) -> tensor<7x64x32x2xf32> {
+  %0 = "ecg.layer_normalization"(%x, %g, %b) {axis = 1 : i64, epsilon = 1.0E-2 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, stash_type = 1 : i64} : (tensor<7x64x32x2xf32>, tensor<64x32x2xf32>, tensor<64x32x2xf32>) -> tensor<7x64x32x2xf32>
+  return %0 : tensor<7x64x32x2xf32>
 }

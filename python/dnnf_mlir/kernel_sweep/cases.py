@@ -69,13 +69,16 @@ def _conv_transpose(rng):
     return model, {"x": x}
 
 
-def _conv(channels: int, group: int, size: int):
+def _conv(channels: int, group: int, size: int, stride: int = 1):
     def build(rng):
         x, w = _randn(rng, 1, channels, size, size), _randn(rng, channels, channels // group, 3, 3) * 0.1
-        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, channels)}, group=group, pads=[1, 1, 1, 1])
+        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, channels)}, group=group, pads=[1, 1, 1, 1],
+                         strides=[stride, stride])
         return model, {"x": x}
     kind = "depthwise" if group == channels else f"grouped{group}"
-    return SweepCase("Conv", f"conv-{kind}", f"1x{channels}x{size}x{size}, 3x3, group {group}", build)
+    variant = f"-s{stride}" if stride > 1 else ""
+    return SweepCase("Conv", f"conv-{kind}{variant}", f"1x{channels}x{size}x{size}, 3x3, group {group}, stride {stride}",
+                     build)
 
 
 def _conv1d(channels: int, filters: int, width: int, kernel: int, stride: int = 1, dilation: int = 1,
@@ -203,6 +206,19 @@ def _rotary_embedding(rng):
     return one_node("RotaryEmbedding", {"x": x}, constants, ["x", "cos", "sin", "positions"]), {"x": x}
 
 
+def _unit_dims(op: str, shape: tuple, opset: int = 23, **attrs):
+    """An op over a tensor whose trailing dims are 1 (vectorized along them, as vectors
+    of one element, until unit dims were folded: ``codegen/cpu/unit_dims.py``)."""
+    def build(rng):
+        x = _randn(rng, *shape)
+        constants = {}
+        if op == "LayerNormalization":
+            normalized = shape[attrs["axis"]:]
+            constants = {"scale": _randn(rng, *normalized), "bias": _randn(rng, *normalized)}
+        return one_node(op, {"x": x}, constants, opset=opset, **attrs), {"x": x}
+    return SweepCase("UnitDims", f"unit-dims-{op.lower()}", "x".join(map(str, shape)), build)
+
+
 CASES = (
     _resize("nearest", 64),
     _resize("linear", 64),
@@ -210,6 +226,7 @@ CASES = (
     SweepCase("ConvTranspose", "conv-transpose-s2", "1x64x28x28 -> 1x32x56x56, 4x4, stride 2", _conv_transpose),
     _conv(128, 32, 28),
     _conv(144, 144, 56),
+    _conv(96, 96, 112, stride=2),
     _conv1d(80, 384, 500, 3),
     _conv1d(384, 384, 500, 3, stride=2),
     _conv1d(256, 256, 1000, 3, dilation=4),
@@ -233,6 +250,9 @@ CASES = (
     SweepCase("Attention", "attention-causal", "1x8x128x64, causal", _attention),
     SweepCase("RMSNormalization", "rms-normalization", "1x128x768", _rms_normalization),
     SweepCase("RotaryEmbedding", "rotary-embedding", "1x8x128x64, positions", _rotary_embedding),
+    _unit_dims("Sigmoid", (512, 512, 1)),
+    _unit_dims("GlobalAveragePool", (8, 1024, 7, 7)),
+    _unit_dims("LayerNormalization", (7, 64, 64, 1), axis=1),
 )
 
 

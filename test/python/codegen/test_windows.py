@@ -74,20 +74,33 @@ def test_pooling_vectorized(kind, c, h, k, s, threads):
         np.testing.assert_allclose(y, taps.sum(axis=(0, 1)), rtol=1e-5, atol=1e-5)
 
 
-def test_wide_strided_pooling_stays_loops():
-    """A strided 55-wide row would be read by one scalar load per lane: left to the loops."""
+def phase_kernels(report):
+    """The phase splits of strided windows: [N, C, H, S, W/S] transposes."""
+    return [k for k in report.schedules if k.op == "linalg.generic" and len(k.shape) == 5]
+
+
+def test_wide_strided_pooling_split_by_phase():
+    """A strided 55-wide row: the input split once into its two column phases (vectors
+    of whole [2, width] tiles), then every tap a contiguous read of one phase."""
     compiled, report, _, _ = compile_text(POOL.format(kind="max", c=2, h=111, w=111, oh=55, ow=55, k=3, s=2, init="0xFF800000"))
-    assert window_kernels(report) == []
+    assert [kernel.strategy for kernel in window_kernels(report)] == ["vectorized"]
+    (phases,) = phase_kernels(report)
+    assert phases.shape == (1, 2, 111, 2, 56) and phases.details["vector"][:4] == [1, 1, 1, 2]
     x = RNG.standard_normal((1, 2, 111, 111)).astype(np.float32)
     (y,) = compiled.main(x)
     np.testing.assert_array_equal(y, windows(x, 3, 2).max(axis=(0, 1)))
 
 
-@pytest.mark.parametrize("c,h,s,d,threads", [(24, 16, 1, 1, 1), (16, 30, 2, 1, 1), (12, 18, 1, 2, 2)])
+@pytest.mark.parametrize("c,h,s,d,threads", [(24, 16, 1, 1, 1), (16, 30, 2, 1, 1), (12, 18, 1, 2, 2), (8, 57, 2, 1, 1),
+                                             (5, 40, 2, 2, 1), (7, 23, 3, 1, 2), (9, 113, 2, 1, 2)])
 def test_depthwise_vectorized(c, h, s, d, threads):
     o = (h - d * 2 - 1) // s + 1
     compiled, report, _, _ = compile_text(DEPTHWISE.format(c=c, h=h, w=h, oh=o, ow=o, s=s, d=d), threads)
     assert "vectorized" in [kernel.strategy for kernel in window_kernels(report)]
+    if s > 1 and o > 32:  # wider than two vectors of 16 lanes (AVX-512) or 8 (AVX2)
+        assert len(phase_kernels(report)) == 1
+    if s == 1 or o <= 16:
+        assert phase_kernels(report) == []
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
     w = RNG.standard_normal((c, 3, 3)).astype(np.float32)
     b = RNG.standard_normal(c).astype(np.float32)

@@ -151,7 +151,7 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
                 value = arith.constant(f32, 0.0)
             high = list(high)
             high[3] += delta
-            new_x = _make_pad(source, low, high, value)
+            new_x = make_pad(source, low, high, value)
             init = op.operands[2]
             init_op = init.owner if isinstance(init, ir.OpResult) else None
             broadcast_dims = _dense_i64(init_op, "dimensions") if init_op is not None else None
@@ -163,7 +163,7 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
                 empty = tensor.empty([n, f, oh, padded], f32)
                 new_init = linalg.broadcast(init_op.operands[0], outs=[empty], dimensions=broadcast_dims).result
             else:
-                new_init = _make_pad(init, [0] * 4, [0, 0, 0, padded - ow], arith.constant(f32, 0.0))
+                new_init = make_pad(init, [0] * 4, [0, 0, 0, padded - ow], arith.constant(f32, 0.0))
             conv = linalg.conv_2d_nchw_fchw(new_x, op.operands[1], outs=[new_init], strides=[sh, sw], dilations=[dh, dw])
             sliced = tensor.extract_slice(out_t, conv, [], [], [], [0, 0, 0, 0], [n, f, oh, ow], [1, 1, 1, 1])
         op.results[0].replace_all_uses_with(sliced)
@@ -277,7 +277,8 @@ def _pad_value(pad_op):
     return value
 
 
-def _make_pad(source, low, high, value):
+def make_pad(source, low, high, value):
+    """``source`` padded by the static ``low`` / ``high`` amounts with the scalar ``value``."""
     tensor = _mlir.tensor
     t = ir.RankedTensorType(source.type)
     shape = [d + lo + hi for d, lo, hi in zip(t.shape, low, high)]
@@ -291,4 +292,4 @@ def _make_pad(source, low, high, value):
 
 
 
-__all__ = ["conv1x1_to_matmul", "pad_convolutions", "split_grouped_convolutions", "split_strided_convolutions"]
+__all__ = ["conv1x1_to_matmul", "make_pad", "pad_convolutions", "split_grouped_convolutions", "split_strided_convolutions"]

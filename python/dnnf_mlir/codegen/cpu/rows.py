@@ -16,7 +16,7 @@ from typing import Optional
 
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
-from ..linalg_queries import element_bits, parallel_loops, reverses_access, static_tensor_type, touches_i1
+from ..linalg_queries import element_bits, indexing_maps, parallel_loops, reverses_access, static_tensor_type, touches_i1
 from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
 
@@ -50,6 +50,9 @@ def schedule_rows(planner: Planner, op):
         width = min(loop_ranges[inner], 4 * lanes) if loop_ranges[inner] > 0 else 1
         sizes[inner] = width
         vsizes[inner] = width
+        across = short_transposed_dim(op, loop_ranges)
+        if across is not None:
+            sizes[across] = vsizes[across] = loop_ranges[across]
     reduction_elems = math.prod(r for p, r in zip(parallel, loop_ranges) if not p)
     if not any(parallel) and rank > 1:
         # A reduction to a scalar over several dims: loops over all but the innermost,
@@ -91,6 +94,31 @@ def schedule_rows(planner: Planner, op):
     else:
         strategy = "loops"
     planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), strategy, details))
+
+
+# A transposed read is vectorized whole along an input's innermost dim up to this long.
+MAX_TRANSPOSED_INNER = 4
+
+
+def short_transposed_dim(op, loop_ranges: list) -> Optional[int]:
+    """The parallel loop, other than the innermost, that indexes the innermost dim of an
+    input read transposed (a permutation of all loops) when it is short (at most
+    ``MAX_TRANSPOSED_INNER``: the pairs of ``[W, 2] -> [2, W]``, a strided window's
+    phases): the vector then covers it too, so the input is read contiguously and
+    transposed in registers instead of a load per lane."""
+    if op.name != "linalg.generic":
+        return None
+    parallel = parallel_loops(op)
+    for amap in indexing_maps(op)[:-1]:
+        if not amap.is_permutation:
+            continue
+        last = amap.results[-1]
+        if not isinstance(last, ir.AffineDimExpr):
+            continue
+        d = ir.AffineDimExpr(last).position
+        if d != len(loop_ranges) - 1 and parallel[d] and loop_ranges[d] <= MAX_TRANSPOSED_INNER:
+            return d
+    return None
 
 
 def reduces_trailing_loops(parallel: list) -> bool:

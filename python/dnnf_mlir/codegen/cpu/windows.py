@@ -17,10 +17,18 @@ window covering the whole input (global pooling, one output per channel) becomes
 reduction over it instead, vectorized over the window.
 
 Taps of a horizontally strided window are strided reads, which the vector lowering
-turns into one scalar load per lane: measured on AVX-512, that pays while a row
-fits in two vectors (SqueezeNet's 3x3/2 max pools on 27- and 13-wide rows: 1.8x
-and 5x faster than the loops) but a 55-wide row is 2.3x slower than the scalar
-loops, so wider strided ones are left to them.
+turns into one scalar load per lane: measured on AVX-512, that pays while a row fits
+in two vectors (SqueezeNet's 3x3/2 max pools on 27- and 13-wide rows: 1.8x and 5x
+faster than scalar loops; EfficientNet's strided depthwise layers on rows of 3 to 24
+lose 1.7-2.5x when split as below). Wider rows were left to the scalar loops, which
+made MobileNetV2's 3x3/2 depthwise convolution on a 112x112 input 15x slower than
+onnxruntime. Their input is instead split by phase once (``_phases``): columns
+``S*w + p`` go contiguously to ``[.., p, :]`` of an ``[N, C, H, S, W/S]`` tensor,
+made by an element-wise transpose of the input viewed as ``[N, C, H, W/S, S]`` whose
+vectors take whole ``[S, W/S]`` tiles (``rows.short_transposed_dim``): contiguous
+loads and register shuffles. Tap kw then reads phase ``(dw*kw) % S`` contiguously
+from column ``(dw*kw) // S``, as ``split_strided_convolutions`` does for the dense
+convolutions.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import generic
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
+from .convolutions import make_pad
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
 DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"
@@ -76,8 +85,34 @@ def _generic(inputs, maps, init, iterators, body):
     return generic(inputs, maps, [init], block, iterators)[0]
 
 
-def _taps(op, kind: str):
-    """The unrolled window: one element-wise generic over the output."""
+def _phases(x, stride: int, width: int):
+    """``[N, C, H, stride, width]``: phase p of ``x``'s columns (``stride * w + p``) at
+    ``[:, :, :, p]``, contiguous. ``x`` (zero-padded or cut to ``stride * width``
+    columns) is viewed as ``[N, C, H, width, stride]`` and transposed by an element-wise
+    generic whose vectors hold whole ``[stride, width]`` tiles (``rows.py``): contiguous
+    loads and register shuffles, not a load per lane."""
+    tensor, arith = _mlir.tensor, _mlir.arith
+    x_t = static_tensor_type(x)
+    n, c, h, w = x_t.shape
+    f32 = x_t.element_type
+    columns = stride * width
+    if w < columns:
+        x = make_pad(x, [0] * 4, [0, 0, 0, columns - w], arith.constant(f32, 0.0))
+    elif w > columns:
+        x = tensor.extract_slice(ir.RankedTensorType.get([n, c, h, columns], f32), x, [], [], [], [0] * 4,
+                                 [n, c, h, columns], [1] * 4)
+    pairs = tensor.expand_shape(ir.RankedTensorType.get([n, c, h, width, stride], f32), x,
+                                reassociation([[0], [1], [2], [3, 4]]), [], [n, c, h, width, stride])
+    dims = [ir.AffineDimExpr.get(d) for d in range(5)]
+    read = ir.AffineMap.get(5, 0, [dims[0], dims[1], dims[2], dims[4], dims[3]])
+    init = tensor.empty([n, c, h, stride, width], f32)
+    return generic([pairs], [read, _identity(5)], [init], lambda value, _: value)[0]
+
+
+def _taps(op, kind: str, split_phases: bool):
+    """The unrolled window: one element-wise generic over the output; with
+    ``split_phases`` (a wide, horizontally strided window), its taps read the input's
+    phases."""
     tensor = _mlir.tensor
     x = op.operands[0]
     init = op.operands[2]
@@ -89,11 +124,15 @@ def _taps(op, kind: str):
     out_t = ir.RankedTensorType.get([n, c, oh, ow], f32)
     inputs, maps = [], []
     per_channel = ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(1)])
+    phases = _phases(x, sw, max((j * dw) // sw for j in range(kw)) + ow) if split_phases else None
     for i in range(kh):
         for j in range(kw):
-            inputs.append(
-                tensor.extract_slice(out_t, x, [], [], [], [0, 0, i * dh, j * dw], [n, c, oh, ow], [1, 1, sh, sw])
-            )
+            if phases is None:
+                tap = tensor.extract_slice(out_t, x, [], [], [], [0, 0, i * dh, j * dw], [n, c, oh, ow], [1, 1, sh, sw])
+            else:
+                tap = tensor.extract_slice(out_t, phases, [], [], [], [0, 0, i * dh, (j * dw) % sw, (j * dw) // sw],
+                                           [n, c, oh, 1, ow], [1, 1, sh, 1, 1])
+            inputs.append(tap)
             maps.append(_identity(4))
             if depthwise:
                 w_t = ir.RankedTensorType.get([c], f32)
@@ -142,10 +181,10 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
         kh, kw = _window(op)
         (_, sw), (dh, dw) = conv_params(op)
         whole = op.name != DEPTHWISE and tuple(out_t.shape[2:]) == (1, 1) and tuple(x_t.shape[2:]) == (kh, kw) and (dh, dw) == (1, 1)
-        if not whole and (kh * kw > MAX_TAPS or sw > 1 and out_t.shape[3] > 2 * lanes):
+        if not whole and kh * kw > MAX_TAPS:
             continue
         with ir.InsertionPoint(op), op.location:
-            result = _global(op, kind) if whole else _taps(op, kind)
+            result = _global(op, kind) if whole else _taps(op, kind, split_phases=sw > 1 and out_t.shape[3] > 2 * lanes)
         op.results[0].replace_all_uses_with(result)
         op.erase()
         count += 1

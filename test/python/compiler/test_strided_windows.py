@@ -1,0 +1,65 @@
+"""Depthwise convolutions and pooling with every stride, dilation and padding,
+compiled for the host against onnxruntime (codegen/cpu/windows.py: horizontally
+strided windows read the input split by column phase).
+
+Odd and prime sizes, asymmetric pads, strides 2 and 3 with dilations 1 and 2, 3x3,
+5x5 and 7x7 windows (MobileNetV2's, EfficientNet's and ConvNeXt's), a fused ReLU6 as
+in MobileNetV2. Inputs standard normal, weights scaled to keep outputs O(1).
+Tolerance: max pooling exactly; sums rtol 1e-5, atol 1e-5 (at most 49 products,
+added in another order than onnxruntime's).
+"""
+
+import numpy as np
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dnnf_mlir import InferenceSession
+
+RNG = np.random.default_rng(2029)
+
+
+def run_both(nodes, x, constants):
+    graph = helper.make_graph(nodes, "windows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(v, n) for n, v in constants.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0]
+    got = InferenceSession(model, use_cache=False, threads=1).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    return got, want
+
+
+@pytest.mark.parametrize("c,h,w,k,stride,dilation,pads", [
+    (32, 112, 112, 3, 2, 1, [1, 1, 1, 1]),  # MobileNetV2's first strided depthwise layer
+    (13, 29, 31, 3, 2, 1, [0, 1, 1, 0]),  # asymmetric pads, odd sizes
+    (6, 37, 41, 5, 2, 2, [4, 4, 4, 4]),  # strided and dilated
+    (5, 23, 47, 3, 3, 1, [1, 2, 0, 1]),  # stride 3: one phase per tap
+    (8, 30, 60, 7, 2, 1, [3, 3, 3, 3]),  # a 7x7 window
+])
+def test_depthwise_relu6(c, h, w, k, stride, dilation, pads):
+    x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
+    constants = {"w": (RNG.standard_normal((c, 1, k, k)) / k).astype(np.float32),
+                 "b": RNG.standard_normal(c).astype(np.float32),
+                 "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=c, strides=[stride, stride],
+                              dilations=[dilation, dilation], pads=pads),
+             helper.make_node("Clip", ["c", "lo", "hi"], ["y"])]
+    got, want = run_both(nodes, x, constants)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op,h,w,k,stride,pads", [
+    ("MaxPool", 111, 111, 3, 2, [0, 0, 0, 0]),
+    ("MaxPool", 56, 57, 3, 2, [1, 1, 1, 1]),
+    ("AveragePool", 35, 64, 3, 3, [1, 0, 1, 2]),
+])
+def test_strided_pooling(op, h, w, k, stride, pads):
+    x = RNG.standard_normal((1, 6, h, w)).astype(np.float32)
+    got, want = run_both([helper.make_node(op, ["x"], ["y"], kernel_shape=[k, k], strides=[stride, stride], pads=pads)],
+                         x, {})
+    if op == "MaxPool":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -77,6 +77,15 @@ def conv_width_one():
     return model(nodes, {"x": x}, {"w": randn(16, 8, 3, 1) * 0.3, "b": randn(16)}), {"x": x}
 
 
+def attention_of_one_feature(rows):
+    """Scores of [rows, 1, 1], a softmax over rows of one element between two matmuls: its
+    reductions cannot fold, and neither may the element-wise ops between them."""
+    a, b = randn(rows, 1, 1), randn(rows, 1, 1)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["s"]), helper.make_node("Mul", ["s", "c"], ["t"]),
+             helper.make_node("Softmax", ["t"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "a"], ["y"])]
+    return model(nodes, {"a": a, "b": b}, {"c": np.float32(0.5)}, opset=13), {"a": a, "b": b}
+
+
 CASES = {
     "elementwise-64x64x1": lambda: elementwise((64, 64, 1), (64, 1)),
     "elementwise-odd": lambda: elementwise((5, 33, 1, 1), (33, 1, 1)),
@@ -86,6 +95,7 @@ CASES = {
     "softmax-unit-last": lambda: softmax((6, 37, 1), 1),
     "reduce-sum-keepdims": lambda: reduce_sum((7, 33, 1), 1),
     "conv-width-one": conv_width_one,
+    "attention-of-one-feature": lambda: attention_of_one_feature(5),
 }
 
 

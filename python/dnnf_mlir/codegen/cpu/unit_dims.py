@@ -14,7 +14,8 @@ operands collapsed (``tensor.collapse_shape``) and its result expanded back
 So is a reduction whose innermost parallel loop has extent 1 (a global pool's
 ``[N, C, 1, 1]`` result over its window): its result, and the fill of its
 accumulator, become ``[N, C]``. Ops whose innermost loops are not units are left
-alone (their vectors are already whole), and so are the epilogues of contractions (their kernels apply them in the
+alone (their vectors are already whole), and so are reductions over unit loops only
+(and the ops reading them), the epilogues of contractions (their kernels apply them in the
 output tile and need them over the contraction's own shape), generics reading
 ``linalg.index`` (the body would see other loop numbers) and the matrix-vector
 partial sums (``matvec.py``).
@@ -41,9 +42,15 @@ def fold_unit_dims(module: ir.Module) -> int:
     loop, has extent 1 over their loops of extent > 1 (see the module docstring);
     returns how many were rebuilt."""
     count = 0
+    held = []  # reductions over unit loops only, and the ops reading them: one row group, left whole
     for op in walk_ops(module.operation, {"linalg.generic", "linalg.reduce"}):
         ranges = static_loop_ranges(op)
-        if ranges is None or all(r == 1 for r in ranges) or not _ends_in_unit(op, ranges) or not _foldable(op):
+        if ranges is None or all(r == 1 for r in ranges):
+            continue
+        if _reduces_units_only(op, ranges) or _reads_any(op, held):
+            held.append(op)
+            continue
+        if not _ends_in_unit(op, ranges) or not _foldable(op):
             continue
         kept = [d for d, r in enumerate(ranges) if r != 1]
         if op.name == "linalg.generic":
@@ -63,6 +70,20 @@ def _ends_in_unit(op, ranges: list) -> bool:
     return ranges[-1] == 1 or (bool(parallel) and parallel[-1] == 1 and any(r > 1 for r in parallel))
 
 
+def _reduces_units_only(op, ranges: list) -> bool:
+    """Whether ``op`` reduces over loops of extent 1 only (a softmax over rows of one
+    element): folded, it would reduce over no loop at all; it stays, and so do the ops
+    reading it, or its row group would mix folded and unfolded shapes."""
+    reductions = [r for r, p in zip(ranges, parallel_loops(op) or [True] * len(ranges)) if not p]
+    return bool(reductions) and all(r == 1 for r in reductions)
+
+
+def _reads_any(op, ops: list) -> bool:
+    """Whether ``op`` reads a result of one of ``ops``."""
+    sources = [source for source in map(producer, op.operands) if source is not None]
+    return any(source == other for source in sources for other in ops)
+
+
 def _foldable(op) -> bool:
     if MARK in op.attributes or len(op.results) != 1 or static_tensor_type(op.results[0]) is None:
         return False
@@ -71,7 +92,10 @@ def _foldable(op) -> bool:
             return False
         for value in op.operands:
             source = producer(value)
-            if source is not None and source.name in CONTRACTIONS and elementwise_consumer(source) == op:
+            if source is None or source.name not in CONTRACTIONS:
+                continue
+            epilogue = elementwise_consumer(source)
+            if epilogue is not None and epilogue == op:
                 return False
     return True
 

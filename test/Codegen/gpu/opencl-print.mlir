@@ -269,6 +269,32 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// CHECK-LABEL: void lanes(
+// CHECK: const float4 [[A:v[0-9]+]] = a0[[[TID:v[0-9]+]]];
+// CHECK-NEXT: const float [[E0:v[0-9]+]] = [[A]].s0;
+// CHECK-NEXT: const float [[E1:v[0-9]+]] = [[A]].s1;
+// CHECK-NEXT: const float [[E2:v[0-9]+]] = [[A]].s2;
+// CHECK-NEXT: const float [[E3:v[0-9]+]] = [[A]].s3;
+// CHECK-NEXT: const float [[S:v[0-9]+]] = [[E0]] + [[E3]];
+// CHECK-NEXT: a1[[[TID]]] = [[S]];
+
+// Every lane of a vector as a scalar (vector.to_elements, what a one-row matmul thread
+// unrolls its stepped product into).
+module attributes {gpu.container_module} {
+  gpu.module @lanes {
+    gpu.func @lanes(%x: memref<16xvector<4xf32>>, %z: memref<16xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>} {
+      %tid = gpu.thread_id x
+      %a = memref.load %x[%tid] : memref<16xvector<4xf32>>
+      %e:4 = vector.to_elements %a : vector<4xf32>
+      %s = arith.addf %e#0, %e#3 : f32
+      memref.store %s, %z[%tid] : memref<16xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // CHECK: error: OpenCL C: kernel unknown: no OpenCL C for this op (math.ctlz)
 
 // An op the printer has no rule for: an error naming it and the kernel.

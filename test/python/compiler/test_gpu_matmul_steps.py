@@ -107,3 +107,24 @@ def test_spirv_binaries_pass_spirv_val(name, precision, compiled):
     for binary in binaries:
         check = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", str(binary)], capture_output=True, text=True)
         assert check.returncode == 0, f"{binary.name}: {check.stdout}{check.stderr}"
+
+
+@pytest.mark.parametrize("target", ["vulkan", "opencl"])
+def test_classifier_gemm_of_one_row(target, tmp_path):
+    """A classifier's head (MobileNetV2's): Gemm of one pooled row with constant weights given
+    transposed, plus a bias; its threads unroll the stepped product of their single row into
+    lanes (``vector.to_elements``, which the OpenCL printer must print)."""
+    rng = np.random.default_rng(7)
+    weights, bias = rng.standard_normal((100, 256)).astype(np.float32), rng.standard_normal(100).astype(np.float32)
+    nodes = [helper.make_node("Flatten", ["x"], ["f"]), helper.make_node("Gemm", ["f", "w", "b"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256, 1, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 100])],
+                              [onnx.numpy_helper.from_array(weights, "w"), onnx.numpy_helper.from_array(bias, "b")])
+    path = tmp_path / "gemm.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]), path)
+    compile_model(path, tmp_path / "out", target=target)
+    x = rng.standard_normal((1, 256, 1, 1)).astype(np.float32)
+    (got,), _ = Artifact(tmp_path / "out").run([x])
+    want = x.reshape(1, 256).astype(np.float64) @ weights.T.astype(np.float64) + bias
+    assert compare(got, want).ok
+

@@ -23,7 +23,8 @@ EXACT_IN_FLOAT = frozenset((
     "memref.load", "memref.store", "vector.load", "vector.store", "memref.subview", "memref.reinterpret_cast",
     "arith.extf", "arith.truncf", "arith.constant", "arith.select", "arith.cmpf", "arith.negf", "math.absf",
     "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf", "vector.broadcast", "vector.splat",
-    "vector.extract", "vector.insert", "vector.from_elements", "ub.poison", "scf.for", "scf.if", "scf.yield",
+    "vector.extract", "vector.insert", "vector.from_elements", "vector.to_elements", "ub.poison", "scf.for", "scf.if",
+    "scf.yield",
 ))
 
 

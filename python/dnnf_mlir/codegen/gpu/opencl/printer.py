@@ -144,6 +144,7 @@ class _KernelPrinter:
             "memref.reinterpret_cast": self.subview, "vector.load": self.vector_load,
             "vector.store": self.vector_store, "vector.broadcast": self.broadcast, "vector.splat": self.broadcast,
             "vector.extract": self.extract, "vector.insert": self.insert, "vector.from_elements": self.from_elements,
+            "vector.to_elements": self.to_elements,
             "vector.reduction": self.reduction, "scf.for": self.loop, "scf.if": self.branch,
             "gpu.barrier": self.barrier, "ub.poison": self.poison, "gpu.return": self.ret,
         })
@@ -175,9 +176,11 @@ class _KernelPrinter:
         return self.names[value]
 
     def define(self, op, expression: str, prefix: str = "v"):
-        result = op.results[0]
-        name = self.names[result] = f"{prefix}{len(self.names)}"
-        self.emit(f"const {self.c_type(result.type)} {name} = {expression};")
+        self.define_value(op.results[0], expression, prefix)
+
+    def define_value(self, value, expression: str, prefix: str = "v"):
+        name = self.names[value] = f"{prefix}{len(self.names)}"
+        self.emit(f"const {self.c_type(value.type)} {name} = {expression};")
 
     def variable(self, value, prefix: str) -> str:
         name = self.names[value] = f"{prefix}{len(self.names)}"
@@ -503,6 +506,16 @@ class _KernelPrinter:
             self.emit(f"(({self.lane_type(value.type)} *)&{name})[{self.name(op.operands[2])}] = {lane};")
         else:
             self.emit(f"{name}.s{self._lane(op)} = {lane};")
+
+    def to_elements(self, op):
+        """Each lane of a vector as a scalar of its own."""
+        vector = op.operands[0]
+        if not _is_vector(vector):  # of a 0-d vector: its element
+            self.define(op, self.name(vector))
+            return
+        for lane, result in zip(LANES, op.results):
+            value = f"{self.name(vector)}.s{lane}"
+            self.define_value(result, f"({value} != 0)" if str(result.type) == "i1" else value)
 
     def from_elements(self, op):
         lanes = ", ".join(_lane_value(self.name(v), v.type) for v in op.operands)

@@ -301,6 +301,41 @@ def test_a_kernel_over_the_devices_bindings_is_an_error():
             lower(module, narrow)
 
 
+FLAT_GATHER = """
+func.func private @kernel_0(%table: tensor<64x16xf32>, %ids: tensor<4xi32>, %out: tensor<4x16xf32>) -> tensor<4x16xf32>
+    attributes {dnnf.kernel} {
+  %flat = tensor.collapse_shape %table [[0, 1]] : tensor<64x16xf32> into tensor<1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<4xi32>) outs(%out : tensor<4x16xf32>) {
+  ^bb0(%id: i32, %o: f32):
+    %j = linalg.index 1 : index
+    %row = arith.index_cast %id : i32 to index
+    %c16 = arith.constant 16 : index
+    %base = arith.muli %row, %c16 : index
+    %k = arith.addi %base, %j : index
+    %v = tensor.extract %flat[%k] : tensor<1024xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+func.func @main(%table: tensor<64x16xf32>, %ids: tensor<4xi32>, %out: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %r = call @kernel_0(%table, %ids, %out) : (tensor<64x16xf32>, tensor<4xi32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+"""
+
+
+def test_a_flat_gather_of_a_table_over_one_binding_reads_it_in_chunks():
+    """An embedding gathered through its 1-d view (``flat_reads.py``), 4,096 bytes on a
+    device binding at most 1,024: read in four chunks of 16 rows, not refused (GPT-2's
+    154 MB token embedding on a 128 MiB binding)."""
+    narrow = VulkanTarget("vulkan", VulkanDevice("narrow", max_storage_buffer_range=1024, max_storage_buffers=24,
+                                                 max_workgroup_invocations=128, max_shared_memory=16 << 10))
+    with ir.Context():
+        module = ir.Module.parse(FLAT_GATHER)
+        lower(module, narrow)
+
+
 def test_manifest_describes_the_vulkan_code(compiled):
     manifest = json.loads((compiled("attention").path / "manifest.json").read_text())
     assert manifest["target"] == "vulkan" and manifest["device"] == "generic"

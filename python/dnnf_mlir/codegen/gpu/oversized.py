@@ -11,8 +11,9 @@ that many bytes each, consecutive row ranges of its first dim. In the kernel fun
   part of the result, concatenated (``concats.py`` then computes each in place);
 * an op reducing over it (the weight's rows are the reduction) becomes a chain of ops,
   each adding one chunk's products to the sum of the previous ones;
-* a gather (``tensor.extract`` of the argument in an op's body: an embedding lookup)
-  reads the chunk its row falls in, each chunk's index clamped into it.
+* a gather (``tensor.extract`` of the argument in an op's body: an embedding lookup,
+  or of its 1-d view, read at the n-d index then) reads the chunk its row falls in, each
+  chunk's index clamped into it.
 
 Every chunk is a ``tensor.extract_slice`` of the argument, which bufferization makes a
 view and the dispatch plan a binding at that view's offset.
@@ -143,6 +144,30 @@ def _split_extract(extract, chunks) -> None:
     extract.erase()
 
 
+def _unflatten_reads(view, argument) -> None:
+    """The ``tensor.extract``s of ``view``, a ``tensor.collapse_shape`` of ``argument`` to
+    1-d (a gather's flat read, ``flat_reads.py``), as extracts of ``argument`` at the
+    element's n-d index, so that they read chunks as other gathers do."""
+    if static_tensor_type(view.results[0]).rank != 1:
+        return
+    arith, index = _mlir.arith, ir.IndexType.get()
+    dims = static_tensor_type(argument).shape
+    for use in list(view.results[0].uses):
+        extract = use.owner
+        if extract.name != "tensor.extract":
+            continue
+        with ir.InsertionPoint(extract), extract.location:
+            rest, indices = extract.operands[1], []
+            for size in reversed(dims[1:]):
+                indices.insert(0, arith.remui(rest, arith.constant(index, size)))
+                rest = arith.divui(rest, arith.constant(index, size))
+            element = _mlir.tensor.extract(argument, [rest] + indices)
+        extract.results[0].replace_all_uses_with(element)
+        extract.erase()
+    if not list(view.results[0].uses):
+        view.erase()  # a view of the whole argument: a binding of all of it
+
+
 def read_oversized_arguments_in_chunks(module: ir.Module, limit: int) -> int:
     """Rewrite every read of a kernel function argument of more than ``limit`` bytes (see
     the module docstring). Returns how many reads were rewritten; a read it cannot split
@@ -154,6 +179,9 @@ def read_oversized_arguments_in_chunks(module: ir.Module, limit: int) -> int:
             if t is None or t.rank == 0 or math.prod(t.shape) * max(8, t.element_type.width) // 8 <= limit:
                 continue
             chunks = _chunks(t, limit)
+            for use in list(argument.uses):
+                if use.owner.name == "tensor.collapse_shape":
+                    _unflatten_reads(use.owner, argument)
             for use in list(argument.uses):
                 owner = use.owner
                 if owner.name == "tensor.extract":

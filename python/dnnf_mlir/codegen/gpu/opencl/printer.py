@@ -175,12 +175,10 @@ class _KernelPrinter:
     def name(self, value) -> str:
         return self.names[value]
 
-    def define(self, op, expression: str, prefix: str = "v"):
-        self.define_value(op.results[0], expression, prefix)
-
-    def define_value(self, value, expression: str, prefix: str = "v"):
-        name = self.names[value] = f"{prefix}{len(self.names)}"
-        self.emit(f"const {self.c_type(value.type)} {name} = {expression};")
+    def define(self, op, expression: str, prefix: str = "v", result=None):
+        result = op.results[0] if result is None else result
+        name = self.names[result] = f"{prefix}{len(self.names)}"
+        self.emit(f"const {self.c_type(result.type)} {name} = {expression};")
 
     def variable(self, value, prefix: str) -> str:
         name = self.names[value] = f"{prefix}{len(self.names)}"
@@ -508,14 +506,11 @@ class _KernelPrinter:
             self.emit(f"{name}.s{self._lane(op)} = {lane};")
 
     def to_elements(self, op):
-        """Each lane of a vector as a scalar of its own."""
-        vector = op.operands[0]
-        if not _is_vector(vector):  # of a 0-d vector: its element
-            self.define(op, self.name(vector))
-            return
-        for lane, result in zip(LANES, op.results):
-            value = f"{self.name(vector)}.s{lane}"
-            self.define_value(result, f"({value} != 0)" if str(result.type) == "i1" else value)
+        """Each lane of a vector as a scalar of its own (of a 0-d vector: its element)."""
+        vector = self.name(op.operands[0])
+        lanes = [f"{vector}.s{lane}" for lane in LANES] if _is_vector(op.operands[0]) else [vector]
+        for value, result in zip(lanes, op.results):
+            self.define(op, f"({value} != 0)" if str(result.type) == "i1" else value, result=result)
 
     def from_elements(self, op):
         lanes = ", ".join(_lane_value(self.name(v), v.type) for v in op.operands)

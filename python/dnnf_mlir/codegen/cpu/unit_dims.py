@@ -29,9 +29,8 @@ from ..linalg_queries import (elementwise_consumer, indexing_maps, parallel_loop
                               static_tensor_type)
 from ..lowered_module import walk_ops
 from .matvec import MARK
-from .rows import static_loop_ranges
-
 from .planner import CONTRACTIONS
+from .rows import static_loop_ranges
 
 # What the rebuilt op gets from its own operands; every other attribute is copied.
 STRUCTURAL = ("indexing_maps", "iterator_types", "operandSegmentSizes", "dimensions")
@@ -61,12 +60,17 @@ def fold_unit_dims(module: ir.Module) -> int:
     return count
 
 
+def _extents(op, ranges: list, parallel: bool) -> list:
+    """The extents of ``op``'s parallel loops (or of its reduction loops), in order."""
+    return [r for r, p in zip(ranges, parallel_loops(op) or [True] * len(ranges)) if p == parallel]
+
+
 def _ends_in_unit(op, ranges: list) -> bool:
     """Whether the innermost loop of ``op``, or its innermost parallel loop (the dims of
     its result: a global pool's ``[N, C, 1, 1]`` over a window), has extent 1. A
     reduction whose parallel loops are all units (a softmax's ``[1, 1000] -> [1]``)
     stays: its result would become a scalar, no longer the shape of its row group."""
-    parallel = [r for r, p in zip(ranges, parallel_loops(op) or [True] * len(ranges)) if p]
+    parallel = _extents(op, ranges, parallel=True)
     return ranges[-1] == 1 or (bool(parallel) and parallel[-1] == 1 and any(r > 1 for r in parallel))
 
 
@@ -74,7 +78,7 @@ def _reduces_units_only(op, ranges: list) -> bool:
     """Whether ``op`` reduces over loops of extent 1 only (a softmax over rows of one
     element): folded, it would reduce over no loop at all; it stays, and so do the ops
     reading it, or its row group would mix folded and unfolded shapes."""
-    reductions = [r for r, p in zip(ranges, parallel_loops(op) or [True] * len(ranges)) if not p]
+    reductions = _extents(op, ranges, parallel=False)
     return bool(reductions) and all(r == 1 for r in reductions)
 
 

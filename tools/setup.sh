@@ -21,9 +21,21 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 . .venv/bin/activate
-pip install -q --disable-pip-version-check --upgrade pip
+# A download cut off mid-wheel (CI once lost torch-mlir's 80 MB at 59 MB) is resumed and,
+# failing that, the whole install retried: pip skips what is already installed.
+export PIP_RESUME_RETRIES=20 PIP_RETRIES=10
+pip_install() {
+  local attempt
+  for attempt in 1 2 3; do
+    pip install -q --disable-pip-version-check "$@" && return 0
+    echo "pip install $* failed (attempt $attempt of 3)" >&2
+    sleep $(( attempt * 10 ))
+  done
+  return 1
+}
+pip_install --upgrade pip
 # torch 2.13.0 (CPU) must be installed before transformers so that no CUDA build is pulled in.
-pip install -q --disable-pip-version-check torch==2.13.0
-pip install -q --disable-pip-version-check -e '.[test,models]'
+pip_install torch==2.13.0
+pip_install -e '.[test,models]'
 # IREE, dnnf-bench --target vulkan's peer on the same Vulkan device (dnnf_mlir/tools/iree_peer.py).
-pip install -q --disable-pip-version-check iree-base-compiler==3.13.0 iree-base-runtime==3.13.0
+pip_install iree-base-compiler==3.13.0 iree-base-runtime==3.13.0

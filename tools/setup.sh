@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 packages="llvm-22 clang-22 libomp-22-dev cmake gcc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross graphviz
   mesa-vulkan-drivers libvulkan-dev spirv-tools pocl-opencl-icd ocl-icd-opencl-dev clinfo"
 if ! dpkg -s $packages >/dev/null 2>&1; then
-  apt-get -o APT::Sandbox::User=root update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o APT::Sandbox::User=root install -y -qq $packages >/dev/null
+  apt-get -o APT::Sandbox::User=root -o Acquire::Retries=5 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o APT::Sandbox::User=root -o Acquire::Retries=5 install -y -qq $packages >/dev/null
 fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

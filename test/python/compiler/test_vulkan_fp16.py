@@ -215,3 +215,29 @@ def test_judged_model_in_fp16(name, checked_models, tmp_path):
         print(f"{name} {output}: max error {np.abs(g - w).max():.3g}, |want| <= {np.abs(w).max():.3g}, "
               f"RMS {np.sqrt(np.mean(np.square(w))):.3g}, K {accumulation}: {result}")
         assert result.ok, f"{name} {output}: {result}"
+
+
+def test_embedding_gather_reads_the_half_table(tmp_path):
+    """A token embedding (T5's: a Gather through the table's 1-d view, then a layer norm)
+    widens each element it reads: one dispatch per kernel, not the whole table widened
+    to f32 by a dispatch of its own first."""
+    vocab, d, seq = 500, 64, 40
+    rng = np.random.default_rng(5)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"], axis=0),
+             helper.make_node("LayerNormalization", ["e", "g", "b"], ["y"], axis=-1, epsilon=1e-5)]
+    graph = helper.make_graph(
+        nodes, "embedding", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, seq])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, d])],
+        [numpy_helper.from_array(rng.standard_normal((vocab, d)).astype(np.float32), "table"),
+         numpy_helper.from_array((1 + 0.1 * rng.standard_normal(d)).astype(np.float32), "g"),
+         numpy_helper.from_array(rng.standard_normal(d).astype(np.float32), "b")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]), tmp_path / "e.onnx")
+    compile_model(tmp_path / "e.onnx", tmp_path / "out", target="vulkan", precision="fp16")
+    artifact = Artifact(tmp_path / "out")
+    assert artifact.manifest["dispatches"] == artifact.manifest["kernels"]
+    ids = rng.integers(0, vocab, (1, seq)).astype(np.int64)
+    (got,), _ = artifact.run([ids])
+    (want,) = onnxruntime_session(str(tmp_path / "e.onnx")).run(None, {"ids": ids})
+    rtol, atol = half_tolerance(want, d)
+    result = compare(got, want, rtol=rtol, atol=atol)
+    assert result.ok, result

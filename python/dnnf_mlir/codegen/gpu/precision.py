@@ -178,6 +178,19 @@ def _is_widening(op: ir.Operation) -> bool:
         m.n_dims) for m in maps)
 
 
+def _widen_after(reshape: ir.Operation, source: ir.Value) -> ir.Operation:
+    """Make ``reshape`` (of a widening of ``source``) reshape ``source`` itself, widened
+    after it; returns that widening."""
+    with ir.InsertionPoint(reshape), reshape.location:
+        narrow = reshape.clone()
+        narrow.operands[0] = source
+        narrow.results[0].set_type(_with_element(reshape.results[0].type, ir.RankedTensorType(source.type).element_type))
+        widened = _converted(narrow.results[0], ir.F32Type.get())
+    reshape.results[0].replace_all_uses_with(widened)
+    reshape.erase()
+    return widened.owner
+
+
 def _extract_from(extract: ir.Operation, source: ir.Value) -> None:
     """Make ``extract`` read ``source`` (f16) and widen the element it reads."""
     uses = [(u.owner, u.operand_number) for u in extract.results[0].uses]
@@ -195,18 +208,23 @@ def fold_widenings(module: ir.Module) -> int:
     by an ``arith.extf`` at the start of its body: the element-wise fusion would do the
     same, but only for a single-use producer, and a named op generalized or decomposed
     (softmax: a maximum, then the exponentials) reads its input twice. A ``tensor.extract``
-    (a gather: an embedding table) reads its f16 element and widens it; other readers (a
-    pad) keep the widening. Returns how many reads changed."""
+    (a gather: an embedding table) reads its f16 element and widens it, also through a
+    reshape (a gather through the table's 1-d view): a widening left for a gather makes
+    its kernel two dispatches, the whole table widened first. Other readers (a pad) keep
+    the widening. Returns how many reads changed."""
     folded = 0
-    for op in walk_ops(module.operation, {"linalg.generic"}):
-        if not _is_widening(op):
-            continue
+    pending = [op for op in walk_ops(module.operation, {"linalg.generic"}) if _is_widening(op)]
+    while pending:
+        op = pending.pop()
         source = op.operands[0]
         for use in list(op.results[0].uses):
             reader = use.owner
             if reader.name == "tensor.extract" and use.operand_number == 0:  # a gather: one element widened
                 _extract_from(reader, source)
                 folded += 1
+                continue
+            if reader.name in RESHAPES:
+                pending.append(_widen_after(reader, source))
                 continue
             if reader.name != "linalg.generic" or use.operand_number >= len(reader.operands) - len(reader.results):
                 continue

@@ -1,7 +1,7 @@
 """What ``codegen.lower`` records on a module, for whoever loads or links it, whatever
 the target: the signatures of its public functions (which bufferization turns into
 out-parameters), the kernels it launches, the target and its options. Also the module
-walks the code generator shares.
+walks the code generator shares (``walk_ops`` from ``ir_walk``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 
 from .._mlir import ir
 from ..ecg.tensor_spec import FLOAT8_DTYPES
+from ..ir_walk import walk_ops
 from ..kernel_functions import is_public
 from .errors import CodegenError
 
@@ -25,18 +26,6 @@ UNIQUE_KERNELS_ATTR = "dnnf.codegen.unique_kernels"  # distinct kernels: the fun
 def target_option_attr(option: str) -> str:
     """The module attribute of a target option (``cpu``: ``dnnf.codegen.cpu``)."""
     return f"dnnf.codegen.{option}"
-
-
-def walk_ops(module_op, names) -> list:
-    found = []
-
-    def visit(op):
-        if op.name in names:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module_op.walk(visit)
-    return found
 
 
 def functions(module: ir.Module):

@@ -23,6 +23,7 @@ from ..codegen.passes import run_pipeline
 from ..codegen.cpu.split import split_functions
 from ..codegen.lowered_module import declared_function_type
 from ..ecg import TensorSpec, from_mlir
+from ..ir_walk import walk_ops
 from ..lowering import read_pipeline
 
 class JitError(Exception):
@@ -40,16 +41,8 @@ def copies_to_linalg(module_op):
     The LLVM lowering of such a copy calls ``memrefCopy`` from MLIR's C runner
     utilities, which the wheel does not ship; a linalg.copy becomes loops instead.
     """
-    copies = []
-
-    def visit(op):
-        if op.name == "memref.copy":
-            copies.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module_op.walk(visit)
     linalg = _mlir.linalg
-    for op in copies:
+    for op in walk_ops(module_op, {"memref.copy"}):
         source, target = op.operands
         if _is_identity(ir.MemRefType(source.type)) and _is_identity(ir.MemRefType(target.type)):
             continue
@@ -66,14 +59,7 @@ def flatten_constants(module_op):
     constants, which dominates compile time (ResNet-50: minutes). A flat global is
     one array and the expand_shape only a view.
     """
-    constants = []
-
-    def visit(op):
-        if op.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
-            constants.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module_op.walk(visit)
+    constants = [op for op in walk_ops(module_op, {"arith.constant"}) if isinstance(op.results[0].type, ir.RankedTensorType)]
     tensor = _mlir.tensor
     for op in constants:
         value = op.attributes["value"]

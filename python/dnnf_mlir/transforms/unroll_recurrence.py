@@ -11,25 +11,14 @@ The graph, and the compile time, grow with the sequence length.
 from .._mlir import ir
 from ..ecg.ops.recurrent import RECURRENCES
 from ..ecg.recurrent_cells import OpEmitter, StepGraph, zeros_if_constant
+from ..ir_walk import walk_ops
 from .pass_base import ModulePass
 from .registry import described_by_table
 
 
-def _recurrences(root) -> list:
-    found = []
-
-    def visit(op):
-        if op.name in RECURRENCES:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
-
-
 def unroll_recurrences(root) -> int:
     """Unroll every recurrence op under ``root``; returns how many there were."""
-    operations = _recurrences(root)
+    operations = walk_ops(root, RECURRENCES)
     for operation in operations:
         view = operation.opview
         with ir.InsertionPoint(operation), operation.location:

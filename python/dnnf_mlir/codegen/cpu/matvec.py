@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...kernel_functions import is_time_step_loop
 from ...linalg_builders import affine_map, generic
 from ..kernel_plan import OpSchedule
 from ..linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, reassociation_groups, static_tensor_type
@@ -69,7 +70,7 @@ def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
     linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
     count = 0
     for op in linalg_ops(module):
-        if op.name != "linalg.matmul" or len(op.results) != 1:
+        if op.name != "linalg.matmul" or len(op.results) != 1 or is_time_step_loop(op.parent):
             continue
         a, c = static_tensor_type(op.operands[0]), static_tensor_type(op.results[0])
         weight = _weight_nk(op)

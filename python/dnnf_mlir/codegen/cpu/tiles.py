@@ -47,6 +47,10 @@ def matmul_register_tile(m: int, n: int, target: CpuTarget):
     acc_budget = target.vector_registers // 2  # accumulators; the rest holds B and broadcasts
     if n <= lanes:
         nr = n  # one (partial) vector
+    elif m == 1:
+        # One row (a recurrence's step): as many accumulator vectors as the budget
+        # allows, independent FMA chains each adding one broadcast of A times a row of B.
+        nr = largest_divisor(n, [v * lanes for v in range(acc_budget, 0, -1)]) or 2 * lanes
     else:
         nr = largest_divisor(n, [2 * lanes, lanes, 4 * lanes]) or 2 * lanes
     nvec = max(1, math.ceil(nr / lanes))

@@ -12,6 +12,11 @@ read each weight once per call, so they are bound by memory bandwidth. As a
 ``schedule_matvec`` gives the first generic register tiles of NR rows x one vector:
 NR contiguous weight streams, NR independent FMA chains, the accumulators in
 registers over the whole of K, and one horizontal sum per output at the end.
+
+Not in a recurrence's loop over its time steps: there R^T is transposed once, before
+the loop, and each step's ``[1, H] x [H, G]`` runs as a matmul of one wide register tile
+(``tiles.matmul_register_tile``) that adds broadcasts of h times rows of R^T: no
+horizontal sum per output and step.
 """
 
 from __future__ import annotations

@@ -6,9 +6,13 @@ innermost loop and the loop that walks the input's innermost dim to one ``B x B`
 block makes both sides contiguous: ``B`` vector loads of input rows, a transpose in
 registers, ``B`` vector stores of result rows. A 16x16 block of 32-bit elements is
 transposed by MLIR's ``shuffle_16x16`` lowering (64 two-source shuffles, no scalar
-moves); smaller blocks keep the module's element-wise lowering, which LLVM turns into
-shuffles of the loaded rows. Blocks are whole: an extent that no block size divides
-keeps the row schedule (a masked block transposes its masks element by element).
+moves), an 8x8 block (extents that 16 does not divide) by the same patterns' one
+shuffle of its 64 elements, which LLVM splits into register shuffles. Blocks are
+whole: an extent that no block size divides keeps the row schedule (a masked block
+transposed its masks element by element).
+
+Measured on a Zen 4 (AVX-512), 1 thread, against onnxruntime: 512x256 0.131 -> 0.014
+ms, 1x12x128x64 (keys) 0.026 -> 0.012 ms, 1x64x56x56 to NHWC (8x8) 0.038 -> 0.024 ms.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ ONNX leaves duplicates undefined, unique). Activations are graph inputs; weights
 quantization parameters and caches are initializers, as in a deployed model. The
 families are those of the node-suite issue (resampling, transposed, grouped and
 depthwise convolution, recurrent cells, Einsum, TopK, scatter and gather, GridSample,
-CumSum, quantization, Attention, RMSNormalization, RotaryEmbedding).
+CumSum, quantization, Attention, RMSNormalization, RotaryEmbedding) and Transpose.
 """
 
 from __future__ import annotations
@@ -206,6 +206,15 @@ def _rotary_embedding(rng):
     return one_node("RotaryEmbedding", {"x": x}, constants, ["x", "cos", "sin", "positions"]), {"x": x}
 
 
+def _transpose(shape: tuple, perm: tuple, what: str):
+    """A Transpose (a Reorganize op: only memory traffic) of ``shape`` by ``perm``."""
+    def build(rng):
+        x = _randn(rng, *shape)
+        return one_node("Transpose", {"x": x}, perm=list(perm)), {"x": x}
+    dims = "x".join(map(str, shape))
+    return SweepCase("Transpose", f"transpose-{what}", f"{dims} perm {','.join(map(str, perm))}", build)
+
+
 def _unit_dims(op: str, shape: tuple, opset: int = 23, **attrs):
     """An op over a tensor whose trailing dims are 1 (vectorized along them, as vectors
     of one element, until unit dims were folded: ``codegen/cpu/unit_dims.py``)."""
@@ -250,6 +259,12 @@ CASES = (
     SweepCase("Attention", "attention-causal", "1x8x128x64, causal", _attention),
     SweepCase("RMSNormalization", "rms-normalization", "1x128x768", _rms_normalization),
     SweepCase("RotaryEmbedding", "rotary-embedding", "1x8x128x64, positions", _rotary_embedding),
+    _transpose((512, 256), (1, 0), "2d"),
+    _transpose((1, 64, 56, 56), (0, 2, 3, 1), "nchw-nhwc"),
+    _transpose((1, 12, 128, 64), (0, 1, 3, 2), "keys"),
+    _transpose((1, 128, 12, 64), (0, 2, 1, 3), "heads"),
+    _transpose((1, 2, 58, 28, 28), (0, 2, 1, 3, 4), "channel-shuffle"),
+    _transpose((1, 8, 7, 8, 7, 96), (0, 1, 3, 2, 4, 5), "windows"),
     _unit_dims("Sigmoid", (512, 512, 1)),
     _unit_dims("GlobalAveragePool", (8, 1024, 7, 7)),
     _unit_dims("LayerNormalization", (7, 64, 64, 1), axis=1),

@@ -12,12 +12,18 @@ read each weight once per call, so they are bound by memory bandwidth. As a
 ``schedule_matvec`` gives the first generic register tiles of NR rows x one vector:
 NR contiguous weight streams, NR independent FMA chains, the accumulators in
 registers over the whole of K, and one horizontal sum per output at the end.
+
+Not in a recurrence's loop over its time steps: there R^T is transposed once, before
+the loop, and each step's ``[1, H] x [H, G]`` runs as a matmul of one wide register tile
+(``tiles.matmul_register_tile``) that adds broadcasts of h times rows of R^T: no
+horizontal sum per output and step.
 """
 
 from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...kernel_functions import is_time_step_loop
 from ...linalg_builders import affine_map, generic
 from ..kernel_plan import OpSchedule
 from ..linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, reassociation_groups, static_tensor_type
@@ -69,7 +75,7 @@ def rewrite_matvecs(module: ir.Module, lanes: int) -> int:
     linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
     count = 0
     for op in linalg_ops(module):
-        if op.name != "linalg.matmul" or len(op.results) != 1:
+        if op.name != "linalg.matmul" or len(op.results) != 1 or is_time_step_loop(op.parent):
             continue
         a, c = static_tensor_type(op.operands[0]), static_tensor_type(op.results[0])
         weight = _weight_nk(op)

@@ -1,7 +1,8 @@
 """The CPU targets' rewrites of linalg before scheduling: ops turned into the shapes
 the CPU kernels take, in an order where each sees the previous ones' results.
 
-``rewrite_for_kernels(module, target)`` runs, in order: exp/erf/tanh/powf as vectorizable
+``rewrite_for_kernels(module, target)`` runs, in order: a recurrence's states written in
+place across its time steps (``step_states``); exp/erf/tanh/powf as vectorizable
 arithmetic (``approximations``); contractions written as ``linalg.generic`` rebuilt
 as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
 transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
@@ -24,6 +25,7 @@ from .target import CpuTarget
 from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
+from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
 from .windows import windows_to_taps
 
@@ -31,7 +33,8 @@ from .windows import windows_to_taps
 def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     """Rewrite ``module`` in place for the CPU schedules; returns how many ops changed."""
     lanes = target.lanes(32)
-    rewritten = approximate_math(module)
+    rewritten = write_states_in_place(module)
+    rewritten += approximate_math(module)
     rewritten += generic_contractions_to_matmul(module)
     rewritten += rewrite_matvecs(module, lanes)
     rewritten += normalize_matmuls(module)

@@ -2,7 +2,8 @@
 fills, transposes, reductions, pooling taps.
 
 Rows of vectors: every parallel dim but the innermost is tiled to 1 and the op is
-vectorized (masked where a row is not a multiple of the vector); failures there are
+vectorized (masked where a row is not a multiple of the vector), except that a transpose
+moving the innermost dim is tiled in square blocks (``transposes.py``); failures there are
 silenced and the op becomes scalar loops. Scalar loops too, by choice, for ops reading
 or writing i1 tensors (LLVM stores a vector of i1 as packed bits, a memref of i1 holds
 one byte per element), 0-d ops, and ops walking an operand backwards (negative Slice
@@ -17,6 +18,7 @@ from typing import Optional
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import element_bits, indexing_maps, parallel_loops, reverses_access, static_tensor_type, touches_i1
+from .transposes import SHUFFLE_PATTERNS, transpose_block
 from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
 
@@ -43,6 +45,7 @@ def schedule_rows(planner: Planner, op):
         planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), "loops", {}))
         return
     lanes = planner.target.lanes(element_bits(out))
+    block = None
     sizes = [1 if p else 0 for p in parallel]
     vsizes = [1 if p else r for p, r in zip(parallel, loop_ranges)]
     inner = rank - 1
@@ -51,8 +54,12 @@ def schedule_rows(planner: Planner, op):
         sizes[inner] = width
         vsizes[inner] = width
         across = short_transposed_dim(op, loop_ranges)
+        block = None if across is not None else transpose_block(op, loop_ranges, element_bits(out))
         if across is not None:
             sizes[across] = vsizes[across] = loop_ranges[across]
+        elif block is not None:
+            across, width = block
+            sizes[across] = vsizes[across] = sizes[inner] = vsizes[inner] = width
     reduction_elems = math.prod(r for p, r in zip(parallel, loop_ranges) if not p)
     if not any(parallel) and rank > 1:
         # A reduction to a scalar over several dims: loops over all but the innermost,
@@ -72,6 +79,8 @@ def schedule_rows(planner: Planner, op):
             outer = dims[0]
             fs = [0] * rank
             fs[outer] = math.ceil(loop_ranges[outer] / planner.threads)
+            if block is not None and outer in (block[0], inner):
+                fs[outer] = math.ceil(fs[outer] / block[1]) * block[1]  # whole blocks per thread
             arg = s.begin_suppressed(h)
             s.tile_forall(arg, fs)
             s.end_nested()
@@ -81,6 +90,9 @@ def schedule_rows(planner: Planner, op):
         arg = s.begin_suppressed(h)
         t, loops = s.tile_for(arg, sizes)
         s.vectorize(t, vsizes)
+        if block is not None:
+            s.patterns(loops[0], SHUFFLE_PATTERNS)
+            details["transpose_block"] = block[1]
         if reduces_trailing_loops(parallel):
             horizontal_reductions(s, loops[0])
         s.end_nested()

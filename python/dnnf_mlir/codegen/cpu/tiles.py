@@ -40,13 +40,18 @@ def largest_divisor(n: int, candidates) -> Optional[int]:
 def matmul_register_tile(m: int, n: int, target: CpuTarget):
     """(MR, NR, padded M, padded N) of the matmul micro-kernel.
 
-    NR is a multiple of the vector length (two vectors when possible), MR rows of
-    NR/L accumulator vectors use about half of the vector registers.
+    NR is a multiple of the vector length (two vectors when possible; for a single
+    row as many as the accumulators allow, else two chains of FMAs wait on their
+    latency), MR rows of NR/L accumulator vectors use about half of the vector registers.
     """
     lanes = target.lanes(32)
     acc_budget = target.vector_registers // 2  # accumulators; the rest holds B and broadcasts
     if n <= lanes:
         nr = n  # one (partial) vector
+    elif m == 1:
+        # One row (a recurrence's step): independent FMA chains, each adding one
+        # broadcast of A times a row of B.
+        nr = largest_divisor(n, [v * lanes for v in range(acc_budget, 0, -1)]) or 2 * lanes
     else:
         nr = largest_divisor(n, [2 * lanes, lanes, 4 * lanes]) or 2 * lanes
     nvec = max(1, math.ceil(nr / lanes))

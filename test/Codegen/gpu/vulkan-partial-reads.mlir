@@ -1,5 +1,5 @@
 // A kernel reading the leading part of a value it computes (codegen/gpu/partial_reads.py):
-// LLaMA's rotation, the negated second half of each row before its first half, with
+// a rotation, the negated second half of each row before its first half, with
 // the rotated value returned beside the value itself. The first half is read as
 // `d mod 16`, so its copy fuses like the negation of the second half: one launch, no
 // fallback to a launch per op.

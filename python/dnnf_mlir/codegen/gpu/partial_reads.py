@@ -1,14 +1,15 @@
 """Reads of the leading part of a value the kernel computes, along a loop dim.
 
-A slice at offset 0 that is shorter than its source (LLaMA's rotation copying the
-first half of each head behind the negated second half) cannot be folded into its
+A slice at offset 0 that is shorter than its source (a rotation copying the first
+half of each row behind the negated second half) cannot be folded into its
 reader's indexing map as the loop dim alone: linalg infers a loop's range from every
 operand that a dim indexes alone, and the source's extent would contradict the
 reader's. Read as ``d mod extent`` instead (the identity, since ``d`` stays below the
 slice's size), the reader fuses with the op computing the value, whose tiles are then
 exactly the reader's (``reads_leading_part``). Once the schedules have tiled the
 reader, each such ``mod`` is the loop dim again (``drop_bounded_mods``), so that the
-thread's row vectorizes.
+thread's row vectorizes. (``reshapes`` leaves a value computed from a contraction
+alone: each reader's tiles would compute the contraction again.)
 """
 
 from __future__ import annotations

@@ -35,6 +35,12 @@ def generic(inputs, maps, outputs, body, iterators=None):
     return list(op.results)
 
 
+def copy_into(value, init):
+    """A ``linalg.generic`` copying the tensor ``value`` into ``init`` (same type): its result."""
+    identity = ir.AffineMap.get_identity(ir.RankedTensorType(value.type).rank)
+    return generic([value], [identity, identity], [init], lambda x, _out: x)[0]
+
+
 def with_operands(op, inputs, maps, outputs, iterators=None) -> list:
     """A copy of the linalg.generic ``op`` over other operands: ``inputs`` and
     ``outputs`` replace its operands one for one (same element types), ``maps`` its

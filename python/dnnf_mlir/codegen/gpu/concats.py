@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import generic
-from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
+from ...linalg_builders import copy_into, generic
+from ..linalg_queries import indexing_maps, parallel_loops, reassociation_groups, static_tensor_type
 from ..lowered_module import walk_ops
 from .gathers import pad_value
 from .kernels import expr_dims
@@ -197,6 +197,45 @@ def flatten_nested_concats(module: ir.Module) -> int:
     return flattened
 
 
+def expand_concat_pieces(module: ir.Module) -> int:
+    """``expand_shape(concat(a, b))`` adding unit dims only, read by another concatenation
+    -> ``concat(expand_shape(a), expand_shape(b))``, the inner concatenation read nowhere
+    else (a bidirectional recurrence's steps, each direction's sequence given a unit
+    direction dim and concatenated with the other): the steps are then leaves of the
+    outer concatenation (``_leaves``), each computed in place in its slice of the result
+    rather than the inner result copied into it. Returns how many."""
+    expanded = 0
+    reshapes = walk_ops(module.operation, {"tensor.expand_shape"})
+    while reshapes:  # a piece expanded here may be a concatenation in turn
+        reshape = reshapes.pop(0)
+        source = reshape.operands[0]
+        concat = source.owner.operation if isinstance(source, ir.OpResult) else None
+        uses = [use.owner.name for use in reshape.results[0].uses]
+        if concat is None or concat.name != "tensor.concat" or len(list(source.uses)) != 1 or \
+                set(uses) != {"tensor.concat"}:
+            continue
+        shape = static_tensor_type(reshape.results[0]).shape
+        groups = reassociation_groups(reshape)
+        wide = [[dim for dim in group if shape[dim] != 1] for group in groups]
+        axis = _concat_axis(concat)
+        if any(len(dims) > 1 for dims in wide) or len(wide[axis]) != 1:
+            continue
+        pieces = []
+        with ir.InsertionPoint(reshape), reshape.location:
+            for piece in concat.operands:
+                sizes = list(shape)
+                sizes[wide[axis][0]] = static_tensor_type(piece).shape[axis]
+                piece_type = ir.RankedTensorType.get(sizes, static_tensor_type(piece).element_type)
+                pieces.append(_mlir.tensor.expand_shape(piece_type, piece, reshape.attributes["reassociation"], [], sizes))
+                reshapes.append(pieces[-1].owner.operation)
+            joined = _mlir.tensor.concat(reshape.results[0].type, wide[axis][0], pieces)
+        reshape.results[0].replace_all_uses_with(joined)
+        reshape.erase()
+        concat.erase()
+        expanded += 1
+    return expanded
+
+
 def split_concat_pads(module: ir.Module) -> int:
     """``pad(concat(a, b))`` -> ``concat(pad(a), pad(b))`` where the pad adds nothing
     along the concatenation axis (a max pool's border around concatenated channels):
@@ -232,12 +271,6 @@ def split_concat_pads(module: ir.Module) -> int:
         pad.erase()
         split += 1
     return split
-
-
-def _copy(value, init):
-    rank = static_tensor_type(value).rank
-    identity = ir.AffineMap.get_identity(rank)
-    return generic([value], [identity, identity], [init], lambda x, _out: x)[0]
 
 
 def _init_chain_empty(piece):
@@ -376,7 +409,7 @@ def _place(leaves: list, destination, before):
             insertion = _compute_in_place(piece, op, lambda: _box(destination, offsets, shape))
         else:
             with ir.InsertionPoint(before), before.location:
-                piece = _copy(piece, _box(destination, offsets, shape))
+                piece = copy_into(piece, _box(destination, offsets, shape))
             insertion = ir.InsertionPoint(before)
         with insertion, before.location:
             destination = _insert(piece, destination, offsets)
@@ -396,8 +429,9 @@ def concats_to_pieces(module: ir.Module) -> int:
     Returns how many."""
     count = 0
     for concat in walk_ops(module.operation, {"tensor.concat"}):
-        if concat.parent.name != "func.func" or not list(concat.results[0].uses):
-            continue
+        uses = [use.owner.name for use in concat.results[0].uses]
+        if concat.parent.name != "func.func" or not uses or set(uses) == {"tensor.concat"}:
+            continue  # a concatenation only concatenated again is leaves of the outer one
         rank = static_tensor_type(concat.results[0]).rank
         destination = _place(_leaves(concat.results[0], [0] * rank), _new_destination(concat), concat)
         concat.results[0].replace_all_uses_with(destination)

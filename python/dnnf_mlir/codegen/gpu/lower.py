@@ -31,6 +31,7 @@ from .forwarding import forward_transfers
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
+from .partial_reads import drop_bounded_mods
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
@@ -71,6 +72,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     planned, size = schedule_threads(s, scratch, plans, device.max_shared_memory)
     fold_unit_dims(s)
     apply_script(scratch, s.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over threads")
+    drop_bounded_mods(scratch)
     mark_vectorizable(scratch)
     mark_stepped(scratch)
     unrolled = mark_unrolled_loops(scratch)
@@ -86,7 +88,7 @@ def _compile_alone(function, schedule: str, index: int, device):
         _copies_in_loops(scratch, copy, size)
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
     copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(schedule)
-    launch_kernels(scratch, device.max_shared_memory)
+    launch_kernels(scratch, device.max_shared_memory, device.max_storage_buffers)
     _check_launches(scratch, copy, kernel.name, device)
     return scratch, planned, blocks.text() + s.text() + vectorization.text()
 

@@ -6,8 +6,9 @@
    ``schedule.py``) becomes a ``gpu.launch`` and its nested loop over threads the
    launch's threads (``transform.gpu.map_forall_to_blocks`` /
    ``map_nested_forall_to_threads``), all with the kernel's one workgroup size;
-2. a kernel with several groups has its launches merged into one: the grid is the
-   groups' grids laid end to end along x, and each workgroup runs the body of the group
+2. a kernel with several groups has its launches merged into one (or, where that
+   would bind more buffers than the device allows, into as few as stay within it):
+   the grid is the groups' grids laid end to end along x, and each workgroup runs the body of the group
    its id falls in (the condition is the same for all threads of a workgroup, so the
    barriers inside stay in uniform control flow). The groups are independent (each
    writes its own results), so one dispatch computes them all; a kernel scheduled one
@@ -320,10 +321,29 @@ def _retype_views(value):
         _retype_views(view.results[0])
 
 
-def launch_kernels(module: ir.Module, max_shared_memory: int):
+def _within_bindings(launches: list, max_bindings: int | None) -> list:
+    """``launches`` (independent, in order) in as few runs of consecutive ones as keep
+    the buffers each run binds within ``max_bindings`` (None: no limit): the runs merged
+    into one launch each. A run of one launch may bind more (``lower.py`` refuses it)."""
+    runs, bound = [], set()
+    for launch in launches:
+        buffers = bound_buffers(launch)
+        if runs and (max_bindings is None or len(bound | buffers) <= max_bindings):
+            runs[-1].append(launch)
+            bound |= buffers
+        else:
+            runs.append([launch])
+            bound = set(buffers)
+    return runs
+
+
+def launch_kernels(module: ir.Module, max_shared_memory: int, max_bindings: int | None = None):
     """Map every kernel function's loops to launches (see the module docstring), each
     with the workgroup size its schedule recorded (``WORKGROUP_SIZE_ATTR``) and at most
-    ``max_shared_memory`` bytes of workgroup memory."""
+    ``max_shared_memory`` bytes of workgroup memory; a kernel's groups merged into as
+    few launches as bind at most ``max_bindings`` buffers each (one, unless a device's
+    limit on a dispatch's bindings splits them: a concatenation of 16 recurrent steps'
+    outputs)."""
     _mark_shared(module)
     workgroup_sizes = {symbol_name(f): ir.IntegerAttr(f.attributes[WORKGROUP_SIZE_ATTR]).value
                        for f in functions(module) if WORKGROUP_SIZE_ATTR in f.attributes}
@@ -351,7 +371,8 @@ def launch_kernels(module: ir.Module, max_shared_memory: int):
         independent = SCHEDULE_ATTR not in function.attributes or \
             ir.StringAttr(function.attributes[SCHEDULE_ATTR]).value == "fused"
         if len(launches) > 1 and independent:
-            launches = [_merge_launches(launches)]
+            launches = [_merge_launches(chunk) if len(chunk) > 1 else chunk[0]
+                        for chunk in _within_bindings(launches, max_bindings)]
         for launch in launches:
             _drop_trailing_barriers(launch)
     _place_buffers(module, max_shared_memory)

@@ -8,8 +8,9 @@ pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as ga
 (``gathers``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
 arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), reshapes folded into the maps that read them
-(``reshapes``), concatenations as pieces computed in place (``concats``), and each op
-its own init, a fill where it was a splat constant.
+(``reshapes``), concatenations as pieces computed in place (``concats``), each op
+its own init, a fill where it was a splat constant, and results passed on copied
+(``returned_copies``).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from ... import _mlir
 from ...kernel_functions import is_kernel
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
-from .concats import (concats_to_pieces, flatten_nested_concats, padded_results, padded_results_to_pieces,
-                      split_concat_consumers, split_concat_pads)
+from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_concats, padded_results,
+                      padded_results_to_pieces, split_concat_consumers, split_concat_pads)
 from .gathers import gathers_from_pads
 from .oversized import read_oversized_arguments_in_chunks
 from .precision import fold_widenings
 from .reshapes import reshapes_into_consumers
+from .returned_copies import copy_passed_on_results
 from .slices import split_sliced_ops
 
 
@@ -99,7 +101,9 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     rewritten += split_concat_consumers(module) + flatten_nested_concats(module)
     run_passes("canonicalize", module)  # what the splits left unread (a whole fill, a concatenation)
     rewritten += untie_inits(module)
-    rewritten += padded_results_to_pieces(module) + concats_to_pieces(module)
+    rewritten += expand_concat_pieces(module) + padded_results_to_pieces(module) + concats_to_pieces(module)
+    rewritten += copy_passed_on_results(module)
+    rewritten += reshapes_into_consumers(module)  # the copies' views of values computed here (pieces, results)
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 
 

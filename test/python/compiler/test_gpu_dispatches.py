@@ -1,0 +1,108 @@
+"""One GPU dispatch per kernel on both GPU targets, for kernels the GPU schedules used to
+split into a dispatch per op (``dnnf.gpu.fallback``): the graphs below are the shapes
+of the models' kernels that fell back (the steps of GRU and LSTM layers and their
+concatenated outputs). Each is compiled for Vulkan (lavapipe) and OpenCL (PoCL); the manifest
+must count as many dispatches per run as the CPU path has kernels (one more where a
+kernel binds more buffers than one dispatch may, a dispatch per op where it would keep
+too much in a thread's private memory), and the outputs on standard normal inputs must match onnxruntime within ``checking.compare``'s default
+(|got - want| <= 3e-5 + 1e-4 * |want| per element): a step or a gate read from the
+wrong place moves outputs by O(1).
+"""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dnnf_mlir.checking import compare
+from dnnf_mlir.compiler import Artifact, compile_model
+from dnnf_mlir.tools.common import onnxruntime_session
+
+OPSET = 17
+
+
+def _model(nodes, inputs: dict, outputs: dict, weights: dict) -> onnx.ModelProto:
+    """``nodes`` over float32 ``inputs`` / ``outputs`` (name -> shape) and ``weights``
+    (name -> array; a shape: standard normal values of that shape, scaled by 0.2)."""
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(value if isinstance(value, np.ndarray) else
+                                     (rng.standard_normal(value) * 0.2).astype(np.float32), name)
+             for name, value in weights.items()]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs.items()], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def _ints(*values):
+    return np.array(values, np.int64)
+
+
+def _recurrence(op: str, steps: int, directions: int, hidden: int = 16, **attributes):
+    """A GRU or LSTM layer over ``steps`` steps (batch 2, 8 features, ``hidden`` units),
+    unrolled into a kernel per step: each step's kernel returns its state, which is also
+    a piece of the sequence output, and hands on its slice of the input gates; the last
+    kernel concatenates each direction's steps, given a unit direction dim, along it."""
+    gates = {"GRU": 3, "LSTM": 4}[op]
+    return _model([helper.make_node(op, ["x", "w", "r", "b"], ["y"], hidden_size=hidden,
+                                    direction="bidirectional" if directions == 2 else "forward", **attributes)],
+                  {"x": [steps, 2, 8]}, {"y": [steps, directions, 2, hidden]},
+                  {"w": [directions, gates * hidden, 8], "r": [directions, gates * hidden, hidden],
+                   "b": [directions, gates * 2 * hidden]})
+
+
+def _steps_transposed():
+    """A bidirectional tagger's outputs: each direction's steps concatenated, given a
+    unit direction dim, concatenated along it and transposed to [step, batch, direction]."""
+    nodes = [helper.make_node("Tanh", [f"x{i}"], [f"t{i}"]) for i in range(4)] + [
+        helper.make_node("Concat", ["t0", "t1"], ["forward"], axis=0),
+        helper.make_node("Concat", ["t2", "t3"], ["backward"], axis=0),
+        helper.make_node("Unsqueeze", ["forward", "one"], ["forward1"]),
+        helper.make_node("Unsqueeze", ["backward", "one"], ["backward1"]),
+        helper.make_node("Concat", ["forward1", "backward1"], ["both"], axis=1),
+        helper.make_node("Transpose", ["both"], ["y"], perm=[0, 2, 1, 3])]
+    return _model(nodes, {f"x{i}": [2, 2, 16] for i in range(4)}, {"y": [4, 2, 2, 16]}, {"one": _ints(1)})
+
+
+# name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). The
+# first step's kernel reads its gates from the whole sequence's input projection, a
+# contraction its tiles would compute again (``reshapes._from_contraction``): it runs a
+# dispatch per op (5 for a GRU, 6 for a bidirectional LSTM); every other kernel is one.
+GRAPHS = {
+    "gru": (lambda: _recurrence("GRU", 3, 1, linear_before_reset=1), 4),
+    "steps_transposed": (_steps_transposed, 0),
+    # The last kernel concatenates 32 steps given a unit direction dim, read through 36
+    # views, over the generic profile's 24 bindings a dispatch: its groups run in two
+    # launches, not one per op.
+    "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 5 + 1),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """(name, target) -> the Artifact of GRAPHS[name] compiled for target, once."""
+    directory, cache = tmp_path_factory.mktemp("dispatches"), {}
+
+    def get(name, target):
+        if (name, target) not in cache:
+            path = directory / f"{name}.onnx"
+            onnx.save(GRAPHS[name][0](), str(path))
+            compile_model(path, directory / f"{name}-{target}", target=target)
+            cache[name, target] = Artifact(directory / f"{name}-{target}")
+        return cache[name, target]
+
+    return get
+
+
+@pytest.mark.parametrize("target", ["vulkan", "opencl"])
+@pytest.mark.parametrize("name", GRAPHS)
+def test_one_dispatch_per_kernel_and_matches_onnxruntime(name, target, compiled):
+    artifact = compiled(name, target)
+    assert artifact.manifest["dispatches"] == artifact.manifest["kernels"] + GRAPHS[name][1]
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal(shape).astype(dtype) for _, dtype, shape in artifact.inputs]
+    outputs, _ = artifact.run(inputs)
+    want = onnxruntime_session(artifact.manifest["model"]).run(
+        None, {n: array for (n, _, _), array in zip(artifact.inputs, inputs)})
+    for got, expected in zip(outputs, want):
+        result = compare(got, expected)
+        assert result.ok and not result.degenerate, result

@@ -34,6 +34,7 @@ from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
 from .contraction_steps import STEPPED_ATTR, is_matmul_like, reduction_step
+from .epilogue_dims import root_dims
 from .unrolling import unrolled_tag
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, staged_ops)
@@ -70,9 +71,12 @@ class Tiling:
 def _rows_dim(kernel: RootGroup) -> int | None:
     """The dim of the root's result a thread takes several rows of, sharing its loads:
     for a contraction, the output dim missing from the operand that walks the
-    innermost output dim (a matmul's rows, a convolution's output channels)."""
+    innermost output dim (a matmul's rows, a convolution's output channels), where the
+    root writes the contraction's innermost dim innermost (``epilogue_dims``: heads
+    permuted around it are fine; a result written transposed is not)."""
     rank = len(kernel.shape)
-    if kernel.kind != "contraction" or rank < 2 or not _same_domain(kernel.root, kernel.contraction):
+    dims = root_dims(kernel.root, kernel.contraction) if kernel.kind == "contraction" and rank >= 2 else None
+    if dims is None or dims[-1] != rank - 1:
         return None
     maps = indexing_maps(kernel.contraction)
     output = [ir.AffineDimExpr(e).position for e in maps[-1].results]
@@ -82,18 +86,8 @@ def _rows_dim(kernel: RootGroup) -> int | None:
         if innermost in used:
             missing = [d for d in output[:-1] if d not in used]
             if missing:
-                return output.index(missing[-1])
+                return dims[output.index(missing[-1])]
     return None
-
-
-def _same_domain(root, contraction) -> bool:
-    """Whether the root's output dims are the contraction's (it is the contraction, or
-    an epilogue reading its result with the identity map)."""
-    if root == contraction:
-        return True
-    maps = indexing_maps(root)
-    return any(value == contraction.results[0] and amap == ir.AffineMap.get_identity(amap.n_dims)
-               for value, amap in zip(root.operands, maps[:-1]))
 
 
 def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: tuple | None = None) -> Tiling:

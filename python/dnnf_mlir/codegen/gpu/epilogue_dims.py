@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ..linalg_queries import indexing_maps, parallel_loops
+from .kernels import RootGroup, expr_dims
 
 
 def _minor_dim(expr) -> int | None:
@@ -63,4 +64,25 @@ def root_dims(root, contraction) -> list | None:
     return None
 
 
-__all__ = ["root_dims"]
+def product_dims(group: RootGroup) -> tuple | None:
+    """(rows, columns): the dims of ``group``'s root result that its contraction's rows
+    (the output dim missing from the operand that walks the innermost output dim: a
+    matmul's rows, a convolution's output channels) and innermost output dim are, when
+    the root writes one of them innermost (a result written transposed has its rows
+    innermost); None otherwise."""
+    rank = len(group.shape)
+    dims = root_dims(group.root, group.contraction) if group.kind == "contraction" and rank >= 2 else None
+    if dims is None:
+        return None
+    maps = indexing_maps(group.contraction)
+    output = [ir.AffineDimExpr(e).position for e in maps[-1].results]
+    for amap in maps[:-1]:
+        used = set().union(*(expr_dims(e) for e in amap.results))
+        missing = [d for d in output[:-1] if d not in used]
+        if output[-1] in used and missing:
+            rows, columns = dims[output.index(missing[-1])], dims[-1]
+            return (rows, columns) if rank - 1 in (rows, columns) else None
+    return None
+
+
+__all__ = ["product_dims", "root_dims"]

@@ -12,11 +12,11 @@ innermost dim stays innermost: a transposed store would lose the K step.
 
 from __future__ import annotations
 
-from ... import _mlir
 from ..._mlir import ir
 from ..linalg_queries import indexing_maps, parallel_loops
 from ..lowered_module import walk_ops
 from .kernels import is_contraction
+from .reshaped_fills import fill_of, own_fill
 
 
 def _permutation(amap) -> list | None:
@@ -42,15 +42,6 @@ def _copied(op):
     return (op.operands[0], order) if order is not None else None
 
 
-def _fill_of(value):
-    """The ``linalg.generic`` computing ``value`` from scalars only (a generalized fill)."""
-    op = value.owner if isinstance(value, ir.OpResult) else None
-    if op is None or op.name != "linalg.generic" or len(op.results) != 1:
-        return None
-    inputs = list(op.operands)[: len(op.operands) - 1]
-    return op if not any(isinstance(v.type, ir.ShapedType) for v in inputs) else None
-
-
 def fold_permuting_copies(module) -> int:
     """Fold each permuting copy of a contraction's result (its only use) into the
     contraction, where the copy keeps the innermost dim innermost; returns how many."""
@@ -61,19 +52,14 @@ def fold_permuting_copies(module) -> int:
         if product is None or not is_contraction(product) or len(list(copied[0].uses)) != 1:
             continue
         order = copied[1]
-        fill = _fill_of(product.operands[len(product.operands) - 1])
+        fill = fill_of(product.operands[len(product.operands) - 1])
         if fill is None or order[-1] != len(order) - 1:
             continue
         maps = indexing_maps(product)
         written = list(maps[-1].results)
         permuted = [written[order.index(dim)] for dim in range(len(order))]
         result = copy.results[0].type
-        with ir.InsertionPoint(product), product.location:
-            empty = _mlir.tensor.empty(ir.RankedTensorType(result).shape, ir.RankedTensorType(result).element_type)
-            own_fill = fill.clone()
-        own_fill.operands[len(own_fill.operands) - 1] = empty
-        own_fill.results[0].set_type(result)
-        product.operands[len(product.operands) - 1] = own_fill.results[0]
+        product.operands[len(product.operands) - 1] = own_fill(fill, result, ir.InsertionPoint(product))
         maps[-1] = ir.AffineMap.get(maps[-1].n_dims, 0, permuted)
         product.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
         product.results[0].set_type(result)

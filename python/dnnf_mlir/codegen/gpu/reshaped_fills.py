@@ -20,29 +20,47 @@ from ..lowered_module import walk_ops
 RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
-def _fill_value(op):
-    """The scalar a ``linalg.generic`` of no inputs fills its result with (a generalized
-    ``linalg.fill``), or None for another op."""
-    if op.name != "linalg.generic" or len(op.operands) != len(op.results) or len(op.results) != 1:
+def fill_of(value):
+    """The ``linalg.generic`` computing ``value`` from scalars only (a generalized fill),
+    or None."""
+    op = value.owner if isinstance(value, ir.OpResult) else None
+    if op is None or op.name != "linalg.generic" or len(op.results) != 1:
         return None
-    body = list(op.regions[0].blocks[0].operations)
-    if len(body) != 1:
-        return None
-    value = body[0].operands[0]
-    return value if not isinstance(value, ir.BlockArgument) else None
+    inputs = list(op.operands)[: len(op.operands) - 1]
+    return op if not any(isinstance(v.type, ir.ShapedType) for v in inputs) else None
+
+
+def own_fill(fill, shaped_type, ip):
+    """A copy of ``fill`` (``fill_of``) at ``ip``, filling an empty tensor of ``shaped_type``
+    (of the fill's rank)."""
+    tensor = ir.RankedTensorType(shaped_type)
+    with ip, fill.location:
+        empty = _mlir.tensor.empty(tensor.shape, tensor.element_type)
+        copy = fill.clone()
+    copy.operands[len(copy.operands) - 1] = empty
+    copy.results[0].set_type(shaped_type)
+    return copy.results[0]
+
+
+def _scalar(fill):
+    """The value ``fill`` (``fill_of``) fills with: its scalar input, or the value its body
+    yields once canonicalization dropped that input."""
+    if len(fill.operands) > 1:
+        return fill.operands[0]
+    value = list(fill.regions[0].blocks[0].operations)[-1].operands[0]
+    return None if isinstance(value, ir.BlockArgument) else value
 
 
 def fills_of_own_shape(module: ir.Module) -> int:
-    """Replace each linalg op's init that is a reshape of a fill by a fill of an empty
-    tensor of the init's shape; returns how many."""
+    """Replace each linalg op's init that is a reshape of a fill by a ``linalg.fill`` of an
+    empty tensor of the init's shape (to be generalized); returns how many."""
     replaced = 0
     for op in walk_ops(module.operation, {"linalg.generic"}):
         for index in range(len(op.operands) - len(op.results), len(op.operands)):
             value = op.operands[index]
             reshape = value.owner if isinstance(value, ir.OpResult) else None
-            if reshape is None or reshape.name not in RESHAPES or not isinstance(reshape.operands[0], ir.OpResult):
-                continue
-            scalar = _fill_value(reshape.operands[0].owner)
+            fill = fill_of(reshape.operands[0]) if reshape is not None and reshape.name in RESHAPES else None
+            scalar = _scalar(fill) if fill is not None else None
             tensor = static_tensor_type(value)
             if scalar is None or tensor is None:
                 continue
@@ -53,4 +71,4 @@ def fills_of_own_shape(module: ir.Module) -> int:
     return replaced
 
 
-__all__ = ["fills_of_own_shape"]
+__all__ = ["fill_of", "fills_of_own_shape", "own_fill"]

@@ -31,44 +31,44 @@ def _model(nodes, inputs: dict, outputs: dict, inits=()):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
 
 
-def _as_heads(s, heads: int):
-    """[1, seq, width] -> [1, heads, seq, width / heads], as attention splits heads."""
-    return s.reshape(s.shape[0], s.shape[1], heads, -1).transpose(0, 2, 1, 3)
-
-
-def _projection(seq: int, width: int, heads: int, merged: bool, rng):
-    """``x @ w + b`` stored as heads; ``merged``: ``w`` has a first half whose product is
-    returned plain (a merged projection split in two). Returns (model, reference, K)."""
+def _projection(seq: int, width: int, heads: int, merged: bool, rng, perm=(0, 2, 1, 3)):
+    """``x @ w + b`` stored as heads (``perm``: [0, 2, 3, 1] stores them transposed, as
+    attention's K^T); ``merged``: ``w`` has a first half whose product is returned plain
+    (a merged projection split in two). Returns (model, reference, K)."""
     out = 2 * width if merged else width
     w = rng.standard_normal((width, out)).astype(np.float32)
     b = rng.standard_normal(out).astype(np.float32)
     inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
              numpy_helper.from_array(np.array([1, seq, heads, width // heads], np.int64), "shape")]
     nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["s"])]
-    outputs = {"y": [1, heads, seq, width // heads]}
+    outputs = {"y": [[1, seq, heads, width // heads][p] for p in perm]}
     if merged:
         inits.append(numpy_helper.from_array(np.array([width, width], np.int64), "split"))
         nodes.append(helper.make_node("Split", ["s", "split"], ["plain", "h"], axis=2))
         outputs["plain"] = [1, seq, width]
     nodes += [helper.make_node("Reshape", ["h" if merged else "s", "shape"], ["r"]),
-              helper.make_node("Transpose", ["r"], ["y"], perm=[0, 2, 1, 3])]
+              helper.make_node("Transpose", ["r"], ["y"], perm=list(perm))]
+
+    def heads_of(s):
+        return s.reshape(1, seq, heads, -1).transpose(perm)
 
     def reference(x):
         s = x.astype(np.float64) @ w + b
-        return [_as_heads(s[..., width:], heads), s[..., :width]] if merged else [_as_heads(s, heads)]
+        return [heads_of(s[..., width:]), s[..., :width]] if merged else [heads_of(s)]
 
     return _model(nodes, {"x": [1, seq, width]}, outputs, inits), reference, width
 
 
-def _heads_product(batch: int, heads: int, seq: int, inner: int, width: int):
+def _heads_product(batch: int, heads: int, seq: int, inner: int, width: int, perm=(0, 2, 1, 3)):
     """A batch matmul of heads, [batch, heads, seq, inner] @ [batch, heads, inner, width],
-    stored back as [batch, seq, heads, width] (attention's probabilities times V)."""
-    nodes = [helper.make_node("MatMul", ["a", "v"], ["m"]), helper.make_node("Transpose", ["m"], ["y"], perm=[0, 2, 1, 3])]
+    stored back as [batch, seq, heads, width] (attention's probabilities times V), or in
+    another order of dims (``perm``: [0, 1, 3, 2] stores it transposed)."""
+    nodes = [helper.make_node("MatMul", ["a", "v"], ["m"]), helper.make_node("Transpose", ["m"], ["y"], perm=list(perm))]
     model = _model(nodes, {"a": [batch, heads, seq, inner], "v": [batch, heads, inner, width]},
-                   {"y": [batch, seq, heads, width]})
+                   {"y": [[batch, heads, seq, width][p] for p in perm]})
 
     def reference(a, v):
-        return [(a.astype(np.float64) @ v).transpose(0, 2, 1, 3)]
+        return [(a.astype(np.float64) @ v).transpose(perm)]
 
     return model, reference, inner
 
@@ -78,8 +78,10 @@ CASES = {
     "projection": (_projection, (40, 64, 4, False)),  # bias, heads of 16
     "projection_odd_rows": (_projection, (37, 96, 3, False)),  # 37 rows: one per thread; heads of 32
     "merged_projection": (_projection, (24, 64, 2, True)),  # half plain, half as heads
+    "transposed_projection": (_projection, (40, 64, 4, False, (0, 2, 3, 1))),  # K^T through a bias: element-wise tiling
     "heads_product": (_heads_product, (1, 4, 36, 64, 32)),  # K stepped
     "heads_product_odd": (_heads_product, (3, 2, 37, 61, 45)),  # K odd: steps of 1; N odd: thread rows of 1 column
+    "transposed_product": (_heads_product, (1, 2, 32, 64, 40, (0, 1, 3, 2))),  # stored [width, seq]: rows innermost
 }
 
 
@@ -92,8 +94,9 @@ def compiled(tmp_path_factory):
         key = (name, target, precision)
         if key not in cache:
             builder, arguments = CASES[name]
-            extra = (np.random.default_rng(3),) if builder is _projection else ()
-            model, reference, k = builder(*arguments, *extra)
+            if builder is _projection:
+                arguments = arguments[:4] + (np.random.default_rng(3),) + arguments[4:]
+            model, reference, k = builder(*arguments)
             path = directory / f"{name}.onnx"
             onnx.save(model, path)
             out = directory / f"{name}-{target}-{precision}"
@@ -120,7 +123,7 @@ def test_matches_numpy(name, target, precision, compiled):
         assert result.ok and not result.degenerate, f"{name} output {index} on {target} in {precision}: {result}"
 
 
-@pytest.mark.parametrize("name", ["projection", "merged_projection", "heads_product"])
+@pytest.mark.parametrize("name", ["projection", "merged_projection", "heads_product", "transposed_product"])
 def test_takes_the_matmul_workgroup(name, compiled):
     """Every kernel of these graphs is a matmul written as heads: each runs the matmul
     schedule's workgroup, not the element-wise tiling's (up to 128 threads)."""

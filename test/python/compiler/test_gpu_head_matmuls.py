@@ -12,13 +12,12 @@ far above either bound. The stepped schedule's workgroup (``GpuDevice.matmul_thr
 """
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from dnnf_mlir.checking import compare
-from dnnf_mlir.compiler import Artifact, compile_model
 from dnnf_mlir.half_tolerance import half_tolerance
+from gpu_artifacts import artifact_cache
 
 OPSET = 17
 MATMUL_WORKGROUP = 16  # threads of the matmul schedule's workgroup on the generic device profile
@@ -87,24 +86,13 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("gpu-heads")
-    cache = {}
+    def build(name):
+        builder, arguments = CASES[name]
+        if builder is _projection:
+            arguments = arguments[:4] + (np.random.default_rng(3),) + arguments[4:]
+        return builder(*arguments)
 
-    def get(name, target, precision):
-        key = (name, target, precision)
-        if key not in cache:
-            builder, arguments = CASES[name]
-            if builder is _projection:
-                arguments = arguments[:4] + (np.random.default_rng(3),) + arguments[4:]
-            model, reference, k = builder(*arguments)
-            path = directory / f"{name}.onnx"
-            onnx.save(model, path)
-            out = directory / f"{name}-{target}-{precision}"
-            compile_model(path, out, target=target, precision=precision)
-            cache[key] = Artifact(out), reference, k
-        return cache[key]
-
-    return get
+    return artifact_cache(tmp_path_factory.mktemp("gpu-heads"), build)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])

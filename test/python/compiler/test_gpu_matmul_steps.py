@@ -19,6 +19,7 @@ from onnx import TensorProto, helper
 from dnnf_mlir.checking import compare
 from dnnf_mlir.compiler import Artifact, compile_model
 from dnnf_mlir.half_tolerance import half_tolerance
+from gpu_artifacts import artifact_cache
 
 OPSET = 17
 
@@ -65,22 +66,11 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("gpu-matmul")
-    cache = {}
+    def build(name):
+        a, b, transpose_b, bias = CASES[name]
+        return _matmul(a, b, transpose_b, bias)
 
-    def get(name, target, precision):
-        key = (name, target, precision)
-        if key not in cache:
-            a, b, transpose_b, bias = CASES[name]
-            model, k = _matmul(a, b, transpose_b, bias)
-            path = directory / f"{name}.onnx"
-            onnx.save(model, path)
-            out = directory / f"{name}-{target}-{precision}"
-            compile_model(path, out, target=target, precision=precision)
-            cache[key] = Artifact(out), k
-        return cache[key]
-
-    return get
+    return artifact_cache(tmp_path_factory.mktemp("gpu-matmul"), build)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])

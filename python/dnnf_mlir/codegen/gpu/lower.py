@@ -28,6 +28,7 @@ from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
 from .contraction_steps import mark_stepped, widen_rows
 from .forwarding import forward_transfers
+from .overwrites import rebase_overwrites
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
@@ -82,6 +83,8 @@ def _compile_alone(function, schedule: str, index: int, device):
     widen_rows(scratch)
     run_passes("canonicalize,cse", scratch)
     if forward_transfers(scratch):
+        run_passes("canonicalize,cse", scratch)
+    if rebase_overwrites(scratch):
         run_passes("canonicalize,cse", scratch)
     _bufferize(scratch)
     if schedule != "fused":

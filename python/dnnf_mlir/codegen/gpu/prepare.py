@@ -28,6 +28,8 @@ from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_co
 from .gathers import gathers_from_pads
 from .oversized import read_oversized_arguments_in_chunks
 from .precision import fold_widenings
+from .permuted_products import fold_permuting_copies
+from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
 from .returned_copies import copy_passed_on_results
 from .slices import split_sliced_ops
@@ -92,12 +94,21 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
     # (a grouped convolution's groups collapsed into its channels) iterate over the
     # producer's domain instead, reshapes moving to the edges of the kernel.
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
-    rewritten += split_sliced_ops(module)
+    split = split_sliced_ops(module)
+    if split:
+        # A slice's reshape (a merged projection's heads) now reads its own copy of the
+        # op: expanded into it, the copy computes the heads' layout (``reshaped_fills``).
+        run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
+        if fills_of_own_shape(module):
+            apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize",
+                         "generalizing linalg ops")
+    rewritten += split
     if reshapes_into_consumers(module):
         # Element-wise consumers of a reshaped result iterate over the producer's domain
         # now that their other inputs' maps are projections (``reshapes.py``).
         run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
         rewritten += 1 + reshapes_into_consumers(module)
+    rewritten += fold_permuting_copies(module)
     rewritten += split_concat_consumers(module) + flatten_nested_concats(module)
     run_passes("canonicalize", module)  # what the splits left unread (a whole fill, a concatenation)
     rewritten += untie_inits(module)

@@ -34,6 +34,7 @@ from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
 from .contraction_steps import STEPPED_ATTR, is_matmul_like, reduction_step
+from .epilogue_dims import product_dims
 from .unrolling import unrolled_tag
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, staged_ops)
@@ -68,32 +69,14 @@ class Tiling:
 
 
 def _rows_dim(kernel: RootGroup) -> int | None:
-    """The dim of the root's result a thread takes several rows of, sharing its loads:
-    for a contraction, the output dim missing from the operand that walks the
-    innermost output dim (a matmul's rows, a convolution's output channels)."""
-    rank = len(kernel.shape)
-    if kernel.kind != "contraction" or rank < 2 or not _same_domain(kernel.root, kernel.contraction):
+    """The dim of the root's result a thread takes several rows of besides its innermost,
+    sharing its loads: a contraction's rows (``epilogue_dims.product_dims``), or its
+    columns where the root writes it transposed."""
+    dims = product_dims(kernel)
+    if dims is None:
         return None
-    maps = indexing_maps(kernel.contraction)
-    output = [ir.AffineDimExpr(e).position for e in maps[-1].results]
-    innermost = output[-1]
-    for amap in maps[:-1]:
-        used = set().union(*(expr_dims(e) for e in amap.results))
-        if innermost in used:
-            missing = [d for d in output[:-1] if d not in used]
-            if missing:
-                return output.index(missing[-1])
-    return None
-
-
-def _same_domain(root, contraction) -> bool:
-    """Whether the root's output dims are the contraction's (it is the contraction, or
-    an epilogue reading its result with the identity map)."""
-    if root == contraction:
-        return True
-    maps = indexing_maps(root)
-    return any(value == contraction.results[0] and amap == ir.AffineMap.get_identity(amap.n_dims)
-               for value, amap in zip(root.operands, maps[:-1]))
+    rows, columns = dims
+    return rows if columns == len(kernel.shape) - 1 else columns
 
 
 def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: tuple | None = None) -> Tiling:
@@ -270,16 +253,17 @@ def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple) 
     matmul = rows is not None and is_matmul_like(group.contraction)
     tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction",
                            matmul_threads=matmul_threads if matmul else None)
-    # Only a matmul whose result the root's tiling walks (not one written transposed), and
-    # not a thread of one output column (it would reduce its step horizontally).
-    stepped = matmul and tiling.thread_tile[-1] > 1
+    # Not a thread of one output column (it would reduce its step horizontally); a
+    # product written transposed has its columns where the tiling's rows are.
+    transposed = matmul and rows == product_dims(group)[1]
+    stepped = matmul and tiling.thread_tile[rows if transposed else -1] > 1
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
                         _split(op) if op in staged else 1, init_of(op), escapes(op),
                         reduction_step(op) if stepped else None)
              for op in group.ops}
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
-                     [plans[op] for op in staged], rows if matmul else None)
+                     [plans[op] for op in staged], rows if matmul and not transposed else None)
 
 
 SPLIT_MIN = 4  # the fewest elements of a reduction a thread takes when the reduction is split

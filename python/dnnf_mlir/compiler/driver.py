@@ -145,6 +145,9 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
             "ecg-fuse", plan_file=Path(stats_dir) / FUSION_PLAN)
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
+    if t.backend.kind == "cpu" and options.winograd != "off":
+        pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-winograd").with_options(
+            "dnnf-winograd", mode=options.winograd)
     if not t.backend.runs_step_loops:
         pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
     if fusion_svg is not None:

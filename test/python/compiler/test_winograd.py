@@ -70,6 +70,7 @@ def _model(n, c, k, h, w, pads, residual):
     (1, 3, 16, 9, 10, [0, 0, 0, 0], False),  # no padding: 7x8 outputs
     (2, 17, 9, 14, 23, [1, 1, 1, 1], True),  # two images, a residual add
     (1, 32, 33, 19, 6, [0, 1, 2, 1], True),  # asymmetric pads, a prime width of outputs
+    (1, 9, 12, 12, 16, [1, 1, 1, 1], True),  # whole tiles: the epilogue folded into the output transform
 ])
 def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, residual):
     model, weights, bias = _model(n, c, k, h, w, pads, residual)

@@ -193,8 +193,10 @@ def _output_transform(products, n: int, k: int, tiles_h: int, tiles_w: int):
     tiled_t = ir.RankedTensorType.get([k, n, tiles_h, tiles_w], f32)
     points = []
     for index in range(POINTS):
-        point = tensor.extract_slice(flat_t, products, [], [], [], [index, 0, 0], [1, k, n * tiles_h * tiles_w], [1, 1, 1])
-        points.append(tensor.expand_shape(tiled_t, point, reassociation([[0], [1, 2, 3]]), [], [k, n, tiles_h, tiles_w]))
+        point = tensor.extract_slice(flat_t, products, [], [], [], [index, 0, 0], [1, k, n * tiles_h * tiles_w],
+                                     [1, 1, 1])
+        points.append(tensor.expand_shape(tiled_t, point, reassociation([[0], [1, 2, 3]]), [],
+                                          [k, n, tiles_h, tiles_w]))
     identity = affine_map(4, [0, 1, 2, 3])
     write = affine_map(4, [1, 0, 2, 3])  # loops (k, n, th, tw) -> [N, K, TH, TW]
     outputs = [tensor.empty([n, k, tiles_h, tiles_w], f32) for _ in range(TILE * TILE)]

@@ -33,16 +33,20 @@ MODES = ("auto", "always", "strict")
 def _constant_array(value):
     """The elements of ``value`` when an ``arith.constant`` (not a splat) defines it, else None."""
     owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "arith.constant" or not isinstance(owner.attributes["value"], ir.DenseElementsAttr):
+    if owner is None or owner.name != "arith.constant":
+        return None
+    if not isinstance(owner.attributes["value"], ir.DenseElementsAttr):
         return None
     attr = ir.DenseElementsAttr(owner.attributes["value"])
     return None if attr.is_splat else elements_array(attr)
 
 
 def _transformed_constant(array: np.ndarray, before) -> ir.Value:
+    """An ``arith.constant`` of ``transformed_filters(array)`` inserted before ``before``."""
+    transformed = transformed_filters(array)
     with ir.InsertionPoint(before), before.location:
-        return _mlir.arith.constant(ir.RankedTensorType.get(list(transformed_filters(array).shape), ir.F32Type.get()),
-                                    ir.DenseElementsAttr.get(transformed_filters(array)))
+        return _mlir.arith.constant(ir.RankedTensorType.get(list(transformed.shape), ir.F32Type.get()),
+                                    ir.DenseElementsAttr.get(transformed))
 
 
 def _erase_if_unused(op):

@@ -80,7 +80,8 @@ def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, res
         feeds["r"] = RNG.standard_normal(conv.shape).astype(np.float32)
         conv = conv + feeds["r"]
     want = np.maximum(conv, 0)
-    ort = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ort = session.run(None, feeds)[0]
     got = InferenceSession(model, use_cache=False, threads=1, winograd="strict").run(None, feeds)[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)

@@ -12,8 +12,9 @@ the taps of their window (``windows``); single-image 1x1 convolutions become
 output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
 (``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
-output) folded into the copy (``permuted_epilogues``); last, the unit dims of ops whose innermost loop has extent 1 folded
-away, so that their vectors run along a dim of extent > 1 (``unit_dims``).
+output) folded into the copy (``permuted_epilogues``); last, the unit dims of ops whose
+innermost loop has extent 1 folded away, so that their vectors run along a dim of
+extent > 1 (``unit_dims``).
 """
 
 from __future__ import annotations

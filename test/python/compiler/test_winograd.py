@@ -65,14 +65,15 @@ def _model(n, c, k, h, w, pads, residual):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), weights, bias
 
 
-@pytest.mark.parametrize("n,c,k,h,w,pads,residual", [
-    (1, 5, 7, 11, 13, [1, 1, 1, 1], False),  # odd channels, H and W not multiples of 4
-    (1, 3, 16, 9, 10, [0, 0, 0, 0], False),  # no padding: 7x8 outputs
-    (2, 17, 9, 14, 23, [1, 1, 1, 1], True),  # two images, a residual add
-    (1, 32, 33, 19, 6, [0, 1, 2, 1], True),  # asymmetric pads, a prime width of outputs
-    (1, 9, 12, 12, 16, [1, 1, 1, 1], True),  # whole tiles: the epilogue folded into the output transform
+@pytest.mark.parametrize("n,c,k,h,w,pads,residual,threads", [
+    (1, 5, 7, 11, 13, [1, 1, 1, 1], False, 1),  # odd channels, H and W not multiples of 4
+    (1, 3, 16, 9, 10, [0, 0, 0, 0], False, 1),  # no padding: 7x8 outputs
+    (2, 17, 9, 14, 23, [1, 1, 1, 1], True, 1),  # two images, a residual add
+    (1, 32, 33, 19, 6, [0, 1, 2, 1], True, 1),  # asymmetric pads, a prime width of outputs
+    (1, 9, 12, 12, 16, [1, 1, 1, 1], True, 1),  # whole tiles: the epilogue folded into the output transform
+    (1, 64, 64, 16, 16, [1, 1, 1, 1], True, 2),  # split among two threads
 ])
-def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, residual):
+def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, residual, threads):
     model, weights, bias = _model(n, c, k, h, w, pads, residual)
     feeds = {"x": RNG.standard_normal((n, c, h, w)).astype(np.float32)}
     conv = reference_conv(feeds["x"], weights, pads) + bias[None, :, None, None]
@@ -82,7 +83,7 @@ def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, res
     want = np.maximum(conv, 0)
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     ort = session.run(None, feeds)[0]
-    got = InferenceSession(model, use_cache=False, threads=1, winograd="strict").run(None, feeds)[0]
+    got = InferenceSession(model, use_cache=False, threads=threads, winograd="strict").run(None, feeds)[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
     assert np.abs(got - want).max() <= 32 * np.abs(ort - want).max() + 2e-6

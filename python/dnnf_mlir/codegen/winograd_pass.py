@@ -23,7 +23,7 @@ from ..ecg.bfloat16_elements import elements_array
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
 from .linalg_queries import linalg_ops, static_tensor_type
-from .lowered_module import symbol_name, walk_ops
+from .lowered_module import DECLARED_TYPE_ATTR, symbol_name, walk_ops
 from .winograd import is_winograd_shape, transformed_filter_type, transformed_filters, winograd_convolution
 from .winograd_cost import prefers_winograd
 
@@ -69,6 +69,8 @@ class _Filters:
             return
         owner = self.filters.owner.owner.operation
         if owner.name != "func.func" or self.filters.owner != owner.regions[0].blocks[0]:
+            return
+        if DECLARED_TYPE_ATTR in owner.attributes:  # a signature recorded for the caller: keep it
             return
         self.function, self.index = owner, self.filters.arg_number
         self.calls = calls_by_callee.get(symbol_name(owner), [])

@@ -17,7 +17,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from dnnf_mlir import InferenceSession
+from dnnf_mlir._mlir import ir
 from dnnf_mlir.codegen.winograd import A_T, B_T, G, transformed_filters
+from dnnf_mlir.codegen.winograd_pass import winograd_convolutions
+from dnnf_mlir.context import make_context
 
 RNG = np.random.default_rng(4343)
 
@@ -100,3 +103,32 @@ def test_strict_refuses_what_it_cannot_rewrite():
     with pytest.raises(Exception, match="stride-1, dilation-1"):
         InferenceSession(model, use_cache=False, threads=1, winograd="strict").run(
             None, {"x": np.ones((1, 4, 9, 9), np.float32)})
+
+
+def _conv_module(c: int, k: int, size: int) -> str:
+    """A function of one padded 3x3 convolution whose filters are a (non-splat) constant."""
+    filters = np.arange(k * c * 9, dtype=np.float32).reshape(k, c, 3, 3) / (k * c * 9)
+    return f"""
+func.func @conv(%x: tensor<1x{c}x{size + 2}x{size + 2}xf32>) -> tensor<1x{k}x{size}x{size}xf32> {{
+  %w = arith.constant dense<"0x{filters.tobytes().hex()}"> : tensor<{k}x{c}x3x3xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x{k}x{size}x{size}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x{k}x{size}x{size}xf32>) -> tensor<1x{k}x{size}x{size}xf32>
+  %y = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}}
+       ins(%x, %w : tensor<1x{c}x{size + 2}x{size + 2}xf32>, tensor<{k}x{c}x3x3xf32>)
+       outs(%f : tensor<1x{k}x{size}x{size}xf32>) -> tensor<1x{k}x{size}x{size}xf32>
+  return %y : tensor<1x{k}x{size}x{size}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("c,k,size,rewritten", [
+    (64, 64, 16, True),  # 16 tiles of 64 channels: faster (winograd_cost.py)
+    (64, 48, 13, True),  # 16 tiles, partial ones included
+    (64, 64, 12, False),  # 9 tiles: the transforms cost more than the matmul saves
+    (32, 128, 28, False),  # 32 input channels
+])
+def test_auto_mode_takes_the_layers_measured_faster(c, k, size, rewritten):
+    with make_context():
+        module = ir.Module.parse(_conv_module(c, k, size))
+        assert winograd_convolutions(module, "auto") == int(rewritten)
+        assert module.operation.verify()

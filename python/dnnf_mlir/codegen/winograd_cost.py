@@ -16,7 +16,10 @@ tiles. Measured (Winograd / direct time, AVX-512 and AVX2):
   0.83-0.85, 16 -> 64 1.14 / 0.95, 16 -> 16 0.99 / 0.94.
 
 Hence: at least 48 input and output channels and 16 tiles per image, where every
-measured shape gained on both ISAs.
+measured shape gained on both ISAs. On two threads the direct schedule scales and the
+Winograd kernel does not (64 at 56x56: 1.59, 128 at 28x28: 1.87, 256 at 14x14: 2.14
+times the direct time; only 512 at 14x14 gained, 0.65): code compiled for several
+threads keeps the direct convolutions.
 """
 
 from __future__ import annotations
@@ -25,11 +28,11 @@ MIN_CHANNELS = 48  # input and output channels
 MIN_TILES = 16  # 4x4 output tiles per image
 
 
-def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int) -> bool:
+def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int, threads: int = 1) -> bool:
     """Whether F(4x4, 3x3) is expected faster than the direct convolution for an
-    ``[n, c] -> [n, k, oh, ow]`` 3x3 stride-1 convolution on the CPU."""
+    ``[n, c] -> [n, k, oh, ow]`` 3x3 stride-1 convolution on the CPU, on ``threads``."""
     tiles = -(-oh // 4) * -(-ow // 4)
-    return min(c, k) >= MIN_CHANNELS and tiles >= MIN_TILES
+    return threads == 1 and min(c, k) >= MIN_CHANNELS and tiles >= MIN_TILES
 
 
 __all__ = ["prefers_winograd"]

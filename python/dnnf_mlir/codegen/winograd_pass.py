@@ -9,7 +9,7 @@ each call's constant replaced, so that the weights file holds the transformed fo
 Other convolutions (filters computed at run time) are left as they are.
 
 ``mode=auto`` rewrites only the convolutions that ``prefers_winograd`` expects to be
-faster; ``mode=always`` every one it can (for tests); ``mode=strict`` is ``always``
+faster on the ``threads`` the code is split for; ``mode=always`` every one it can (for tests); ``mode=strict`` is ``always``
 that fails on a convolution it cannot rewrite, naming it.
 """
 
@@ -108,9 +108,9 @@ def _describe(op) -> str:
     return f"linalg.conv_2d_nchw_fchw ({'x'.join(map(str, x.shape))} input, {'x'.join(map(str, w.shape))} filters)"
 
 
-def winograd_convolutions(module_op, mode: str = "auto") -> int:
+def winograd_convolutions(module_op, mode: str = "auto", threads: int = 1) -> int:
     """Rewrite the 3x3 stride-1 convolutions of ``module_op`` (an ``ir.Module`` or its
-    operation) that ``mode`` selects; returns how many."""
+    operation) that ``mode`` selects for code split among ``threads``; returns how many."""
     if mode not in MODES:
         raise PassError(f"mode '{mode}' is not one of {', '.join(MODES)}")
     module_op = module_op.operation
@@ -132,7 +132,7 @@ def winograd_convolutions(module_op, mode: str = "auto") -> int:
         x_t, out_t = static_tensor_type(op.operands[0]), static_tensor_type(op.results[0])
         n, c = x_t.shape[:2]
         k, oh, ow = out_t.shape[1:]
-        if mode == "auto" and not prefers_winograd(n, c, k, oh, ow):
+        if mode == "auto" and not prefers_winograd(n, c, k, oh, ow, threads):
             continue
         with op.location:
             result = winograd_convolution(op, filters.transformed())
@@ -151,7 +151,7 @@ class WinogradPass(ModulePass):
     NAME = "dnnf-winograd"
 
     def run(self, module: ir.Operation):
-        winograd_convolutions(module, self.options["mode"])
+        winograd_convolutions(module, self.options["mode"], self.options["threads"])
 
 
 __all__ = ["MODES", "WinogradPass", "winograd_convolutions"]

@@ -148,7 +148,7 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
     if t.backend.kind == "cpu" and options.winograd != "off":
-        pipeline = pipeline.with_options("dnnf-winograd", mode=options.winograd)
+        pipeline = pipeline.with_options("dnnf-winograd", mode=options.winograd, threads=options.threads)
     else:
         pipeline = pipeline.without("dnnf-winograd")
     if not t.backend.runs_step_loops:

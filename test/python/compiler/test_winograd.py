@@ -121,14 +121,15 @@ func.func @conv(%x: tensor<1x{c}x{size + 2}x{size + 2}xf32>) -> tensor<1x{k}x{si
 }}"""
 
 
-@pytest.mark.parametrize("c,k,size,rewritten", [
-    (64, 64, 16, True),  # 16 tiles of 64 channels: faster (winograd_cost.py)
-    (64, 48, 13, True),  # 16 tiles, partial ones included
-    (64, 64, 12, False),  # 9 tiles: the transforms cost more than the matmul saves
-    (32, 128, 28, False),  # 32 input channels
+@pytest.mark.parametrize("c,k,size,threads,rewritten", [
+    (64, 64, 16, 1, True),  # 16 tiles of 64 channels: faster (winograd_cost.py)
+    (64, 48, 13, 1, True),  # 16 tiles, partial ones included
+    (64, 64, 12, 1, False),  # 9 tiles: the transforms cost more than the matmul saves
+    (32, 128, 28, 1, False),  # 32 input channels
+    (64, 64, 16, 2, False),  # two threads: the direct schedule scales, Winograd's does not
 ])
-def test_auto_mode_takes_the_layers_measured_faster(c, k, size, rewritten):
+def test_auto_mode_takes_the_layers_measured_faster(c, k, size, threads, rewritten):
     with make_context():
         module = ir.Module.parse(_conv_module(c, k, size))
-        assert winograd_convolutions(module, "auto") == int(rewritten)
+        assert winograd_convolutions(module, "auto", threads) == int(rewritten)
         assert module.operation.verify()

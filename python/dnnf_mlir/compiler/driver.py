@@ -10,8 +10,10 @@ The stages, each timed in the manifest:
    it did goes into the manifest's ``rewrite`` entry), ``ecg-fuse`` (within the
    target's fusion limits), ``ecg-outline-kernels`` (every kernel a function of its
    own; ``outline=False`` leaves the kernel boundaries to the code generator),
-   ``convert-ecg-to-linalg``, ``dnnf-externalize-weights`` (the weights moved out of
-   the code into ``weights.bin``), then the lowering pass of the target's backend
+   ``convert-ecg-to-linalg``, ``dnnf-winograd`` (CPU targets: 3x3 convolutions by
+   Winograd F(4x4, 3x3), their filters transformed; ``winograd``),
+   ``dnnf-externalize-weights`` (the weights moved out of the code into
+   ``weights.bin``), then the lowering pass of the target's backend
    (``Backend.lowering_pass``; the file names the CPU's, ``dnnf-lower-to-llvm``:
    tiled, packed and vectorized kernels in the LLVM dialect);
 3. the artifact writer of the target's kind (``WRITERS``, ``artifact_writer.py``)
@@ -145,6 +147,10 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
             "ecg-fuse", plan_file=Path(stats_dir) / FUSION_PLAN)
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
+    if t.backend.kind == "cpu" and options.winograd != "off":
+        pipeline = pipeline.with_options("dnnf-winograd", mode=options.winograd, threads=options.threads)
+    else:
+        pipeline = pipeline.without("dnnf-winograd")
     if not t.backend.runs_step_loops:
         pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
     if fusion_svg is not None:

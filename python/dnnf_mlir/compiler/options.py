@@ -49,6 +49,10 @@ class CompileOptions:
     profile_kernels: bool = _option(
         False, "time every kernel launch (dnnf-run OUT --profile; CPU targets): timers compiled in around each "
         "kernel call; without it the code has none")
+    winograd: str = _option(
+        "auto", "CPU targets: compute 3x3 stride-1 convolutions by Winograd F(4x4, 3x3) where the cost model "
+        "expects it to be faster (auto), wherever it can (always), every one or an error (strict) or never (off)",
+        choices=("auto", "always", "strict", "off"))
 
     def __post_init__(self):
         if self.fusion not in MODES:

@@ -170,6 +170,15 @@ PASS_TABLE: dict[str, PassEntry] = {
             ),
         ),
         PassEntry(
+            "dnnf-winograd",
+            "dnnf_mlir.codegen.winograd_pass:WinogradPass",
+            "Compute 3x3 stride-1 convolutions with constant filters by Winograd F(4x4, 3x3): the filters "
+            "transformed at compile time, one batch matmul between the input and output transforms",
+            (Option("mode", str, "auto", "auto (where the cost model expects it to be faster), always (every one "
+                    "it can) or strict (always, and an error for a convolution it cannot rewrite)"),
+             Option("threads", int, 1, "threads the code is split for (auto: the cost model's)")),
+        ),
+        PassEntry(
             "dnnf-gpu-fp16-storage",
             "dnnf_mlir.codegen.gpu.precision:Fp16StoragePass",
             "GPU fp16: keep the f32 tensors between kernels (weights, activations) in f16, every kernel "

@@ -41,9 +41,9 @@ def test_cache_fields_name_the_resolved_target_and_every_other_field():
     assert {k: fields[k] for k in ("target", "cpu", "cpu_features")} == target.cache_fields()
     others = [f.name for f in dataclasses.fields(CompileOptions) if f.name not in ("target", "cpu")]
     assert {name: fields[name] for name in others} == {name: getattr(options, name) for name in others}
-    assert describe_cache_fields(fields) == "host x86-64-v3 threads=1 fusion=none profile precision=fp32"
+    assert describe_cache_fields(fields) == "host x86-64-v3 threads=1 fusion=none profile precision=fp32 winograd=auto"
     assert describe_cache_fields(CompileOptions(target="aarch64", outline=False).cache_fields()) == (
-        "aarch64 generic threads=1 fusion=dnnf no-outline precision=fp32")
+        "aarch64 generic threads=1 fusion=dnnf no-outline precision=fp32 winograd=auto")
 
 
 def test_precision_names_the_code_and_cpu_targets_refuse_fp16():

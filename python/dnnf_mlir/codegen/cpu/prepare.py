@@ -12,8 +12,10 @@ the taps of their window (``windows``); single-image 1x1 convolutions become
 ``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
 output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
-(``epilogues``); last, the unit dims of ops whose innermost loop has extent 1 folded
-away, so that their vectors run along a dim of extent > 1 (``unit_dims``).
+(``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
+output) folded into the copy (``permuted_epilogues``); last, the unit dims of ops whose
+innermost loop has extent 1 folded away, so that their vectors run along a dim of
+extent > 1 (``unit_dims``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .target import CpuTarget
 from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
+from .permuted_epilogues import fold_permuted_epilogues
 from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
 from .windows import windows_to_taps
@@ -45,6 +48,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += split_strided_convolutions(module)
     rewritten += widen_epilogues(module)
     rewritten += collapse_epilogues(module)
+    rewritten += fold_permuted_epilogues(module)
     rewritten += fold_unit_dims(module)
     return rewritten
 

@@ -71,7 +71,8 @@ def schedule_rows(planner: Planner, op):
     whole = fits_in_vectors(vsizes)
     h = s.match([op.name], tag=tag)
     details = {}
-    if planner.threads > 1 and math.prod(loop_ranges) >= PARALLEL_MIN_ELEMENTS:
+    # Elements written, every result counted (Winograd's transforms write 36 and 16).
+    if planner.threads > 1 and math.prod(loop_ranges) * len(op.results) >= PARALLEL_MIN_ELEMENTS:
         # The outermost parallel dim with a chunk for every thread (not the unit
         # batch dim of a single image, which would leave the op on one thread).
         dims = [i for i, p in enumerate(parallel) if p and loop_ranges[i] >= planner.threads]

@@ -1,0 +1,38 @@
+"""Which convolutions ``dnnf-winograd`` rewrites (``mode=auto``): a rule calibrated by
+timing single layers (3x3 convolution + bias + ReLU, one thread) against the direct
+schedule on an AMD EPYC Zen 4, natively (AVX-512) and compiled for x86-64-v3 (AVX2).
+
+Winograd F(4x4, 3x3) does 2.25 multiply-adds per output and input channel where the
+direct convolution does 9, but adds the input and output transforms (passes over 2.25
+times the input and output) and a batch matmul whose columns are the image's 4x4
+tiles. Measured (Winograd / direct time, AVX-512 and AVX2):
+
+- channels 64 -> 64 at 56x56: 0.84 / 0.68; 128 at 28x28: 0.74 / 0.60; 256 at 14x14:
+  0.81 / 0.85; 512 at 14x14 and 28x28: 0.35-0.40 / 0.35-0.62; 384 at 13x13: 0.75 /
+  0.86; 48 at 28x28: 0.72 / 0.64; 64 at 14x14: 0.72 / 0.70;
+- few tiles: 512 at 7x7 (4 tiles) 1.12 / 1.43, at 8x8 0.98 / 1.25, 256 at 10x10 (9
+  tiles) 1.00 / 1.11;
+- few channels: 32 -> 32 at 56x56 0.99-1.03 / 0.87, 128 -> 32 (DenseNet's) 0.93-1.01 /
+  0.83-0.85, 16 -> 64 1.14 / 0.95, 16 -> 16 0.99 / 0.94.
+
+Hence: at least 48 input and output channels and 16 tiles per image, where every
+measured shape gained on both ISAs. On two threads the direct schedule scales and the
+Winograd kernel does not (64 at 56x56: 1.59, 128 at 28x28: 1.87, 256 at 14x14: 2.14
+times the direct time; only 512 at 14x14 gained, 0.65): code compiled for several
+threads keeps the direct convolutions.
+"""
+
+from __future__ import annotations
+
+MIN_CHANNELS = 48  # input and output channels
+MIN_TILES = 16  # 4x4 output tiles per image
+
+
+def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int, threads: int = 1) -> bool:
+    """Whether F(4x4, 3x3) is expected faster than the direct convolution for an
+    ``[n, c] -> [n, k, oh, ow]`` 3x3 stride-1 convolution on the CPU, on ``threads``."""
+    tiles = -(-oh // 4) * -(-ow // 4)
+    return threads == 1 and min(c, k) >= MIN_CHANNELS and tiles >= MIN_TILES
+
+
+__all__ = ["prefers_winograd"]

@@ -1,0 +1,135 @@
+"""Winograd F(4x4, 3x3) convolutions (codegen/winograd.py, dnnf-winograd) compiled for the
+host against a float64 reference and onnxruntime.
+
+Odd shapes (H, W not multiples of 4, odd and prime channel counts, two images), padding
+0, 1 and asymmetric, with a fused bias + ReLU and a residual add + ReLU, compiled with
+``winograd="strict"`` so that every convolution takes the Winograd path (or the
+compilation fails). Inputs standard normal, filters scaled by 1/sqrt(9 C) so outputs
+are O(1). Tolerance: max abs error against float64 at most 2e-5 + 1e-4 * |want|,
+and no more than 32 times (5 bits) the error of onnxruntime's direct f32 convolution
+plus 2e-6; the measured ratio is 8-18 on these shapes (F(4x4, 3x3)'s coefficients go up to
+8 and 1/24, and onnxruntime's error over 27 to 288 products is small).
+"""
+
+import numpy as np
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dnnf_mlir import InferenceSession
+from dnnf_mlir._mlir import ir
+from dnnf_mlir.codegen.winograd import A_T, B_T, G, transformed_filters
+from dnnf_mlir.codegen.winograd_pass import winograd_convolutions
+from dnnf_mlir.context import make_context
+
+RNG = np.random.default_rng(4343)
+
+
+def reference_conv(x, w, pads):
+    """Cross-correlation in float64 (ONNX Conv, stride 1, dilation 1)."""
+    top, left, bottom, right = pads[0], pads[1], pads[2], pads[3]
+    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (top, bottom), (left, right)])
+    oh, ow = x.shape[2] - 2, x.shape[3] - 2
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,kc->nkhw", x[:, :, i:i + oh, j:j + ow], w[:, :, i, j].astype(np.float64))
+    return out
+
+
+def test_transform_matrices_compute_the_correlation():
+    """``A^T [(G g G^T) . (B^T d B)] A`` of one 6x6 tile is its 4x4 correlation with g."""
+    d, g = RNG.standard_normal((6, 6)), RNG.standard_normal((3, 3))
+    got = A_T @ ((G @ g @ G.T) * (B_T @ d @ B_T.T)) @ A_T.T
+    want = np.array([[np.sum(d[i:i + 3, j:j + 3] * g) for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_transformed_filters_layout():
+    """[K, C, 3, 3] -> [36, K, C] with point (a, b) at a * 6 + b."""
+    w = RNG.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    u = transformed_filters(w)
+    assert u.shape == (36, 5, 3) and u.dtype == np.float32
+    np.testing.assert_allclose(u[2 * 6 + 4, 1, 2], (G @ w[1, 2].astype(np.float64) @ G.T)[2, 4], rtol=1e-6)
+
+
+def _model(n, c, k, h, w, pads, residual):
+    weights = (RNG.standard_normal((k, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    bias = RNG.standard_normal(k).astype(np.float32)
+    oh, ow = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, w])]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["conv"], pads=pads)]
+    if residual:
+        inputs.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [n, k, oh, ow]))
+        nodes.append(helper.make_node("Add", ["conv", "r"], ["sum"]))
+    nodes.append(helper.make_node("Relu", ["sum" if residual else "conv"], ["y"]))
+    graph = helper.make_graph(nodes, "winograd", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), weights, bias
+
+
+@pytest.mark.parametrize("n,c,k,h,w,pads,residual,threads", [
+    (1, 5, 7, 11, 13, [1, 1, 1, 1], False, 1),  # odd channels, H and W not multiples of 4
+    (1, 3, 16, 9, 10, [0, 0, 0, 0], False, 1),  # no padding: 7x8 outputs
+    (2, 17, 9, 14, 23, [1, 1, 1, 1], True, 1),  # two images, a residual add
+    (1, 32, 33, 19, 6, [0, 1, 2, 1], True, 1),  # asymmetric pads, a prime width of outputs
+    (1, 9, 12, 12, 16, [1, 1, 1, 1], True, 1),  # whole tiles: the epilogue folded into the output transform
+    (1, 64, 64, 16, 16, [1, 1, 1, 1], True, 2),  # split among two threads
+])
+def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, residual, threads):
+    model, weights, bias = _model(n, c, k, h, w, pads, residual)
+    feeds = {"x": RNG.standard_normal((n, c, h, w)).astype(np.float32)}
+    conv = reference_conv(feeds["x"], weights, pads) + bias[None, :, None, None]
+    if residual:
+        feeds["r"] = RNG.standard_normal(conv.shape).astype(np.float32)
+        conv = conv + feeds["r"]
+    want = np.maximum(conv, 0)
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ort = session.run(None, feeds)[0]
+    got = InferenceSession(model, use_cache=False, threads=threads, winograd="strict").run(None, feeds)[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
+    assert np.abs(got - want).max() <= 32 * np.abs(ort - want).max() + 2e-6
+
+
+def test_strict_refuses_what_it_cannot_rewrite():
+    """A stride-2 convolution with winograd="strict": a compile error naming the op."""
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], strides=[2, 2])], "strided",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.ones((4, 4, 3, 3), np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(Exception, match="stride-1, dilation-1"):
+        InferenceSession(model, use_cache=False, threads=1, winograd="strict").run(
+            None, {"x": np.ones((1, 4, 9, 9), np.float32)})
+
+
+def _conv_module(c: int, k: int, size: int) -> str:
+    """A function of one padded 3x3 convolution whose filters are a (non-splat) constant."""
+    filters = np.arange(k * c * 9, dtype=np.float32).reshape(k, c, 3, 3) / (k * c * 9)
+    return f"""
+func.func @conv(%x: tensor<1x{c}x{size + 2}x{size + 2}xf32>) -> tensor<1x{k}x{size}x{size}xf32> {{
+  %w = arith.constant dense<"0x{filters.tobytes().hex()}"> : tensor<{k}x{c}x3x3xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x{k}x{size}x{size}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x{k}x{size}x{size}xf32>) -> tensor<1x{k}x{size}x{size}xf32>
+  %y = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}}
+       ins(%x, %w : tensor<1x{c}x{size + 2}x{size + 2}xf32>, tensor<{k}x{c}x3x3xf32>)
+       outs(%f : tensor<1x{k}x{size}x{size}xf32>) -> tensor<1x{k}x{size}x{size}xf32>
+  return %y : tensor<1x{k}x{size}x{size}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("c,k,size,threads,rewritten", [
+    (64, 64, 16, 1, True),  # 16 tiles of 64 channels: faster (winograd_cost.py)
+    (64, 48, 13, 1, True),  # 16 tiles, partial ones included
+    (64, 64, 12, 1, False),  # 9 tiles: the transforms cost more than the matmul saves
+    (32, 128, 28, 1, False),  # 32 input channels
+    (64, 64, 16, 2, False),  # two threads: the direct schedule scales, Winograd's does not
+])
+def test_auto_mode_takes_the_layers_measured_faster(c, k, size, threads, rewritten):
+    with make_context():
+        module = ir.Module.parse(_conv_module(c, k, size))
+        assert winograd_convolutions(module, "auto", threads) == int(rewritten)
+        assert module.operation.verify()

@@ -1,5 +1,5 @@
 """Winograd F(4x4, 3x3) convolutions (codegen/winograd.py, dnnf-winograd) compiled for the
-host against a float64 reference and onnxruntime.
+host (and for AArch64, run under qemu) against a float64 reference and onnxruntime.
 
 Odd shapes (H, W not multiples of 4, odd and prime channel counts, two images), padding
 0, 1 and asymmetric, with a fused bias + ReLU and a residual add + ReLU, compiled with
@@ -68,15 +68,17 @@ def _model(n, c, k, h, w, pads, residual):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), weights, bias
 
 
-@pytest.mark.parametrize("n,c,k,h,w,pads,residual,threads", [
-    (1, 5, 7, 11, 13, [1, 1, 1, 1], False, 1),  # odd channels, H and W not multiples of 4
-    (1, 3, 16, 9, 10, [0, 0, 0, 0], False, 1),  # no padding: 7x8 outputs
-    (2, 17, 9, 14, 23, [1, 1, 1, 1], True, 1),  # two images, a residual add
-    (1, 32, 33, 19, 6, [0, 1, 2, 1], True, 1),  # asymmetric pads, a prime width of outputs
-    (1, 9, 12, 12, 16, [1, 1, 1, 1], True, 1),  # whole tiles: the epilogue folded into the output transform
-    (1, 64, 64, 16, 16, [1, 1, 1, 1], True, 2),  # split among two threads
+@pytest.mark.parametrize("n,c,k,h,w,pads,residual,threads,target", [
+    (1, 5, 7, 11, 13, [1, 1, 1, 1], False, 1, "host"),  # odd channels, H and W not multiples of 4
+    (1, 3, 16, 9, 10, [0, 0, 0, 0], False, 1, "host"),  # no padding: 7x8 outputs
+    (2, 17, 9, 14, 23, [1, 1, 1, 1], True, 1, "host"),  # two images, a residual add
+    (1, 32, 33, 19, 6, [0, 1, 2, 1], True, 1, "host"),  # asymmetric pads, a prime width of outputs
+    (1, 9, 12, 12, 16, [1, 1, 1, 1], True, 1, "host"),  # whole tiles: the epilogue folded into the output transform
+    (1, 64, 64, 16, 16, [1, 1, 1, 1], True, 2, "host"),  # split among two threads
+    (1, 17, 9, 14, 23, [1, 1, 1, 1], True, 1, "aarch64"),  # NEON (run under qemu), partial tiles
+    (1, 9, 12, 12, 16, [1, 1, 1, 1], True, 1, "aarch64"),  # NEON, the epilogue folded
 ])
-def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, residual, threads):
+def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, residual, threads, target):
     model, weights, bias = _model(n, c, k, h, w, pads, residual)
     feeds = {"x": RNG.standard_normal((n, c, h, w)).astype(np.float32)}
     conv = reference_conv(feeds["x"], weights, pads) + bias[None, :, None, None]
@@ -86,7 +88,7 @@ def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, res
     want = np.maximum(conv, 0)
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     ort = session.run(None, feeds)[0]
-    got = InferenceSession(model, use_cache=False, threads=threads, winograd="strict").run(None, feeds)[0]
+    got = InferenceSession(model, target=target, use_cache=False, threads=threads, winograd="strict").run(None, feeds)[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
     assert np.abs(got - want).max() <= 32 * np.abs(ort - want).max() + 2e-6

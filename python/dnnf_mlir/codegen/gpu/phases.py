@@ -1,0 +1,91 @@
+"""A phased kernel: "compute the contraction once, then the rest".
+
+A kernel reading part of a value computed from a contraction (LLaMA's merged Q, K, V
+projection, read as three slices and its queries' halves rotated; a recurrent layer's
+first step, reading its gates from the whole sequence's input projection) cannot fuse
+that value into its readers' tiles without each of them computing the contraction
+again (LLaMA's rotation ran 3x slower fused, ``reshapes._from_contraction``); one
+dispatch per op instead costs a launch and a buffer round trip for every op. Phased,
+such a value (the contraction with its element-wise epilogue) is a root of its own
+(``contraction_boundaries``), computed by the first launch into a buffer of the kernel;
+the groups reading it run in the next, merged into one launch (``mapping.py``): two
+launches, the minimum without recomputation. ``PHASE_ATTR`` on each group's loop over
+workgroups says which launch it runs in.
+"""
+
+from __future__ import annotations
+
+from ..._mlir import ir
+from ..transform_script import TAG
+from .kernels import (Kernel, direct_producers, is_compute, is_contraction, producers, reads_whole,
+                      viewed_op)
+
+PHASE_ATTR = "dnnf.gpu.phase"  # on a phased kernel's top-level scf.forall: the launch it runs in
+
+
+def _readers(op, ops: list) -> list:
+    """The compute ops among ``ops`` reading ``op``'s result (directly or through views)."""
+    found = []
+    for reader in ops:
+        inputs = list(reader.operands)[: len(reader.operands) - len(reader.results)]
+        sources = [viewed_op(v) for v in inputs]
+        if reader != op and any(source is not None and source == op for source in sources):
+            found.append(reader)
+    return found
+
+
+def contraction_boundaries(function) -> list:
+    """The ops of a kernel function whose results a phased kernel computes before their
+    readers: in program order, each op computed from a contraction (not past an earlier
+    such op) that another op reads only in part (through a view or a map that is not
+    the whole result)."""
+    ops = [op.operation for op in function.regions[0].blocks[0].operations if is_compute(op.operation)]
+    found = []
+    for op in ops:
+        computed_from = producers(op, stop=set(found)) | {op}
+        if not any(is_contraction(source) for source in computed_from if source.name == "linalg.generic"):
+            continue
+        if any(not reads_whole(reader, op) for reader in _readers(op, ops)):
+            found.append(op)
+    return found
+
+
+def assign_phases(kernel: Kernel):
+    """Each group of ``kernel`` in the launch after the latest of those computing a root
+    it reads (the first launch when it reads none)."""
+    phase_of = {}
+    for group in kernel.groups:  # in program order: a group's sources come before it
+        read = set()
+        for op in group.ops:
+            for producer in direct_producers(op):
+                source = viewed_op(producer.results[0]) if producer.results else None
+                if source is not None and source.operation not in group.ops:
+                    read.add(source.operation)
+        group.phase = 1 + max((phase_of[op] for op in read if op in phase_of), default=-1)
+        phase_of[group.root] = group.phase
+
+
+def phase_tags(kernel: Kernel) -> dict:
+    """The tag of each group's root (``schedule.schedule_blocks`` put them) -> its phase."""
+    return {ir.StringAttr(group.root.attributes[TAG]).value: group.phase for group in kernel.groups}
+
+
+def mark_phases(function, phases: dict):
+    """Put ``PHASE_ATTR`` on the top-level loop of the scheduled ``function`` holding each
+    op tagged in ``phases`` (``phase_tags``): its group's phase."""
+
+    def visit(op):
+        phase = phases.get(ir.StringAttr(op.attributes[TAG]).value) if TAG in op.attributes else None
+        if phase is None:
+            return ir.WalkResult.ADVANCE
+        loop = op
+        while loop.parent is not None and loop.parent.name != "func.func":
+            loop = loop.parent
+        if loop.name == "scf.forall":
+            loop.attributes[PHASE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), phase)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+
+
+__all__ = ["PHASE_ATTR", "assign_phases", "contraction_boundaries", "mark_phases", "phase_tags"]

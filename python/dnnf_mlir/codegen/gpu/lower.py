@@ -33,7 +33,7 @@ from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocation
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, PhaseError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .partial_reads import drop_bounded_mods
-from .phases import assign_phases, contraction_boundaries, mark_phases, phase_tags
+from .phases import assign_phases, contraction_boundaries, group_loops_by_phase, mark_phases, phase_tags
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
@@ -78,6 +78,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
     if phased:
         mark_phases(copy, phases)
+        group_loops_by_phase(copy)
     run_passes("cse", scratch)  # a producer fused once per use: one clone (canonicalize would fold copies away)
     s = Script()
     planned, size = schedule_threads(s, scratch, plans, device.max_shared_memory)

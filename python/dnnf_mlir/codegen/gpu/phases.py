@@ -10,7 +10,8 @@ such a value (the contraction with its element-wise epilogue) is a root of its o
 (``contraction_boundaries``), computed by the first launch into a buffer of the kernel;
 the groups reading it run in the next, merged into one launch (``mapping.py``): two
 launches, the minimum without recomputation. ``PHASE_ATTR`` on each group's loop over
-workgroups says which launch it runs in.
+workgroups says which launch it runs in; ``group_loops_by_phase`` puts a phase's loops
+together.
 """
 
 from __future__ import annotations
@@ -88,4 +89,53 @@ def mark_phases(function, phases: dict):
     function.walk(visit)
 
 
-__all__ = ["PHASE_ATTR", "assign_phases", "contraction_boundaries", "mark_phases", "phase_tags"]
+def _phase(op) -> int | None:
+    return ir.IntegerAttr(op.attributes[PHASE_ATTR]).value if PHASE_ATTR in op.attributes else None
+
+
+def _top_level_needs(op, block_ops: list) -> set:
+    """The ops of ``block_ops`` whose results ``op`` (or an op nested in it) uses."""
+    found = set()
+
+    def visit(inner):
+        for value in inner.operands:
+            if isinstance(value, ir.OpResult) and value.owner.operation in block_ops:
+                found.add(value.owner.operation)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return found
+
+
+def group_loops_by_phase(function) -> int:
+    """Move each top-level loop marked by ``mark_phases`` (with the ops after it needs:
+    its inits, views) to right after the previous loop of its phase, past loops of later
+    phases, which it cannot read (a group reads only earlier phases' results): the
+    launches of a phase then stand together, merged into one (``mapping.py``). A loop
+    that needs a later phase's loop stays. Returns how many loops moved."""
+    block = function.regions[0].blocks[0]
+    moved = 0
+    for loop in [op.operation for op in block.operations if _phase(op.operation) is not None]:
+        order = [op.operation for op in block.operations]
+        position = order.index(loop)
+        previous = [op for op in order[:position] if _phase(op) is not None]
+        same = [op for op in previous if _phase(op) == _phase(loop)]
+        if not same or same[-1] == previous[-1]:
+            continue
+        after = order[order.index(same[-1]) + 1: position]
+        needed, work = set(), [loop]
+        while work:
+            for need in _top_level_needs(work.pop(), after) - needed:
+                needed.add(need)
+                work.append(need)
+        if any(op.name == "scf.forall" for op in needed):
+            continue
+        anchor = same[-1]
+        for op in [op for op in after if op in needed] + [loop]:
+            op.move_after(anchor)
+            anchor = op
+        moved += 1
+    return moved
+
+
+__all__ = ["PHASE_ATTR", "assign_phases", "contraction_boundaries", "group_loops_by_phase", "mark_phases", "phase_tags"]

@@ -109,3 +109,52 @@ func.func @main(%x: tensor<10x32xf32>, %w: tensor<32x48xf32>) -> (tensor<2x10x16
   %r:3 = call @kernel_0(%x, %w) : (tensor<10x32xf32>, tensor<32x48xf32>) -> (tensor<2x10x16xf32>, tensor<2x10x16xf32>, tensor<10x16xf32>)
   return %r#0, %r#1, %r#2 : tensor<2x10x16xf32>, tensor<2x10x16xf32>, tensor<10x16xf32>
 }
+
+// -----
+
+// Swin's window merge: 2 x 2 windows of 4 x 4 tokens of 8 channels back into the grid,
+// read as 64 tokens through a collapse that no map folds (it needs div/mod), each token
+// centred on its channels' sum. The grid goes to the returned buffer in the first
+// launch; the second reads it as tokens (the sum staged in workgroup memory).
+// CHECK-LABEL: func.func private @kernel_0(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<2x2x4x4x8xf32>, %[[G:[a-z0-9]+]]: memref<2x4x2x4x8xf32>, %[[C:[a-z0-9]+]]: memref<64x8xf32>
+// CHECK-SAME: dnnf.gpu.schedule = "phased"
+// CHECK: gpu.launch_func {{.*}} args(%[[X]] : memref<2x2x4x4x8xf32>, %[[G]] : memref<2x4x2x4x8xf32>) {dnnf.gpu.writes = [false, true]}
+// CHECK: gpu.launch_func {{.*}} args(%[[G]] : memref<2x4x2x4x8xf32>, %[[C]] : memref<64x8xf32>) {dnnf.gpu.writes = [false, true]}
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+#t = affine_map<(a, b, c, d, e) -> (a, c, b, d, e)>
+#id5 = affine_map<(a, b, c, d, e) -> (a, b, c, d, e)>
+#rows = affine_map<(r, c) -> (r, c)>
+#row = affine_map<(r, c) -> (r)>
+func.func private @kernel_0(%x: tensor<2x2x4x4x8xf32>) -> (tensor<2x4x2x4x8xf32>, tensor<64x8xf32>) attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x2x4x8xf32>
+  %g = linalg.generic {indexing_maps = [#t, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+       ins(%x : tensor<2x2x4x4x8xf32>) outs(%e : tensor<2x4x2x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x4x2x4x8xf32>
+  %tokens = tensor.collapse_shape %g [[0, 1, 2, 3], [4]] : tensor<2x4x2x4x8xf32> into tensor<64x8xf32>
+  %es = tensor.empty() : tensor<64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%es : tensor<64xf32>) -> tensor<64xf32>
+  %s = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+       ins(%tokens : tensor<64x8xf32>) outs(%f : tensor<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %ec = tensor.empty() : tensor<64x8xf32>
+  %c = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+       ins(%tokens, %s : tensor<64x8xf32>, tensor<64xf32>) outs(%ec : tensor<64x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64x8xf32>
+  return %g, %c : tensor<2x4x2x4x8xf32>, tensor<64x8xf32>
+}
+
+func.func @main(%x: tensor<2x2x4x4x8xf32>) -> (tensor<2x4x2x4x8xf32>, tensor<64x8xf32>) {
+  %r:2 = call @kernel_0(%x) : (tensor<2x2x4x4x8xf32>) -> (tensor<2x4x2x4x8xf32>, tensor<64x8xf32>)
+  return %r#0, %r#1 : tensor<2x4x2x4x8xf32>, tensor<64x8xf32>
+}

@@ -4,7 +4,7 @@ of the models' kernels that fell back (the steps of GRU and LSTM layers and thei
 concatenated outputs, LLaMA's projection with its rotation). Each is compiled for Vulkan (lavapipe) and OpenCL (PoCL); the manifest
 must count as many dispatches per run as the CPU path has kernels (one more where a
 kernel binds more buffers than one dispatch may, or reads part of a contraction's
-result: two launches, ``codegen/gpu/phases.py``), and the outputs on standard normal inputs must match onnxruntime within ``checking.compare``'s default
+result or a value through a view no map folds: two launches, ``codegen/gpu/phases.py``), and the outputs on standard normal inputs must match onnxruntime within ``checking.compare``'s default
 (|got - want| <= 3e-5 + 1e-4 * |want| per element): a step or a gate read from the
 wrong place moves outputs by O(1).
 """
@@ -86,10 +86,23 @@ def _projection_rotated():
                    "three": _ints(3)})
 
 
+def _windows_merged():
+    """Swin's window merge: 2 x 2 windows of 4 x 4 tokens back into the 8 x 8 grid read
+    as 64 tokens, added to the residual stream and layer-normalized."""
+    nodes = [helper.make_node("Reshape", ["windows", "grid"], ["w6"]),
+             helper.make_node("Transpose", ["w6"], ["wt"], perm=[0, 1, 3, 2, 4, 5]),
+             helper.make_node("Reshape", ["wt", "tokens"], ["merged"]),
+             helper.make_node("Add", ["x", "merged"], ["sum"]),
+             helper.make_node("LayerNormalization", ["sum", "gamma", "beta"], ["y"], axis=-1)]
+    return _model(nodes, {"windows": [4, 16, 8], "x": [1, 64, 8]}, {"sum": [1, 64, 8], "y": [1, 64, 8]},
+                  {"grid": _ints(1, 2, 2, 4, 4, 8), "tokens": _ints(1, 64, 8), "gamma": [8], "beta": [8]})
+
+
 # name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). A
 # kernel reading part of a contraction's result (the first step's gates, from the whole
 # sequence's input projection; the projection's Q, K and V columns) runs in two
 # launches: the contraction, then the rest (``phases.py``); every other kernel is one.
+# Before the phases, those kernels ran a dispatch per op: 4, 5 + 1, 8 and 6 beyond.
 GRAPHS = {
     "gru": (lambda: _recurrence("GRU", 3, 1, linear_before_reset=1), 1),
     "steps_transposed": (_steps_transposed, 0),
@@ -98,6 +111,9 @@ GRAPHS = {
     # launches, not one per op.
     "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 1 + 1),
     "projection_rotated": (_projection_rotated, 1),
+    # The merged windows are read as 64 tokens through a collapse of the 2 x 2 x 4 x 4
+    # grid, which no map folds: they are computed first, their normalization next.
+    "windows_merged": (_windows_merged, 1),
 }
 
 

@@ -222,7 +222,7 @@ def analyze(function, phased: bool = False, earlier=()) -> Kernel:
     ``phased``: the values the kernel gathers from are roots too, computed before their
     gathers (the groups then run one launch each, in order); otherwise a ``GatherError``
     when there are any. ``earlier`` (phased): ops computed by a launch before their
-    readers' (``phases.contraction_boundaries``), roots that no other group computes."""
+    readers' (``phases.phase_boundaries``), roots that no other group computes."""
     name = ir.StringAttr(function.attributes["sym_name"]).value
     body = function.regions[0].blocks[0]
     ops = [op.operation for op in body.operations if is_compute(op.operation)]

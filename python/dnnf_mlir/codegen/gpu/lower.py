@@ -33,7 +33,7 @@ from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocation
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, PhaseError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .partial_reads import drop_bounded_mods
-from .phases import assign_phases, contraction_boundaries, group_loops_by_phase, mark_phases, phase_tags
+from .phases import assign_phases, group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
@@ -69,7 +69,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     if schedule == "per-op":
         kernel = one_op_per_group(copy)
     else:
-        kernel = analyze(copy, phased, contraction_boundaries(copy) if phased else ())
+        kernel = analyze(copy, phased, phase_boundaries(copy) if phased else ())
     blocks = Script()
     plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads)
     if phased:

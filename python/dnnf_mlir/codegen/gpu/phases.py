@@ -7,46 +7,51 @@ that value into its readers' tiles without each of them computing the contractio
 again (LLaMA's rotation ran 3x slower fused, ``reshapes._from_contraction``); one
 dispatch per op instead costs a launch and a buffer round trip for every op. Phased,
 such a value (the contraction with its element-wise epilogue) is a root of its own
-(``contraction_boundaries``), computed by the first launch into a buffer of the kernel;
+(``phase_boundaries``), computed by the first launch into a buffer of the kernel;
 the groups reading it run in the next, merged into one launch (``mapping.py``): two
 launches, the minimum without recomputation. ``PHASE_ATTR`` on each group's loop over
 workgroups says which launch it runs in; ``group_loops_by_phase`` puts a phase's loops
-together.
+together. A value read through a view that no map can express is split off the same way.
 """
 
 from __future__ import annotations
 
 from ..._mlir import ir
 from ..transform_script import TAG
-from .kernels import (Kernel, direct_producers, is_compute, is_contraction, producers, reads_whole,
+from .kernels import (VIEWS, Kernel, direct_producers, is_compute, is_contraction, producers, reads_whole,
                       viewed_op)
 
 PHASE_ATTR = "dnnf.gpu.phase"  # on a phased kernel's top-level scf.forall: the launch it runs in
 
 
-def _readers(op, ops: list) -> list:
-    """The compute ops among ``ops`` reading ``op``'s result (directly or through views)."""
+def _reads(op, ops: list) -> list:
+    """(reader, whether through a view) for each input of a compute op among ``ops``
+    that reads ``op``'s result (directly or through views)."""
     found = []
     for reader in ops:
         inputs = list(reader.operands)[: len(reader.operands) - len(reader.results)]
-        sources = [viewed_op(v) for v in inputs]
-        if reader != op and any(source is not None and source == op for source in sources):
-            found.append(reader)
+        for value in inputs:
+            source = viewed_op(value)
+            if reader != op and source is not None and source == op:
+                found.append((reader, value.owner.name in VIEWS))
     return found
 
 
-def contraction_boundaries(function) -> list:
+def phase_boundaries(function) -> list:
     """The ops of a kernel function whose results a phased kernel computes before their
-    readers: in program order, each op computed from a contraction (not past an earlier
-    such op) that another op reads only in part (through a view or a map that is not
-    the whole result)."""
+    readers: those another op reads through a view that ``prepare`` could not fold
+    into its map (a Swin window merge's 4 x 4 x 4 x 4 grid read as 256 tokens: that
+    needs div/mod maps, which tiling handles only when the tiles line up) and, in
+    program order, each op computed from a contraction (not past an earlier such op)
+    that another op reads only in part (through a map that is not the whole result)."""
     ops = [op.operation for op in function.regions[0].blocks[0].operations if is_compute(op.operation)]
     found = []
     for op in ops:
+        reads = _reads(op, ops)
         computed_from = producers(op, stop=set(found)) | {op}
-        if not any(is_contraction(source) for source in computed_from if source.name == "linalg.generic"):
-            continue
-        if any(not reads_whole(reader, op) for reader in _readers(op, ops)):
+        from_contraction = any(is_contraction(source) for source in computed_from if source.name == "linalg.generic")
+        if any(viewed for _, viewed in reads) or \
+                from_contraction and any(not reads_whole(reader, op) for reader, _ in reads):
             found.append(op)
     return found
 
@@ -138,4 +143,4 @@ def group_loops_by_phase(function) -> int:
     return moved
 
 
-__all__ = ["PHASE_ATTR", "assign_phases", "contraction_boundaries", "group_loops_by_phase", "mark_phases", "phase_tags"]
+__all__ = ["PHASE_ATTR", "assign_phases", "group_loops_by_phase", "mark_phases", "phase_boundaries", "phase_tags"]

@@ -33,7 +33,7 @@ from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocation
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, PhaseError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .partial_reads import drop_bounded_mods
-from .phases import assign_phases, group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
+from .phases import group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
@@ -72,9 +72,7 @@ def _compile_alone(function, schedule: str, index: int, device):
         kernel = analyze(copy, phased, phase_boundaries(copy) if phased else ())
     blocks = Script()
     plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads)
-    if phased:
-        assign_phases(kernel)
-        phases = phase_tags(kernel)
+    phases = phase_tags(kernel) if phased else {}
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
     if phased:
         mark_phases(copy, phases)

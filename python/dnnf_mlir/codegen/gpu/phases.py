@@ -72,7 +72,9 @@ def assign_phases(kernel: Kernel):
 
 
 def phase_tags(kernel: Kernel) -> dict:
-    """The tag of each group's root (``schedule.schedule_blocks`` put them) -> its phase."""
+    """The phase of each group of ``kernel`` (``assign_phases``), by the tag of its root
+    (``schedule.schedule_blocks`` put them: the root is replaced by its tiled copy)."""
+    assign_phases(kernel)
     return {ir.StringAttr(group.root.attributes[TAG]).value: group.phase for group in kernel.groups}
 
 
@@ -95,6 +97,7 @@ def mark_phases(function, phases: dict):
 
 
 def _phase(op) -> int | None:
+    """The phase ``mark_phases`` put on ``op`` (None: not a group's loop)."""
     return ir.IntegerAttr(op.attributes[PHASE_ATTR]).value if PHASE_ATTR in op.attributes else None
 
 

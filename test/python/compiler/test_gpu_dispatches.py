@@ -1,10 +1,10 @@
 """One GPU dispatch per kernel on both GPU targets, for kernels the GPU schedules used to
 split into a dispatch per op (``dnnf.gpu.fallback``): the graphs below are the shapes
 of the models' kernels that fell back (the steps of GRU and LSTM layers and their
-concatenated outputs). Each is compiled for Vulkan (lavapipe) and OpenCL (PoCL); the manifest
+concatenated outputs, LLaMA's projection with its rotation). Each is compiled for Vulkan (lavapipe) and OpenCL (PoCL); the manifest
 must count as many dispatches per run as the CPU path has kernels (one more where a
-kernel binds more buffers than one dispatch may, a dispatch per op where it would keep
-too much in a thread's private memory), and the outputs on standard normal inputs must match onnxruntime within ``checking.compare``'s default
+kernel binds more buffers than one dispatch may, or reads part of a contraction's
+result or a value through a view no map folds: two launches, ``codegen/gpu/phases.py``), and the outputs on standard normal inputs must match onnxruntime within ``checking.compare``'s default
 (|got - want| <= 3e-5 + 1e-4 * |want| per element): a step or a gate read from the
 wrong place moves outputs by O(1).
 """
@@ -63,17 +63,57 @@ def _steps_transposed():
     return _model(nodes, {f"x{i}": [2, 2, 16] for i in range(4)}, {"y": [4, 2, 2, 16]}, {"one": _ints(1)})
 
 
-# name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). The
-# first step's kernel reads its gates from the whole sequence's input projection, a
-# contraction its tiles would compute again (``reshapes._from_contraction``): it runs a
-# dispatch per op (5 for a GRU, 6 for a bidirectional LSTM); every other kernel is one.
+def _projection_rotated():
+    """LLaMA's attention inputs: one projection split into queries (2 heads), a key
+    and a value head, each head moved before the sequence, the queries' halves
+    rotated (the second, negated, before the first)."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["p"]),
+             helper.make_node("Split", ["p", "sizes"], ["q", "k", "v"], axis=2),
+             helper.make_node("Reshape", ["q", "heads2"], ["q4"]),
+             helper.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["k", "heads1"], ["k4"]),
+             helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["v", "heads1"], ["v4"]),
+             helper.make_node("Transpose", ["v4"], ["vt"], perm=[0, 2, 1, 3]),
+             helper.make_node("Slice", ["qt", "zero", "half", "three"], ["first"]),
+             helper.make_node("Slice", ["qt", "half", "whole", "three"], ["second"]),
+             helper.make_node("Neg", ["second"], ["negated"]),
+             helper.make_node("Concat", ["negated", "first"], ["rotated"], axis=3)]
+    return _model(nodes, {"x": [1, 10, 32]}, {"qt": [1, 2, 10, 16], "rotated": [1, 2, 10, 16],
+                                              "kt": [1, 1, 10, 16], "vt": [1, 1, 10, 16]},
+                  {"w": [32, 64], "sizes": _ints(32, 16, 16), "heads2": _ints(1, 10, 2, 16),
+                   "heads1": _ints(1, 10, 1, 16), "zero": _ints(0), "half": _ints(8), "whole": _ints(16),
+                   "three": _ints(3)})
+
+
+def _windows_merged():
+    """Swin's window merge: 2 x 2 windows of 4 x 4 tokens back into the 8 x 8 grid read
+    as 64 tokens, added to the residual stream and layer-normalized."""
+    nodes = [helper.make_node("Reshape", ["windows", "grid"], ["w6"]),
+             helper.make_node("Transpose", ["w6"], ["wt"], perm=[0, 1, 3, 2, 4, 5]),
+             helper.make_node("Reshape", ["wt", "tokens"], ["merged"]),
+             helper.make_node("Add", ["x", "merged"], ["sum"]),
+             helper.make_node("LayerNormalization", ["sum", "gamma", "beta"], ["y"], axis=-1)]
+    return _model(nodes, {"windows": [4, 16, 8], "x": [1, 64, 8]}, {"sum": [1, 64, 8], "y": [1, 64, 8]},
+                  {"grid": _ints(1, 2, 2, 4, 4, 8), "tokens": _ints(1, 64, 8), "gamma": [8], "beta": [8]})
+
+
+# name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). A
+# kernel reading part of a contraction's result (the first step's gates, from the whole
+# sequence's input projection; the projection's Q, K and V columns) runs in two
+# launches: the contraction, then the rest (``phases.py``); every other kernel is one.
+# Before the phases, those kernels ran a dispatch per op: 4, 5 + 1, 8 and 6 beyond.
 GRAPHS = {
-    "gru": (lambda: _recurrence("GRU", 3, 1, linear_before_reset=1), 4),
+    "gru": (lambda: _recurrence("GRU", 3, 1, linear_before_reset=1), 1),
     "steps_transposed": (_steps_transposed, 0),
     # The last kernel concatenates 32 steps given a unit direction dim, read through 36
     # views, over the generic profile's 24 bindings a dispatch: its groups run in two
     # launches, not one per op.
-    "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 5 + 1),
+    "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 1 + 1),
+    "projection_rotated": (_projection_rotated, 1),
+    # The merged windows are read as 64 tokens through a collapse of the 2 x 2 x 4 x 4
+    # grid, which no map folds: they are computed first, their normalization next.
+    "windows_merged": (_windows_merged, 1),
 }
 
 

@@ -31,7 +31,18 @@ class KernelError(CodegenError):
     """A kernel function the GPU schedules cannot make one dispatch of (the message names it)."""
 
 
-class GatherError(KernelError):
+class PhaseError(KernelError):
+    """A kernel that one dispatch cannot compute without computing a value again in
+    each of its readers' tiles; phased (``analyze(..., phased=True)``), a launch
+    computes the value first and the later launches read it."""
+
+
+class PartialReadError(PhaseError):
+    """A kernel reads part of a value it computes through a view the schedules cannot
+    fuse through (a leading slice of a contraction's result, ``phases.py``)."""
+
+
+class GatherError(PhaseError):
     """A kernel gathers from a value it computes (a padding of a convolution's result):
     the value's producers would be fused whole into each thread that gathers. It is
     computed first, by a dispatch of its own (``analyze(..., phased=True)``)."""
@@ -95,15 +106,16 @@ def gathered(op) -> list:
     return found
 
 
-def producers(op, through_gathers: bool = True) -> set:
+def producers(op, through_gathers: bool = True, stop=frozenset()) -> set:
     """Every op of the function that ``op`` computes with, transitively (not past the
-    values it gathers from unless ``through_gathers``)."""
+    values it gathers from unless ``through_gathers``, nor past the ops in ``stop``:
+    computed by an earlier launch)."""
     seen, work = set(), [op]
     while work:
         current = work.pop()
         direct = [v.owner.operation for v in _data_operands(current) if isinstance(v, ir.OpResult)]
         for producer in direct + (_captured_producers(current) if through_gathers else []):
-            if producer not in seen:
+            if producer not in seen and producer not in stop:
                 seen.add(producer)
                 work.append(producer)
     return seen
@@ -171,6 +183,7 @@ class RootGroup:
     root: object
     ops: list  # the root's producers among the kernel's ops, and the root, in program order
     kind: str  # "contraction", "reduction" or "elementwise"
+    phase: int = 0  # a phased kernel's launch it runs in (``phases.py``)
 
     @property
     def contraction(self):
@@ -203,12 +216,13 @@ def pieces(value) -> list:
     return [value]
 
 
-def analyze(function, phased: bool = False) -> Kernel:
+def analyze(function, phased: bool = False, earlier=()) -> Kernel:
     """The ``Kernel`` of a kernel function (on tensors, after ``prepare``): its roots are
     the ops computing a piece of a result that no other such op computes as a producer.
     ``phased``: the values the kernel gathers from are roots too, computed before their
     gathers (the groups then run one launch each, in order); otherwise a ``GatherError``
-    when there are any."""
+    when there are any. ``earlier`` (phased): ops computed by a launch before their
+    readers' (``phases.phase_boundaries``), roots that no other group computes."""
     name = ir.StringAttr(function.attributes["sym_name"]).value
     body = function.regions[0].blocks[0]
     ops = [op.operation for op in body.operations if is_compute(op.operation)]
@@ -224,6 +238,7 @@ def analyze(function, phased: bool = False) -> Kernel:
             if op not in computed:
                 computed.append(op)
     if phased:
+        computed += [op for op in earlier if op not in computed]
         work = list(computed)
         while work:
             current = work.pop()
@@ -232,7 +247,7 @@ def analyze(function, phased: bool = False) -> Kernel:
                     if source not in computed:
                         computed.append(source)
                         work.append(source)
-    producers_of = {op: producers(op, through_gathers=not phased) for op in computed}
+    producers_of = {op: producers(op, through_gathers=not phased, stop=set(earlier) - {op}) for op in computed}
 
     def computed_by(op, other) -> bool:
         return op in producers_of[other] and _computed_whole(op, other, producers_of[other] | {other})
@@ -247,7 +262,7 @@ def analyze(function, phased: bool = False) -> Kernel:
             raise KernelError(f"kernel {name} has a result of dynamic shape")
         members = [op for op in ops if op == root or op in producers_of[root]]
         _move_other_uses_after(members, root)
-        _check_read_directly(members, name)
+        _check_read_directly(members, name, set(earlier))
         sources = [source for op in members for source in gathered(op)]
         if sources and not phased:
             raise GatherError(f"kernel {name} gathers from a value it computes ({sources[0].name}): a dispatch "
@@ -334,20 +349,22 @@ def _move_other_uses_after(members: list, root):
         anchor = op
 
 
-def _check_read_directly(members: list, name: str):
+def _check_read_directly(members: list, name: str, earlier: set):
     """A ``KernelError`` when an op of a group reads a value the group computes through a
     view that ``prepare`` could not fold into its map (a slice of a slice of a collapsed
     product: a recurrent step's gate): fusion cannot tile a producer through it, and
-    upstream's fusion into a loop has been seen to abort on such a chain rather than fail."""
+    upstream's fusion into a loop has been seen to abort on such a chain rather than fail.
+    A value of ``earlier`` is read from its buffer, through the view."""
     for op in members:
         for value in _data_operands(op):
             source = viewed_op(value)
-            if isinstance(value, ir.OpResult) and value.owner.name in VIEWS and source is not None and is_compute(source):
-                raise KernelError(f"kernel {name}: {op.name} reads {source.name}'s result through "
+            if isinstance(value, ir.OpResult) and value.owner.name in VIEWS and source is not None and \
+                    is_compute(source) and source.operation not in earlier:
+                raise PartialReadError(f"kernel {name}: {op.name} reads {source.name}'s result through "
                                   f"{value.owner.name}, which the schedules cannot fuse through")
 
 
-def _reads_whole(consumer, producer) -> bool:
+def reads_whole(consumer, producer) -> bool:
     """Whether ``consumer`` reads every element of ``producer``'s result: an input whose
     indexing map is loop dims spanning the result's shape (or 0 along a unit dim)."""
     if consumer.name != "linalg.generic":
@@ -373,7 +390,7 @@ def _computed_whole(op, root, members: set) -> bool:
         if current == root:
             return True
         for consumer in members - seen:
-            if _reads_whole(consumer, current):
+            if reads_whole(consumer, current):
                 seen.add(consumer)
                 work.append(consumer)
     return False
@@ -417,6 +434,7 @@ def _own_copies(members: list, shared: list) -> list:
     return result
 
 
-__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "GatherError", "Kernel", "KernelError", "RootGroup",
+__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "GatherError", "Kernel", "KernelError",
+           "PartialReadError", "PhaseError", "RootGroup", "reads_whole",
            "analyze", "gathered", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
            "pieces", "direct_producers", "producers", "staged_ops", "viewed_op"]

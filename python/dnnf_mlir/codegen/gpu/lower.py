@@ -4,8 +4,9 @@
 a module of its own: kernel rewrites (``prepare.prepare_kernel``), schedule
 (``schedule.py``), vectorization, bufferization, launches (``mapping.py``). The fused
 schedule is tried first (one dispatch). A kernel that gathers from a value it computes
-(``GatherError``) is compiled "phased": that value's group a dispatch before the
-gather's. When any step fails, or leaves work outside the launch (a copy bufferization
+(``GatherError``) or reads part of a value computed from a contraction
+(``PartialReadError``) is compiled "phased": that value's group a launch before its
+readers' (``phases.py``). When any step fails, or leaves work outside the launch (a copy bufferization
 could not write in place), the kernel is compiled again with each op a dispatch of its
 own, the values between them in buffers of the kernel function (``SCHEDULE_ATTR``
 "per-op"; and why it is not fused, ``FALLBACK_ATTR``). The
@@ -30,9 +31,10 @@ from .contraction_steps import mark_stepped, widen_rows
 from .forwarding import forward_transfers
 from .overwrites import rebase_overwrites
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
-from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, GatherError, analyze, one_op_per_group
+from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, PhaseError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .partial_reads import drop_bounded_mods
+from .phases import group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
 from .prepare import prepare_kernel, prepare_module
 from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
@@ -53,7 +55,7 @@ def _bufferize(module: ir.Module):
     run_passes("canonicalize,cse", module)
 
 
-SCHEDULES = ("fused", "phased", "per-op")  # one dispatch; a dispatch per gather phase; per op
+SCHEDULES = ("fused", "phased", "per-op")  # one dispatch; a launch per phase; per op
 
 
 def _compile_alone(function, schedule: str, index: int, device):
@@ -63,11 +65,19 @@ def _compile_alone(function, schedule: str, index: int, device):
     scratch = ir.Module.create()
     copy = function.operation.clone()
     scratch.body.append(copy)
-    prepare_kernel(scratch, device.max_storage_buffer_range)
-    kernel = one_op_per_group(copy) if schedule == "per-op" else analyze(copy, phased=schedule == "phased")
+    phased = schedule == "phased"
+    prepare_kernel(scratch, device.max_storage_buffer_range, phased)
+    if schedule == "per-op":
+        kernel = one_op_per_group(copy)
+    else:
+        kernel = analyze(copy, phased, phase_boundaries(copy) if phased else ())
     blocks = Script()
     plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads)
+    phases = phase_tags(kernel) if phased else {}
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
+    if phased:
+        mark_phases(copy, phases)
+        group_loops_by_phase(copy)
     run_passes("cse", scratch)  # a producer fused once per use: one clone (canonicalize would fold copies away)
     s = Script()
     planned, size = schedule_threads(s, scratch, plans, device.max_shared_memory)
@@ -176,7 +186,7 @@ def compile_kernels(module: ir.Module, device) -> tuple:
         try:
             scratch, planned, text = _compile_alone(function, "fused", index, device)
         except CodegenError as error:
-            for schedule in ("phased", "per-op") if isinstance(error, GatherError) else ("per-op",):
+            for schedule in ("phased", "per-op") if isinstance(error, PhaseError) else ("per-op",):
                 try:
                     scratch, planned, text = _compile_alone(function, schedule, index, device)
                     break

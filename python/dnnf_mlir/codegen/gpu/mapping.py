@@ -12,7 +12,8 @@
    its id falls in (the condition is the same for all threads of a workgroup, so the
    barriers inside stay in uniform control flow). The groups are independent (each
    writes its own results), so one dispatch computes them all; a kernel scheduled one
-   op at a time (``lower.py``'s fallback) keeps its launches, in order;
+   op at a time (``lower.py``'s fallback) keeps its launches, in order, and a phased
+   one (``phases.py``) has the launches of each phase merged, the phases in order;
 3. buffers allocated inside a launch become arrays in workgroup memory when its
    threads share them (allocated outside the loops over threads: a staged value), in
    each thread's private memory otherwise (a thread's accumulator tile);
@@ -32,6 +33,7 @@ from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes
 from ..transform_script import Script
 from .kernels import SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR
+from .phases import PHASE_ATTR
 
 GROUP_ATTR = "dnnf.gpu.group"
 GROUP_BRANCH_ATTR = "dnnf.gpu.group_branch"  # on the scf.if running one group of a merged launch
@@ -337,6 +339,26 @@ def _within_bindings(launches: list, max_bindings: int | None) -> list:
     return runs
 
 
+def _independent_runs(function) -> list:
+    """The launches of ``function`` in runs of consecutive independent ones, in order: all
+    of a fused kernel's; each phase's of a phased one (``PHASE_ATTR``, which the launch
+    keeps from its loop); one each otherwise."""
+    launches = walk_ops(function.operation, {"gpu.launch"})
+    schedule = ir.StringAttr(function.attributes[SCHEDULE_ATTR]).value if SCHEDULE_ATTR in function.attributes \
+        else "fused"
+    if schedule == "fused":
+        return [launches] if launches else []
+    runs, last = [], None
+    for launch in launches:
+        phase = ir.IntegerAttr(launch.attributes[PHASE_ATTR]).value if PHASE_ATTR in launch.attributes else None
+        if phase is not None and phase == last:
+            runs[-1].append(launch)
+        else:
+            runs.append([launch])
+        last = phase
+    return runs
+
+
 def launch_kernels(module: ir.Module, max_shared_memory: int, max_bindings: int | None = None):
     """Map every kernel function's loops to launches (see the module docstring), each
     with the workgroup size its schedule recorded (``WORKGROUP_SIZE_ATTR``) and at most
@@ -355,6 +377,8 @@ def launch_kernels(module: ir.Module, max_shared_memory: int, max_bindings: int 
         for index, forall in enumerate(_top_level_foralls(function)):
             region = _enclose(forall)
             region.attributes[GROUP_ATTR] = ir.StringAttr.get(f"{name}:{index}")
+            if PHASE_ATTR in forall.attributes:
+                region.attributes[PHASE_ATTR] = forall.attributes[PHASE_ATTR]
             loop = s.fresh("group")
             s.emit(f'{loop} = transform.structured.match ops{{["scf.execute_region"]}} attributes{{{GROUP_ATTR} = "{name}:{index}"}}'
                    " in %root : (!transform.any_op) -> !transform.any_op")
@@ -365,14 +389,16 @@ def launch_kernels(module: ir.Module, max_shared_memory: int, max_bindings: int 
             s.emit(f"{threads} = transform.gpu.map_nested_forall_to_threads {launch}"
                    f" block_dims = [{workgroup_sizes[name]}, 1, 1] : (!transform.any_op) -> !transform.any_op")
     apply_script(module, s.text("__dnnf_gpu_map"), "__dnnf_gpu_map", "mapping loops to workgroups and threads")
+    for region in walk_ops(module.operation, {"scf.execute_region"}):
+        if PHASE_ATTR in region.attributes:
+            for launch in walk_ops(region, {"gpu.launch"}):
+                launch.attributes[PHASE_ATTR] = region.attributes[PHASE_ATTR]
     run_passes("canonicalize", module)  # inlines the execute_regions
     for function in functions(module):
-        launches = walk_ops(function.operation, {"gpu.launch"})
-        independent = SCHEDULE_ATTR not in function.attributes or \
-            ir.StringAttr(function.attributes[SCHEDULE_ATTR]).value == "fused"
-        if len(launches) > 1 and independent:
-            launches = [_merge_launches(chunk) if len(chunk) > 1 else chunk[0]
-                        for chunk in _within_bindings(launches, max_bindings)]
+        launches = []
+        for run in _independent_runs(function):
+            launches += [_merge_launches(chunk) if len(chunk) > 1 else chunk[0]
+                         for chunk in _within_bindings(run, max_bindings)]
         for launch in launches:
             _drop_trailing_barriers(launch)
     _place_buffers(module, max_shared_memory)

@@ -75,10 +75,11 @@ def prepare_module(module: ir.Module) -> int:
     return rewritten + reshapes_to_callers(module)
 
 
-def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
+def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = False) -> int:
     """Rewrite the kernel functions of ``module`` for the GPU schedules (see the module
     docstring), reading no argument of more than ``max_binding_bytes`` through one
-    binding (``oversized``); returns how many ops the Python rewrites changed."""
+    binding (``oversized``), for a ``phased`` schedule (``reshapes_into_consumers``);
+    returns how many ops the Python rewrites changed."""
     rewritten = approximate_math(module)
     rewritten += flatten_nested_concats(module) + split_concat_pads(module)
     rewritten += gathers_from_pads(module, keep=padded_results(module))
@@ -103,18 +104,18 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int) -> int:
             apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize",
                          "generalizing linalg ops")
     rewritten += split
-    if reshapes_into_consumers(module):
+    if reshapes_into_consumers(module, phased):
         # Element-wise consumers of a reshaped result iterate over the producer's domain
         # now that their other inputs' maps are projections (``reshapes.py``).
         run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
-        rewritten += 1 + reshapes_into_consumers(module)
+        rewritten += 1 + reshapes_into_consumers(module, phased)
     rewritten += fold_permuting_copies(module)
     rewritten += split_concat_consumers(module) + flatten_nested_concats(module)
     run_passes("canonicalize", module)  # what the splits left unread (a whole fill, a concatenation)
     rewritten += untie_inits(module)
     rewritten += expand_concat_pieces(module) + padded_results_to_pieces(module) + concats_to_pieces(module)
     rewritten += copy_passed_on_results(module)
-    rewritten += reshapes_into_consumers(module)  # the copies' views of values computed here (pieces, results)
+    rewritten += reshapes_into_consumers(module, phased)  # the copies' views of values computed here (pieces, results)
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 
 

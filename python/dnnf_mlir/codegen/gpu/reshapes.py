@@ -122,11 +122,13 @@ def _source_exprs(reshape, results, ranges=None) -> list | None:
     return exprs
 
 
-def _slice_exprs(extract, results) -> list | None:
+def _slice_exprs(extract, results, phased: bool) -> list | None:
     """The source indices of a static, rank-keeping ``tensor.extract_slice``:
     ``offset + stride * i``; where that is a loop dim alone over the leading part of
     the source (the first half of a row), ``partial_reads.reads_leading_part``, unless
-    the source is computed from a contraction (None then: ``_from_contraction``)."""
+    the source is computed from a contraction (None then: ``_from_contraction``) in a
+    kernel that is not ``phased`` (which computes such a source by a launch of its own,
+    ``phases.py``)."""
     offsets = list(ir.DenseI64ArrayAttr(extract.attributes["static_offsets"]))
     strides = list(ir.DenseI64ArrayAttr(extract.attributes["static_strides"]))
     dynamic = ir.ShapedType.get_dynamic_size()
@@ -137,7 +139,7 @@ def _slice_exprs(extract, results) -> list | None:
     parts = list(parts)
     leading = [isinstance(e, ir.AffineDimExpr) and (stride, offset) == (1, 0) and size != whole
                for e, offset, stride, size, whole in parts]
-    if any(leading) and _from_contraction(extract.operands[0]):
+    if any(leading) and not phased and _from_contraction(extract.operands[0]):
         return None
     return [reads_leading_part(e, whole) if lead else e * stride + offset if (stride, offset) != (1, 0) else e
             for (e, offset, stride, _, whole), lead in zip(parts, leading)]
@@ -181,14 +183,14 @@ def _view_chain(value):
     return value, chain
 
 
-def _fold_into(consumer, operand_index: int, source, chain) -> bool:
+def _fold_into(consumer, operand_index: int, source, chain, phased: bool) -> bool:
     maps = indexing_maps(consumer)
     amap = maps[operand_index]
     exprs = list(amap.results)
     for view in chain:  # from the consumer's view back to the source
         if any(static_tensor_type(v) is None for v in (view.operands[0], view.results[0])):
             return False
-        exprs = _slice_exprs(view, exprs) if view.name == "tensor.extract_slice" else \
+        exprs = _slice_exprs(view, exprs, phased) if view.name == "tensor.extract_slice" else \
             _source_exprs(view, exprs, loop_ranges(consumer))
         if exprs is None:
             return False
@@ -198,16 +200,17 @@ def _fold_into(consumer, operand_index: int, source, chain) -> bool:
     return True
 
 
-def reshapes_into_consumers(module: ir.Module) -> int:
+def reshapes_into_consumers(module: ir.Module, phased: bool = False) -> int:
     """Fold every chain of reshapes and slices of a value computed in the kernel into the
-    ``linalg.generic`` inputs that read it; returns how many reads were rewritten."""
+    ``linalg.generic`` inputs that read it (a ``phased`` kernel's leading slices of
+    contraction results too); returns how many reads were rewritten."""
     folded = 0
     for consumer in walk_ops(module.operation, {"linalg.generic"}):
         inputs = len(consumer.operands) - len(consumer.results)
         for index in range(inputs):
             found = _view_chain(consumer.operands[index])
             if found is not None:
-                folded += _fold_into(consumer, index, *found)
+                folded += _fold_into(consumer, index, *found, phased)
     for view in reversed(walk_ops(module.operation, set(VIEWS))):
         if not list(view.results[0].uses):
             view.erase()

@@ -52,16 +52,17 @@ func.func @main(%x: tensor<3x2x8xf32>, %w: tensor<8x48xf32>) -> (tensor<3x2x48xf
 
 // -----
 
-// LLaMA's projection, not returned: its first 32 columns as two heads moved before the
-// sequence, their halves rotated, and its last 16 columns negated. The projection's
-// query columns go to a buffer of the kernel in the first launch, with the value
-// columns and their negation (``split_sliced_ops`` splits them off: read whole, they
-// fuse), moved before the second launch, which computes the queries' two results.
+// LLaMA's projection: its first 32 columns as two heads moved before the sequence
+// (the kernel's first result), their halves rotated, and its last 16 columns negated.
+// The first launch computes the query heads into the first result (the projection
+// written as heads: ``epilogue_dims``) and the negated value columns (``split_sliced_ops``
+// splits them off: read whole, they fuse); the second reads the heads and writes the
+// rotated halves.
 // CHECK-LABEL: func.func private @kernel_0(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<10x32xf32>, %{{[a-z0-9]+}}: memref<32x48xf32>, %[[Q:[a-z0-9]+]]: memref<2x10x16xf32>, %{{[a-z0-9]+}}: memref<2x10x16xf32>, %[[V:[a-z0-9]+]]: memref<10x16xf32>)
 // CHECK-SAME: dnnf.gpu.schedule = "phased"
-// CHECK: %[[Q:.+]] = memref.alloc() {{.*}} : memref<10x32xf32>
-// CHECK: gpu.launch_func {{.*}} args(%[[Q]] : memref<10x32xf32>, {{.*}}) {dnnf.gpu.writes = [true, false, false, false, true]}
-// CHECK: gpu.launch_func {{.*}} args(%[[Q]] : memref<10x32xf32>, {{.*}}) {dnnf.gpu.writes = [false, true, true, true]}
+// CHECK: gpu.launch_func {{.*}} args(%[[Q]] : memref<2x10x16xf32>, {{.*}}, %[[V]] : memref<10x16xf32>) {dnnf.gpu.writes = [true, false, false, false, true]}
+// CHECK: gpu.launch_func {{.*}} args(%[[Q]] : memref<2x10x16xf32>, {{.*}}) {dnnf.gpu.writes = [false, true, true]}
 // CHECK-NOT: gpu.launch_func
 // CHECK: return
 #x = affine_map<(s, n, k) -> (s, k)>

@@ -153,11 +153,19 @@ def write_weights(path: str, values) -> list:
     """Write the header and ``values`` into the file ``path`` as ``layout`` places them;
     returns the layout."""
     entries = layout(values)
-    with open(path, "wb") as f:
-        f.write(header(entries, values))
-        for entry, value in zip(entries, values):
-            f.write(b"\0" * (entry.offset - f.tell()))
-            value.tofile(f)  # no in-memory copy of a 500 MB array
+    try:
+        with open(path, "wb") as f:
+            f.write(header(entries, values))
+            for entry, value in zip(entries, values):
+                f.write(b"\0" * (entry.offset - f.tell()))
+                value.tofile(f)  # no in-memory copy of a 500 MB array
+    except OSError as error:
+        if error.filename:
+            raise
+        # Neither a failed write nor numpy's short write ("N requested and M written")
+        # names the file.
+        reason = error.strerror or f"{error} (a short write: is the disk full?)"
+        raise OSError(error.errno, reason, str(path)) from None
     return entries
 
 

@@ -54,6 +54,14 @@ def test_weights_file_is_aligned_and_reads_back(tmp_path):
         assert got.dtype == want.dtype
 
 
+def test_a_full_disk_names_the_weights_file():
+    """/dev/full fails every write with ENOSPC: the error names the file (numpy's short
+    write of a big array, "N requested and M written", named none)."""
+    with pytest.raises(OSError) as raised:
+        write_weights("/dev/full", [np.zeros(1 << 20, np.float32)])
+    assert raised.value.filename == "/dev/full" and raised.value.strerror
+
+
 def test_host_library_matches_onnxruntime(gelu_host):
     """MatMul + Erf GELU: the library, loaded with ctypes, calls libm's erff."""
     x = gelu_input(1)

@@ -135,3 +135,45 @@ def test_auto_mode_takes_the_layers_measured_faster(c, k, size, threads, rewritt
         module = ir.Module.parse(_conv_module(c, k, size))
         assert winograd_convolutions(module, "auto", threads) == int(rewritten)
         assert module.operation.verify()
+
+
+class _Stop(Exception):
+    pass
+
+
+def _copies_from_fresh_buffers(module) -> int:
+    """The ``linalg.copy`` ops of ``module`` (bufferized) whose source is a ``memref.alloc``."""
+    count = 0
+
+    def visit(op):
+        nonlocal count
+        if op.name == "linalg.copy":
+            source = op.operands[0]
+            count += isinstance(source, ir.OpResult) and source.owner.name == "memref.alloc"
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_transforms_write_their_results_in_place(threads):
+    """The 36 results of the input transform and the 16 of the output transform are
+    written straight into the batch matmul's operand and the output's phases
+    (``cpu/slice_copies.py``): after bufferization, no buffer is copied out of a
+    fresh one (there were 52 such serial copies)."""
+    from dnnf_mlir.codegen.pipeline import lower
+
+    seen = {}
+
+    def dump(stage, module):
+        if stage == "bufferize":
+            seen["copies"] = _copies_from_fresh_buffers(module)
+            raise _Stop()
+
+    with make_context():
+        module = ir.Module.parse(_conv_module(64, 64, 16))
+        assert winograd_convolutions(module, "always", threads) == 1
+        with pytest.raises(_Stop):
+            lower(module, "host", threads=threads, dump=dump)
+    assert seen["copies"] == 0

@@ -67,10 +67,9 @@ def _restrided(target, strides, before):
     type its writers' subviews were built for."""
     target_t = ir.MemRefType(target.type)
     _, offset = target_t.get_strides_and_offset()
-    base = _defining_op(target).operands[0]
     layout = ir.StridedLayoutAttr.get(offset, strides)
-    with ir.InsertionPoint(before), before.location:
-        return _mlir.memref.reinterpret_cast(ir.MemRefType.get(target_t.shape, target_t.element_type, layout), base,
+    with ir.InsertionPoint(before), before.location:  # of the slice itself: its buffer's other uses stay slices
+        return _mlir.memref.reinterpret_cast(ir.MemRefType.get(target_t.shape, target_t.element_type, layout), target,
                                              [], [], [], [offset], target_t.shape, strides)
 
 
@@ -134,8 +133,6 @@ def _elide(copy) -> bool:
             return False
     copy.erase()
     fresh.erase()
-    if not any(True for _ in target.uses):
-        view.erase()
     return True
 
 

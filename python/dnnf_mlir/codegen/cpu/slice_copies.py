@@ -104,10 +104,16 @@ def _elide(copy) -> bool:
     here = _position(copy)
     if any(_position(_in_block(w, block)) > here for w in writers):
         return False
-    # Every other use of the target's buffer before the copy writes a disjoint static slice.
+    # The slice is used only after the copy, and every other use of its buffer before
+    # the copy is a disjoint static slice.
+    for use in target.uses:
+        anchor = _in_block(use.owner.operation, block)
+        if use.owner.operation != copy and (anchor is None or _position(anchor) < here):
+            return False
     for use in base.uses:
         other = use.owner.operation
-        if other == view or _position(_in_block(other, block)) > here:
+        anchor = _in_block(other, block)
+        if other == view or (anchor is not None and _position(anchor) > here):
             continue
         other_box = _static_box(other) if other.name == "memref.subview" else None
         if other_box is None or _overlap(box, other_box):

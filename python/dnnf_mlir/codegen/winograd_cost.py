@@ -20,21 +20,28 @@ measured shape gained on both ISAs.
 
 On several threads, each Winograd convolution is six parallel regions (pad, column
 phases, input transform, batch matmul, output transform, transposing copy) where the
-direct one is one or two, so small layers lose to the fork/join costs, more so on a
-shared machine. Measured on 2 threads (AMD EPYC, AVX-512, a second process busy on
-the other core at times; Winograd / direct, fastest of 100 paired runs): 64 at 56x56
-0.69, 128 at 28x28 0.61, 256 at 14x14 0.81, 512 at 14x14 0.32, 96 at 28x28 0.75, 384
-at 13x13 0.72 (65-460 M multiply-adds of the direct convolution) gained; 64 at 28x28
-1.06, 128 at 14x14 1.07 (29 M), 48 at 28x28 1.37 (16 M), 64 at 14x14 1.17-1.56 (7 M),
-512 at 7x7 2.23 (4 tiles) lost. Hence on ``threads`` > 1 also at least
-``MIN_MACS_PER_THREAD`` direct multiply-adds per thread (calibrated on 2 threads only).
+direct one is one or two, so small layers lose to the fork/join costs, all the more
+when another process takes turns on the cores. Measured on 2 threads (AMD EPYC,
+AVX-512; Winograd / direct, fastest of 100 paired runs each), the other core idle |
+busy with another process at times:
+
+- 64 at 56x56 0.52 | 0.69, 128 at 28x28 0.54 | 0.61, 256 at 14x14 0.43 | 0.81, 512 at
+  14x14 0.48 | 0.32, 96 at 28x28 0.59 | 0.75, 384 at 13x13 0.59 | 0.72 (65-460 M
+  multiply-adds of the direct convolution);
+- 64 at 28x28 0.78 | 1.06, 128 at 14x14 0.57 | 1.07 (29 M);
+- 48 at 28x28 0.91 | 1.37 (16 M), 64 at 14x14 1.06 | 1.17-1.56 (7 M), 512 at 7x7 (4
+  tiles) 1.12 | 2.23.
+
+Hence on ``threads`` > 1 also at least ``MIN_MACS_PER_THREAD`` direct multiply-adds
+per thread: what gains clearly on idle cores, leaving out what loses on busy ones
+(calibrated on 2 threads only).
 """
 
 from __future__ import annotations
 
 MIN_CHANNELS = 48  # input and output channels
 MIN_TILES = 16  # 4x4 output tiles per image
-MIN_MACS_PER_THREAD = 24_000_000  # of the direct convolution, on several threads
+MIN_MACS_PER_THREAD = 12_000_000  # of the direct convolution, on several threads
 
 
 def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int, threads: int = 1) -> bool:

@@ -20,7 +20,8 @@
 // CHECK-SAME:      outs(
 // CHECK:         %[[B:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3, 4]] : tensor<36x5x1x3x4xf32> into tensor<36x5x12xf32>
 // CHECK:         %[[M:.*]] = linalg.batch_matmul ins(%[[U]], %[[B]] : tensor<36x7x5xf32>, tensor<36x5x12xf32>)
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x7x3x4x4x4xf32>)
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[3, 3, 0, 0, 0, 0] [1, 1, 1, 7, 3, 4] [1, 1, 1, 1, 1, 1] : tensor<1x7x3x4xf32> into tensor<4x4x1x7x3x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<4x4x1x7x3x4xf32>) outs(%{{.*}} : tensor<1x7x3x4x4x4xf32>)
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<1x7x12x16xf32>
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 7, 11, 13] [1, 1, 1, 1] : tensor<1x7x12x16xf32> to tensor<1x7x11x13xf32>
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw

@@ -11,8 +11,8 @@ Gray's F(4x4, 3x3), ``Y = A^T [(G g G^T) . (B^T d B)] A`` per 6x6 input tile of 
 2. ONE ``linalg.batch_matmul`` ``M[36, K, tiles] = U[36, K, C] x V[36, C, tiles]``: the
    CPU's matmul micro-kernel (packed B panels), 2.25 multiply-adds per output and input
    channel instead of 9;
-3. one element-wise generic computes the 16 outputs of ``A^T m A`` per tile as rows
-   ``[N, K, TH, 4, 4, TW]``, one transposing copy makes them the whole-tile output
+3. one element-wise generic computes the 16 outputs of ``A^T m A`` per tile as
+   ``[4, 4, N, K, TH, TW]``, one transposing copy makes them the whole-tile output
    ``[N, K, 4 TH, 4 TW]`` (where the CPU's prepare step folds the epilogue in,
    ``cpu/permuted_epilogues.py``), of which the convolution's ``OH x OW`` are kept.
 
@@ -210,14 +210,15 @@ def _output_transform(products, n: int, k: int, tiles_h: int, tiles_w: int):
         return [value for row in _separable(A_T, grid) for value in row]
 
     results = generic(points, [identity] * POINTS + [write] * (TILE * TILE), outputs, body)
-    # Rows of each output [.., th, i, j, :] contiguous, then one transpose of the short
-    # dims (j, tw) -> (tw, j) into the output's layout.
-    phases = tensor.empty([n, k, tiles_h, TILE, TILE, tiles_w], f32)
+    # Each output [i, j] a contiguous [N, K, TH, TW] (the generic writes it in place,
+    # ``cpu/slice_copies.py``), then one transposing copy into the output's layout
+    # [N, K, TH, i, TW, j].
+    phases = tensor.empty([TILE, TILE, n, k, tiles_h, tiles_w], f32)
     for index, result in enumerate(results):
         i, j = divmod(index, TILE)
-        phases = tensor.insert_slice(result, phases, [], [], [], [0, 0, 0, i, j, 0], [n, k, tiles_h, 1, 1, tiles_w],
+        phases = tensor.insert_slice(result, phases, [], [], [], [i, j, 0, 0, 0, 0], [1, 1, n, k, tiles_h, tiles_w],
                                      [1] * 6)
-    whole = generic([phases], [affine_map(6, [0, 1, 2, 3, 5, 4]), affine_map(6, [0, 1, 2, 3, 4, 5])],
+    whole = generic([phases], [affine_map(6, [3, 5, 0, 1, 2, 4]), affine_map(6, [0, 1, 2, 3, 4, 5])],
                     [tensor.empty([n, k, tiles_h, TILE, tiles_w, TILE], f32)], lambda value, _: value)[0]
     return tensor.collapse_shape(ir.RankedTensorType.get([n, k, TILE * tiles_h, TILE * tiles_w], f32), whole,
                                  reassociation([[0], [1], [2, 3], [4, 5]]))

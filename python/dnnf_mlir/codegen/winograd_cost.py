@@ -16,23 +16,41 @@ tiles. Measured (Winograd / direct time, AVX-512 and AVX2):
   0.83-0.85, 16 -> 64 1.14 / 0.95, 16 -> 16 0.99 / 0.94.
 
 Hence: at least 48 input and output channels and 16 tiles per image, where every
-measured shape gained on both ISAs. On two threads the direct schedule scales and the
-Winograd kernel does not (64 at 56x56: 1.59, 128 at 28x28: 1.87, 256 at 14x14: 2.14
-times the direct time; only 512 at 14x14 gained, 0.65): code compiled for several
-threads keeps the direct convolutions.
+measured shape gained on both ISAs.
+
+On several threads, each Winograd convolution is six parallel regions (pad, column
+phases, input transform, batch matmul, output transform, transposing copy) where the
+direct one is one or two, so small layers lose to the fork/join costs, all the more
+when another process takes turns on the cores. Measured on 2 threads (AMD EPYC,
+AVX-512; Winograd / direct, fastest of 100 paired runs each), the other core idle |
+busy with another process at times:
+
+- 64 at 56x56 0.52 | 0.69, 128 at 28x28 0.54 | 0.61, 256 at 14x14 0.43 | 0.81, 512 at
+  14x14 0.48 | 0.32, 96 at 28x28 0.59 | 0.75, 384 at 13x13 0.59 | 0.72 (65-460 M
+  multiply-adds of the direct convolution);
+- 64 at 28x28 0.78 | 1.06, 128 at 14x14 0.57 | 1.07 (29 M);
+- 48 at 28x28 0.91 | 1.37 (16 M), 64 at 14x14 1.06 | 1.17-1.56 (7 M), 512 at 7x7 (4
+  tiles) 1.12 | 2.23.
+
+Hence on ``threads`` > 1 also at least ``MIN_MACS_PER_THREAD`` direct multiply-adds
+per thread: what gains clearly on idle cores, leaving out what loses on busy ones
+(calibrated on 2 threads only).
 """
 
 from __future__ import annotations
 
 MIN_CHANNELS = 48  # input and output channels
 MIN_TILES = 16  # 4x4 output tiles per image
+MIN_MACS_PER_THREAD = 12_000_000  # of the direct convolution, on several threads
 
 
 def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int, threads: int = 1) -> bool:
     """Whether F(4x4, 3x3) is expected faster than the direct convolution for an
     ``[n, c] -> [n, k, oh, ow]`` 3x3 stride-1 convolution on the CPU, on ``threads``."""
     tiles = -(-oh // 4) * -(-ow // 4)
-    return threads == 1 and min(c, k) >= MIN_CHANNELS and tiles >= MIN_TILES
+    if min(c, k) < MIN_CHANNELS or tiles < MIN_TILES:
+        return False
+    return threads == 1 or 9 * n * c * k * oh * ow >= MIN_MACS_PER_THREAD * threads
 
 
 __all__ = ["prefers_winograd"]

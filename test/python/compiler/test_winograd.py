@@ -128,10 +128,57 @@ func.func @conv(%x: tensor<1x{c}x{size + 2}x{size + 2}xf32>) -> tensor<1x{k}x{si
     (64, 48, 13, 1, True),  # 16 tiles, partial ones included
     (64, 64, 12, 1, False),  # 9 tiles: the transforms cost more than the matmul saves
     (32, 128, 28, 1, False),  # 32 input channels
-    (64, 64, 16, 2, False),  # two threads: the direct schedule scales, Winograd's does not
+    (64, 64, 16, 2, False),  # two threads, 9.4 M multiply-adds: the fork/joins of six parallel regions cost more
+    (48, 48, 28, 2, False),  # two threads, 16 M: 0.91 on idle cores, 1.37 on busy ones
+    (64, 64, 28, 2, True),  # two threads, 29 M: faster (0.78 on idle cores)
+    (96, 96, 28, 2, True),  # two threads, 65 M: faster (0.59)
+    (64, 64, 56, 2, True),  # two threads, 116 M: faster (0.52)
+    (512, 512, 7, 2, False),  # 4 tiles: too few on any thread count
 ])
 def test_auto_mode_takes_the_layers_measured_faster(c, k, size, threads, rewritten):
     with make_context():
         module = ir.Module.parse(_conv_module(c, k, size))
         assert winograd_convolutions(module, "auto", threads) == int(rewritten)
         assert module.operation.verify()
+
+
+class _Stop(Exception):
+    pass
+
+
+def _copies_from_fresh_buffers(module) -> int:
+    """The ``linalg.copy`` ops of ``module`` (bufferized) whose source is a ``memref.alloc``."""
+    count = 0
+
+    def visit(op):
+        nonlocal count
+        if op.name == "linalg.copy":
+            source = op.operands[0]
+            count += isinstance(source, ir.OpResult) and source.owner.name == "memref.alloc"
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_transforms_write_their_results_in_place(threads):
+    """The 36 results of the input transform and the 16 of the output transform are
+    written straight into the batch matmul's operand and the output's phases
+    (``cpu/slice_copies.py``): after bufferization, no buffer is copied out of a
+    fresh one (there were 52 such serial copies)."""
+    from dnnf_mlir.codegen.pipeline import lower
+
+    seen = {}
+
+    def dump(stage, module):
+        if stage == "bufferize":
+            seen["copies"] = _copies_from_fresh_buffers(module)
+            raise _Stop()
+
+    with make_context():
+        module = ir.Module.parse(_conv_module(64, 64, 16))
+        assert winograd_convolutions(module, "always", threads) == 1
+        with pytest.raises(_Stop):
+            lower(module, "host", threads=threads, dump=dump)
+    assert seen["copies"] == 0

@@ -15,8 +15,9 @@ it depends on shapes:
 3. step ``bufferize``, stage ``bufferize``: ``one-shot-bufferize{bufferize-function-boundaries
    function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}``,
    ``buffer-results-to-out-params{modify-public-functions}`` (``bufferize.pipeline``);
-   results are written in place into the out-parameters; remaining ``memref.copy``
-   become tagged ``linalg.copy`` (``codegen/bufferization.py``).
+   results are written in place into the out-parameters; a fresh buffer copied whole
+   into a slice is written in the slice instead (``slice_copies.py``); remaining
+   ``memref.copy`` become tagged ``linalg.copy`` (``codegen/bufferization.py``).
 4. step ``map_to_hardware``, stage ``lower-vectors``: the script vectorizing those copies
    (split among the threads when big), ``hoist_redundant_vector_transfers``, masked
    transfers lowered (``buffers.py``); ``buffer-loop-hoisting`` +
@@ -57,6 +58,7 @@ from .objects import compile_object, emit_llvm_ir
 from .openmp import parallelize
 from .planner import plan
 from .prepare import rewrite_for_kernels
+from .slice_copies import write_copied_buffers_in_place
 from .split import split_functions
 from .target import CpuTarget
 from .toolchain import find_clang, find_llc, find_llvm_split, find_opt
@@ -93,6 +95,7 @@ class CpuBackend(Backend):
             fresh_inits_in_loops(module)
             run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
             results_in_place(module)
+            write_copied_buffers_in_place(module)
             copies_to_linalg(module)
             run_passes("canonicalize,cse", module)
 

@@ -75,9 +75,10 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         if batch:
             tiles = [bsz] + tiles
         # Split the dim whose tiles divide evenly among the threads (static tiles in
-        # every thread), preferring N (each thread packs its own B panels), then M,
-        # then the batch; else the one with most tiles.
-        order = [len(tiles) - 1, len(tiles) - 2] + ([0] if batch else [])
+        # every thread), preferring N (each thread packs its own B panels), then the
+        # batch (the same, and no shared A rows: Winograd's 36 products), then M
+        # (every thread packs every B panel); else the one with most tiles.
+        order = [len(tiles) - 1] + ([0] if batch else []) + [len(tiles) - 2]
         dim = even_split(tiles, order, planner.threads)
         if dim is None:
             # Uneven chunks would make the tiles of the last thread dynamic, which

@@ -1,8 +1,12 @@
-"""GPU artifacts of small test graphs, compiled once per graph, target and precision."""
+"""GPU artifacts of small test graphs, compiled once per graph, target and precision,
+and their outputs checked against onnxruntime's."""
 
+import numpy as np
 import onnx
 
+from dnnf_mlir.checking import compare
 from dnnf_mlir.compiler import Artifact, compile_model
+from dnnf_mlir.tools.common import onnxruntime_session
 
 
 def artifact_cache(directory, build):
@@ -23,3 +27,17 @@ def artifact_cache(directory, build):
         return cache[key]
 
     return get
+
+
+def assert_matches_onnxruntime(artifact, seed: int):
+    """Run ``artifact`` on standard normal inputs (``numpy.random.default_rng(seed)``) and
+    check every output against onnxruntime's within ``checking.compare``'s default
+    tolerance (3e-5 + 1e-4 * |want| per element), none of them degenerate."""
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(shape).astype(dtype) for _, dtype, shape in artifact.inputs]
+    outputs, _ = artifact.run(inputs)
+    want = onnxruntime_session(artifact.manifest["model"]).run(
+        None, {name: array for (name, _, _), array in zip(artifact.inputs, inputs)})
+    for got, expected in zip(outputs, want):
+        result = compare(got, expected)
+        assert result.ok and not result.degenerate, result

@@ -14,9 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from dnnf_mlir.checking import compare
-from dnnf_mlir.compiler import Artifact, compile_model
-from dnnf_mlir.tools.common import onnxruntime_session
+from gpu_artifacts import artifact_cache, assert_matches_onnxruntime
 
 OPSET = 17
 
@@ -119,30 +117,13 @@ GRAPHS = {
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    """(name, target) -> the Artifact of GRAPHS[name] compiled for target, once."""
-    directory, cache = tmp_path_factory.mktemp("dispatches"), {}
-
-    def get(name, target):
-        if (name, target) not in cache:
-            path = directory / f"{name}.onnx"
-            onnx.save(GRAPHS[name][0](), str(path))
-            compile_model(path, directory / f"{name}-{target}", target=target)
-            cache[name, target] = Artifact(directory / f"{name}-{target}")
-        return cache[name, target]
-
-    return get
+    """(name, target, precision) -> (the Artifact of GRAPHS[name] compiled for target,), once."""
+    return artifact_cache(tmp_path_factory.mktemp("dispatches"), lambda name: (GRAPHS[name][0](),))
 
 
 @pytest.mark.parametrize("target", ["vulkan", "opencl"])
 @pytest.mark.parametrize("name", GRAPHS)
 def test_one_dispatch_per_kernel_and_matches_onnxruntime(name, target, compiled):
-    artifact = compiled(name, target)
+    (artifact,) = compiled(name, target, "fp32")
     assert artifact.manifest["dispatches"] == artifact.manifest["kernels"] + GRAPHS[name][1]
-    rng = np.random.default_rng(5)
-    inputs = [rng.standard_normal(shape).astype(dtype) for _, dtype, shape in artifact.inputs]
-    outputs, _ = artifact.run(inputs)
-    want = onnxruntime_session(artifact.manifest["model"]).run(
-        None, {n: array for (n, _, _), array in zip(artifact.inputs, inputs)})
-    for got, expected in zip(outputs, want):
-        result = compare(got, expected)
-        assert result.ok and not result.degenerate, result
+    assert_matches_onnxruntime(artifact, seed=5)

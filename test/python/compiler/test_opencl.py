@@ -24,6 +24,7 @@ import subprocess
 import numpy as np
 import onnx
 import pytest
+from gpu_artifacts import assert_matches_onnxruntime
 from test_vulkan import GRAPHS, graphs_compiled_for
 
 from dnnf_mlir.checking import compare
@@ -46,14 +47,7 @@ def _inputs(artifact, seed=3):
 
 @pytest.mark.parametrize("name", GRAPHS)
 def test_matches_onnxruntime(name, compiled):
-    artifact = compiled(name)
-    inputs = _inputs(artifact)
-    outputs, _ = artifact.run(inputs)
-    want = onnxruntime_session(artifact.manifest["model"]).run(
-        None, {name: array for (name, _, _), array in zip(artifact.inputs, inputs)})
-    for got, expected in zip(outputs, want):
-        result = compare(got, expected)
-        assert result.ok and not result.degenerate, result
+    assert_matches_onnxruntime(compiled(name), seed=3)
 
 
 class OpenclLibrary:

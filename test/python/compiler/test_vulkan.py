@@ -19,11 +19,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from dnnf_mlir._mlir import ir
-from dnnf_mlir.checking import compare
 from dnnf_mlir.codegen import CodegenError, get_target, lower
 from dnnf_mlir.codegen.gpu.vulkan import VulkanDevice, VulkanTarget
 from dnnf_mlir.compiler import Artifact, ArtifactError, compile_model
-from dnnf_mlir.tools.common import onnxruntime_session
+from gpu_artifacts import assert_matches_onnxruntime
 
 OPSET = 17
 
@@ -193,15 +192,7 @@ def compiled(tmp_path_factory):
 
 @pytest.mark.parametrize("name", GRAPHS)
 def test_matches_onnxruntime(name, compiled):
-    artifact = compiled(name)
-    rng = np.random.default_rng(3)
-    inputs = [rng.standard_normal(shape).astype(dtype) for _, dtype, shape in artifact.inputs]
-    outputs, _ = artifact.run(inputs)
-    want = onnxruntime_session(artifact.manifest["model"]).run(
-        None, {name: array for (name, _, _), array in zip(artifact.inputs, inputs)})
-    for got, expected in zip(outputs, want):
-        result = compare(got, expected)
-        assert result.ok and not result.degenerate, result
+    assert_matches_onnxruntime(compiled(name), seed=3)
 
 
 @pytest.mark.parametrize("name", GRAPHS)

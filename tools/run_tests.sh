@@ -21,7 +21,8 @@ lit -sv test
 # A pytest worker per core, up to 4 (most tests run one single-threaded compiler or
 # interpreter at a time; a model's compilation takes up to 3 GiB).
 workers=$(( $(nproc) < 4 ? $(nproc) : 4 ))
-python -m pytest -q -n "$workers" --dist worksteal test/python "$@"
+# --durations: the slowest tests in the log, where CI time is looked for first.
+python -m pytest -q -n "$workers" --dist worksteal --durations=30 test/python "$@"
 
 if [ "$(uname -m)" = x86_64 ]; then
   read -r level runs_here < <(python - <<'EOF'

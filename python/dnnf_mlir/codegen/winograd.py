@@ -70,10 +70,14 @@ def is_winograd_shape(op) -> bool:
 
 
 def transformed_filters(filters: np.ndarray) -> np.ndarray:
-    """``G g G^T`` of filters ``[K, C, 3, 3]`` as ``[36, K, C]`` f32 (computed in float64)."""
+    """``G g G^T`` of filters ``[K, C, 3, 3]`` as ``[36, K, C]`` f32 (computed in float64).
+
+    One matrix product, ``(G kron G) [9, K C]`` (point ``(a, b)`` is row ``6 a + b``,
+    tap ``(i, j)`` column ``3 i + j``): three times faster than ``einsum`` on VGG's 512
+    x 512 layers, where the filters of a whole model took a second."""
     k, c = filters.shape[:2]
-    u = np.einsum("ai,kcij,bj->abkc", G, filters.astype(np.float64), G)
-    return np.ascontiguousarray(u.reshape(POINTS, k, c).astype(np.float32))
+    taps = filters.reshape(k * c, WINDOW * WINDOW).astype(np.float64).T
+    return (np.kron(G, G) @ taps).astype(np.float32).reshape(POINTS, k, c)
 
 
 def transformed_filter_type(filter_type: ir.RankedTensorType) -> ir.RankedTensorType:

@@ -8,7 +8,9 @@ compilation fails). Inputs standard normal, filters scaled by 1/sqrt(9 C) so out
 are O(1). Tolerance: max abs error against float64 at most 2e-5 + 1e-4 * |want|,
 and no more than 32 times (5 bits) the error of onnxruntime's direct f32 convolution
 plus 2e-6; the measured ratio is 8-18 on these shapes (F(4x4, 3x3)'s coefficients go up to
-8 and 1/24, and onnxruntime's error over 27 to 288 products is small).
+8 and 1/24, and onnxruntime's error over 27 to 288 products is small). The cases of
+one target and thread count are branches of one model, compiled once (each compile
+costs seconds whatever its size), and checked output by output.
 """
 
 import numpy as np
@@ -53,45 +55,73 @@ def test_transformed_filters_layout():
     np.testing.assert_allclose(u[2 * 6 + 4, 1, 2], (G @ w[1, 2].astype(np.float64) @ G.T)[2, 4], rtol=1e-6)
 
 
-def _model(n, c, k, h, w, pads, residual):
+def _branch(index, n, c, k, h, w, pads, residual):
+    """Case ``index``: Conv (+ residual Add) + Relu from ``x{index}`` (and ``r{index}``) to
+    ``y{index}``; its graph inputs, nodes, initializers, feeds and float64 result."""
+    x, y = f"x{index}", f"y{index}"
     weights = (RNG.standard_normal((k, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
     bias = RNG.standard_normal(k).astype(np.float32)
-    oh, ow = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, w])]
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["conv"], pads=pads)]
+    feeds = {x: RNG.standard_normal((n, c, h, w)).astype(np.float32)}
+    want = reference_conv(feeds[x], weights, pads) + bias[None, :, None, None]
+    inputs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [n, c, h, w])]
+    nodes = [helper.make_node("Conv", [x, f"w{index}", f"b{index}"], [f"conv{index}"], pads=pads)]
+    last = f"conv{index}"
     if residual:
-        inputs.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [n, k, oh, ow]))
-        nodes.append(helper.make_node("Add", ["conv", "r"], ["sum"]))
-    nodes.append(helper.make_node("Relu", ["sum" if residual else "conv"], ["y"]))
-    graph = helper.make_graph(nodes, "winograd", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), weights, bias
+        feeds[f"r{index}"] = RNG.standard_normal(want.shape).astype(np.float32)
+        want = want + feeds[f"r{index}"]
+        inputs.append(helper.make_tensor_value_info(f"r{index}", TensorProto.FLOAT, list(want.shape)))
+        nodes.append(helper.make_node("Add", [last, f"r{index}"], [f"sum{index}"]))
+        last = f"sum{index}"
+    nodes.append(helper.make_node("Relu", [last], [y]))
+    initializers = [numpy_helper.from_array(weights, f"w{index}"), numpy_helper.from_array(bias, f"b{index}")]
+    return inputs, nodes, initializers, feeds, np.maximum(want, 0)
 
 
-@pytest.mark.parametrize("n,c,k,h,w,pads,residual,threads,target", [
-    (1, 5, 7, 11, 13, [1, 1, 1, 1], False, 1, "host"),  # odd channels, H and W not multiples of 4
-    (1, 3, 16, 9, 10, [0, 0, 0, 0], False, 1, "host"),  # no padding: 7x8 outputs
-    (2, 17, 9, 14, 23, [1, 1, 1, 1], True, 1, "host"),  # two images, a residual add
-    (1, 32, 33, 19, 6, [0, 1, 2, 1], True, 1, "host"),  # asymmetric pads, a prime width of outputs
-    (1, 9, 12, 12, 16, [1, 1, 1, 1], True, 1, "host"),  # whole tiles: the epilogue folded into the output transform
-    (1, 64, 64, 16, 16, [1, 1, 1, 1], True, 2, "host"),  # split among two threads
-    (1, 17, 9, 14, 23, [1, 1, 1, 1], True, 1, "aarch64"),  # NEON (run under qemu), partial tiles
-    (1, 9, 12, 12, 16, [1, 1, 1, 1], True, 1, "aarch64"),  # NEON, the epilogue folded
+def _model(cases):
+    """One model of every case in ``cases`` side by side (compiled once); its feeds and
+    the float64 result of each case."""
+    inputs, nodes, initializers, feeds, wants = [], [], [], {}, []
+    for index, case in enumerate(cases):
+        branch_inputs, branch_nodes, branch_initializers, branch_feeds, want = _branch(index, *case)
+        inputs += branch_inputs
+        nodes += branch_nodes
+        initializers += branch_initializers
+        feeds.update(branch_feeds)
+        wants.append(want)
+    outputs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(cases))]
+    graph = helper.make_graph(nodes, "winograd", inputs, outputs, initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds, wants
+
+
+# (n, c, k, h, w, pads, residual); the cases of one target and thread count are compiled as one model.
+HOST_CASES = [
+    (1, 5, 7, 11, 13, [1, 1, 1, 1], False),  # odd channels, H and W not multiples of 4
+    (1, 3, 16, 9, 10, [0, 0, 0, 0], False),  # no padding: 7x8 outputs
+    (2, 17, 9, 14, 23, [1, 1, 1, 1], True),  # two images, a residual add
+    (1, 32, 33, 19, 6, [0, 1, 2, 1], True),  # asymmetric pads, a prime width of outputs
+    (1, 9, 12, 12, 16, [1, 1, 1, 1], True),  # whole tiles: the epilogue folded into the output transform
+]
+TWO_THREAD_CASES = [(1, 64, 64, 16, 16, [1, 1, 1, 1], True)]  # split among two threads
+AARCH64_CASES = [  # NEON, run under qemu
+    (1, 17, 9, 14, 23, [1, 1, 1, 1], True),  # partial tiles
+    (1, 9, 12, 12, 16, [1, 1, 1, 1], True),  # the epilogue folded
+]
+
+
+@pytest.mark.parametrize("cases,threads,target", [
+    (HOST_CASES, 1, "host"),
+    (TWO_THREAD_CASES, 2, "host"),
+    (AARCH64_CASES, 1, "aarch64"),
 ])
-def test_conv_bias_relu_against_float64_and_onnxruntime(n, c, k, h, w, pads, residual, threads, target):
-    model, weights, bias = _model(n, c, k, h, w, pads, residual)
-    feeds = {"x": RNG.standard_normal((n, c, h, w)).astype(np.float32)}
-    conv = reference_conv(feeds["x"], weights, pads) + bias[None, :, None, None]
-    if residual:
-        feeds["r"] = RNG.standard_normal(conv.shape).astype(np.float32)
-        conv = conv + feeds["r"]
-    want = np.maximum(conv, 0)
+def test_conv_bias_relu_against_float64_and_onnxruntime(cases, threads, target):
+    model, feeds, wants = _model(cases)
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    ort = session.run(None, feeds)[0]
-    got = InferenceSession(model, target=target, use_cache=False, threads=threads, winograd="strict").run(None, feeds)[0]
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
-    assert np.abs(got - want).max() <= 32 * np.abs(ort - want).max() + 2e-6
+    ort = session.run(None, feeds)
+    got = InferenceSession(model, target=target, use_cache=False, threads=threads, winograd="strict").run(None, feeds)
+    for case, case_got, case_ort, want in zip(cases, got, ort, wants, strict=True):
+        assert case_got.shape == want.shape, case
+        np.testing.assert_allclose(case_got, want, rtol=1e-4, atol=2e-5, err_msg=str(case))
+        assert np.abs(case_got - want).max() <= 32 * np.abs(case_ort - want).max() + 2e-6, case
 
 
 def test_strict_refuses_what_it_cannot_rewrite():

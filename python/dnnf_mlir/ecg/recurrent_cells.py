@@ -215,10 +215,6 @@ class Direction:
     hidden: int
     input_forget: bool = False
     linear_before_reset: bool = False
-    # LSTM: one matmul per gate (R^T's column blocks) instead of one over all four, so
-    # that every gate's pre-activation has the state's shape: the loop lowering's step
-    # then applies the cell update to the four matmuls' register tiles (codegen/cpu/gate_steps.py).
-    split_gates: bool = False
     derived: dict = field(default_factory=dict)
 
     def once(self, key: str, make):
@@ -232,12 +228,6 @@ class Direction:
         """R^T, [hidden, gates*hidden]."""
         return self.once("weights", lambda: graph.transposed(self.recurrence))
 
-    def gate_weights(self, graph: StepGraph):
-        """R^T's column block of each gate, [hidden, hidden] each (``split_gates``)."""
-        size = self.hidden
-        return self.once("gate_weights", lambda: [graph.columns(self.weights(graph), k * size, (k + 1) * size)
-                                                  for k in range(self.cell.gates)])
-
     def gate_input(self, graph: StepGraph, x):
         """``x`` clipped to [-clip, clip] when the node clips (before every gate activation)."""
         return x if self.clip is None else graph.op("clip", [x], {"min": -self.clip, "max": self.clip})
@@ -246,7 +236,7 @@ class Direction:
         """Build what every step shares (R^T, its row blocks, the peephole columns) now."""
         size = self.hidden
         if self.cell is LSTM:
-            self.gate_weights(graph) if self.split_gates else self.weights(graph)
+            self.weights(graph)
             if self.peepholes is not None:
                 self.once("peepholes", lambda: [graph.columns(self.peepholes, k * size, (k + 1) * size)
                                                 for k in range(3)])
@@ -279,12 +269,8 @@ def _lstm_step(graph: StepGraph, d: Direction, projected, states):
     h_prev, c_prev = states
     f, g, h = d.activations
     size = d.hidden
-    if d.split_gates:
-        i_in, o_in, f_in, c_in = (graph.matmul_plus(h_prev, weights, graph.columns(projected, k * size, (k + 1) * size))
-                                  for k, weights in enumerate(d.gate_weights(graph)))
-    else:
-        gates = graph.matmul_plus(h_prev, d.weights(graph), projected)
-        i_in, o_in, f_in, c_in = (graph.columns(gates, k * size, (k + 1) * size) for k in range(4))
+    gates = graph.matmul_plus(h_prev, d.weights(graph), projected)
+    i_in, o_in, f_in, c_in = (graph.columns(gates, k * size, (k + 1) * size) for k in range(4))
     if d.peepholes is not None:
         p_i, p_o, p_f = d.once("peepholes", lambda: [graph.columns(d.peepholes, k * size, (k + 1) * size)
                                                      for k in range(3)])

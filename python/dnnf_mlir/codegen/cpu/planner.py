@@ -19,7 +19,6 @@ from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_
 from .attention import attention_chains, schedule_head_loop
 from .conv import schedule_conv
 from .cpu_planner import CpuPlanner
-from .gate_steps import gate_steps, schedule_gate_step
 from .matmul import schedule_matmul
 from .matvec import MARK, schedule_matvec
 from .row_fusion import row_groups, schedule_row_group
@@ -44,11 +43,6 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     # Softmax, layer normalization: a loop over rows with the whole group fused in.
     groups = {group.root: group for group in row_groups([op for op in ops if op not in contractions])}
     in_groups = {member for group in groups.values() for member in group.members}
-    # An LSTM step's cell update with its gate matmuls fused in, scheduled at its first matmul:
-    # before a later consumer of the update (the new h) fuses it as a producer.
-    steps = gate_steps(ops, target.lanes(32))
-    step_of = {matmul: step for step in steps for matmul in step.matmuls}
-    step_roots = {step.root for step in steps}
     # An attention chain first becomes a loop over its heads; its ops, fused into that
     # loop, are then scheduled below as any other, on one thread each (the heads are
     # what the threads share).
@@ -69,12 +63,7 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
         first = len(planner.schedules)
         planner.threads = 1 if op in in_head_loops or op.parent.name == "scf.forall" or is_time_step_loop(op.parent) \
             else threads
-        if op in step_of:
-            if step_of[op].matmuls[0] == op:
-                schedule_gate_step(planner, step_of[op])
-        elif op in step_roots:
-            pass
-        elif MARK in op.attributes:
+        if MARK in op.attributes:
             schedule_matvec(planner, op)
         elif op.name in CONTRACTIONS:
             out = static_tensor_type(op.results[0]) if op.results else None

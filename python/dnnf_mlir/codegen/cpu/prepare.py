@@ -28,7 +28,6 @@ from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_con
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
 from .permuted_epilogues import fold_permuted_epilogues
-from .state_updates import merge_state_updates
 from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
 from .windows import windows_to_taps
@@ -38,7 +37,6 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     """Rewrite ``module`` in place for the CPU schedules; returns how many ops changed."""
     lanes = target.lanes(32)
     rewritten = write_states_in_place(module)
-    rewritten += merge_state_updates(module)
     rewritten += approximate_math(module)
     rewritten += generic_contractions_to_matmul(module)
     rewritten += rewrite_matvecs(module, lanes)

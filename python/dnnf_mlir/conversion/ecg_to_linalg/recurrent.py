@@ -16,11 +16,6 @@ from ...linalg_builders import element_of
 from .builders import empty, index, shape_of
 from .registry import lowers
 
-# LSTM gates as four matmuls when the hidden size is a whole number of vectors on every
-# CPU target (16 f32 lanes at most): the CPU fuses them into the cell update
-# (codegen/cpu/gate_steps.py); other sizes keep one matmul (four would each be padded).
-SPLIT_GATES_MULTIPLE = 16
-
 
 def _step_index(iv, seq: int, reverse: bool):
     """The time step of iteration ``iv``: ``iv``, or ``seq - 1 - iv`` backwards."""
@@ -68,7 +63,6 @@ def lower_recurrence(op, args):
     seq, batch, hidden = output_spec.shape
     graph = StepGraph(OpEmitter(), output_spec.dtype)
     direction = op.direction(attrs, roles, hidden)
-    direction.split_gates = hidden % SPLIT_GATES_MULTIPLE == 0
     direction.prepare(graph)
     projected, lengths = roles["projected"], roles.get("lengths")
     width = shape_of(projected)[2]

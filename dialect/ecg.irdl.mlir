@@ -1031,5 +1031,13 @@ module {
       %5 = irdl.base "!builtin.tensor"
       irdl.results(values: %4, indices: %5)
     }
+    irdl.operation @gather_sum {
+      %0 = irdl.base "!builtin.tensor"
+      %1 = irdl.base "!builtin.tensor"
+      %2 = irdl.base "!builtin.tensor"
+      irdl.operands(data: %0, indices: %1, weights: %2)
+      %3 = irdl.base "!builtin.tensor"
+      irdl.results(output: %3)
+    }
   }
 }

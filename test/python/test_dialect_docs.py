@@ -22,7 +22,7 @@ GENERATOR = REPO / "tools" / "gen_dialect_docs.py"
 STALE = "is stale: regenerate the dialect files with `python tools/gen_dialect_docs.py`"
 
 # Ops without an ONNX counterpart (constant has one, but need not; the graph rewrites create square).
-NO_ONNX = {"constant", "fused", "yield", "square"}
+NO_ONNX = {"constant", "fused", "yield", "square", "gather_sum"}  # gather_sum: what GridSample imports to
 # Pure data movement: the default FLOPs model (0 per element) is right for them.
 DATA_MOVEMENT = {MappingType.REORGANIZE, MappingType.SHUFFLE, MappingType.ONE_TO_MANY}
 # Ops that compute nothing themselves.
@@ -213,6 +213,7 @@ EXAMPLES = {
     "scatter_elements": ([t(5, 3), t(2, 3, dtype=np.int64), t(2, 3)], {"axis": 0, "reduction": "add"}),
     "scatter_nd": ([t(5, 3), t(2, 1, dtype=np.int64), t(2, 3)], {"reduction": "mul"}),
     "top_k": ([t(4, 6)], {"axis": 1, "k": 3, "largest": 1}),
+    "gather_sum": ([t(5, 3), t(2, 4, dtype=np.int64), t(2, 4)], {}),
 }
 
 

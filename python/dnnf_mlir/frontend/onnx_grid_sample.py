@@ -167,7 +167,8 @@ def _sample_pixel_rows(node: NodeBuilder, x, taps: list, cast_weights: bool, zer
     """The multi-tap modes over (pixels of every batch, channels) rows: each tap of an
     output pixel reads one contiguous row of channels (a vector load, its index math once
     per row) where the (channels, pixels) layout needs a vector gather of single elements
-    (28% of bandwidth, 2.1x onnxruntime's bilinear time). The input and the result are
+    (28% of bandwidth, 2.1x onnxruntime's bilinear time), weighted as they are read
+    (``ecg.gather_sum``: the taps are not written to memory). The input and the result are
     transposed to and from that layout in register blocks; with ``zero_row`` a row of
     zeros is appended for the taps outside."""
     spec = node.spec(x)
@@ -177,11 +178,10 @@ def _sample_pixel_rows(node: NodeBuilder, x, taps: list, cast_weights: bool, zer
     rows = node.emit_one("reshape", [rows], shape=[n * pixels, channels])
     if zero_row:
         rows = node.emit_one("concat", [rows, np.zeros((1, channels), spec.dtype)], axis=0)
-    weights = node.emit_one("unsqueeze", [_stacked(node, [w for _, w in taps])], axes=[3])
+    weights = _stacked(node, [w for _, w in taps])
     if cast_weights:
         weights = node.emit_one("cast", [weights], to=dtype_name(spec.dtype))
-    values = node.emit_one("gather", [rows, _stacked(node, [i for i, _ in taps])], axis=0)
-    total = node.emit_one("reduce_sum", [node.emit_one("mul", [values, weights])], axes=[0], keepdims=0)
+    total = node.emit_one("gather_sum", [rows, _stacked(node, [i for i, _ in taps]), weights])
     total = node.emit_one("transpose", [total], perm=[0, 2, 1])
     return node.emit("reshape", [total], {"shape": [n, channels, *outputs]})
 

@@ -10,7 +10,11 @@ Cases: every padding mode, batch 2 (taps index the pixels of every batch), align
 channel counts that are and are not a whole vector (8, 24, 13), an infinity in the data
 (a tap outside reads the appended zero row with weight 0: it adds nothing), one 3-D grid
 (linear), and the same rows on the GPU targets (Vulkan, OpenCL). The grid reaches 30% past the input's edges.
+The taps are weighted as they are read (``ecg.gather_sum``): one kernel gathers and sums
+them, and the interpreter (the op's reference) agrees with onnxruntime too.
 """
+
+import json
 
 import numpy as np
 import onnx
@@ -18,8 +22,11 @@ import onnxruntime
 import pytest
 from onnx.reference import ReferenceEvaluator
 
+import dnnf_mlir
 from dnnf_mlir import InferenceSession
 from dnnf_mlir.compiler import Artifact, compile_model
+from dnnf_mlir.frontend.onnx_importer import import_onnx
+from dnnf_mlir.interpreter import interpret
 from test_node_suite_ops import ATOL, RTOL, one_node
 
 RNG = np.random.default_rng(27)
@@ -72,3 +79,26 @@ def test_gpu_targets(target, tmp_path):
     compile_model(tmp_path / "model.onnx", tmp_path / "out", target=target)
     got, _ = Artifact(tmp_path / "out").run([feeds["x"], feeds["grid"]])
     np.testing.assert_allclose(got[0], expected(model, feeds, False), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("mode, padding, align", [("linear", "reflection", 1), ("cubic", "zeros", 0)])
+def test_taps_weighted_as_read(mode, padding, align, tmp_path):
+    """No kernel writes the taps to memory: one kernel gathers and weights them (before,
+    a gather of every tap, then mul and reduce_sum in a kernel of their own)."""
+    model, feeds = sample(13, padding, mode, batch=2, align=align)
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    compile_model(tmp_path / "model.onnx", tmp_path / "out", threads=1, profile_kernels=True)
+    launches = json.loads((tmp_path / "out" / "manifest.json").read_text())["kernel_launches"]
+    ops = [set(launch["ops"].split("+")) for launch in launches]
+    assert sum("gather_sum" in kernel for kernel in ops) == 1, ops
+    assert not any({"gather", "reduce_sum"} & kernel for kernel in ops), ops
+    got, _ = Artifact(tmp_path / "out").run([feeds["x"], feeds["grid"]])
+    np.testing.assert_allclose(got[0], expected(model, feeds, False), rtol=RTOL, atol=ATOL)
+
+
+def test_interpreter_matches_onnxruntime():
+    model, feeds = sample(24, "border", "linear", align=1)
+    with dnnf_mlir.make_context() as context:
+        module = import_onnx(model, context=context)
+        got = interpret(module, [feeds["x"], feeds["grid"]])[0]
+    np.testing.assert_allclose(got, expected(model, feeds, False), rtol=RTOL, atol=ATOL)

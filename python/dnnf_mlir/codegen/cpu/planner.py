@@ -19,6 +19,7 @@ from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_
 from .attention import attention_chains, schedule_head_loop
 from .conv import schedule_conv
 from .cpu_planner import CpuPlanner
+from .gather_sums import is_gather_sum, schedule_gather_sum, zero_fill
 from .matmul import schedule_matmul
 from .matvec import MARK, schedule_matvec
 from .row_fusion import row_groups, schedule_row_group
@@ -40,6 +41,7 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     contractions = [op for op in ops if op.name in CONTRACTIONS or MARK in op.attributes]
     # Fills that initialize a contraction's accumulator are fused into its tiles.
     fused_fills = {fill for op in contractions if (fill := accumulator_fill(op)) is not None}
+    fused_fills |= {fill for op in ops if is_gather_sum(op) and (fill := zero_fill(op)) is not None}
     # Softmax, layer normalization: a loop over rows with the whole group fused in.
     groups = {group.root: group for group in row_groups([op for op in ops if op not in contractions])}
     in_groups = {member for group in groups.values() for member in group.members}
@@ -82,6 +84,8 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
                     consumed.append(epilogue)
         elif op in groups:
             schedule_row_group(planner, groups[op])
+        elif is_gather_sum(op):
+            schedule_gather_sum(planner, op)
         elif op not in fused_fills and op not in consumed and op not in in_groups:
             schedule_rows(planner, op)
         for schedule in planner.schedules[first:]:

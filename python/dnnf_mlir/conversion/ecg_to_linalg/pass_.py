@@ -12,7 +12,7 @@ from ...transforms.registry import described_by_table
 # Each op family registers its lowerings in LOWERINGS when imported.
 from . import (  # noqa: F401
     bitcast, bitwise_trig, conv_transpose, convolution, data_movement, elementwise, matmul, normalization, pooling,
-    quantization, recurrent, reduction, resize, scatter, top_k,
+    quantization, recurrent, reduction, resize, scatter, top_k, gather_sums,
 )
 from .bfloat16 import computes_in_f32, lower_in_f32
 from .signless import make_signless

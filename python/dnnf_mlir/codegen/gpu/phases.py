@@ -11,7 +11,9 @@ such a value (the contraction with its element-wise epilogue) is a root of its o
 the groups reading it run in the next, merged into one launch (``mapping.py``): two
 launches, the minimum without recomputation. ``PHASE_ATTR`` on each group's loop over
 workgroups says which launch it runs in; ``group_loops_by_phase`` puts a phase's loops
-together. A value read through a view that no map can express is split off the same way.
+together. A value read through a view that no map can express is split off the same way,
+and so are the pieces of a concatenation built in place that another op reads (Swin's
+cyclic shift and patch merging): fusion cannot tile them through their inserts.
 """
 
 from __future__ import annotations

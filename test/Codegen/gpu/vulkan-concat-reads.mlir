@@ -1,15 +1,15 @@
 // A kernel reading a concatenation it builds in place (codegen/gpu/phases.py): fusion
 // cannot tile the pieces through their inserts into the destination, so the pieces are
-// computed a launch before their readers: Swin's patch merging, the four 2 x 2 phases of
-// a grid (strided slices) concatenated along the channels, then each token's row
-// normalized (here: its sum subtracted). Two launches: every piece written into its
-// slice of the concatenation's buffer, then the rows read from it. Before, one launch
-// per op.
+// computed a launch before their readers. Before, such a kernel ran one launch per op.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-schedule=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-bufferize=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-map-to-hardware=target=vulkan | FileCheck %s
 
+// Swin's patch merging: the four 2 x 2 phases of a grid (strided slices) concatenated
+// along the channels, then each token's row normalized (here: its sum subtracted). Two
+// launches: every piece written into its slice of the concatenation's buffer, then the
+// rows read from it.
 // CHECK-LABEL: func.func private @kernel_0(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x8x8x8xf32>, %[[Y:[a-z0-9]+]]: memref<1x16x32xf32>
 // CHECK-SAME: dnnf.gpu.fallback = "kernel kernel_0: linalg.generic reads a concatenation that linalg.generic and 3 more build in place
@@ -50,4 +50,53 @@ func.func private @kernel_0(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x32xf32> attr
 func.func @main(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x32xf32> {
   %r = call @kernel_0(%x) : (tensor<1x8x8x8xf32>) -> tensor<1x16x32xf32>
   return %r : tensor<1x16x32xf32>
+}
+
+// -----
+
+// Swin's cyclic shift: a grid rolled by 2 along both axes (each roll two slices
+// concatenated, the second slicing the first along the other axis), then partitioned
+// into windows. The second roll's slices are of the first's pieces (codegen/gpu/
+// concat_slices.py): nested concatenations whose four leaves, slices of the computed
+// value, are each computed once into their box of one buffer. Two launches: the four
+// pieces, then the windows read from the buffer. Before, one launch per op.
+// CHECK-LABEL: func.func private @kernel_0(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x8x8x8xf32>, %[[Y:[a-z0-9]+]]: memref<1x2x2x4x4x8xf32>
+// CHECK-SAME: dnnf.gpu.schedule = "phased"
+// CHECK: %[[C:.*]] = memref.alloc() {{.*}} : memref<1x8x8x8xf32>
+// CHECK: gpu.launch_func {{.*}} args({{.*}}) {dnnf.gpu.writes = [false, true, false, true, false, true, false, true]}
+// CHECK: gpu.launch_func {{.*}} args(%[[C]] : memref<1x8x8x8xf32>, %[[Y]] : memref<1x2x2x4x4x8xf32>) {dnnf.gpu.writes = [false, true]}
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+#id4 = affine_map<(b, h, w, c) -> (b, h, w, c)>
+#part = affine_map<(b, i, j, r, s, c) -> (b, i, r, j, s, c)>
+#id6 = affine_map<(b, i, j, r, s, c) -> (b, i, j, r, s, c)>
+func.func private @kernel_0(%x: tensor<1x8x8x8xf32>) -> tensor<4x16x8xf32> attributes {dnnf.kernel} {
+  %e = tensor.empty() : tensor<1x8x8x8xf32>
+  %n = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%x : tensor<1x8x8x8xf32>) outs(%e : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x8x8xf32>
+  %t1 = tensor.extract_slice %n[0, 2, 0, 0] [1, 6, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> to tensor<1x6x8x8xf32>
+  %h1 = tensor.extract_slice %n[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> to tensor<1x2x8x8xf32>
+  %rows = tensor.concat dim(1) %t1, %h1 : (tensor<1x6x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %t2 = tensor.extract_slice %rows[0, 0, 2, 0] [1, 8, 6, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> to tensor<1x8x6x8xf32>
+  %h2 = tensor.extract_slice %rows[0, 0, 0, 0] [1, 8, 2, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> to tensor<1x8x2x8xf32>
+  %both = tensor.concat dim(2) %t2, %h2 : (tensor<1x8x6x8xf32>, tensor<1x8x2x8xf32>) -> tensor<1x8x8x8xf32>
+  %grid = tensor.expand_shape %both [[0], [1, 2], [3, 4], [5]] output_shape [1, 2, 4, 2, 4, 8] : tensor<1x8x8x8xf32> into tensor<1x2x4x2x4x8xf32>
+  %e6 = tensor.empty() : tensor<1x2x2x4x4x8xf32>
+  %w = linalg.generic {indexing_maps = [#part, #id6], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+       ins(%grid : tensor<1x2x4x2x4x8xf32>) outs(%e6 : tensor<1x2x2x4x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x2x2x4x4x8xf32>
+  %y = tensor.collapse_shape %w [[0, 1, 2], [3, 4], [5]] : tensor<1x2x2x4x4x8xf32> into tensor<4x16x8xf32>
+  return %y : tensor<4x16x8xf32>
+}
+
+func.func @main(%x: tensor<1x8x8x8xf32>) -> tensor<4x16x8xf32> {
+  %r = call @kernel_0(%x) : (tensor<1x8x8x8xf32>) -> tensor<4x16x8xf32>
+  return %r : tensor<4x16x8xf32>
 }

@@ -1,15 +1,15 @@
 // A kernel reading a concatenation it builds in place (codegen/gpu/phases.py): fusion
 // cannot tile the pieces through their inserts into the destination, so the pieces are
-// computed a launch before their readers. Before, such a kernel ran one launch per op.
+// computed a launch before their readers: Swin's patch merging, the four 2 x 2 phases of
+// a grid (strided slices) concatenated along the channels, then each token's row
+// normalized (here: its sum subtracted). Two launches: every piece written into its
+// slice of the concatenation's buffer, then the rows read from it. Before, one launch
+// per op.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-schedule=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-bufferize=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-map-to-hardware=target=vulkan | FileCheck %s
 
-// Swin's patch merging: the four 2 x 2 phases of a grid (strided slices) concatenated
-// along the channels, then each token's row normalized (here: its sum subtracted). Two
-// launches: every piece written into its slice of the concatenation's buffer, then the
-// rows read from it.
 // CHECK-LABEL: func.func private @kernel_0(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x8x8x8xf32>, %[[Y:[a-z0-9]+]]: memref<1x16x32xf32>
 // CHECK-SAME: dnnf.gpu.fallback = "kernel kernel_0: linalg.generic reads a concatenation that linalg.generic and 3 more build in place
@@ -55,16 +55,19 @@ func.func @main(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x32xf32> {
 // -----
 
 // Swin's cyclic shift: a grid rolled by 2 along both axes (each roll two slices
-// concatenated, the second slicing the first along the other axis), then partitioned
-// into windows. The second roll's slices are of the first's pieces (codegen/gpu/
-// concat_slices.py): nested concatenations whose four leaves, slices of the computed
-// value, are each computed once into their box of one buffer. Two launches: the four
-// pieces, then the windows read from the buffer. Before, one launch per op.
+// concatenated, the second slicing the first), then partitioned into windows. Three
+// launches: the first roll's two pieces, computed into their slices of one buffer; the
+// second roll's two pieces, copied from it into another; the windows read from that.
+// (A slice of a concatenation rewritten as the concatenation of its pieces' slices
+// would make it two, but the 2-D pieces then read the value before them through maps
+// with constant offsets, whose fused tiles computed spans of up to 41 elements for the
+// 1 to 7 they need, and Swin's OpenCL artifact segfaulted in PoCL: not done.)
 // CHECK-LABEL: func.func private @kernel_0(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x8x8x8xf32>, %[[Y:[a-z0-9]+]]: memref<1x2x2x4x4x8xf32>
 // CHECK-SAME: dnnf.gpu.schedule = "phased"
 // CHECK: %[[C:.*]] = memref.alloc() {{.*}} : memref<1x8x8x8xf32>
-// CHECK: gpu.launch_func {{.*}} args({{.*}}) {dnnf.gpu.writes = [false, true, false, true, false, true, false, true]}
+// CHECK: gpu.launch_func {{.*}} args({{.*}}) {dnnf.gpu.writes = [false, true, false, true]}
+// CHECK: gpu.launch_func {{.*}} args({{.*}}) {dnnf.gpu.writes = [false, true, false, true]}
 // CHECK: gpu.launch_func {{.*}} args(%[[C]] : memref<1x8x8x8xf32>, %[[Y]] : memref<1x2x2x4x4x8xf32>) {dnnf.gpu.writes = [false, true]}
 // CHECK-NOT: gpu.launch_func
 // CHECK: return

@@ -154,9 +154,9 @@ GRAPHS = {
     # computed a launch before their readers (``phases.py``); before, a dispatch per op.
     # The phases merged along the channels, then normalized: two launches.
     "patches_merged": (_patches_merged, 1),
-    # The second roll slices the first's pieces (``concat_slices.py``): the normalized rows
-    # into the four pieces of the rolled grid, then the windows: two launches.
-    "shifted_windows": (_shifted_windows, 1),
+    # The normalized rows into the first roll's pieces, those into the second's, then the
+    # windows: three launches.
+    "shifted_windows": (_shifted_windows, 2),
 }
 
 

@@ -23,7 +23,6 @@ from ... import _mlir
 from ...kernel_functions import is_kernel
 from ..lowered_module import functions, symbol_name, walk_ops
 from ..passes import apply_script, run_passes, run_pipeline
-from .concat_slices import slices_of_concats
 from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_concats, padded_results,
                       padded_results_to_pieces, split_concat_consumers, split_concat_pads)
 from .gathers import gathers_from_pads
@@ -82,7 +81,6 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     binding (``oversized``), for a ``phased`` schedule (``reshapes_into_consumers``);
     returns how many ops the Python rewrites changed."""
     rewritten = approximate_math(module)
-    rewritten += slices_of_concats(module)  # a roll of a roll: nested concatenations, each piece placed once
     rewritten += flatten_nested_concats(module) + split_concat_pads(module)
     rewritten += gathers_from_pads(module, keep=padded_results(module))
     rewritten += splat_inits_to_fills(module)

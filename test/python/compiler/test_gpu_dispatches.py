@@ -134,6 +134,16 @@ def _patches_merged():
                    "tokens": _ints(1, 16, 32), "gamma": [32], "beta": [32], **starts})
 
 
+def _rows_at_offset():
+    """A residual sum returned, and the sums of its rows 16 to 63 (``offset_reads.py``:
+    read at an offset, the residual sum is computed in the reduction's body)."""
+    nodes = [helper.make_node("Add", ["x", "r"], ["sum"]),
+             helper.make_node("Slice", ["sum", "sixteen", "end", "one"], ["tail"]),
+             helper.make_node("ReduceSum", ["tail", "last"], ["y"], keepdims=0)]
+    return _model(nodes, {"x": [1, 64, 32], "r": [1, 64, 32]}, {"sum": [1, 64, 32], "y": [1, 48]},
+                  {"sixteen": _ints(16), "end": _ints(64), "one": _ints(1), "last": _ints(2)})
+
+
 # name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). A
 # kernel reading part of a contraction's result (the first step's gates, from the whole
 # sequence's input projection; the projection's Q, K and V columns) runs in two
@@ -157,6 +167,7 @@ GRAPHS = {
     # The normalized rows into the first roll's pieces, those into the second's, then the
     # windows: three launches.
     "shifted_windows": (_shifted_windows, 2),
+    "rows_at_offset": (_rows_at_offset, 0),
 }
 
 

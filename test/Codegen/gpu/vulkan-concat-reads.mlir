@@ -59,9 +59,9 @@ func.func @main(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x32xf32> {
 // launches: the first roll's two pieces, computed into their slices of one buffer; the
 // second roll's two pieces, copied from it into another; the windows read from that.
 // (A slice of a concatenation rewritten as the concatenation of its pieces' slices
-// would make it two, but the 2-D pieces then read the value before them through maps
-// with constant offsets, whose fused tiles computed spans of up to 41 elements for the
-// 1 to 7 they need, and Swin's OpenCL artifact segfaulted in PoCL: not done.)
+// would make it two, but Swin's OpenCL artifact then segfaulted in PoCL in the first
+// launch of its normalization over the four 2-D pieces, cause not found (Vulkan
+// matched): not done.)
 // CHECK-LABEL: func.func private @kernel_0(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x8x8x8xf32>, %[[Y:[a-z0-9]+]]: memref<1x2x2x4x4x8xf32>
 // CHECK-SAME: dnnf.gpu.schedule = "phased"

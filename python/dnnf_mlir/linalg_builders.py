@@ -67,3 +67,19 @@ def with_operands(op, inputs, maps, outputs, iterators=None) -> list:
                 clone.operands[i] = clones[operand.owner.operation].results[operand.result_number]
         clones[body_op.operation] = clone
     return list(copy.results)
+
+
+def inline_body(block, values: dict) -> list:
+    """The ops of a ``linalg.generic``'s ``block`` cloned at the insertion point, each
+    operand in ``values`` (block arguments first) replaced by its value there: the
+    values the block yields. Lets one op's body compute inside another's."""
+    for inner in block.operations:
+        if inner.name == "linalg.yield":
+            return [values.get(v, v) for v in inner.operands]
+        clone = inner.clone()
+        for i, operand in enumerate(clone.operands):
+            if operand in values:
+                clone.operands[i] = values[operand]
+        for old, new in zip(inner.results, clone.results):
+            values[old] = new
+    return []

@@ -96,6 +96,54 @@ def _windows_merged():
                   {"grid": _ints(1, 2, 2, 4, 4, 8), "tokens": _ints(1, 64, 8), "gamma": [8], "beta": [8]})
 
 
+def _shifted_windows():
+    """Swin's cyclic shift: the residual stream added, layer-normalized, as an 8 x 8 grid
+    rolled by 2 along both axes (each roll two slices concatenated), then partitioned
+    into 2 x 2 windows of 4 x 4 tokens."""
+    nodes = [helper.make_node("Add", ["x", "r"], ["sum"]),
+             helper.make_node("LayerNormalization", ["sum", "gamma", "beta"], ["n"], axis=-1),
+             helper.make_node("Reshape", ["n", "grid"], ["g"])]
+    rolled = "g"
+    for axis in (1, 2):
+        nodes += [helper.make_node("Slice", [rolled, "two", "eight", f"axis{axis}"], [f"tail{axis}"]),
+                  helper.make_node("Slice", [rolled, "zero", "two", f"axis{axis}"], [f"head{axis}"]),
+                  helper.make_node("Concat", [f"tail{axis}", f"head{axis}"], [f"rolled{axis}"], axis=axis)]
+        rolled = f"rolled{axis}"
+    nodes += [helper.make_node("Reshape", [rolled, "split"], ["w6"]),
+              helper.make_node("Transpose", ["w6"], ["wt"], perm=[0, 1, 3, 2, 4, 5]),
+              helper.make_node("Reshape", ["wt", "windows"], ["y"])]
+    return _model(nodes, {"x": [1, 64, 8], "r": [1, 64, 8]}, {"sum": [1, 64, 8], "y": [4, 16, 8]},
+                  {"gamma": [8], "beta": [8], "grid": _ints(1, 8, 8, 8), "split": _ints(1, 2, 4, 2, 4, 8),
+                   "windows": _ints(4, 16, 8), "zero": _ints(0), "two": _ints(2), "eight": _ints(8),
+                   "axis1": _ints(1), "axis2": _ints(2)})
+
+
+def _patches_merged():
+    """Swin's patch merging: the residual stream added, as an 8 x 8 grid, its four 2 x 2
+    phases (strided slices) concatenated along the channels and layer-normalized."""
+    nodes = [helper.make_node("Add", ["x", "r"], ["sum"]),
+             helper.make_node("Reshape", ["sum", "grid"], ["g"])]
+    for i, (row, column) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)]):
+        nodes.append(helper.make_node("Slice", ["g", f"start{i}", "ends", "axes", "steps"], [f"phase{i}"]))
+    nodes += [helper.make_node("Concat", [f"phase{i}" for i in range(4)], ["c"], axis=-1),
+              helper.make_node("Reshape", ["c", "tokens"], ["t"]),
+              helper.make_node("LayerNormalization", ["t", "gamma", "beta"], ["y"], axis=-1)]
+    starts = {f"start{i}": _ints(row, column) for i, (row, column) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)])}
+    return _model(nodes, {"x": [1, 64, 8], "r": [1, 64, 8]}, {"y": [1, 16, 32]},
+                  {"grid": _ints(1, 8, 8, 8), "ends": _ints(8, 8), "axes": _ints(1, 2), "steps": _ints(2, 2),
+                   "tokens": _ints(1, 16, 32), "gamma": [32], "beta": [32], **starts})
+
+
+def _rows_at_offset():
+    """A residual sum returned, and the sums of its rows 16 to 63 (``offset_reads.py``:
+    read at an offset, the residual sum is computed in the reduction's body)."""
+    nodes = [helper.make_node("Add", ["x", "r"], ["sum"]),
+             helper.make_node("Slice", ["sum", "sixteen", "end", "one"], ["tail"]),
+             helper.make_node("ReduceSum", ["tail", "last"], ["y"], keepdims=0)]
+    return _model(nodes, {"x": [1, 64, 32], "r": [1, 64, 32]}, {"sum": [1, 64, 32], "y": [1, 48]},
+                  {"sixteen": _ints(16), "end": _ints(64), "one": _ints(1), "last": _ints(2)})
+
+
 # name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). A
 # kernel reading part of a contraction's result (the first step's gates, from the whole
 # sequence's input projection; the projection's Q, K and V columns) runs in two
@@ -112,6 +160,14 @@ GRAPHS = {
     # The merged windows are read as 64 tokens through a collapse of the 2 x 2 x 4 x 4
     # grid, which no map folds: they are computed first, their normalization next.
     "windows_merged": (_windows_merged, 1),
+    # A concatenation built in place and read by another op of its kernel: its pieces are
+    # computed a launch before their readers (``phases.py``); before, a dispatch per op.
+    # The phases merged along the channels, then normalized: two launches.
+    "patches_merged": (_patches_merged, 1),
+    # The normalized rows into the first roll's pieces, those into the second's, then the
+    # windows: three launches.
+    "shifted_windows": (_shifted_windows, 2),
+    "rows_at_offset": (_rows_at_offset, 0),
 }
 
 

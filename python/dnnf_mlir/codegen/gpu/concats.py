@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import copy_into, generic
+from ...linalg_builders import copy_into, generic, inline_body
 from ..linalg_queries import indexing_maps, parallel_loops, reassociation_groups, static_tensor_type
 from ..lowered_module import walk_ops
 from .gathers import pad_value
@@ -127,19 +127,7 @@ def _split_consumer(op, concat) -> bool:
             block = op.regions[0].blocks[0]
 
             def body(*scalars, block=block):
-                values = dict(zip(block.arguments, scalars))
-                result = None
-                for inner in block.operations:
-                    if inner.name == "linalg.yield":
-                        result = values.get(inner.operands[0], inner.operands[0])
-                        break
-                    clone = inner.clone()
-                    for i, operand in enumerate(clone.operands):
-                        if operand in values:
-                            clone.operands[i] = values[operand]
-                    for old, new in zip(inner.results, clone.results):
-                        values[old] = new
-                return result
+                return inline_body(block, dict(zip(block.arguments, scalars)))[0]
 
             iterators = ["parallel" if p else "reduction" for p in parallel_loops(op)]
             pieces.append(generic(inputs, maps, [init], body, iterators)[0])

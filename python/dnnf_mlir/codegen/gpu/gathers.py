@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import generic
+from ...linalg_builders import generic, inline_body
 from ..linalg_queries import static_tensor_type
 from ..lowered_module import walk_ops
 
@@ -123,17 +123,7 @@ def _inline_producer(extract) -> bool:
         for argument, value, amap in zip(body.arguments, inputs, maps):
             at = [indices[ir.AffineDimExpr(e).position] for e in amap.results]
             values[argument] = _mlir.tensor.extract(value, at) if isinstance(value.type, ir.RankedTensorType) else value
-        result = None
-        for inner in body.operations:
-            if inner.name == "linalg.yield":
-                result = values.get(inner.operands[0], inner.operands[0])
-                break
-            clone = inner.clone()
-            for i, operand in enumerate(clone.operands):
-                if operand in values:
-                    clone.operands[i] = values[operand]
-            for old, new in zip(inner.results, clone.results):
-                values[old] = new
+        result = inline_body(body, values)[0]
     extract.results[0].replace_all_uses_with(result)
     extract.erase()
     return True

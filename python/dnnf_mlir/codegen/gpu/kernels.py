@@ -42,6 +42,13 @@ class PartialReadError(PhaseError):
     fuse through (a leading slice of a contraction's result, ``phases.py``)."""
 
 
+class ConcatReadError(PhaseError):
+    """A kernel reads a concatenation it builds in place (its pieces inserted into one
+    destination, ``concats.py``) in another op: fusion cannot tile the pieces through
+    the inserts (a Swin block's cyclic shift, concatenated slices read by the window
+    partition). Phased, the pieces are computed a launch before their readers."""
+
+
 class GatherError(PhaseError):
     """A kernel gathers from a value it computes (a padding of a convolution's result):
     the value's producers would be fused whole into each thread that gathers. It is
@@ -216,6 +223,16 @@ def pieces(value) -> list:
     return [value]
 
 
+def built_in_place(value) -> list:
+    """The compute ops of the pieces of a concatenation built in place that ``value``
+    reads (seen through reshapes and slices); none when it is not one."""
+    while isinstance(value, ir.OpResult) and value.owner.name in VIEWS:
+        value = value.owner.operands[0]
+    if not (isinstance(value, ir.OpResult) and value.owner.name == "tensor.insert_slice"):
+        return []
+    return [piece.owner.operation for piece in pieces(value) if isinstance(piece, ir.OpResult)]
+
+
 def analyze(function, phased: bool = False, earlier=()) -> Kernel:
     """The ``Kernel`` of a kernel function (on tensors, after ``prepare``): its roots are
     the ops computing a piece of a result that no other such op computes as a producer.
@@ -357,6 +374,10 @@ def _check_read_directly(members: list, name: str, earlier: set):
     A value of ``earlier`` is read from its buffer, through the view."""
     for op in members:
         for value in _data_operands(op):
+            built = [piece for piece in built_in_place(value) if piece not in earlier]
+            if built:
+                raise ConcatReadError(f"kernel {name}: {op.name} reads a concatenation that {built[0].name} and "
+                                      f"{len(built) - 1} more build in place, which the schedules cannot fuse through")
             source = viewed_op(value)
             if isinstance(value, ir.OpResult) and value.owner.name in VIEWS and source is not None and \
                     is_compute(source) and source.operation not in earlier:
@@ -434,7 +455,7 @@ def _own_copies(members: list, shared: list) -> list:
     return result
 
 
-__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "GatherError", "Kernel", "KernelError",
+__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "ConcatReadError", "GatherError", "Kernel", "KernelError",
            "PartialReadError", "PhaseError", "RootGroup", "reads_whole",
-           "analyze", "gathered", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
+           "analyze", "built_in_place", "gathered", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
            "pieces", "direct_producers", "producers", "staged_ops", "viewed_op"]

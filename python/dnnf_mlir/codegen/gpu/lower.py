@@ -36,6 +36,7 @@ from .mapping import bound_buffers, launch_kernels
 from .partial_reads import drop_bounded_mods
 from .phases import group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
 from .prepare import prepare_kernel, prepare_module
+from .private_arrays import check_private_arrays
 from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
                        schedule_threads, tile_mapped, vectorize)
 from .unrolling import mark_unrolled_loops
@@ -108,7 +109,8 @@ def _compile_alone(function, schedule: str, index: int, device):
 
 def _check_launches(scratch: ir.Module, function, name: str, device):
     """Canonicalize the launches of the compiled ``function``; a ``CodegenError`` when work
-    is left outside them or a launch binds more buffers than ``device`` allows."""
+    is left outside them or a launch binds more buffers or keeps more private arrays per
+    thread than ``device`` allows."""
     try:  # here, where a failure falls back, not in the host's bufferization, which canonicalizes it again
         run_passes("canonicalize", scratch)
     except MLIRError as error:
@@ -121,6 +123,7 @@ def _check_launches(scratch: ir.Module, function, name: str, device):
         if bindings > device.max_storage_buffers:
             raise CodegenError(f"{name} would bind {bindings} buffers in one launch; the device allows "
                                f"{device.max_storage_buffers}")
+    check_private_arrays(function, name, device)
 
 
 LOOP_WORKGROUP_SIZE = 64  # threads per workgroup of a loop kernel's copies (its loops use one)

@@ -165,7 +165,8 @@ def _mark_shared(module: ir.Module):
             op.attributes[SHARED_ATTR] = ir.UnitAttr.get()
 
 
-def _bytes(memref_type: ir.MemRefType) -> int:
+def buffer_bytes(memref_type: ir.MemRefType) -> int:
+    """The bytes of a static buffer (elements of at least a byte)."""
     element = memref_type.element_type
     return math.prod(memref_type.shape) * max(8, element.width if hasattr(element, "width") else 32) // 8
 
@@ -177,7 +178,7 @@ def _place_buffers(module: ir.Module, max_shared_memory: int):
     memref = _mlir.memref
     for launch in walk_ops(module.operation, {"gpu.launch"}):
         shared = [op for op in walk_ops(launch, {"memref.alloc"}) if SHARED_ATTR in op.attributes]
-        nbytes = sum(_bytes(ir.MemRefType(op.results[0].type)) for op in shared)
+        nbytes = sum(buffer_bytes(ir.MemRefType(op.results[0].type)) for op in shared)
         if nbytes > max_shared_memory:
             raise CodegenError(f"kernel {symbol_name(launch.parent)} shares {nbytes} bytes of workgroup memory; the "
                                f"device has {max_shared_memory}")
@@ -406,4 +407,4 @@ def launch_kernels(module: ir.Module, max_shared_memory: int, max_bindings: int 
     _rebase_views(module)
 
 
-__all__ = ["bound_buffers", "launch_kernels"]
+__all__ = ["bound_buffers", "buffer_bytes", "launch_kernels"]

@@ -25,7 +25,7 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import generic
+from ...linalg_builders import generic, inline_body
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..lowered_module import walk_ops
 from .kernels import is_contraction
@@ -61,18 +61,7 @@ def _body_clone(op):
     block = op.regions[0].blocks[0]
 
     def body(*scalars):
-        values = dict(zip(block.arguments, scalars))
-        result = None
-        for inner in block.operations:
-            if inner.name == "linalg.yield":
-                return values.get(inner.operands[0], inner.operands[0])
-            clone = inner.clone()
-            for i, operand in enumerate(clone.operands):
-                if operand in values:
-                    clone.operands[i] = values[operand]
-            for old, new in zip(inner.results, clone.results):
-                values[old] = new
-        return result
+        return inline_body(block, dict(zip(block.arguments, scalars)))[0]
 
     return body
 

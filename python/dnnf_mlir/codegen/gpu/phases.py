@@ -11,17 +11,24 @@ such a value (the contraction with its element-wise epilogue) is a root of its o
 the groups reading it run in the next, merged into one launch (``mapping.py``): two
 launches, the minimum without recomputation. ``PHASE_ATTR`` on each group's loop over
 workgroups says which launch it runs in; ``group_loops_by_phase`` puts a phase's loops
-together. A value read through a view that no map can express is split off the same way.
+together. A value read through a view that no map can express is split off the same way,
+and so are the pieces of a concatenation built in place that another op reads (Swin's
+cyclic shift and patch merging): fusion cannot tile them through their inserts.
 """
 
 from __future__ import annotations
 
 from ..._mlir import ir
 from ..transform_script import TAG
-from .kernels import (VIEWS, Kernel, direct_producers, is_compute, is_contraction, producers, reads_whole,
-                      viewed_op)
+from .kernels import (VIEWS, Kernel, built_in_place, direct_producers, is_compute, is_contraction, pieces, producers,
+                      reads_whole, viewed_op)
 
 PHASE_ATTR = "dnnf.gpu.phase"  # on a phased kernel's top-level scf.forall: the launch it runs in
+
+
+def _inputs(op) -> list:
+    """The operands ``op`` reads (not its inits)."""
+    return list(op.operands)[: len(op.operands) - len(op.results)]
 
 
 def _reads(op, ops: list) -> list:
@@ -29,8 +36,7 @@ def _reads(op, ops: list) -> list:
     that reads ``op``'s result (directly or through views)."""
     found = []
     for reader in ops:
-        inputs = list(reader.operands)[: len(reader.operands) - len(reader.results)]
-        for value in inputs:
+        for value in _inputs(reader):
             source = viewed_op(value)
             if reader != op and source is not None and source == op:
                 found.append((reader, value.owner.name in VIEWS))
@@ -43,10 +49,16 @@ def phase_boundaries(function) -> list:
     into its map (a Swin window merge's 4 x 4 x 4 x 4 grid read as 256 tokens: that
     needs div/mod maps, which tiling handles only when the tiles line up) and, in
     program order, each op computed from a contraction (not past an earlier such op)
-    that another op reads only in part (through a map that is not the whole result)."""
+    that another op reads only in part (through a map that is not the whole result);
+    and the pieces of a concatenation built in place that another op reads (a Swin
+    block's cyclic shift: fusion cannot tile the pieces through their inserts)."""
     ops = [op.operation for op in function.regions[0].blocks[0].operations if is_compute(op.operation)]
+    concatenated = {piece for reader in ops for value in _inputs(reader) for piece in built_in_place(value)}
     found = []
     for op in ops:
+        if op in concatenated:
+            found.append(op)
+            continue
         reads = _reads(op, ops)
         computed_from = producers(op, stop=set(found)) | {op}
         from_contraction = any(is_contraction(source) for source in computed_from if source.name == "linalg.generic")
@@ -58,15 +70,17 @@ def phase_boundaries(function) -> list:
 
 def assign_phases(kernel: Kernel):
     """Each group of ``kernel`` in the launch after the latest of those computing a root
-    it reads (the first launch when it reads none)."""
+    it reads, directly, through views or as a piece of a concatenation (the first launch
+    when it reads none)."""
     phase_of = {}
     for group in kernel.groups:  # in program order: a group's sources come before it
         read = set()
         for op in group.ops:
             for producer in direct_producers(op):
-                source = viewed_op(producer.results[0]) if producer.results else None
-                if source is not None and source.operation not in group.ops:
-                    read.add(source.operation)
+                for piece in pieces(producer.results[0]) if producer.results else []:
+                    source = piece.owner.operation if isinstance(piece, ir.OpResult) else None
+                    if source is not None and source not in group.ops:
+                        read.add(source)
         group.phase = 1 + max((phase_of[op] for op in read if op in phase_of), default=-1)
         phase_of[group.root] = group.phase
 

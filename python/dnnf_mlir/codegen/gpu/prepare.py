@@ -26,6 +26,7 @@ from ..passes import apply_script, run_passes, run_pipeline
 from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_concats, padded_results,
                       padded_results_to_pieces, split_concat_consumers, split_concat_pads)
 from .gathers import gathers_from_pads
+from .offset_reads import fuse_offset_producers
 from .oversized import read_oversized_arguments_in_chunks
 from .precision import fold_widenings
 from .permuted_products import fold_permuting_copies
@@ -116,6 +117,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     rewritten += expand_concat_pieces(module) + padded_results_to_pieces(module) + concats_to_pieces(module)
     rewritten += copy_passed_on_results(module)
     rewritten += reshapes_into_consumers(module, phased)  # the copies' views of values computed here (pieces, results)
+    rewritten += fuse_offset_producers(module)  # a piece's reads at an offset: no span computed per tile
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 
 

@@ -27,6 +27,12 @@ class GpuDevice:
     max_storage_buffers: int  # bindings one dispatch may have
     max_workgroup_invocations: int  # invocations (work-items) of one workgroup
     max_shared_memory: int  # bytes of workgroup (local) memory
+    # Bytes of private (function-storage) arrays one thread of a launch may keep. Not a
+    # device limit the APIs report: a driver spills such arrays to memory of its own, and
+    # lavapipe computed a fused kernel with 13 KB of them per thread wrong without an
+    # error (PoCL right). A launch over it is scheduled one op a dispatch, or refused
+    # (``private_arrays.py``); a thread's register tiles take a few hundred bytes.
+    max_private_memory: int = 4 << 10
     # A matmul's workgroup: threads along its output's innermost dim, threads in all (each
     # thread 4x4 outputs). IREE's Mali configuration, 8x2: 16 threads of 128 outputs; on
     # lavapipe it beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py).

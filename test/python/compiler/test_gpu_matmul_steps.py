@@ -1,6 +1,7 @@
 """The GPU matmul's reduction step (``codegen/gpu/contraction_steps.py``) on both GPU
 targets: matmuls whose K is a multiple of 4 step it by 4 (vec4 loads of A and of B or
-B^T), the others by 1; odd M and N in either case. Each graph is compiled for Vulkan
+B^T), the others by 1; odd M and N in either case; threads of up to 16 rows
+(``GpuDevice.matmul_rows``) where the result is large enough. Each graph is compiled for Vulkan
 (lavapipe) and OpenCL (PoCL), run on random inputs and compared with numpy in float64:
 fp32 within ``checking.compare``'s default (|got - want| <= 3e-5 + 1e-4 * |want|), fp16
 storage within ``half_tolerance`` (rtol 8u, atol 4u sqrt(K) RMS(want), u = 2^-11: the
@@ -61,6 +62,11 @@ CASES = {
     "matmul_epilogue_k4": ([50, 96], [96, 68], False, True),  # K stepped, bias and ReLU before the store
     "transposed_b": ([2, 40, 32], [2, 36, 32], True, False),  # Q K^T: B^T read along K
     "transposed_b_odd": ([2, 19, 12], [2, 23, 12], True, False),
+    # A thread of 16 rows (GpuDevice.matmul_rows) where the result has the elements for it
+    # (schedule._matmul_rows): its accumulators and its epilogue's rows unrolled.
+    "tall_rows_epilogue": ([1, 128, 64], [64, 96], False, True),  # 16 rows, bias and ReLU per row
+    "tall_rows_odd": ([2, 120, 32], [2, 32, 68], False, False),  # 15 rows (120 = 8 x 15), 17 column threads
+    "tall_rows_transposed_b": ([4, 96, 64], [4, 80, 64], True, False),  # Q K^T, 16 rows
 }
 
 
@@ -118,3 +124,13 @@ def test_classifier_gemm_of_one_row(target, tmp_path):
     want = x.reshape(1, 256).astype(np.float64) @ weights.T.astype(np.float64) + bias
     assert compare(got, want).ok
 
+
+
+def test_tall_rows_take_the_grid(compiled):
+    """128 x 96 outputs in threads of 16 rows by 4 columns, 8 x 2 threads a workgroup (32
+    rows by 32 columns): a grid of 4 x 3 workgroups, down the rows first (threads of 4
+    rows gave 16 x 3)."""
+    artifact, _ = compiled("tall_rows_epilogue", "vulkan", "fp32")
+    dispatches = [line.split() for line in (artifact.path / "plan.txt").read_text().splitlines()
+                  if line.startswith("dispatch ")]
+    assert [fields[2:5] for fields in dispatches] == [["4", "3", "1"]], dispatches

@@ -28,8 +28,9 @@ class GpuDevice:
     max_workgroup_invocations: int  # invocations (work-items) of one workgroup
     max_shared_memory: int  # bytes of workgroup (local) memory
     # A matmul's workgroup: threads along its output's innermost dim, threads in all (each
-    # thread 4x4 outputs). IREE's Mali configuration, 8x2: 16 threads of 128 outputs; on
-    # lavapipe it beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py).
+    # thread ``matmul_rows`` x 4 outputs). IREE's Mali configuration, 8x2; on lavapipe it
+    # beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py), and 8x1 (a
+    # workgroup of one row of threads) ran as fast.
     matmul_threads: tuple = (8, 16)
     # Rows of a matmul's output one thread computes at most (4 columns each, K stepped by
     # 4; ``schedule.choose_tiling``). On lavapipe (Mesa 22.3) every element a thread reads

@@ -1,7 +1,8 @@
 """The GPU matmul's reduction step (``codegen/gpu/contraction_steps.py``) on both GPU
 targets: matmuls whose K is a multiple of 4 step it by 4 (vec4 loads of A and of B or
 B^T), the others by 1; odd M and N in either case; threads of up to 16 rows
-(``GpuDevice.matmul_rows``) where the result is large enough. Each graph is compiled for Vulkan
+(``GpuDevice.matmul_rows``) and of two vec4s of columns where the result is large
+enough. Each graph is compiled for Vulkan
 (lavapipe) and OpenCL (PoCL), run on random inputs and compared with numpy in float64:
 fp32 within ``checking.compare``'s default (|got - want| <= 3e-5 + 1e-4 * |want|), fp16
 storage within ``half_tolerance`` (rtol 8u, atol 4u sqrt(K) RMS(want), u = 2^-11: the
@@ -66,7 +67,11 @@ CASES = {
     # (schedule._matmul_rows): its accumulators and its epilogue's rows unrolled.
     "tall_rows_epilogue": ([1, 128, 64], [64, 96], False, True),  # 16 rows, bias and ReLU per row
     "tall_rows_odd": ([2, 120, 32], [2, 32, 68], False, False),  # 15 rows (120 = 8 x 15), 17 column threads
-    "tall_rows_transposed_b": ([4, 96, 64], [4, 80, 64], True, False),  # Q K^T, 16 rows
+    "tall_rows_transposed_b": ([4, 96, 64], [4, 80, 64], True, False),  # Q K^T, 16 rows by 2 vec4s
+    # Two vec4s of columns a thread (schedule._wide_columns), its loops over rows and
+    # over the vec4s unrolled in turn.
+    "wide_columns_epilogue": ([1, 256, 64], [64, 128], False, True),  # 16 x 8, bias and ReLU
+    "wide_columns_odd_rows": ([2, 120, 32], [2, 32, 136], False, False),  # 15 x 8, 17 column threads
 }
 
 
@@ -134,3 +139,12 @@ def test_tall_rows_take_the_grid(compiled):
     dispatches = [line.split() for line in (artifact.path / "plan.txt").read_text().splitlines()
                   if line.startswith("dispatch ")]
     assert [fields[2:5] for fields in dispatches] == [["4", "3", "1"]], dispatches
+
+
+def test_wide_columns_take_the_grid(compiled):
+    """256 x 128 outputs in threads of 16 rows by 8 columns, 8 x 2 threads a workgroup (32
+    rows by 64 columns): a grid of 8 x 2 workgroups (threads of 4 columns gave 8 x 4)."""
+    artifact, _ = compiled("wide_columns_epilogue", "vulkan", "fp32")
+    dispatches = [line.split() for line in (artifact.path / "plan.txt").read_text().splitlines()
+                  if line.startswith("dispatch ")]
+    assert [fields[2:5] for fields in dispatches] == [["8", "2", "1"]], dispatches

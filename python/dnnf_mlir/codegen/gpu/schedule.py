@@ -21,7 +21,8 @@ is not a multiple), and for a contraction also ``VECTOR`` rows of its output. A
 matmul-like contraction takes the device profile's ``matmul_threads`` (8x2, IREE's Mali
 workgroup) and up to its ``matmul_rows`` rows a thread (16: fewer elements loaded per
 FMA, each a scalar load per SIMD lane on lavapipe; fewer where the grid would drop
-below ``MIN_MATMUL_WORKGROUPS``), its grid down the rows first.
+below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of columns where the grid still keeps
+that many (``_wide_columns``), its grid down the rows first.
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: t
     if rows is not None:
         plain = matmul_threads is not None and product_dims(kernel)[1] == rank - 1
         tile[rows] = divisor(shape[rows], _matmul_rows(shape, matmul_threads, matmul_rows) if plain else VECTOR)
+        if plain and _wide_columns(shape, tile[rows], matmul_threads):
+            tile[-1] = 2 * VECTOR
     counts = [s // t for s, t in zip(shape, tile)]
     threads_x, budget = (matmul_threads if rows is not None and matmul_threads else (MAX_THREADS_X, MAX_THREADS))
     threads[-1] = divisor(counts[-1], threads_x)
@@ -125,6 +128,16 @@ def _matmul_rows(shape, matmul_threads: tuple, matmul_rows: int) -> int:
     thread: a small batch matmul in one workgroup would run on one core of lavapipe."""
     per_row = VECTOR * matmul_threads[1] * MIN_MATMUL_WORKGROUPS
     return max(VECTOR, min(matmul_rows, math.prod(shape) // per_row))
+
+
+def _wide_columns(shape, rows: int, matmul_threads: tuple) -> bool:
+    """Whether a matmul's thread of ``rows`` rows takes two vec4s of columns: where it is
+    taller than ``VECTOR`` (its loops over rows and over the two vec4s then have distinct
+    trip counts, unrolled in turn) and the grid keeps ``MIN_MATMUL_WORKGROUPS``. 16x8
+    reads 96 elements per 512 FMAs, 16x4 80 per 256."""
+    columns = 2 * VECTOR
+    return (rows > VECTOR and shape[-1] % columns == 0
+            and math.prod(shape) // (rows * columns * matmul_threads[1]) >= MIN_MATMUL_WORKGROUPS)
 
 
 def beyond_grid(trips) -> list:
@@ -416,13 +429,14 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         s.end_nested()
         s.end_nested()
     computed = [op.tag] + producers
+    # A matmul's: every anchor (its product, the product's init) in the root's vec4s of a row.
     stepped = any(plan.step is not None for plan in by_tag.values())
     for tag in reversed(computed):
         anchor = by_tag[tag]
         if not anchor.anchor:
             continue
         each = s.begin_foreach(s.match(["linalg.generic"], tag=local(tag), within=forall))
-        sizes, order = _inner_tiling(anchor, row if anchor is op else 0)
+        sizes, order = _inner_tiling(anchor, row if anchor is op or stepped else 0)
         if any(sizes):
             _, inner_loops = s.tile_for(each, sizes, interchange=order)
             if stepped:  # a matmul's: its loops over the thread's rows unrolled (``mark_unrolled_loops``)

@@ -28,7 +28,7 @@ class GpuDevice:
     max_workgroup_invocations: int  # invocations (work-items) of one workgroup
     max_shared_memory: int  # bytes of workgroup (local) memory
     # A matmul's workgroup: threads along its output's innermost dim, threads in all (each
-    # thread ``matmul_rows`` x 4 outputs). IREE's Mali configuration, 8x2; on lavapipe it
+    # thread ``matmul_rows`` x 4 or x 8 outputs). IREE's Mali configuration, 8x2; on lavapipe it
     # beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py), and 8x1 (a
     # workgroup of one row of threads) ran as fast.
     matmul_threads: tuple = (8, 16)

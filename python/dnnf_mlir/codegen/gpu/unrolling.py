@@ -25,15 +25,17 @@ def mark_unrolled_loops(module, matmul_rows: int = UNROLL) -> list:
     """Tag (``TAG`` ``unrolled_tag(n)``) each innermost ``scf.for`` of ``n`` <= ``UNROLL``
     constant iterations, or ``n`` <= ``matmul_rows`` for a loop over a matmul thread's rows
     (``REGISTER_ROWS_ATTR``: in its reduction loop and in its epilogue after it; never
-    the reduction loop itself): a thread's rows of its register
+    the reduction loop itself), innermost or around one loop over its two vec4s of
+    columns (unrolled first: smaller trip counts go first): a thread's rows of its register
     tile, unrolled, are read and written at constant offsets, which ``vectorize`` then
     keeps in registers across the reduction loop around them (a loop-invariant subset)
     instead of a private array indexed at run time (spilled to memory on a GPU,
     gathered per lane on lavapipe). Returns the trip counts tagged."""
     trips = set()
     for loop in walk_ops(module.operation, {"scf.for"}):
-        if walk_ops(loop, {"scf.for"}) != [loop]:
-            continue  # not innermost
+        nested = walk_ops(loop, {"scf.for"})
+        if nested != [loop] and not (REGISTER_ROWS_ATTR in loop.attributes and len(nested) == 2):
+            continue  # not innermost, nor a thread's rows around its vec4s of columns
         bounds = [_constant(v) for v in list(loop.operands)[:3]]
         if None in bounds or bounds[2] <= 0:
             continue

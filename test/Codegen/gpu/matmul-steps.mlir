@@ -9,18 +9,17 @@
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-map-to-hardware=target=vulkan | FileCheck %s
 
 // An attention's Q K^T (B given as [batch, N, K]): the device profile's matmul workgroup
-// (8x2 threads of 16 rows by two vec4s of columns, GpuDevice.matmul_rows and
-// schedule._wide_columns: 32 rows by 64 columns), the grid down the rows first (x: 64 /
-// 32 rows, y: batch); 32 vec4 accumulators in registers; per step a vec4 of each of
-// Q's 16 rows and one vec4 along K of each of eight rows of K (each read once),
-// transposed in registers, four FMAs per row and vec4 of columns.
+// (8x2 threads of 4x4 outputs: 8 rows by 32 columns), the grid down the rows first (x:
+// 64 / 8 rows, y: 64 / 32 columns, z: batch); per step a vec4 of Q's row and one vec4
+// along K of each of four rows of K, transposed in registers, four FMAs per row.
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
-// CHECK-SAME: known_block_size = array<i32: 16, 1, 1>, known_grid_size = array<i32: 2, 4, 1>
+// CHECK-SAME: known_block_size = array<i32: 16, 1, 1>, known_grid_size = array<i32: 8, 2, 4>
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[C32]] step %[[C4]] iter_args({{.*}}) -> ({{(vector<4xf32>, ){31}vector<4xf32>}}) {
-// CHECK-COUNT-24: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[K]]] : memref<4x64x32xf32>, vector<4xf32>
-// CHECK-NOT: vector.load
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[C32]] step %[[C4]] iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[K]]] : memref<4x64x32xf32>, vector<4xf32>
+// CHECK-COUNT-4: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[K]]] : memref<4x64x32xf32>, vector<4xf32>
+// CHECK-COUNT-16: vector.fma
 // CHECK: scf.yield
 func.func private @kernel_0(%q: tensor<4x64x32xf32>, %k: tensor<4x64x32xf32>) -> tensor<4x64x64xf32> attributes {dnnf.kernel} {
   %z = arith.constant 0.0 : f32
@@ -69,10 +68,9 @@ func.func @main(%a: tensor<3x37x61xf32>, %b: tensor<3x61x45xf32>) -> tensor<3x37
 // -----
 
 // fp16 storage (dnnf-gpu-fp16-storage widens in the body): f16 vec4 loads, each row of
-// B^T and each element of A widened to f32, f32 accumulators (5 rows a thread: 2880
-// outputs keep 8 workgroups of 16 threads with 5 rows of 4, schedule._matmul_rows).
+// B^T and each element of A widened to f32, f32 accumulators.
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
-// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> ({{(vector<4xf32>, ){4}vector<4xf32>}}) {
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
 // CHECK: vector.load %{{.*}} : memref<2x40x32xf16>, vector<4xf16>
 // CHECK-COUNT-4: vector.load %{{.*}} : memref<2x36x32xf16>, vector<4xf16>
 // CHECK: %[[ROW:.*]] = vector.from_elements %{{.*}} : vector<4xf16>

@@ -1,8 +1,9 @@
 """The GPU matmul's reduction step (``codegen/gpu/contraction_steps.py``) on both GPU
 targets: matmuls whose K is a multiple of 4 step it by 4 (vec4 loads of A and of B or
-B^T), the others by 1; odd M and N in either case; threads of up to 16 rows
-(``GpuDevice.matmul_rows``) and of two vec4s of columns where the result is large
-enough. Each graph is compiled for Vulkan
+B^T), the others by 1; odd M and N in either case; on the Vulkan target's ``lavapipe``
+profile, threads of up to 16 rows (``GpuDevice.matmul_rows``) and of two vec4s of
+columns where the result is large enough (``TALL_CASES``; the generic profile keeps 4 x 4).
+Each graph is compiled for Vulkan
 (lavapipe) and OpenCL (PoCL), run on random inputs and compared with numpy in float64:
 fp32 within ``checking.compare``'s default (|got - want| <= 3e-5 + 1e-4 * |want|), fp16
 storage within ``half_tolerance`` (rtol 8u, atol 4u sqrt(K) RMS(want), u = 2^-11: the
@@ -75,13 +76,25 @@ CASES = {
 }
 
 
+TALL_CASES = {name for name in CASES if name.startswith(("tall_rows", "wide_columns"))}
+
+
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
+def artifacts(tmp_path_factory):
+    """``get(name, target, precision, device=None)``: ``gpu_artifacts.artifact_cache``'s."""
     def build(name):
         a, b, transpose_b, bias = CASES[name]
         return _matmul(a, b, transpose_b, bias)
 
     return artifact_cache(tmp_path_factory.mktemp("gpu-matmul"), build)
+
+
+@pytest.fixture(scope="module")
+def compiled(artifacts):
+    """``get(name, target, precision)``: the Vulkan artifacts of ``TALL_CASES`` for the
+    ``lavapipe`` profile (the one with threads of 16 rows), the rest for the default."""
+    return lambda name, target, precision: artifacts(
+        name, target, precision, "lavapipe" if target == "vulkan" and name in TALL_CASES else None)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
@@ -131,20 +144,29 @@ def test_classifier_gemm_of_one_row(target, tmp_path):
 
 
 
+def grid(artifact) -> list:
+    """Each dispatch's workgroup counts, from the artifact's plan."""
+    return [line.split()[2:5] for line in (artifact.path / "plan.txt").read_text().splitlines()
+            if line.startswith("dispatch ")]
+
+
+def test_generic_profile_keeps_four_rows(artifacts):
+    """The generic profile (the one measured on real GPUs, where 16 rows would be 64
+    accumulators a thread) keeps threads of 4 x 4: 128 x 96 outputs in 16 x 3 workgroups."""
+    artifact, _ = artifacts("tall_rows_epilogue", "vulkan", "fp32")
+    assert grid(artifact) == [["16", "3", "1"]]
+
+
 def test_tall_rows_take_the_grid(compiled):
-    """128 x 96 outputs in threads of 16 rows by 4 columns, 8 x 2 threads a workgroup (32
-    rows by 32 columns): a grid of 4 x 3 workgroups, down the rows first (threads of 4
+    """lavapipe's profile: 128 x 96 outputs in threads of 16 rows by 4 columns, 8 x 2
+    threads a workgroup (32 rows by 32 columns): a grid of 4 x 3 workgroups, down the rows first (threads of 4
     rows gave 16 x 3)."""
     artifact, _ = compiled("tall_rows_epilogue", "vulkan", "fp32")
-    dispatches = [line.split() for line in (artifact.path / "plan.txt").read_text().splitlines()
-                  if line.startswith("dispatch ")]
-    assert [fields[2:5] for fields in dispatches] == [["4", "3", "1"]], dispatches
+    assert grid(artifact) == [["4", "3", "1"]]
 
 
 def test_wide_columns_take_the_grid(compiled):
-    """256 x 128 outputs in threads of 16 rows by 8 columns, 8 x 2 threads a workgroup (32
-    rows by 64 columns): a grid of 8 x 2 workgroups (threads of 4 columns gave 8 x 4)."""
+    """lavapipe's profile: 256 x 128 outputs in threads of 16 rows by 8 columns, 8 x 2
+    threads a workgroup (32 rows by 64 columns): a grid of 8 x 2 workgroups (threads of 4 columns gave 8 x 4)."""
     artifact, _ = compiled("wide_columns_epilogue", "vulkan", "fp32")
-    dispatches = [line.split() for line in (artifact.path / "plan.txt").read_text().splitlines()
-                  if line.startswith("dispatch ")]
-    assert [fields[2:5] for fields in dispatches] == [["8", "2", "1"]], dispatches
+    assert grid(artifact) == [["8", "2", "1"]]

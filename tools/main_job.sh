@@ -49,7 +49,7 @@ dnnf-compile "$onnx" --target aarch64 -o "build/$model-aarch64"
 dnnf-run "build/$model-aarch64" --check
 
 echo "== 3. compile for Vulkan and OpenCL, run on the devices found, check"
-dnnf-compile "$onnx" --target vulkan -o "build/$model-vulkan"
+dnnf-compile "$onnx" --target vulkan --device lavapipe -o "build/$model-vulkan"
 dnnf-run "build/$model-vulkan" --check --repeat 2
 echo "-- for OpenCL"
 dnnf-compile "$onnx" --target opencl -o "build/$model-opencl"

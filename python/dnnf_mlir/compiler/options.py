@@ -31,6 +31,11 @@ class CompileOptions:
         None, "CPU to compile for, as LLVM names it: native (this machine; the host default, or $DNNF_CPU), "
         "x86-64-v3, znver3, skylake-avx512, cortex-a76, ... (AArch64 default: generic). The library refuses to "
         "load on a CPU without its features", target_option=True, metavar="NAME")
+    device: str | None = _option(
+        None, "GPU targets: the device profile compiled for: generic (the default: the limits every GPU of the "
+        "brief offers, matmul tiles as measured on real GPUs) or, for Vulkan, lavapipe (Mesa's CPU device: taller "
+        "matmul tiles). The code runs on any device that meets the profile's limits",
+        target_option=True, metavar="NAME")
     threads: int = _option(1, "threads the parallel loops are split for (OpenMP; host only)")
     rewrite: bool = _option(True, "run ecg-rewrite on the imported graph (--no-rewrite compiles it as imported)")
     fusion: str = _option(

@@ -10,19 +10,19 @@ from dnnf_mlir.tools.common import onnxruntime_session
 
 
 def artifact_cache(directory, build):
-    """``get(name, target, precision)``: (the ``Artifact`` of ``build(name)``'s model,
-    compiled into ``directory``, the rest of what ``build`` returned), compiled the first
-    time it is asked for."""
+    """``get(name, target, precision, device=None)``: (the ``Artifact`` of ``build(name)``'s
+    model, compiled into ``directory`` for ``device``'s profile (None: the target's default),
+    the rest of what ``build`` returned), compiled the first time it is asked for."""
     cache = {}
 
-    def get(name, target, precision):
-        key = (name, target, precision)
+    def get(name, target, precision, device=None):
+        key = (name, target, precision, device)
         if key not in cache:
             model, *rest = build(name)
             path = directory / f"{name}.onnx"
             onnx.save(model, path)
-            out = directory / f"{name}-{target}-{precision}"
-            compile_model(path, out, target=target, precision=precision)
+            out = directory / f"{name}-{target}-{precision}-{device or 'default'}"
+            compile_model(path, out, target=target, precision=precision, device=device)
             cache[key] = (Artifact(out), *rest)
         return cache[key]
 

@@ -1,6 +1,9 @@
 """The GPU matmul's reduction step (``codegen/gpu/contraction_steps.py``) on both GPU
 targets: matmuls whose K is a multiple of 4 step it by 4 (vec4 loads of A and of B or
-B^T), the others by 1; odd M and N in either case. Each graph is compiled for Vulkan
+B^T), the others by 1; odd M and N in either case; on the Vulkan target's ``lavapipe``
+profile, threads of up to 16 rows (``GpuDevice.matmul_rows``) and of two vec4s of
+columns where the result is large enough (``TALL_CASES``; the generic profile keeps 4 x 4).
+Each graph is compiled for Vulkan
 (lavapipe) and OpenCL (PoCL), run on random inputs and compared with numpy in float64:
 fp32 within ``checking.compare``'s default (|got - want| <= 3e-5 + 1e-4 * |want|), fp16
 storage within ``half_tolerance`` (rtol 8u, atol 4u sqrt(K) RMS(want), u = 2^-11: the
@@ -61,16 +64,37 @@ CASES = {
     "matmul_epilogue_k4": ([50, 96], [96, 68], False, True),  # K stepped, bias and ReLU before the store
     "transposed_b": ([2, 40, 32], [2, 36, 32], True, False),  # Q K^T: B^T read along K
     "transposed_b_odd": ([2, 19, 12], [2, 23, 12], True, False),
+    # A thread of 16 rows (GpuDevice.matmul_rows) where the result has the elements for it
+    # (schedule._matmul_rows): its accumulators and its epilogue's rows unrolled.
+    "tall_rows_epilogue": ([1, 128, 64], [64, 96], False, True),  # 16 rows, bias and ReLU per row
+    "tall_rows_odd": ([2, 120, 32], [2, 32, 68], False, False),  # 15 rows (120 = 8 x 15), 17 column threads
+    "tall_rows_transposed_b": ([4, 96, 64], [4, 80, 64], True, False),  # Q K^T, 16 rows by 2 vec4s
+    # Two vec4s of columns a thread (schedule._wide_columns), its loops over rows and
+    # over the vec4s unrolled in turn.
+    "wide_columns_epilogue": ([1, 256, 64], [64, 128], False, True),  # 16 x 8, bias and ReLU
+    "wide_columns_odd_rows": ([2, 120, 32], [2, 32, 136], False, False),  # 15 x 8, 17 column threads
 }
 
 
+TALL_CASES = {name for name in CASES if name.startswith(("tall_rows", "wide_columns"))}
+
+
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
+def artifacts(tmp_path_factory):
+    """``get(name, target, precision, device=None)``: ``gpu_artifacts.artifact_cache``'s."""
     def build(name):
         a, b, transpose_b, bias = CASES[name]
         return _matmul(a, b, transpose_b, bias)
 
     return artifact_cache(tmp_path_factory.mktemp("gpu-matmul"), build)
+
+
+@pytest.fixture(scope="module")
+def compiled(artifacts):
+    """``get(name, target, precision)``: the Vulkan artifacts of ``TALL_CASES`` for the
+    ``lavapipe`` profile (the one with threads of 16 rows), the rest for the default."""
+    return lambda name, target, precision: artifacts(
+        name, target, precision, "lavapipe" if target == "vulkan" and name in TALL_CASES else None)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
@@ -118,3 +142,31 @@ def test_classifier_gemm_of_one_row(target, tmp_path):
     want = x.reshape(1, 256).astype(np.float64) @ weights.T.astype(np.float64) + bias
     assert compare(got, want).ok
 
+
+
+def grid(artifact) -> list:
+    """Each dispatch's workgroup counts, from the artifact's plan."""
+    return [line.split()[2:5] for line in (artifact.path / "plan.txt").read_text().splitlines()
+            if line.startswith("dispatch ")]
+
+
+def test_generic_profile_keeps_four_rows(artifacts):
+    """The generic profile (the one measured on real GPUs, where 16 rows would be 64
+    accumulators a thread) keeps threads of 4 x 4: 128 x 96 outputs in 16 x 3 workgroups."""
+    artifact, _ = artifacts("tall_rows_epilogue", "vulkan", "fp32")
+    assert grid(artifact) == [["16", "3", "1"]]
+
+
+def test_tall_rows_take_the_grid(compiled):
+    """lavapipe's profile: 128 x 96 outputs in threads of 16 rows by 4 columns, 8 x 2
+    threads a workgroup (32 rows by 32 columns): a grid of 4 x 3 workgroups, down the rows first (threads of 4
+    rows gave 16 x 3)."""
+    artifact, _ = compiled("tall_rows_epilogue", "vulkan", "fp32")
+    assert grid(artifact) == [["4", "3", "1"]]
+
+
+def test_wide_columns_take_the_grid(compiled):
+    """lavapipe's profile: 256 x 128 outputs in threads of 16 rows by 8 columns, 8 x 2
+    threads a workgroup (32 rows by 64 columns): a grid of 8 x 2 workgroups (threads of 4 columns gave 8 x 4)."""
+    artifact, _ = compiled("wide_columns_epilogue", "vulkan", "fp32")
+    assert grid(artifact) == [["8", "2", "1"]]

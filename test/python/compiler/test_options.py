@@ -39,11 +39,26 @@ def test_cache_fields_name_the_resolved_target_and_every_other_field():
     fields = options.cache_fields()
     target = get_target("host", "x86-64-v3")
     assert {k: fields[k] for k in ("target", "cpu", "cpu_features")} == target.cache_fields()
-    others = [f.name for f in dataclasses.fields(CompileOptions) if f.name not in ("target", "cpu")]
+    others = [f.name for f in dataclasses.fields(CompileOptions)
+              if f.name != "target" and not f.metadata.get("target_option")]
     assert {name: fields[name] for name in others} == {name: getattr(options, name) for name in others}
     assert describe_cache_fields(fields) == "host x86-64-v3 threads=1 fusion=none profile precision=fp32 winograd=auto"
     assert describe_cache_fields(CompileOptions(target="aarch64", outline=False).cache_fields()) == (
         "aarch64 generic threads=1 fusion=dnnf no-outline precision=fp32 winograd=auto")
+
+
+def test_device_profile_names_the_code_and_is_a_gpu_option():
+    """``device`` is an option of the GPU targets' ``get_target``: it names the code in the
+    cache by the profile it resolves to; another target, or a profile the target lacks, is
+    refused by name."""
+    lavapipe = CompileOptions(target="vulkan", device="lavapipe").cache_fields()
+    assert lavapipe["device"] == "lavapipe" and CompileOptions(target="vulkan").cache_fields()["device"] == "generic"
+    assert CompileOptions(target="vulkan", device="lavapipe").resolve_target().device.matmul_rows == 16
+    assert CompileOptions(target="vulkan").resolve_target().device.matmul_rows == 4
+    with pytest.raises(ValueError, match=r"target 'host' takes no option device \(its options: cpu\)"):
+        CompileOptions(device="lavapipe").resolve_target()
+    with pytest.raises(ValueError, match="unknown OpenCL device profile 'lavapipe'; known: generic"):
+        CompileOptions(target="opencl", device="lavapipe").resolve_target()
 
 
 def test_precision_names_the_code_and_cpu_targets_refuse_fp16():

@@ -1,6 +1,6 @@
 """Store-to-load forwarding on a thread's vectorized tensors.
 
-A thread's register tile is a small tensor (4x4) built one vec4 row at a time: its
+A thread's register tile is a small tensor (up to 16x8) built one vec4 row at a time: its
 accumulators are filled, then written back after the reduction loop, each
 ``vector.transfer_write`` into a row slice, ``tensor.insert_slice``d into the tile; the
 epilogue reads the rows back. Canonicalization folds a read of the write it directly

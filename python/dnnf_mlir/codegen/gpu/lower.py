@@ -73,7 +73,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     else:
         kernel = analyze(copy, phased, phase_boundaries(copy) if phased else ())
     blocks = Script()
-    plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads)
+    plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads, device.matmul_rows)
     phases = phase_tags(kernel) if phased else {}
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
     if phased:
@@ -87,7 +87,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     drop_bounded_mods(scratch)
     mark_vectorizable(scratch)
     mark_stepped(scratch)
-    unrolled = mark_unrolled_loops(scratch)
+    unrolled = mark_unrolled_loops(scratch, device.matmul_rows)
     vectorization = Script()
     vectorize(vectorization, unrolled)
     apply_script(scratch, vectorization.text(), "__dnnf_codegen", f"vectorizing {kernel.name}")

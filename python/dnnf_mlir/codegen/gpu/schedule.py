@@ -18,8 +18,11 @@ sizes (``Script``):
 
 A thread's tile is ``VECTOR`` elements along the innermost dim (fewer when that dim
 is not a multiple), and for a contraction also ``VECTOR`` rows of its output. A
-matmul-like contraction is IREE's Mali configuration: 4x4 per thread, the device
-profile's ``matmul_threads`` (8x2) a workgroup, its grid down the rows first.
+matmul-like contraction takes the device profile's ``matmul_threads`` (8x2, IREE's Mali
+workgroup) and up to its ``matmul_rows`` rows a thread (16: fewer elements loaded per
+FMA, each a scalar load per SIMD lane on lavapipe; fewer where the grid would drop
+below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of columns where the grid still keeps
+that many (``_wide_columns``), its grid down the rows first.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from ..transform_script import TAG, Script
 from ..lowered_module import walk_ops
 from .contraction_steps import STEPPED_ATTR, is_matmul_like, reduction_step
 from .epilogue_dims import product_dims
-from .unrolling import unrolled_tag
+from .unrolling import REGISTER_ROWS_ATTR, unrolled_tag
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, staged_ops)
 
@@ -79,11 +82,13 @@ def _rows_dim(kernel: RootGroup) -> int | None:
     return rows if columns == len(kernel.shape) - 1 else columns
 
 
-def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: tuple | None = None) -> Tiling:
+def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: tuple | None = None,
+                  matmul_rows: int = VECTOR) -> Tiling:
     """The root's tiling: ``VECTOR`` elements of its innermost dim a thread (and
     ``VECTOR`` rows for a contraction), at most ``MAX_THREADS_X`` threads along it, then
     the dims outward within ``MAX_THREADS``; a matmul's (``matmul_threads``: threads
-    along its innermost dim, threads in all) as the device profile says.
+    along its innermost dim, threads in all; ``matmul_rows``: a thread's rows, where its
+    product's columns are the innermost dim) as the device profile says.
     ``whole_rows``: a workgroup spans the innermost dim whole, each thread its share
     (the statistics of a normalization, staged in shared memory, computed once per row)."""
     shape = kernel.shape
@@ -95,7 +100,10 @@ def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: t
     tile[-1] = divisor(shape[-1], VECTOR)
     rows = _rows_dim(kernel)
     if rows is not None:
-        tile[rows] = divisor(shape[rows], VECTOR)
+        plain = matmul_threads is not None and product_dims(kernel)[1] == rank - 1
+        tile[rows] = divisor(shape[rows], _matmul_rows(shape, matmul_threads, matmul_rows) if plain else VECTOR)
+        if plain and _wide_columns(shape, tile[rows], matmul_threads):
+            tile[-1] = 2 * VECTOR
     counts = [s // t for s, t in zip(shape, tile)]
     threads_x, budget = (matmul_threads if rows is not None and matmul_threads else (MAX_THREADS_X, MAX_THREADS))
     threads[-1] = divisor(counts[-1], threads_x)
@@ -109,6 +117,27 @@ def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: t
             threads[dim] = divisor(counts[dim], budget)
             budget //= threads[dim]
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
+
+
+MIN_MATMUL_WORKGROUPS = 8  # a matmul's thread rows shrink (to VECTOR at least) to keep this many workgroups
+
+
+def _matmul_rows(shape, matmul_threads: tuple, matmul_rows: int) -> int:
+    """At most ``matmul_rows`` rows a matmul's thread computes, fewer where its result has
+    too few elements for ``MIN_MATMUL_WORKGROUPS`` workgroups of ``VECTOR`` columns a
+    thread: a small batch matmul in one workgroup would run on one core of lavapipe."""
+    per_row = VECTOR * matmul_threads[1] * MIN_MATMUL_WORKGROUPS
+    return max(VECTOR, min(matmul_rows, math.prod(shape) // per_row))
+
+
+def _wide_columns(shape, rows: int, matmul_threads: tuple) -> bool:
+    """Whether a matmul's thread of ``rows`` rows takes two vec4s of columns: where it is
+    taller than ``VECTOR`` (its loops over rows and over the two vec4s then have distinct
+    trip counts, unrolled in turn) and the grid keeps ``MIN_MATMUL_WORKGROUPS``. 16x8
+    reads 96 elements per 512 FMAs, 16x4 80 per 256."""
+    columns = 2 * VECTOR
+    return (rows > VECTOR and shape[-1] % columns == 0
+            and math.prod(shape) // (rows * columns * matmul_threads[1]) >= MIN_MATMUL_WORKGROUPS)
 
 
 def beyond_grid(trips) -> list:
@@ -225,7 +254,7 @@ def _anchors(group: RootGroup) -> set:
     return {op for op in group.ops if op == group.root or op in reductions or op in inits}
 
 
-def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple) -> GroupPlan:
+def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple, matmul_rows: int) -> GroupPlan:
     staged = staged_ops(group)
     anchors = _anchors(group)
     members = set(group.ops)
@@ -252,7 +281,7 @@ def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple) 
     rows = _rows_dim(group)
     matmul = rows is not None and is_matmul_like(group.contraction)
     tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction",
-                           matmul_threads=matmul_threads if matmul else None)
+                           matmul_threads=matmul_threads if matmul else None, matmul_rows=matmul_rows)
     # Not a thread of one output column (it would reduce its step horizontally); a
     # product written transposed has its columns where the tiling's rows are.
     transposed = matmul and rows == product_dims(group)[1]
@@ -400,14 +429,20 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         s.end_nested()
         s.end_nested()
     computed = [op.tag] + producers
+    # A matmul's: every anchor (its product, the product's init) in the root's vec4s of a row.
+    stepped = any(plan.step is not None for plan in by_tag.values())
     for tag in reversed(computed):
         anchor = by_tag[tag]
         if not anchor.anchor:
             continue
         each = s.begin_foreach(s.match(["linalg.generic"], tag=local(tag), within=forall))
-        sizes, order = _inner_tiling(anchor, row if anchor is op else 0)
+        sizes, order = _inner_tiling(anchor, row if anchor is op or stepped else 0)
         if any(sizes):
             _, inner_loops = s.tile_for(each, sizes, interchange=order)
+            if stepped:  # a matmul's: its loops over the thread's rows unrolled (``mark_unrolled_loops``)
+                for dim, loop in zip([d for d in order if sizes[d]], inner_loops):
+                    if anchor.parallel[dim]:
+                        s.annotate(loop, REGISTER_ROWS_ATTR, "rows")
             for producer in reversed(anchor.producers):
                 # Not a producer the loop over threads yields (upstream's fusion into an
                 # scf.for of a producer used after the loop aborts rather than fails).
@@ -418,14 +453,16 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         s.end_nested()
 
 
-def schedule_blocks(s: Script, kernel: Kernel, prefix: str, matmul_threads: tuple) -> list:
+def schedule_blocks(s: Script, kernel: Kernel, prefix: str, matmul_threads: tuple, matmul_rows: int = VECTOR) -> list:
     """Append the workgroup level of ``kernel``'s schedule to ``s`` (its ops tagged
     ``<prefix><n>``): each root group's root tiled over workgroups, its other ops fused
-    into that loop; a matmul's workgroups of ``matmul_threads`` (the device profile's).
+    into that loop; a matmul's workgroups of ``matmul_threads``, its threads of
+    ``matmul_rows`` rows (the device profile's).
     Returns a ``GroupPlan`` per group, for ``schedule_threads``."""
     for index, op in enumerate(kernel.ops):
         op.attributes[TAG] = ir.StringAttr.get(f"{prefix}{index}")
-    plans = [_plan_group(group, kernel.name, index, matmul_threads) for index, group in enumerate(kernel.groups)]
+    plans = [_plan_group(group, kernel.name, index, matmul_threads, matmul_rows)
+             for index, group in enumerate(kernel.groups)]
     for plan in plans:
         _blocks(s, plan)
     return plans

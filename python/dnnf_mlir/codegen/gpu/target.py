@@ -34,9 +34,18 @@ class GpuDevice:
     # (``private_arrays.py``); a thread's register tiles take a few hundred bytes.
     max_private_memory: int = 4 << 10
     # A matmul's workgroup: threads along its output's innermost dim, threads in all (each
-    # thread 4x4 outputs). IREE's Mali configuration, 8x2: 16 threads of 128 outputs; on
-    # lavapipe it beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py).
+    # thread ``matmul_rows`` x 4 or x 8 outputs). IREE's Mali configuration, 8x2; on lavapipe it
+    # beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py), and 8x1 (a
+    # workgroup of one row of threads) ran as fast.
     matmul_threads: tuple = (8, 16)
+    # Rows of a matmul's output one thread computes at most (4 columns each, K stepped by
+    # 4; ``schedule.choose_tiling``). 4, IREE's Mali tile, is what real GPUs were measured
+    # with (an H100, an H200: 16 rows is 128 accumulators a thread, too many registers for
+    # a mobile GPU). On lavapipe (Mesa 22.3) every element a thread reads from a buffer is
+    # a scalar load per SIMD lane, so the loads per FMA decide: 16 rows read 80 elements per
+    # 256 FMAs where 4 rows read 32 per 64, and MobileBERT's FFN matmul kernels ran 1.4x
+    # faster (the ``lavapipe`` profile of the Vulkan target).
+    matmul_rows: int = 4
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ device that does not meet them (``dnnf_vulkan.c``).
 buffer binding (the Vulkan minimum, also lavapipe's), 24 storage buffers per shader
 stage (Adreno's; Mali and lavapipe have more), workgroups of up to 128 invocations and
 16 KiB of shared memory (both the Vulkan minimums).
+
+``lavapipe`` (Mesa's CPU device) has the same limits and matmul threads of 16 rows: it
+reads buffers a scalar load per lane, so a thread's loads per FMA set a matmul's speed
+there (``GpuDevice.matmul_rows``). Code for it runs on any device, slower on a real GPU.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ VulkanDevice = GpuDevice  # maxPerStageDescriptorStorageBuffers, maxComputeWorkG
 DEVICES = {device.name: device for device in (
     VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24, max_workgroup_invocations=128,
                  max_shared_memory=16 << 10),
+    VulkanDevice("lavapipe", max_storage_buffer_range=1 << 27, max_storage_buffers=24, max_workgroup_invocations=128,
+                 max_shared_memory=16 << 10, matmul_rows=16),
 )}
 DEFAULT_DEVICE = "generic"
 
@@ -34,7 +40,7 @@ class VulkanTarget(GpuTarget):
 
 
 def vulkan_target(name: str = "vulkan", device: str | None = None) -> VulkanTarget:
-    """The Vulkan target for the profile ``device`` (default ``generic``)."""
+    """The Vulkan target for the profile ``device`` (``generic``, the default, or ``lavapipe``)."""
     return VulkanTarget("vulkan", resolve_device(DEVICES, device, DEFAULT_DEVICE, "Vulkan"))
 
 

@@ -40,7 +40,7 @@ class GpuDevice:
     matmul_threads: tuple = (8, 16)
     # Rows of a matmul's output one thread computes at most (4 columns each, K stepped by
     # 4; ``schedule.choose_tiling``). 4, IREE's Mali tile, is what real GPUs were measured
-    # with (an H100, an H200: 16 rows is 128 accumulators a thread, too many registers for
+    # with (an H100, an H200; 16 rows by 8 columns is 128 accumulators a thread, too many for
     # a mobile GPU). On lavapipe (Mesa 22.3) every element a thread reads from a buffer is
     # a scalar load per SIMD lane, so the loads per FMA decide: 16 rows read 80 elements per
     # 256 FMAs where 4 rows read 32 per 64, and MobileBERT's FFN matmul kernels ran 1.4x

@@ -5,7 +5,8 @@ ONNX leaves duplicates undefined, unique). Activations are graph inputs; weights
 quantization parameters and caches are initializers, as in a deployed model. The
 families are those of the node-suite issue (resampling, transposed, grouped and
 depthwise convolution, recurrent cells, Einsum, TopK, scatter and gather, GridSample,
-CumSum, quantization, Attention, RMSNormalization, RotaryEmbedding) and Transpose.
+CumSum, quantization, Attention, RMSNormalization, RotaryEmbedding) and Transpose, plus 1x1 convolutions on small outputs (issue 29: their
+columns pad to whole register tiles, e.g. 49 -> 64).
 """
 
 from __future__ import annotations
@@ -78,6 +79,15 @@ def _conv(channels: int, group: int, size: int, stride: int = 1):
     kind = "depthwise" if group == channels else f"grouped{group}"
     variant = f"-s{stride}" if stride > 1 else ""
     return SweepCase("Conv", f"conv-{kind}{variant}", f"1x{channels}x{size}x{size}, 3x3, group {group}, stride {stride}",
+                     build)
+
+
+def _pointwise(channels: int, filters: int, size: int):
+    """A 1x1 convolution + bias on a small output (ResNet-50's last stage, MobileNetV2's late blocks)."""
+    def build(rng):
+        x, w = _randn(rng, 1, channels, size, size), _randn(rng, filters, channels, 1, 1) * 0.1
+        return one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, filters)}), {"x": x}
+    return SweepCase("Conv1x1", f"conv1x1-{channels}-{filters}-{size}", f"1x{channels}x{size}x{size}, 1x1 -> {filters}",
                      build)
 
 
@@ -268,6 +278,13 @@ CASES = (
     _unit_dims("Sigmoid", (512, 512, 1)),
     _unit_dims("GlobalAveragePool", (8, 1024, 7, 7)),
     _unit_dims("LayerNormalization", (7, 64, 64, 1), axis=1),
+    _pointwise(512, 2048, 7),
+    _pointwise(2048, 512, 7),
+    _pointwise(1024, 256, 14),
+    _pointwise(160, 960, 7),
+    _pointwise(320, 1280, 7),
+    _pointwise(320, 1280, 3),
+    _pointwise(160, 960, 5),
 )
 
 

@@ -49,7 +49,7 @@ def test_every_family_of_the_issue_has_a_case():
     assert families >= {"Resize", "ConvTranspose", "Conv", "LSTM", "GRU", "Einsum", "TopK", "ScatterND",
                         "ScatterElements", "GatherND", "GridSample", "CumSum", "QuantizeLinear", "DequantizeLinear",
                         "QLinearConv", "QLinearMatMul", "MatMulInteger", "Attention", "RMSNormalization",
-                        "RotaryEmbedding", "Conv1D"}
+                        "RotaryEmbedding", "Conv1D", "Conv1x1"}
     assert {c.name for c in cases_of(["resize"])} == {"resize-nearest", "resize-linear", "resize-cubic"}
     with pytest.raises(ValueError, match="no kernel family softmax"):
         cases_of(["softmax"])
@@ -77,6 +77,21 @@ def test_1d_convolution_cases_match_onnxruntime(case, tmp_path):
     dnnf-run tolerance, against its ORT_DISABLE_ALL float32 result)."""
     model, feeds = case.model()
     path = tmp_path / "conv1d.onnx"
+    onnx.save(model, path)
+    compile_model(path, tmp_path / "out")
+    (got,), _ = Artifact(tmp_path / "out").run([feeds["x"]])
+    (want,) = onnxruntime_session(path).run(None, feeds)
+    result = compare(got, want)
+    assert result.ok and not result.degenerate and np.abs(want).max() > 1, result
+
+
+@pytest.mark.parametrize("name", ["conv1x1-320-1280-3", "conv1x1-160-960-7"])
+def test_small_output_1x1_cases_match_onnxruntime(name, tmp_path):
+    """A 1x1 case whose output columns fit one partial vector (3x3) and one that the
+    matmul pads to whole register tiles (7x7) compute what onnxruntime computes."""
+    (case,) = cases_of([name])
+    model, feeds = case.model()
+    path = tmp_path / "conv1x1.onnx"
     onnx.save(model, path)
     compile_model(path, tmp_path / "out")
     (got,), _ = Artifact(tmp_path / "out").run([feeds["x"]])

@@ -98,9 +98,11 @@ def compiled(artifacts):
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
-@pytest.mark.parametrize("target", ["vulkan", "opencl"])
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name,target", [(name, target) for name in CASES for target in ("vulkan", "opencl")
+                                         if target == "vulkan" or name not in TALL_CASES])
 def test_matches_numpy(name, target, precision, compiled):
+    """Every case on both targets in both precisions, but ``TALL_CASES`` on Vulkan only: only
+    its ``lavapipe`` profile has threads of more than 4 rows."""
     artifact, k = compiled(name, target, precision)
     _, _, transpose_b, bias = CASES[name]
     rng = np.random.default_rng(11)

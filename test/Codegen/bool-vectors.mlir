@@ -8,6 +8,7 @@
 // RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v3 --stop-after=schedule | FileCheck %s --check-prefix=VECTOR
 // RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v3 --stop-after=llvm | FileCheck %s --check-prefixes=LLVM,AVX2
 // RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v4 --stop-after=llvm | FileCheck %s --check-prefixes=LLVM,AVX512
+// RUN: dnnf-opt %s --convert-ecg-to-linalg | %PYTHON -m dnnf_mlir.codegen - --target=aarch64 --stop-after=llvm | FileCheck %s --check-prefixes=LLVM,NEON
 
 // PLAN: k0 linalg.generic [5, 37] vectorized {'vector': [1, 37]} @mask
 // PLAN: k1 linalg.generic [5, 37] vectorized {'vector': [1, 32]} @mask
@@ -33,6 +34,9 @@
 // AVX2:         %[[TAIL:.*]] = llvm.intr.masked.load {{.*}} -> vector<32xi8>
 // AVX2-NEXT:    %[[COND:.*]] = llvm.trunc %[[TAIL]] : vector<32xi8> to vector<32xi1>
 // AVX2:         llvm.select %[[COND]], %{{.*}}, %{{.*}} : vector<32xi1>, vector<32xf32>
+// NEON:         %[[TAIL:.*]] = llvm.intr.masked.load {{.*}} -> vector<16xi8>
+// NEON-NEXT:    %[[COND:.*]] = llvm.trunc %[[TAIL]] : vector<16xi8> to vector<16xi1>
+// NEON:         llvm.select %[[COND]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
 // AVX512:       %[[ROW:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<37xi8>
 // AVX512-NEXT:  %[[COND:.*]] = llvm.trunc %[[ROW]] : vector<37xi8> to vector<37xi1>
 // AVX512:       llvm.select %[[COND]], %{{.*}}, %{{.*}} : vector<37xi1>, vector<37xf32>

@@ -40,9 +40,8 @@ def _in_bytes(t) -> "ir.Type | None":
     if vector is not None:
         return ir.VectorType.get(vector.shape, ir.IntegerType.get_signless(8), scalable=vector.scalable_dims)
     if isinstance(t, _mlir.llvm.ArrayType):
-        array = t
-        element = _in_bytes(array.element_type)
-        return None if element is None else _mlir.llvm.ArrayType.get(element, array.num_elements)
+        element = _in_bytes(t.element_type)
+        return None if element is None else _mlir.llvm.ArrayType.get(element, t.num_elements)
     return None
 
 

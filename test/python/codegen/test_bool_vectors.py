@@ -92,6 +92,22 @@ func.func @main(%a: {b}, %r: {br}, %c: {bc}, %x: {f}) -> ({b}, {f}) {{
     assert np.array_equal(selected, x)
 
 
+@pytest.mark.parametrize("cpu", CPUS)
+def test_a_gather_of_bools_stays_a_loop(cpu):
+    """GPT-2's mask gather: no vector instruction gathers bytes, so it stays a loop (and exact)."""
+    table, index, out = tensor((128, 1), "i1"), tensor((1, 1, 1, 128), "i64"), tensor((1, 1, 1, 128, 1), "i1")
+    compiled, schedules = compile_ecg(f"""
+func.func @main(%t: {table}, %i: {index}) -> {out} {{
+  %0 = "ecg.gather"(%t, %i) {{axis = 0 : i64}} : ({table}, {index}) -> {out}
+  return %0 : {out}
+}}""", cpu)
+    assert [s.strategy for s in schedules] == ["loops"]
+    t = RNG.random((128, 1)) < 0.5
+    i = RNG.integers(0, 128, (1, 1, 1, 128)).astype(np.int64)
+    (gathered,) = compiled(t, i)
+    assert np.array_equal(gathered, t[i])
+
+
 def test_an_aggregate_of_bool_vectors_in_memory_is_refused():
     """What would still move packed bits is an error, not a silent miscompile."""
     with ir.Context():

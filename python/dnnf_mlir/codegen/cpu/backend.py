@@ -51,6 +51,7 @@ from ..backend import Backend, KernelPlan, Stages
 from ..bufferization import copies_to_linalg, results_in_place, tagged_copies
 from ..passes import apply_script, run_passes, run_pipeline
 from .attention import confirm_head_loops
+from .byte_bools import bools_as_bytes
 from .buffers import post_bufferization_script, vector_lowering_script
 from .loop_inits import fresh_inits_in_loops
 from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llvm_target
@@ -117,6 +118,7 @@ class CpuBackend(Backend):
     def emit(self, module: ir.Module, target: CpuTarget, threads: int, stages: Stages) -> None:
         with stages.stage("llvm", module):
             run_pipeline(read_pipeline("cpu/to-llvm.pipeline"), module)
+            bools_as_bytes(module)
             set_llvm_target(module, target)
 
     def translate(self, module: ir.Module, target: CpuTarget, output_format: str) -> "str | bytes":

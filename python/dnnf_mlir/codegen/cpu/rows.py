@@ -4,10 +4,12 @@ fills, transposes, reductions, pooling taps.
 Rows of vectors: every parallel dim but the innermost is tiled to 1 and the op is
 vectorized (masked where a row is not a multiple of the vector), except that a transpose
 moving the innermost dim is tiled in square blocks (``transposes.py``); failures there are
-silenced and the op becomes scalar loops. Scalar loops too, by choice, for ops reading
-or writing i1 tensors (LLVM stores a vector of i1 as packed bits, a memref of i1 holds
-one byte per element), 0-d ops, and ops walking an operand backwards (negative Slice
-steps, which tiling gets wrong). Big ops are first split among the threads.
+silenced and the op becomes scalar loops. Scalar loops too, by choice, for 0-d ops and
+ops walking an operand backwards (negative Slice steps, which tiling gets wrong), and
+gathers of bool elements (no x86 or NEON gather moves bytes: LLVM would scalarize the
+vector gather into more code than the loop). Other ops reading or writing bool (i1)
+tensors are vectorized like the rest: their vector loads and stores move a byte per
+lane (``byte_bools.py``). Big ops are first split among the threads.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Optional
 
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
-from ..linalg_queries import element_bits, indexing_maps, parallel_loops, reverses_access, static_tensor_type, touches_i1
+from ...ir_walk import walk_ops
+from ..linalg_queries import element_bits, indexing_maps, parallel_loops, reverses_access, static_tensor_type
 from .transposes import SHUFFLE_PATTERNS, transpose_block
 from .tiles import MAX_VECTOR_ELEMENTS, PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
@@ -38,10 +41,9 @@ def schedule_rows(planner: Planner, op):
     parallel = parallel_loops(op) or [True] * len(loop_ranges)  # named ops without iterators: fills, copies
     tag = planner.new_tag(op)
     rank = len(loop_ranges)
-    if rank == 0 or touches_i1(op) or reverses_access(op):
-        # Nothing to tile (a 0-d fill); bool tensors: memrefs of i1 hold a byte per
-        # element but LLVM loads / stores vectors of i1 as packed bits; backward
-        # accesses (negative Slice steps): tiling computes wrong operand slices.
+    if rank == 0 or reverses_access(op) or gathers_bools(op):
+        # Nothing to tile (a 0-d fill); backward accesses (negative Slice steps):
+        # tiling computes wrong operand slices; byte gathers have no vector instruction.
         planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), "loops", {}))
         return
     lanes = planner.target.lanes(element_bits(out))
@@ -107,6 +109,12 @@ def schedule_rows(planner: Planner, op):
     else:
         strategy = "loops"
     planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), strategy, details))
+
+
+def gathers_bools(op) -> bool:
+    """Whether ``op`` reads i1 elements through ``tensor.extract`` (a gather of bools)."""
+    types = [e.results[0].type for e in walk_ops(op, {"tensor.extract"})]
+    return any(isinstance(t, ir.IntegerType) and t.width == 1 for t in types)
 
 
 # A transposed read is vectorized whole along an input's innermost dim up to this long.

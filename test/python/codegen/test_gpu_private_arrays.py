@@ -18,7 +18,8 @@ from dnnf_mlir.codegen.gpu.lower import COMPILED_ATTR, compile_kernels
 from dnnf_mlir.codegen.gpu.prepare import prepare_module
 from dnnf_mlir.codegen.gpu.private_arrays import private_bytes
 from dnnf_mlir.codegen.gpu.vulkan.target import vulkan_target
-from dnnf_mlir.codegen.lowered_module import functions, symbol_name, walk_ops
+from dnnf_mlir.codegen.lowered_module import functions, symbol_name
+from dnnf_mlir.ir_walk import walk_ops
 from dnnf_mlir.context import make_context
 
 TRANSPOSED_PRODUCT = """

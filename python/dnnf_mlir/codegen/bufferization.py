@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .. import _mlir
 from .._mlir import ir
-from .lowered_module import functions, walk_ops
+from ..ir_walk import walk_ops
+from .lowered_module import functions
 from .linalg_queries import is_i1
 from .transform_script import TAG
 

@@ -1,7 +1,6 @@
 """What ``codegen.lower`` records on a module, for whoever loads or links it, whatever
 the target: the signatures of its public functions (which bufferization turns into
-out-parameters), the kernels it launches, the target and its options. Also the module
-walks the code generator shares (``walk_ops`` from ``ir_walk``).
+out-parameters), the kernels it launches, the target and its options.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import numpy as np
 
 from .._mlir import ir
 from ..ecg.tensor_spec import FLOAT8_DTYPES
-from ..ir_walk import walk_ops
 from ..kernel_functions import is_public
 from .errors import CodegenError
 
@@ -153,5 +151,4 @@ __all__ = [
     "signatures",
     "symbol_name",
     "target_option_attr",
-    "walk_ops",
 ]

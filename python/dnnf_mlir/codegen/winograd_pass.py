@@ -20,10 +20,11 @@ import numpy as np
 from .. import _mlir
 from .._mlir import ir
 from ..ecg.bfloat16_elements import elements_array
+from ..ir_walk import walk_ops
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
 from .linalg_queries import linalg_ops, static_tensor_type
-from .lowered_module import DECLARED_TYPE_ATTR, symbol_name, walk_ops
+from .lowered_module import DECLARED_TYPE_ATTR, symbol_name
 from .winograd import is_winograd_shape, transformed_filter_type, transformed_filters, winograd_convolution
 from .winograd_cost import prefers_winograd
 

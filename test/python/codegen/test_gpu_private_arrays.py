@@ -18,8 +18,9 @@ from dnnf_mlir.codegen.gpu.lower import COMPILED_ATTR, compile_kernels
 from dnnf_mlir.codegen.gpu.prepare import prepare_module
 from dnnf_mlir.codegen.gpu.private_arrays import private_bytes
 from dnnf_mlir.codegen.gpu.vulkan.target import vulkan_target
-from dnnf_mlir.codegen.lowered_module import functions, symbol_name, walk_ops
+from dnnf_mlir.codegen.lowered_module import functions, symbol_name
 from dnnf_mlir.context import make_context
+from dnnf_mlir.ir_walk import walk_ops
 
 TRANSPOSED_PRODUCT = """
 func.func private @kernel_0(%x: tensor<1x16x64xf32>, %w: tensor<64x4x16xf32>) -> tensor<1x4x16x16xf32> attributes {dnnf.kernel} {

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import (accumulator_fill, enclosing_function, only_user, producer, reassociation_groups,
                               static_tensor_type)
-from ..lowered_module import walk_ops
 
 RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 HEAD_LOOP = "dnnf.head_loop"  # on the scf.forall of a head loop made: the tag of its output

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...linalg_builders import with_operands
 from ..linalg_queries import elementwise_consumer, indexing_maps, only_user, reassociation, reassociation_groups, static_tensor_type
-from ..lowered_module import walk_ops
 
 CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 
+from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule
 from ..linalg_queries import element_bits, parallel_loops, producer, static_tensor_type
-from ..lowered_module import walk_ops
 from .cpu_planner import CpuPlanner
 from .rows import static_loop_ranges
 from .tiles import PARALLEL_MIN_ELEMENTS

@@ -15,8 +15,8 @@ as they are: their packing buffers are meant to be shared by the iterations.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_time_step_loop
-from ..lowered_module import walk_ops
 
 
 def _nested_ops(loop) -> list:

@@ -14,8 +14,9 @@ expect, and whether it runs OpenMP.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel, is_public
-from ..lowered_module import functions, target_option_attr, walk_ops
+from ..lowered_module import functions, target_option_attr
 from .target import CpuTarget
 
 USES_OPENMP = "dnnf.codegen.openmp"  # unit attribute: the module runs OpenMP parallel loops

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_public
-from ..lowered_module import functions, walk_ops
+from ..lowered_module import functions
 from ..passes import has_pass, run_passes
 
 SET_BLOCKTIME = "kmp_set_blocktime"

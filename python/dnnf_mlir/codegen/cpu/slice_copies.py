@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ..lowered_module import walk_ops
+from ...ir_walk import walk_ops
 
 DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_time_step_loop
-from ..lowered_module import walk_ops
 from ..linalg_queries import indexing_maps, parallel_loops
 from .unit_dims import STRUCTURAL
 

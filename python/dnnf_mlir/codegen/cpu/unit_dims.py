@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..linalg_queries import (elementwise_consumer, indexing_maps, parallel_loops, producer, reassociation, reduced_dims,
                               static_tensor_type)
-from ..lowered_module import walk_ops
 from .matvec import MARK
 from .planner import CONTRACTIONS
 from .rows import static_loop_ranges

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...linalg_builders import copy_into, generic, inline_body
 from ..linalg_queries import indexing_maps, parallel_loops, reassociation_groups, static_tensor_type
-from ..lowered_module import walk_ops
 from .gathers import pad_value
 from .kernels import expr_dims
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..linalg_queries import indexing_maps, parallel_loops
-from ..lowered_module import walk_ops
 from .kernels import is_contraction, loop_ranges
 
 K_STEP = 4  # reduction elements a thread's step covers: one vec4 of A per row

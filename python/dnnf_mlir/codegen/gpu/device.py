@@ -16,10 +16,11 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel
 from ...lowering import read_pipeline, read_transform_library
 from ..errors import CodegenError
-from ..lowered_module import functions, symbol_name, walk_ops
+from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes, run_pipeline
 from .storage import vectorize_storage
 

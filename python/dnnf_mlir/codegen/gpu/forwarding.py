@@ -14,7 +14,7 @@ it reads.
 from __future__ import annotations
 
 from ..._mlir import ir
-from ..lowered_module import walk_ops
+from ...ir_walk import walk_ops
 
 
 def _constants(values) -> list | None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...linalg_builders import generic, inline_body
 from ..linalg_queries import static_tensor_type
-from ..lowered_module import walk_ops
 
 
 def _index(value: int):

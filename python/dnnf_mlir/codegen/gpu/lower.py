@@ -20,11 +20,12 @@ reads come with it, renamed after it; it stands beside the original until
 from __future__ import annotations
 
 from ..._mlir import MLIRError, ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import KERNEL_ATTR, is_kernel
 from ...lowering import read_pipeline
 from ..bufferization import copies_to_linalg, results_in_place
 from ..errors import CodegenError
-from ..lowered_module import functions, symbol_name, walk_ops
+from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
 from .contraction_steps import mark_stepped, widen_rows

@@ -27,9 +27,10 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel
 from ..errors import CodegenError
-from ..lowered_module import functions, symbol_name, walk_ops
+from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes
 from ..transform_script import Script
 from .kernels import SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR

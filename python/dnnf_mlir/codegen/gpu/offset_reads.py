@@ -14,9 +14,9 @@ through the composed maps, at the offset: nothing extra.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...linalg_builders import generic, inline_body
 from ..linalg_queries import indexing_maps, parallel_loops
-from ..lowered_module import walk_ops
 
 
 def _has_offset(expr) -> bool:

@@ -25,9 +25,9 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...linalg_builders import generic, inline_body
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
-from ..lowered_module import walk_ops
 from .kernels import is_contraction
 
 

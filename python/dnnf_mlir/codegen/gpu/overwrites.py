@@ -18,7 +18,7 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
-from ..lowered_module import walk_ops
+from ...ir_walk import walk_ops
 
 
 def _zero(value) -> bool:

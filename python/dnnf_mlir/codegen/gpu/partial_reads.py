@@ -15,8 +15,8 @@ alone: each reader's tiles would compute the contraction again.)
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..linalg_queries import indexing_maps, static_tensor_type
-from ..lowered_module import walk_ops
 from .kernels import loop_ranges
 
 

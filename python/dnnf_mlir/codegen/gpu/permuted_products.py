@@ -13,8 +13,8 @@ innermost dim stays innermost: a transposed store would lose the K step.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..linalg_queries import indexing_maps, parallel_loops
-from ..lowered_module import walk_ops
 from .kernels import is_contraction
 from .reshaped_fills import fill_of, own_fill
 

@@ -27,13 +27,14 @@ import numpy as np
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel, is_public
 from ...linalg_builders import affine_map, generic
 from ...transforms.pass_base import ModulePass, PassError
 from ...transforms.registry import described_by_table
 from ..errors import CodegenError
 from ..lower_pass import ModuleView
-from ..lowered_module import symbol_name, walk_ops
+from ..lowered_module import symbol_name
 from .concats import RESHAPES
 
 def _is_f32_tensor(t: ir.Type) -> bool:

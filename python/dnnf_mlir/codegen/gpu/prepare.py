@@ -16,12 +16,13 @@ its own init, a fill where it was a splat constant, and results passed on copied
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...lowering import read_pipeline, read_transform_library
 from ..approximations import approximate_math
 from ..errors import CodegenError
 from ... import _mlir
 from ...kernel_functions import is_kernel
-from ..lowered_module import functions, symbol_name, walk_ops
+from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes, run_pipeline
 from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_concats, padded_results,
                       padded_results_to_pieces, split_concat_consumers, split_concat_pads)

@@ -12,8 +12,8 @@ values between the ops in buffers), or, when that is over too, by an error namin
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..errors import CodegenError
-from ..lowered_module import walk_ops
 from .mapping import buffer_bytes
 
 

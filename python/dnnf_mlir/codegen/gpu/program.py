@@ -24,9 +24,10 @@ import numpy as np
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel, is_public
 from ..errors import CodegenError
-from ..lowered_module import functions, signatures, symbol_name, walk_ops
+from ..lowered_module import functions, signatures, symbol_name
 from .device import WRITES_ATTR
 
 WEIGHTS_ATTR = "dnnf.weights"  # the module's weight layout (compiler/weights.py)

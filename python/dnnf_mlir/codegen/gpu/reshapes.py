@@ -27,8 +27,8 @@ are left alone.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..linalg_queries import indexing_maps, reassociation_groups, static_tensor_type
-from ..lowered_module import walk_ops
 from .kernels import is_contraction, loop_ranges, producers, viewed_op
 from .partial_reads import reads_leading_part
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
-from ..lowered_module import walk_ops
 from .contraction_steps import STEPPED_ATTR, is_matmul_like, reduction_step
 from .epilogue_dims import product_dims
 from .unrolling import REGISTER_ROWS_ATTR, unrolled_tag

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import walk_ops
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
-from ..lowered_module import walk_ops
 from .kernels import expr_dims
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ..lowered_module import walk_ops
+from ...ir_walk import walk_ops
 
 VEC4 = 4
 VECTOR_ACCESSES = ("vector.load", "vector.store")

@@ -6,7 +6,7 @@ constant iterations (a register tile's rows), tagged here and unrolled by
 from __future__ import annotations
 
 from ..._mlir import ir
-from ..lowered_module import walk_ops
+from ...ir_walk import walk_ops
 from ..transform_script import TAG
 
 UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled

@@ -15,8 +15,8 @@ import argparse
 import sys
 
 from ...._mlir import MLIRError, ir
+from ....ir_walk import walk_ops
 from ...errors import CodegenError
-from ...lowered_module import walk_ops
 from .printer import opencl_source
 
 SPLIT = "// -----"

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from .... import _mlir
 from ...._mlir import ir
+from ....ir_walk import walk_ops
 from ...backend import Stages
-from ...lowered_module import symbol_name, walk_ops
+from ...lowered_module import symbol_name
 from ..backend import GpuBackend
 from ..device import check_bindings, emit_binaries
 from ..program import REQUIRES_ATTR, dispatch_plan

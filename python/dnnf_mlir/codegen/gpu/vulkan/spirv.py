@@ -19,9 +19,9 @@ import tempfile
 
 from .... import _mlir
 from ...._mlir import ir
+from ....ir_walk import walk_ops
 from ....lowering import read_pipeline
 from ...errors import CodegenError
-from ...lowered_module import walk_ops
 from ...passes import run_passes, run_pipeline
 from ..program import REQUIRES_ATTR
 

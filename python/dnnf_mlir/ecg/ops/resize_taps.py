@@ -65,22 +65,6 @@ def coordinates(out_len: int, in_len: int, scale, transform: str, roi=(0.0, 1.0)
     return (i + half) / scale - half
 
 
-def nearest_crop_coordinates(out_len: int, in_len: int, roi) -> np.ndarray:
-    """tf_crop_and_resize's coordinates as onnxruntime's *nearest* mode rounds them: the
-    expression in double from the f32 region, then rounded to f32. With the f32 expression
-    (what its linear mode matches) a near-tie lands an ulp past the half (0.50000006 for
-    roi -0.3..0.4, 4 -> 7 elements, output 4) where onnxruntime's round_prefer_floor takes
-    the floor. Over 1,648 near-tie cases (regions of tenths and sevenths, up to 14 -> 30
-    elements, both round_prefer modes) the f32 expression disagrees with onnxruntime in
-    824, this one in 66 (within an ulp of 0 or of a half, where onnxruntime's value lies
-    above the exact one: no order of f32 and double operations tried reproduces both)."""
-    start, end = np.float64(F32(roi[0])), np.float64(F32(roi[1]))
-    if out_len == 1:
-        return np.array([0.5 * (start + end) * (in_len - 1)], F32)
-    i = np.arange(out_len, dtype=np.float64)
-    return (start * (in_len - 1) + (i * (end - start) * (in_len - 1)) / (out_len - 1)).astype(F32)
-
-
 def nearest_indices(coords: np.ndarray, mode: str, downsampling: bool) -> np.ndarray:
     """The input index ``nearest_mode`` rounds each coordinate to (not yet clamped)."""
     # std::round (halves away from 0) as floor(|x| + 0.5), added in f64: in f32 the sum
@@ -178,8 +162,6 @@ def axis_taps(in_len: int, out_len: int, scale, attrs: dict, roi=(0.0, 1.0)) -> 
     antialiased = bool(attrs.get("antialias", 0)) and mode in ANTIALIAS_SUPPORT
     if antialiased and F32(1) / F32(scale) == 1:  # onnxruntime: centers i + 0.5, whatever the transformation
         coords = np.arange(out_len, dtype=F32)
-    elif mode == "nearest" and transform == "tf_crop_and_resize":
-        coords = nearest_crop_coordinates(out_len, in_len, roi)
     else:
         coords = coordinates(out_len, in_len, scale, transform, roi)
     inside = None
@@ -201,5 +183,4 @@ def axis_taps(in_len: int, out_len: int, scale, attrs: dict, roi=(0.0, 1.0)) -> 
     return AxisTaps(indices.astype(np.int64), weights, inside)
 
 
-__all__ = ["ANTIALIAS_SUPPORT", "AxisTaps", "axis_taps", "coordinates", "nearest_crop_coordinates", "nearest_indices",
-           "tap_count"]
+__all__ = ["ANTIALIAS_SUPPORT", "AxisTaps", "axis_taps", "coordinates", "nearest_indices", "tap_count"]

@@ -101,9 +101,22 @@ def pass_flags_to_pipeline(flags: list) -> str:
     return ",".join(elements)
 
 
+# argparse takes an argument holding a space for a positional one, so a pass flag with
+# several options (``--canonicalize="max-iterations=5 region-simplify=normal"``, as
+# mlir-opt takes them) would be read as the input file: its spaces are held as this
+# character through the parse.
+HELD_SPACE = "\x00"
+
+
 def main(argv=None) -> int:
     parser = make_parser()
-    args, pass_flags = parser.parse_known_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args, pass_flags = parser.parse_known_args(
+        [arg.replace(" ", HELD_SPACE) if arg.startswith("--") else arg for arg in argv])
+    for name, value in vars(args).items():
+        if isinstance(value, str):
+            setattr(args, name, value.replace(HELD_SPACE, " "))
+    pass_flags = [flag.replace(HELD_SPACE, " ") for flag in pass_flags]
     if args.list_rewrite_rules is not None:
         if pass_flags or args.pass_pipeline:
             raise ToolError("--list-rewrite-rules cannot be combined with passes")

@@ -6,6 +6,8 @@
 // RUN: FileCheck %s --check-prefix=STATS < %t2.json
 // RUN: dnnf-opt %s --pass-pipeline='builtin.module(func.func(canonicalize,ecg-op-stats{output=%t3.json}))' -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
+// A pass flag with several options, read from stdin (an argument holding a space is no input file):
+// RUN: cat %s | dnnf-opt --canonicalize="max-iterations=5 region-simplify=normal" --cse | FileCheck %s
 // RUN: dnnf-opt %s --mlir-print-ir-after-all --canonicalize -o /dev/null 2>&1 | FileCheck %s --check-prefix=AFTER
 // Output to a device is written in place: /dev/null stays a device (a rename over it
 // once turned it into a regular file for the whole machine).

@@ -455,7 +455,7 @@ def _own_copies(members: list, shared: list) -> list:
     return result
 
 
-__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "ConcatReadError", "GatherError", "Kernel", "KernelError",
-           "PartialReadError", "PhaseError", "RootGroup", "reads_whole",
-           "analyze", "built_in_place", "gathered", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction", "loop_ranges",
-           "pieces", "direct_producers", "producers", "staged_ops", "viewed_op"]
+__all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "ConcatReadError", "GatherError", "Kernel",
+           "KernelError", "PartialReadError", "PhaseError", "RootGroup", "reads_whole", "analyze", "built_in_place",
+           "gathered", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction",
+           "loop_ranges", "pieces", "direct_producers", "producers", "staged_ops", "viewed_op"]

@@ -38,9 +38,9 @@ from .partial_reads import drop_bounded_mods
 from .phases import group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
 from .prepare import prepare_kernel, prepare_module
 from .private_arrays import check_private_arrays
-from .schedule import (beyond_grid, divisor, fold_unit_dims, mark_vectorizable, schedule_blocks,
-                       schedule_threads, tile_mapped, vectorize)
+from .schedule import beyond_grid, divisor, schedule_blocks, schedule_threads, tile_mapped
 from .unrolling import mark_unrolled_loops
+from .vectorization import fold_unit_dims, mark_vectorizable, vectorize
 
 # What a compiled kernel function may do besides its launches: nothing that computes.
 HOST_OPS = ("gpu.launch", "func.return", "arith.constant", "ub.poison", "memref.alloc", "memref.dealloc",

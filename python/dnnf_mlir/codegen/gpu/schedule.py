@@ -13,15 +13,15 @@ sizes (``Script``):
    tiled to 1 with ``scf.for`` loops (reductions outermost, so that a contraction's
    register tile stays live across them), the producers of its operands fused into
    those loops, unit dims folded away, and what is left, a row of at most
-   ``VECTOR`` elements, vectorized (a matmul's reduction is stepped by 4 instead,
-   ``contraction_steps``).
+   ``VECTOR`` elements, vectorized (``vectorization.py``; a matmul's reduction is
+   stepped by 4 instead, ``contraction_steps``).
 
 A thread's tile is ``VECTOR`` elements along the innermost dim (fewer when that dim
 is not a multiple), and for a contraction also ``VECTOR`` rows of its output. A
 matmul-like contraction takes the device profile's ``matmul_threads`` (8x2, IREE's Mali
-workgroup) and up to its ``matmul_rows`` rows a thread (16: fewer elements loaded per
-FMA, each a scalar load per SIMD lane on lavapipe; fewer where the grid would drop
-below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of columns where the grid still keeps
+workgroup) and up to its ``matmul_rows`` rows a thread (4 on the generic profile; 16
+on lavapipe's: fewer elements loaded per FMA, each a scalar load per SIMD lane there;
+fewer where the grid would drop below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of columns where the grid still keeps
 that many (``_wide_columns``), its grid down the rows first.
 """
 
@@ -36,9 +36,9 @@ from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule
 from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
-from .contraction_steps import STEPPED_ATTR, is_matmul_like, reduction_step
+from .contraction_steps import is_matmul_like, reduction_step
 from .epilogue_dims import product_dims
-from .unrolling import REGISTER_ROWS_ATTR, unrolled_tag
+from .unrolling import REGISTER_ROWS_ATTR
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, staged_ops)
 
@@ -521,96 +521,5 @@ def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> 
     return schedules, threads
 
 
-VECTORIZE_ATTR = "dnnf.gpu.vectorize"
-
-
-def _reads_flat_view(op) -> bool:
-    """Whether ``op``'s body reads a 1-d tensor at a computed index (a gather through the
-    source's 1-d view: Gather, GatherElements, GridSample, Resize's taps): vectorized,
-    such a read may become a vector.gather, which neither SPIR-V nor OpenCL C takes."""
-    return any(inner.name == "tensor.extract" and len(inner.operands) == 2
-               for inner in op.regions[0].blocks[0].operations)
-
-
-def mark_vectorizable(module) -> int:
-    """Mark the ``linalg.generic`` ops that vectorize into what SPIR-V takes: at most one
-    loop above 1, of at most ``VECTOR`` iterations (a 1-d vector of 2 to 4 lanes, or a
-    scalar). Others (a producer read through a strided window, 5 wide for 3 outputs)
-    stay scalar loops, and so do gathers from a 1-d view (``_reads_flat_view``). Returns
-    how many."""
-    marked = 0
-    for op in walk_ops(module.operation, {"linalg.generic"}):
-        ranges = loop_ranges(op)
-        if ranges is None or _reads_flat_view(op):
-            continue
-        wide = [r for r in ranges if r != 1]
-        if len(wide) <= 1 and all(r <= VECTOR for r in wide):
-            op.attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
-            marked += 1
-    return marked
-
-
-
-
-def vectorize(s: Script, unrolled=()):
-    """Unroll the loops ``mark_unrolled_loops`` tagged (their ``unrolled`` trip
-    counts), vectorize the ops ``mark_vectorizable`` and ``mark_stepped`` marked (after
-    the unit dims of every op are folded away) as 1-d vectors, lower contractions to
-    FMAs, and keep accumulators in registers. Only marked linalg ops: the ``tensor.insert_slice`` of a
-    concatenation's pieces must stay, for bufferization to write each piece in place."""
-    for count in unrolled:
-        s.unroll(s.match(["scf.for"], tag=unrolled_tag(count)), count)
-    stepped, stepped_loops = s.fresh("stepped"), s.fresh("stepped_loops")
-    s.emit(f'{stepped} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{STEPPED_ATTR}}} in %root'
-           " : (!transform.any_op) -> !transform.any_op")
-    s.emit(f'{stepped_loops} = transform.get_parent_op {stepped} {{deduplicate, op_name = "scf.for"}}'
-           " : (!transform.any_op) -> !transform.any_op")
-    marked, ops = s.fresh("marked"), s.fresh("vectorizable")
-    s.emit(f'{marked} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'
-           " : (!transform.any_op) -> !transform.any_op")
-    s.emit(f"{ops} = transform.merge_handles {marked}, {stepped} : !transform.any_op")
-    each = s.begin_foreach(ops)
-    attempt = s.begin_suppressed(each)  # an op that does not vectorize stays scalar loops
-    s.vectorize(attempt)
-    s.end_nested()
-    s.end_nested()
-    # In three rounds: a stepped matmul's broadcast of A must be a vector.broadcast
-    # (transfer permutations) and its fp16 widenings after the transpose of B^T (sink_ops,
-    # in its loops only: elsewhere it would compute on 0-d vectors, which SPIR-V lacks)
-    # before they fold into a contraction with B, and that contraction must be whole
-    # before it is lowered, or it becomes dot products.
-    func = s.match_func()
-    s.patterns(func, [
-        "vector.cast_away_vector_leading_one_dim",
-        "vector.drop_unit_dims_with_shape_cast",
-        "vector.transfer_permutation_patterns",
-        "canonicalization",
-    ])
-    s.patterns(stepped_loops, ["vector.sink_ops", "canonicalization"])
-    s.patterns(func, ["vector.reduction_to_contract", "vector.fold_arith_extension", "canonicalization"])
-    s.patterns(func, [
-        'vector.lower_contraction lowering_strategy = "outerproduct"',
-        "vector.lower_outerproduct",
-        "canonicalization",
-    ])
-    # Loop-invariant code motion and register accumulators in the scf.for loops of a
-    # thread, never out of the scf.forall loops (that would move work out of the launch).
-    loops = s.match(["scf.for"])
-    s.emit(f"transform.apply_licm to {loops} : !transform.any_op")
-    s.emit(f"transform.loop.hoist_loop_invariant_subsets {loops} : !transform.any_op")
-    s.canonicalize(s.match_func())
-
-
-def fold_unit_dims(s: Script):
-    """Fold the unit dims of every op away (a thread's ops then iterate over one row),
-    and give each op in a loop an empty init of its own (a slice of a function's empty
-    tensor would let bufferization compute a thread's intermediate in the buffer a
-    workgroup shares). Outside the loops a slice of an empty tensor stays: a
-    concatenation's first piece is computed in place in its result through it."""
-    s.patterns(s.match_func(), ["linalg.fold_unit_extent_dims_via_slices", "canonicalization"])
-    s.patterns(s.match(["scf.forall"]), ["tensor.fold_tensor_empty"])
-
-
-__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "VECTORIZE_ATTR", "beyond_grid", "choose_tiling", "divisor",
-           "fold_unit_dims", "mark_vectorizable", "schedule_blocks", "schedule_threads",
-           "tile_mapped", "vectorize"]
+__all__ = ["MAX_THREADS", "GroupPlan", "OpPlan", "Tiling", "VECTOR", "beyond_grid", "choose_tiling", "divisor",
+           "schedule_blocks", "schedule_threads", "tile_mapped"]

@@ -161,6 +161,12 @@ def elementwise_consumer(op):
     return user
 
 
+def linalg_inputs(op) -> list:
+    """The operands a destination-style op (a linalg op) reads: all but its inits, one
+    per result, which come last."""
+    return list(op.operands)[: len(op.operands) - len(op.results)]
+
+
 def indexing_maps(op) -> list:
     """The indexing maps of a linalg op that has the attribute (a generic, a named
     contraction with explicit maps)."""
@@ -250,6 +256,7 @@ __all__ = [
     "enclosing_function",
     "has_default_maps",
     "indexing_maps",
+    "linalg_inputs",
     "is_broadcast_map",
     "is_f32",
     "is_i1",

@@ -11,7 +11,7 @@ give such a root the register tile and K step of a plain matmul.
 from __future__ import annotations
 
 from ..._mlir import ir
-from ..linalg_queries import indexing_maps, parallel_loops
+from ..linalg_queries import indexing_maps, linalg_inputs, parallel_loops
 from .kernels import RootGroup, expr_dims
 
 
@@ -52,8 +52,7 @@ def root_dims(root, contraction) -> list | None:
         return list(range(len(indexing_maps(root)[-1].results)))
     if not _is_elementwise(root):
         return None
-    inputs = list(root.operands)[: len(root.operands) - len(root.results)]
-    for value, amap in zip(inputs, indexing_maps(root)):
+    for value, amap in zip(linalg_inputs(root), indexing_maps(root)):
         owner = value.owner if isinstance(value, ir.OpResult) else None
         order = _minor_dims(amap)
         if owner is None or order is None or not owner.name.startswith("linalg."):

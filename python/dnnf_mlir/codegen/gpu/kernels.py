@@ -17,7 +17,7 @@ from typing import Optional
 
 from ..._mlir import ir
 from ..errors import CodegenError
-from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
+from ..linalg_queries import indexing_maps, linalg_inputs, parallel_loops, static_tensor_type
 
 VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice")
 
@@ -92,7 +92,7 @@ def _data_operands(op) -> list:
     operands = list(op.operands)
     if not op.name.startswith("linalg.") or not op.results:
         return operands
-    inputs = operands[: len(operands) - len(op.results)]
+    inputs = linalg_inputs(op)
     inits = [v for v in operands[len(inputs):] if not (isinstance(v, ir.OpResult) and v.owner.name.startswith("tensor."))]
     return inputs + inits
 
@@ -327,8 +327,7 @@ def _inputs_with_maps(consumer) -> list:
     """(value, indexing map) of each input of a ``linalg.generic``; none for another op."""
     if consumer.name != "linalg.generic":
         return []
-    return list(zip(list(consumer.operands)[: len(consumer.operands) - len(consumer.results)],
-                    indexing_maps(consumer)))
+    return list(zip(linalg_inputs(consumer), indexing_maps(consumer)))
 
 
 def one_op_per_group(function) -> Kernel:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import generic, inline_body
-from ..linalg_queries import indexing_maps, parallel_loops
+from ..linalg_queries import indexing_maps, linalg_inputs, parallel_loops
 
 
 def _has_offset(expr) -> bool:
@@ -51,7 +51,7 @@ def _offset_reads(op) -> list:
         return []
     maps = indexing_maps(op)
     found = []
-    for number, (value, amap) in enumerate(zip(list(op.operands)[: len(maps) - len(op.results)], maps)):
+    for number, (value, amap) in enumerate(zip(linalg_inputs(op), maps)):
         producer = value.owner if isinstance(value, ir.OpResult) else None
         if producer is not None and _elementwise(producer) and any(_has_offset(e) for e in amap.results):
             found.append(number)
@@ -70,7 +70,7 @@ def _fused(consumer, number: int):
     reader = maps[number]
     own = [(v, m) for i, (v, m) in enumerate(zip(operands[:inputs], maps)) if i != number]
     extra = [(v, ir.AffineMap.get(reader.n_dims, 0, [e.compose(reader) for e in m.results]))
-             for v, m in zip(list(producer.operands)[: len(produced) - 1], produced)]
+             for v, m in zip(linalg_inputs(producer), produced)]
     inits = operands[inputs:]
     consumer_block, producer_block = consumer.regions[0].blocks[0], producer.regions[0].blocks[0]
 

@@ -19,6 +19,7 @@ cyclic shift and patch merging): fusion cannot tile them through their inserts.
 from __future__ import annotations
 
 from ..._mlir import ir
+from ..linalg_queries import linalg_inputs
 from ..transform_script import TAG
 from .kernels import (VIEWS, Kernel, built_in_place, direct_producers, is_compute, is_contraction, pieces, producers,
                       reads_whole, viewed_op)
@@ -26,17 +27,12 @@ from .kernels import (VIEWS, Kernel, built_in_place, direct_producers, is_comput
 PHASE_ATTR = "dnnf.gpu.phase"  # on a phased kernel's top-level scf.forall: the launch it runs in
 
 
-def _inputs(op) -> list:
-    """The operands ``op`` reads (not its inits)."""
-    return list(op.operands)[: len(op.operands) - len(op.results)]
-
-
 def _reads(op, ops: list) -> list:
     """(reader, whether through a view) for each input of a compute op among ``ops``
     that reads ``op``'s result (directly or through views)."""
     found = []
     for reader in ops:
-        for value in _inputs(reader):
+        for value in linalg_inputs(reader):
             source = viewed_op(value)
             if reader != op and source is not None and source == op:
                 found.append((reader, value.owner.name in VIEWS))
@@ -53,7 +49,7 @@ def phase_boundaries(function) -> list:
     and the pieces of a concatenation built in place that another op reads (a Swin
     block's cyclic shift: fusion cannot tile the pieces through their inserts)."""
     ops = [op.operation for op in function.regions[0].blocks[0].operations if is_compute(op.operation)]
-    concatenated = {piece for reader in ops for value in _inputs(reader) for piece in built_in_place(value)}
+    concatenated = {piece for reader in ops for value in linalg_inputs(reader) for piece in built_in_place(value)}
     found = []
     for op in ops:
         if op in concatenated:

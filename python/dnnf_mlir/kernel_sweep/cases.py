@@ -5,8 +5,8 @@ ONNX leaves duplicates undefined, unique). Activations are graph inputs; weights
 quantization parameters and caches are initializers, as in a deployed model. The
 families are those of the node-suite issue (resampling, transposed, grouped and
 depthwise convolution, recurrent cells, Einsum, TopK, scatter and gather, GridSample,
-CumSum, quantization, Attention, RMSNormalization, RotaryEmbedding) and Transpose, plus 1x1 convolutions on small outputs (issue 29: their
-columns pad to whole register tiles, e.g. 49 -> 64).
+CumSum, quantization, Attention, RMSNormalization, RotaryEmbedding) and Transpose, plus
+1x1 convolutions on small outputs (their columns pad to whole register tiles: 49 -> 64).
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ is not a multiple), and for a contraction also ``VECTOR`` rows of its output. A
 matmul-like contraction takes the device profile's ``matmul_threads`` (8x2, IREE's Mali
 workgroup) and up to its ``matmul_rows`` rows a thread (4 on the generic profile; 16
 on lavapipe's: fewer elements loaded per FMA, each a scalar load per SIMD lane there;
-fewer where the grid would drop below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of columns where the grid still keeps
-that many (``_wide_columns``), its grid down the rows first.
+fewer where the grid would drop below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of
+columns where the grid still keeps that many (``_wide_columns``), its grid down the
+rows first.
 """
 
 from __future__ import annotations

@@ -17,19 +17,16 @@ there (``GpuDevice.matmul_rows``). Code for it runs on any device, slower on a r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ..target import GpuDevice, GpuTarget, resolve_device
 
 VulkanDevice = GpuDevice  # maxPerStageDescriptorStorageBuffers, maxComputeWorkGroupInvocations, ...
 
-DEVICES = {device.name: device for device in (
-    VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24, max_workgroup_invocations=128,
-                 max_shared_memory=16 << 10),
-    VulkanDevice("lavapipe", max_storage_buffer_range=1 << 27, max_storage_buffers=24, max_workgroup_invocations=128,
-                 max_shared_memory=16 << 10, matmul_rows=16),
-)}
+_GENERIC = VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24,
+                        max_workgroup_invocations=128, max_shared_memory=16 << 10)
+DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="lavapipe", matmul_rows=16))}
 DEFAULT_DEVICE = "generic"
 
 

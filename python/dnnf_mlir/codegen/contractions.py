@@ -14,7 +14,8 @@ from typing import Optional
 
 from .. import _mlir
 from .._mlir import ir
-from .linalg_queries import has_default_maps, is_f32, linalg_ops, parallel_loops, reassociation, static_tensor_type
+from .linalg_queries import (has_default_maps, indexing_maps, is_f32, linalg_ops, parallel_loops, reassociation,
+                             static_tensor_type)
 
 
 def normalize_matmuls(module: ir.Module) -> int:
@@ -28,7 +29,7 @@ def normalize_matmuls(module: ir.Module) -> int:
             continue
         if has_default_maps(op) or len(op.results) != 1:
             continue
-        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        maps = indexing_maps(op)
         nb = maps[0].n_dims - 3
         dims = [[ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None for e in m.results] for m in maps]
         batch = list(range(nb))
@@ -55,10 +56,6 @@ def normalize_matmuls(module: ir.Module) -> int:
         op.erase()
         count += 1
     return count
-
-
-def _generic_maps(op):
-    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
 def _map_dims(amap) -> Optional[list]:
@@ -224,7 +221,7 @@ def generic_contractions_to_matmul(module: ir.Module) -> int:
             continue
         if any(static_tensor_type(v) is None or not is_f32(static_tensor_type(v)) for v in op.operands):
             continue
-        maps = _generic_maps(op)
+        maps = indexing_maps(op)
         if any(_map_dims(m) is None for m in maps):
             continue
         body = _contraction_body(op)

@@ -67,7 +67,7 @@ def reverses_access(op) -> bool:
     """Whether an indexing map of ``op`` walks an operand backwards (a Slice with a
     negative step): tiling computes wrong slices of such operands."""
     try:
-        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        maps = indexing_maps(op)
     except (KeyError, ValueError, TypeError):
         return False
     for amap in maps:
@@ -161,10 +161,15 @@ def elementwise_consumer(op):
     return user
 
 
+def linalg_input_count(op) -> int:
+    """How many operands a destination-style op (a linalg op) reads: all but its inits,
+    one per result, which come last."""
+    return len(op.operands) - len(op.results)
+
+
 def linalg_inputs(op) -> list:
-    """The operands a destination-style op (a linalg op) reads: all but its inits, one
-    per result, which come last."""
-    return list(op.operands)[: len(op.operands) - len(op.results)]
+    """The operands a destination-style op (a linalg op) reads, not its inits."""
+    return list(op.operands)[: linalg_input_count(op)]
 
 
 def indexing_maps(op) -> list:
@@ -177,7 +182,7 @@ def has_default_maps(op) -> bool:
     """A linalg.matmul / batch_matmul without user-defined indexing maps (no transposes)."""
     if "indexing_maps" not in op.attributes:
         return True
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     n = maps[0].n_dims
     batch = n - 3
     expected = [

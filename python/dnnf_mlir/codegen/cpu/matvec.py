@@ -26,7 +26,8 @@ from ..._mlir import ir
 from ...kernel_functions import is_time_step_loop
 from ...linalg_builders import affine_map, generic
 from ..kernel_plan import OpSchedule
-from ..linalg_queries import has_default_maps, is_f32, linalg_ops, reassociation, reassociation_groups, static_tensor_type
+from ..linalg_queries import (has_default_maps, indexing_maps, is_f32, linalg_ops, reassociation, reassociation_groups,
+                              static_tensor_type)
 
 MARK = "dnnf.matvec"  # unit attribute on the partial-sum generic
 ROWS = 8  # NR: output rows per register tile
@@ -62,7 +63,7 @@ def _weight_nk(op):
     b = op.operands[1]
     if has_default_maps(op):
         return _transposed_source(b)
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     dims = [[ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None for e in m.results] for m in maps]
     if dims == [[0, 2], [1, 2], [0, 1]]:
         return b

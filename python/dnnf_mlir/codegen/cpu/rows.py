@@ -161,7 +161,7 @@ def horizontal_reductions(s, loop: str):
 def static_loop_ranges(op) -> Optional[list]:
     """Static iteration-domain extents of a linalg op (from its operand shapes and maps)."""
     try:
-        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        maps = indexing_maps(op)
     except (KeyError, ValueError, TypeError):
         maps = None
     operands = list(op.operands)

@@ -30,7 +30,8 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import copy_into, generic, inline_body
-from ..linalg_queries import indexing_maps, parallel_loops, reassociation_groups, static_tensor_type
+from ..linalg_queries import (indexing_maps, linalg_input_count, linalg_inputs, parallel_loops, reassociation_groups,
+                              static_tensor_type)
 from .gathers import pad_value
 from .kernels import expr_dims
 
@@ -82,7 +83,7 @@ def _split_dim(op, concat):
     if op.name != "linalg.generic" or len(op.results) != 1:
         return None
     maps = indexing_maps(op)
-    inputs = list(op.operands)[: len(maps) - 1]
+    inputs = linalg_inputs(op)
     amap = maps[inputs.index(concat.results[0])]
     axis_expr = amap.results[_concat_axis(concat)]
     if not isinstance(axis_expr, ir.AffineDimExpr):
@@ -146,7 +147,7 @@ def split_concat_consumers(module: ir.Module) -> int:
         changed = False
         for concat in walk_ops(module.operation, {"tensor.concat"}):
             for use in list(concat.results[0].uses):
-                if use.operand_number < len(use.owner.operands) - len(use.owner.results) and \
+                if use.operand_number < linalg_input_count(use.owner) and \
                         _split_consumer(use.owner, concat):
                     split += 1
                     changed = True
@@ -269,7 +270,7 @@ def _init_chain_empty(piece):
     if op is None or not op.name.startswith("linalg."):
         return None
     first = op
-    init = op.operands[len(op.operands) - len(op.results) + piece.result_number]
+    init = op.operands[linalg_input_count(op) + piece.result_number]
     while isinstance(init, ir.OpResult) and init.owner.operation.name.startswith("linalg.") and len(list(init.uses)) == 1:
         first = init.owner.operation
         init = first.operands[len(first.operands) - 1]

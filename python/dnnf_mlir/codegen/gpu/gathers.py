@@ -20,7 +20,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import generic, inline_body
-from ..linalg_queries import static_tensor_type
+from ..linalg_queries import indexing_maps, linalg_inputs, static_tensor_type
 
 
 def _index(value: int):
@@ -96,7 +96,7 @@ def _elementwise_producer(value):
         return None
     if not all(ir.Attribute.parse("#linalg.iterator_type<parallel>") == kind for kind in ir.ArrayAttr(op.attributes["iterator_types"])):
         return None
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or not all(m.is_projected_permutation for m in maps):
         return None
     body = op.regions[0].blocks[0]
@@ -115,9 +115,9 @@ def _inline_producer(extract) -> bool:
     if producer is None:
         return False
     indices = list(extract.operands)[1:]
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(producer.attributes["indexing_maps"])]
+    maps = indexing_maps(producer)
     body = producer.regions[0].blocks[0]
-    inputs = list(producer.operands)[: len(maps) - 1]
+    inputs = linalg_inputs(producer)
     with ir.InsertionPoint(extract), extract.location:
         values = {}
         for argument, value, amap in zip(body.arguments, inputs, maps):

@@ -141,7 +141,7 @@ def expr_dims(expr) -> set:
 def loop_ranges(op) -> list | None:
     """The static extents of a ``linalg.generic``'s loops (from the operands each indexes
     directly); None when one is not known."""
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     ranges = [None] * maps[0].n_dims
     for value, amap in zip(op.operands, maps):
         t = static_tensor_type(value)

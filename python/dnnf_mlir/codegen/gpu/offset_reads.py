@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import generic, inline_body
-from ..linalg_queries import indexing_maps, linalg_inputs, parallel_loops
+from ..linalg_queries import indexing_maps, linalg_input_count, linalg_inputs, parallel_loops
 
 
 def _has_offset(expr) -> bool:
@@ -65,7 +65,7 @@ def _fused(consumer, number: int):
     nothing else reads it)."""
     producer = consumer.operands[number].owner
     maps, produced = indexing_maps(consumer), indexing_maps(producer)
-    inputs = len(maps) - len(consumer.results)
+    inputs = linalg_input_count(consumer)
     operands = list(consumer.operands)
     reader = maps[number]
     own = [(v, m) for i, (v, m) in enumerate(zip(operands[:inputs], maps)) if i != number]

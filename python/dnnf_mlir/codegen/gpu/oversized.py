@@ -27,7 +27,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import generic, inline_body
-from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
+from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, static_tensor_type
 from .kernels import is_contraction
 
 
@@ -176,7 +176,7 @@ def read_oversized_arguments_in_chunks(module: ir.Module, limit: int) -> int:
                 if owner.name == "tensor.extract":
                     _split_extract(owner, chunks)
                     rewritten += 1
-                elif owner.name == "linalg.generic" and use.operand_number < len(owner.operands) - len(owner.results):
+                elif owner.name == "linalg.generic" and use.operand_number < linalg_input_count(owner):
                     rewritten += _split_op(owner, use.operand_number, chunks)
     return rewritten
 

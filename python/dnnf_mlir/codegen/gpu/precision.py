@@ -33,6 +33,7 @@ from ...linalg_builders import affine_map, generic
 from ...transforms.pass_base import ModulePass, PassError
 from ...transforms.registry import described_by_table
 from ..errors import CodegenError
+from ..linalg_queries import linalg_input_count
 from ..lower_pass import ModuleView
 from ..lowered_module import symbol_name
 from .concats import RESHAPES
@@ -227,7 +228,7 @@ def fold_widenings(module: ir.Module) -> int:
             if reader.name in RESHAPES:
                 pending.append(_widen_after(reader, source))
                 continue
-            if reader.name != "linalg.generic" or use.operand_number >= len(reader.operands) - len(reader.results):
+            if reader.name != "linalg.generic" or use.operand_number >= linalg_input_count(reader):
                 continue
             argument = reader.regions[0].blocks[0].arguments[use.operand_number]
             reads = [(u.owner, u.operand_number) for u in argument.uses]

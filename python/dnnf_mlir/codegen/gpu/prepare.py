@@ -20,6 +20,7 @@ from ...ir_walk import walk_ops
 from ...lowering import read_pipeline, read_transform_library
 from ..approximations import approximate_math
 from ..errors import CodegenError
+from ..linalg_queries import linalg_input_count
 from ... import _mlir
 from ...kernel_functions import is_kernel
 from ..lowered_module import functions, symbol_name
@@ -229,8 +230,7 @@ def splat_inits_to_fills(module: ir.Module) -> int:
 
     module.operation.walk(visit)
     for op in structured:
-        inputs = len(op.operands) - len(op.results)
-        for index in range(inputs, len(op.operands)):
+        for index in range(linalg_input_count(op), len(op.operands)):
             value = op.operands[index]
             constant = value.owner if isinstance(value, ir.OpResult) else None
             if constant is None or constant.name != "arith.constant" or \

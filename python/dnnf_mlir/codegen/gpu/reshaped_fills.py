@@ -15,7 +15,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import static_tensor_type
+from ..linalg_queries import linalg_input_count, static_tensor_type
 
 RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
@@ -56,7 +56,7 @@ def fills_of_own_shape(module: ir.Module) -> int:
     empty tensor of the init's shape (to be generalized); returns how many."""
     replaced = 0
     for op in walk_ops(module.operation, {"linalg.generic"}):
-        for index in range(len(op.operands) - len(op.results), len(op.operands)):
+        for index in range(linalg_input_count(op), len(op.operands)):
             value = op.operands[index]
             reshape = value.owner if isinstance(value, ir.OpResult) else None
             fill = fill_of(reshape.operands[0]) if reshape is not None and reshape.name in RESHAPES else None

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import indexing_maps, reassociation_groups, static_tensor_type
+from ..linalg_queries import indexing_maps, linalg_input_count, reassociation_groups, static_tensor_type
 from .kernels import is_contraction, loop_ranges, producers, viewed_op
 from .partial_reads import reads_leading_part
 
@@ -206,8 +206,7 @@ def reshapes_into_consumers(module: ir.Module, phased: bool = False) -> int:
     contraction results too); returns how many reads were rewritten."""
     folded = 0
     for consumer in walk_ops(module.operation, {"linalg.generic"}):
-        inputs = len(consumer.operands) - len(consumer.results)
-        for index in range(inputs):
+        for index in range(linalg_input_count(consumer)):
             found = _view_chain(consumer.operands[index])
             if found is not None:
                 folded += _fold_into(consumer, index, *found, phased)

@@ -26,7 +26,9 @@ def _option(default, help: str, **metadata):
 
 @dataclass(frozen=True, kw_only=True)
 class CompileOptions:
-    target: str = _option("host", "the target: host (this machine; the default) or aarch64")
+    target: str = _option("host", "the target: host (this machine; the default), aarch64, vulkan (SPIR-V "
+                                "kernels, a C runtime over libvulkan) or opencl (OpenCL C kernels, a C runtime over "
+                                "the OpenCL ICD)")
     cpu: str | None = _option(
         None, "CPU to compile for, as LLVM names it: native (this machine; the host default, or $DNNF_CPU), "
         "x86-64-v3, znver3, skylake-avx512, cortex-a76, ... (AArch64 default: generic). The library refuses to "

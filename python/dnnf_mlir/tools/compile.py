@@ -1,8 +1,10 @@
-"""dnnf-compile: compile an ONNX model into a shared library for the host or AArch64.
+"""dnnf-compile: compile an ONNX model for the host, AArch64, Vulkan or OpenCL.
 
     dnnf-compile model.onnx --target host -o out/model          # libdnnf_model.so, dnnf_runner
     dnnf-compile model.onnx --target aarch64 -o out/model-arm   # built with the AArch64 toolchain
     dnnf-compile model.onnx --cpu x86-64-v3 -o out/model-avx2   # runs on any AVX2 + FMA machine
+    dnnf-compile model.onnx --target vulkan -o out/model-vk     # SPIR-V kernels, a C runtime over libvulkan
+    dnnf-compile model.onnx --target opencl -o out/model-cl     # OpenCL C kernels, a C runtime over the ICD
     dnnf-run out/model --check                                  # run it, compare with onnxruntime
 
 The imported graph goes through the passes of lowering/compile.pipeline: ecg-rewrite
@@ -15,8 +17,9 @@ a live display on a terminal, a line each otherwise (--quiet: only errors, no su
 either).
 
 OUTDIR receives the library, its C header (model.h), the weights file, the CMake
-project that built them and manifest.json (see dnnf_mlir.compiler.driver). It is
-replaced only when the compilation succeeds.
+project that built them and manifest.json (see dnnf_mlir.compiler.driver; a GPU
+target's library is its C runtime, with the kernels beside it). It is replaced only
+when the compilation succeeds.
 
 The compile cache ($DNNF_CACHE_DIR or ~/.cache/dnnf-mlir/compiled; see dnnf-cache)
 keeps what was compiled: the same model, shapes, options, CPU and compiler again

@@ -453,6 +453,16 @@ def test_resize_tf_crop_and_resize(mode, roi, sizes):
     check_resize(x, {**{k: v for k, v in attrs.items() if k != "axes"}, **resolved}, expected, exact=mode == "nearest")
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_resize_keeping_the_shape_copies(mode):
+    """Scales that keep every extent (3 * 1.25 and 4 * 1.1666666 truncate to 3 and 4):
+    onnxruntime copies the input rather than resampling it at those scales."""
+    x, scales = resize_input(1, 1, 3, 4), [1, 1, 1.25, 1.1666666]
+    expected = run_resize(x, {"mode": mode}, scales=scales)
+    np.testing.assert_array_equal(expected[0], x)
+    check_resize(x, {"mode": mode, **ResizeOp.resolve(x.shape, scales=scales)}, expected, exact=True)
+
+
 @pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil"])
 def test_resize_nearest_rounds_as_std_round(nearest_mode):
     """onnxruntime rounds both modes' non-ties with std::round: 0.49999997 (0.5 - 2^-25)

@@ -37,7 +37,8 @@ class ResizeOp(ECGOp, name="resize"):
     the starts of every axis then their ends) is tf_crop_and_resize's region, outside
     which the output is ``extrapolation_value``. An axis of scale 1 keeping its size
     is left as it is, its region too (onnxruntime's rule; ONNX's reference crops it), and a
-    resize keeping the whole shape is a copy.
+    resize keeping the whole shape is a copy. Nearest rounding takes a coordinate within
+    1e-6 of a half for a tie, as onnxruntime does (``resize_taps.nearest_indices``).
     """
 
     input: Tensor

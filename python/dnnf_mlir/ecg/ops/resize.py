@@ -36,7 +36,9 @@ class ResizeOp(ECGOp, name="resize"):
     widens the linear or cubic filter by 1/scale when down-sampling. ``roi`` (f32,
     the starts of every axis then their ends) is tf_crop_and_resize's region, outside
     which the output is ``extrapolation_value``. An axis of scale 1 keeping its size
-    is left as it is, its region too (onnxruntime's rule; ONNX's reference crops it).
+    is left as it is, its region too (onnxruntime's rule; ONNX's reference crops it), and a
+    resize keeping the whole shape is a copy. Nearest rounding takes a coordinate within
+    1e-6 of a half for a tie, as onnxruntime does (``resize_taps.nearest_indices``).
     """
 
     input: Tensor
@@ -159,7 +161,7 @@ class ResizeOp(ECGOp, name="resize"):
     def count_flops(cls, operands, results, attrs):
         """A multiply-add per tap but the first (nearest: none), per output element and resized axis."""
         (x,), (y,) = operands, results
-        if attrs["mode"] == "nearest":
+        if attrs["mode"] == "nearest" or x.shape == y.shape:
             return 0
         scales = np.asarray(attrs["scales"])
         taps = [tap_count(attrs["mode"], scale, attrs["antialias"])
@@ -168,11 +170,14 @@ class ResizeOp(ECGOp, name="resize"):
 
     @classmethod
     def taps(cls, input_shape, attrs) -> dict:
-        """{axis: AxisTaps} of every axis the resize changes (``resize_taps``)."""
+        """{axis: AxisTaps} of every axis the resize changes (``resize_taps``); none when
+        the shape is kept, whatever the scales (onnxruntime copies the input then)."""
         sizes, scales = int_list(attrs["sizes"]), np.asarray(attrs["scales"], _F32)
         rank = len(sizes)
         roi = np.asarray(attrs["roi"], _F32)
         taps = {}
+        if sizes == int_list(input_shape):
+            return taps
         for axis, (in_len, out_len, scale) in enumerate(zip(input_shape, sizes, scales)):
             if in_len != out_len or scale != 1:
                 taps[axis] = axis_taps(in_len, out_len, scale, attrs, (roi[axis], roi[rank + axis]))

@@ -23,6 +23,9 @@ F32 = np.float32
 # onnxruntime's antialiasing filters have this support (in input elements, before the
 # widening by 1/scale) per mode.
 ANTIALIAS_SUPPORT = {"linear": 2.0, "cubic": 4.0}
+# How far from a half onnxruntime's nearest rounding still takes a coordinate for a tie
+# (measured: 2^-20 off is a tie, 1.01e-6 is not).
+NEAREST_TIE_TOLERANCE = F32(1e-6)
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,8 @@ def coordinates(out_len: int, in_len: int, scale, transform: str, roi=(0.0, 1.0)
         return i * F32(in_len - 1) / F32(out_len - 1)
     if transform == "tf_crop_and_resize":
         start, end = F32(roi[0]), F32(roi[1])
-        if out_len == 1:  # onnxruntime's 0.5 * (start + end) * (in - 1) is a double expression
-            return np.array([0.5 * (np.float64(start) + np.float64(end)) * (in_len - 1)], F32)
+        if out_len == 1:  # onnxruntime's 0.5 * (start + end) * (in - 1): the sum in f32, the rest in double
+            return np.array([0.5 * np.float64(start + end) * (in_len - 1)], F32)
         return start * F32(in_len - 1) + i * (end - start) * F32(in_len - 1) / F32(out_len - 1)
     if transform == "pytorch_half_pixel" and out_len <= 1:
         return np.zeros(out_len, F32)
@@ -66,15 +69,17 @@ def coordinates(out_len: int, in_len: int, scale, transform: str, roi=(0.0, 1.0)
 
 
 def nearest_indices(coords: np.ndarray, mode: str, downsampling: bool) -> np.ndarray:
-    """The input index ``nearest_mode`` rounds each coordinate to (not yet clamped)."""
-    # std::round (halves away from 0) as floor(|x| + 0.5), added in f64: in f32 the sum
-    # rounds up below every half (0.49999997 + 0.5 is 1 in f32), and f64 holds it exactly.
-    rounded = np.sign(coords) * np.floor(np.abs(coords).astype(np.float64) + 0.5)
-    if mode == "round_prefer_floor":
-        ties = coords == np.trunc(coords) + F32(0.5)
-        return np.where(ties, np.floor(coords), rounded)
-    if mode == "round_prefer_ceil":
-        return rounded
+    """The input index ``nearest_mode`` rounds each coordinate to (not yet clamped).
+
+    onnxruntime takes a coordinate within NEAREST_TIE_TOLERANCE of a half for a tie (its
+    f32 coordinate of an exact half is often an ulp or two off: 3.4999998 for 1 / (2/7)),
+    which round_prefer_floor takes down and round_prefer_ceil up; other coordinates
+    round as std::round does. floor and ceil take the coordinate as it is."""
+    if mode in ("round_prefer_floor", "round_prefer_ceil"):
+        coords = coords.astype(F32)
+        tie = np.abs(coords - np.floor(coords) - F32(0.5)) <= NEAREST_TIE_TOLERANCE  # exact in f32
+        rounded = np.sign(coords) * np.floor(np.abs(coords).astype(np.float64) + 0.5)  # std::round, exact in f64
+        return np.where(tie, np.floor(coords) if mode == "round_prefer_floor" else np.ceil(coords), rounded)
     if mode == "floor":
         return np.floor(coords)
     if mode == "ceil":
@@ -183,4 +188,5 @@ def axis_taps(in_len: int, out_len: int, scale, attrs: dict, roi=(0.0, 1.0)) -> 
     return AxisTaps(indices.astype(np.int64), weights, inside)
 
 
-__all__ = ["ANTIALIAS_SUPPORT", "AxisTaps", "axis_taps", "coordinates", "nearest_indices", "tap_count"]
+__all__ = ["ANTIALIAS_SUPPORT", "NEAREST_TIE_TOLERANCE", "AxisTaps", "axis_taps", "coordinates", "nearest_indices",
+           "tap_count"]

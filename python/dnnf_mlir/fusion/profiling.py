@@ -49,7 +49,7 @@ def _outputs(ops: list) -> list:
             if not list(r.uses) or any(operation_of(use.owner) not in members for use in r.uses)]
 
 
-def _extract(ops: list, name: str, mapping, module: ir.Module) -> None:
+def extract_function(ops: list, name: str, mapping, module: ir.Module) -> None:
     """Add a public function computing ``ops`` (in program order) from arguments (what
     they read from other ops) into results (``_outputs``); with ``mapping``, the ops
     form one ``ecg.fused``."""
@@ -83,13 +83,13 @@ def candidate_module(block_ops: list, op, mapping) -> ir.Module:
     ordered = sorted(block + [op], key=position.__getitem__)
     with op.context, ir.Location.unknown():
         module = ir.Module.create()
-        _extract(ordered, "fused", mapping, module)
-        _extract(sorted(block, key=position.__getitem__), "block", mapping, module)
-        _extract([op], "op", None, module)
+        extract_function(ordered, "fused", mapping, module)
+        extract_function(sorted(block, key=position.__getitem__), "block", mapping, module)
+        extract_function([op], "op", None, module)
     return module
 
 
-def _latency_us(function, rng) -> float:
+def latency_us(function, rng) -> float:
     """Best time of one call of a JIT ``function`` on random inputs, in microseconds."""
     arrays = [rng.standard_normal(shape).astype(dtype) if np.dtype(dtype).kind == "f"
               else np.zeros(shape, dtype) for dtype, shape in function.inputs]
@@ -108,13 +108,19 @@ def _latency_us(function, rng) -> float:
     return best * 1e6
 
 
-def compile_for_host(module: ir.Module, cpu: str = "", threads: int = 1):
-    """JIT-compile a fused ECG ``module`` in place as dnnf-compile lowers it (its kernels
-    as functions, through the code generator); the ``JitModule`` of its functions."""
+def lowering_pipeline(cpu: str = "", threads: int = 1) -> Pipeline:
+    """The lowering half of ``compile.pipeline`` for the host ``cpu`` and ``threads``."""
     pipeline = Pipeline(read_pipeline("compile.pipeline"))
     for name in NOT_LOWERING:
         pipeline = pipeline.without(name)
-    pipeline = pipeline.with_options("dnnf-lower-to-llvm", target="host", cpu=cpu, threads=threads)
+    return pipeline.with_options("dnnf-lower-to-llvm", target="host", cpu=cpu, threads=threads)
+
+
+def compile_for_host(module: ir.Module, cpu: str = "", threads: int = 1, pipeline: "Pipeline | None" = None):
+    """JIT-compile a fused ECG ``module`` in place as dnnf-compile lowers it (its kernels
+    as functions, through the code generator; ``pipeline``: ``lowering_pipeline`` or a
+    part of it that ends with the LLVM dialect); the ``JitModule`` of its functions."""
+    pipeline = pipeline or lowering_pipeline(cpu, threads)
     build_pass_manager(pipeline.text(), module.context).run(module.operation)
     return jit(module, threads=threads)
 
@@ -123,7 +129,7 @@ def measure(module: ir.Module, cpu: str, threads: int = 1) -> Measurement:
     """Compile a ``candidate_module`` for the host ``cpu`` and time its functions."""
     compiled = compile_for_host(module, cpu, threads)
     rng = np.random.default_rng(0)
-    fused, block, op = (_latency_us(compiled[name], rng) for name in ("fused", "block", "op"))
+    fused, block, op = (latency_us(compiled[name], rng) for name in ("fused", "block", "op"))
     return Measurement(fused_us=fused, separate_us=block + op)
 
 
@@ -192,6 +198,6 @@ def profile_report(oracle: ProfilingOracle) -> dict:
 
 
 __all__ = [
-    "BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host", "measure",
-    "profile_report",
+    "BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host",
+    "extract_function", "latency_us", "lowering_pipeline", "measure", "profile_report",
 ]

@@ -69,7 +69,7 @@ def _kernels(module: ir.Module) -> list:
         for op in function.regions[0].blocks[0].operations:
             op = op.operation
             convs = [op] if op.name == "ecg.conv" else [o for o in _nested(op) if o.name == "ecg.conv"]
-            if any(list(ir.DenseI64ArrayAttr(c.attributes["kernel_shape"])) == [3, 3] for c in convs):
+            if any(list(ir.RankedTensorType(c.operands[1].type).shape[2:]) == [3, 3] for c in convs):
                 found.append(op)
     return found
 
@@ -87,16 +87,16 @@ def tuning_case(kernel, target, threads: int):
     with kernel.context, ir.Location.unknown():
         module = ir.Module.create()
         extract_function(constants + [kernel], KERNEL_FUNCTION, None, module)
-    to_linalg, _ = _split(lowering_pipeline(target.cpu, threads), "dnnf-winograd")
-    build_pass_manager(to_linalg.text(), module.context).run(module.operation)
-    convs = [op for op in linalg_ops(module.operation) if is_winograd_shape(op)]
-    if len(convs) != 1 or winograd_convolutions(module.operation.clone(), "always") != 1:
-        return None  # not one convolution, or its filters are not constant
-    conv = convs[0]
-    x_t, out_t = static_tensor_type(conv.operands[0]), static_tensor_type(conv.results[0])
-    n, c = x_t.shape[:2]
-    k, oh, ow = out_t.shape[1:]
-    key = SchemeKey(convolution_signature(conv), target.name, target.cpu_name, threads)
+        to_linalg, _ = _split(lowering_pipeline(target.cpu, threads), "dnnf-winograd")
+        build_pass_manager(to_linalg.text(), module.context).run(module.operation)
+        convs = [op for op in linalg_ops(module.operation) if is_winograd_shape(op)]
+        if len(convs) != 1 or winograd_convolutions(module.operation.clone(), "always") != 1:
+            return None  # not one convolution, or its filters are not constant
+        conv = convs[0]
+        x_t, out_t = static_tensor_type(conv.operands[0]), static_tensor_type(conv.results[0])
+        n, c = x_t.shape[:2]
+        k, oh, ow = out_t.shape[1:]
+        key = SchemeKey(convolution_signature(conv), target.name, target.cpu_name, threads)
     return TuningCase(key, module, (c, k), (oh, ow), prefers_winograd(n, c, k, oh, ow, threads))
 
 

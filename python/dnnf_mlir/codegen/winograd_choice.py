@@ -42,8 +42,9 @@ def convolution_signature(conv) -> str:
     shapes = " * ".join("x".join(map(str, t.shape)) for t in (x, w))
     init = conv.operands[2]
     init_kind = _kind(init.owner) if isinstance(init, ir.OpResult) else "argument"
-    return (f"{shapes} -> {'x'.join(map(str, y.shape))}; init {init_kind}; "
-            f"epilogue {' '.join(_epilogue(conv)) or 'none'}")
+    with conv.context:  # the epilogue's maps are built in it
+        epilogue = " ".join(_epilogue(conv)) or "none"
+    return f"{shapes} -> {'x'.join(map(str, y.shape))}; init {init_kind}; epilogue {epilogue}"
 
 
 class SchemeChooser:

@@ -64,6 +64,11 @@ def default_path() -> Path:
     return cache / "dnnf-mlir" / "fusion-profile.sqlite3"
 
 
+def _digest(*fields) -> str:
+    """The table key of a measurement: a hash of what it depends on."""
+    return hashlib.sha256("\0".join(map(str, fields)).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class ProfileKey:
     """What a measurement depends on: the candidate, the target, the CPU."""
@@ -75,8 +80,7 @@ class ProfileKey:
 
     @property
     def digest(self) -> str:
-        text = "\0".join((self.candidate, self.target, self.cpu))
-        return hashlib.sha256(text.encode()).hexdigest()
+        return _digest(self.candidate, self.target, self.cpu)
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,7 @@ class SchemeKey:
 
     @property
     def digest(self) -> str:
-        text = "\0".join((self.convolution, self.target, self.cpu, str(self.threads)))
-        return hashlib.sha256(text.encode()).hexdigest()
+        return _digest(self.convolution, self.target, self.cpu, self.threads)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ else the rule of ``winograd_cost.py``.
 A measurement is found by the convolution's signature (``convolution_signature``): the
 shapes of its padded input, filters and output, and the ops around it in its kernel --
 what initializes the accumulator (a bias broadcast or zeros) and the element-wise
-chain after it (ReLU, a residual add) -- since both schemes fuse that epilogue differently. dnnf-tune
-computes it on the same linalg form, so a compile and a tuning run agree on the key.
+chain after it (ReLU, a residual add), which the two schemes apply differently.
+dnnf-tune computes it on the same linalg form, so a compile and a tuning run agree on
+the key.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ the rest; the oracle says so once, as a warning. GPU targets are not measured. E
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import warnings
@@ -39,6 +40,10 @@ NOT_LOWERING = ("ecg-rewrite", "ecg-fuse", "dnnf-externalize-weights")
 # batch lasting at least BATCH_SECONDS (the best, not the mean: the machine is shared).
 BATCHES = 5
 BATCH_SECONDS = 0.01
+# Timed cold (``latency_us(cold=True)``): each call alone, after writing a buffer larger
+# than the last-level cache (Zen 5: 32 MiB per CCD), the best of COLD_CALLS.
+EVICTION_BYTES = 128 << 20
+COLD_CALLS = 5
 logger = logging.getLogger("dnnf_mlir.fusion")
 
 
@@ -89,12 +94,27 @@ def candidate_module(block_ops: list, op, mapping) -> ir.Module:
     return module
 
 
-def latency_us(function, rng) -> float:
-    """Best time of one call of a JIT ``function`` on random inputs, in microseconds."""
+@functools.lru_cache(maxsize=1)
+def _eviction_buffer() -> np.ndarray:
+    return np.zeros(EVICTION_BYTES // 8)
+
+
+def latency_us(function, rng, cold: bool = False) -> float:
+    """Best time of one call of a JIT ``function`` on random inputs, in microseconds:
+    back to back, its data in the caches, or ``cold``, as a layer runs in a model whose
+    weights do not fit them (its constants read from memory)."""
     arrays = [rng.standard_normal(shape).astype(dtype) if np.dtype(dtype).kind == "f"
               else np.zeros(shape, dtype) for dtype, shape in function.inputs]
     call = function.bind(*arrays)
     call()
+    if cold:
+        eviction, best = _eviction_buffer(), float("inf")
+        for _ in range(COLD_CALLS):
+            eviction += 1.0
+            start = time.perf_counter()
+            call()
+            best = min(best, time.perf_counter() - start)
+        return best * 1e6
     start, calls = time.perf_counter(), 0
     while time.perf_counter() - start < BATCH_SECONDS:
         call()
@@ -198,6 +218,6 @@ def profile_report(oracle: ProfilingOracle) -> dict:
 
 
 __all__ = [
-    "BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host",
+    "BATCHES", "BATCH_SECONDS", "COLD_CALLS", "EVICTION_BYTES", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host",
     "extract_function", "latency_us", "lowering_pipeline", "measure", "profile_report",
 ]

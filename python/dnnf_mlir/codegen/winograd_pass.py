@@ -8,9 +8,12 @@ transformed here (``G g G^T``, ``[36, K, C]``), the kernel's argument retyped an
 each call's constant replaced, so that the weights file holds the transformed form.
 Other convolutions (filters computed at run time) are left as they are.
 
-``mode=auto`` rewrites only the convolutions that ``prefers_winograd`` expects to be
-faster on the ``threads`` the code is split for; ``mode=always`` every one it can (for tests); ``mode=strict`` is ``always``
-that fails on a convolution it cannot rewrite, naming it.
+``mode=auto`` rewrites only the convolutions that ``dnnf-tune`` measured faster by
+Winograd on this target's CPU and the ``threads`` the code is split for, where the
+profiling database holds them, and those that ``prefers_winograd`` expects to be faster
+where it does not (``winograd_choice.py``; ``stats-file`` counts which decided);
+``mode=always`` every one it can (for tests); ``mode=strict`` is ``always`` that fails
+on a convolution it cannot rewrite, naming it.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ import numpy as np
 from .. import _mlir
 from .._mlir import ir
 from ..ecg.bfloat16_elements import elements_array
+from ..fusion.profile_db import ProfileDatabase
 from ..ir_walk import walk_ops
-from ..transforms.pass_base import ModulePass, PassError
+from ..transforms.pass_base import ModulePass, PassError, write_stats
 from ..transforms.registry import described_by_table
 from .linalg_queries import linalg_ops, static_tensor_type
 from .lowered_module import DECLARED_TYPE_ATTR, symbol_name
 from .winograd import is_winograd_shape, transformed_filter_type, transformed_filters, winograd_convolution
-from .winograd_cost import prefers_winograd
+from .target import get_target
+from .winograd_choice import SchemeChooser
 
 MODES = ("auto", "always", "strict")
 
@@ -109,9 +114,11 @@ def _describe(op) -> str:
     return f"linalg.conv_2d_nchw_fchw ({'x'.join(map(str, x.shape))} input, {'x'.join(map(str, w.shape))} filters)"
 
 
-def winograd_convolutions(module_op, mode: str = "auto", threads: int = 1) -> int:
+def winograd_convolutions(module_op, mode: str = "auto", threads: int = 1, chooser: SchemeChooser | None = None) -> int:
     """Rewrite the 3x3 stride-1 convolutions of ``module_op`` (an ``ir.Module`` or its
-    operation) that ``mode`` selects for code split among ``threads``; returns how many."""
+    operation) that ``mode`` selects for code split among ``threads`` (auto: those
+    ``chooser`` picks; default: by the rule alone); returns how many."""
+    chooser = chooser or SchemeChooser(None, "", "", threads)
     if mode not in MODES:
         raise PassError(f"mode '{mode}' is not one of {', '.join(MODES)}")
     module_op = module_op.operation
@@ -130,10 +137,7 @@ def winograd_convolutions(module_op, mode: str = "auto", threads: int = 1) -> in
             if mode == "strict":
                 raise PassError(f"{_describe(op)}: its filters are not a constant at compile time", op=op)
             continue
-        x_t, out_t = static_tensor_type(op.operands[0]), static_tensor_type(op.results[0])
-        n, c = x_t.shape[:2]
-        k, oh, ow = out_t.shape[1:]
-        if mode == "auto" and not prefers_winograd(n, c, k, oh, ow, threads):
+        if mode == "auto" and not chooser.winograd(op):
             continue
         with op.location:
             result = winograd_convolution(op, filters.transformed())
@@ -152,7 +156,23 @@ class WinogradPass(ModulePass):
     NAME = "dnnf-winograd"
 
     def run(self, module: ir.Operation):
-        winograd_convolutions(module, self.options["mode"], self.options["threads"])
+        threads, database = self.options["threads"], None
+        try:
+            target = get_target(self.options["target"], self.options["cpu"] or None)
+        except ValueError as error:  # an unknown target or CPU
+            raise PassError(str(error)) from None
+        if self.options["mode"] == "auto" and self.options["measured"]:
+            database = ProfileDatabase(self.options["profile-db"] or None)
+        chooser = SchemeChooser(database, target.name, target.cpu_name, threads)
+        try:
+            count = winograd_convolutions(module, self.options["mode"], threads, chooser)
+        finally:
+            if database is not None:
+                database.close()
+        if self.options["stats-file"]:
+            report = {"winograd": count, "decided_by": chooser.decided_by,
+                      "database": str(database.path) if database is not None else None}
+            write_stats(report, self.options["stats-file"])
 
 
 __all__ = ["MODES", "WinogradPass", "winograd_convolutions"]

@@ -89,7 +89,8 @@ COMPILE_PIPELINE = "compile.pipeline"  # in lowering/
 # The pass compile.pipeline lowers with (the CPU's); another target's backend puts its own there.
 PIPELINE_LOWERING_PASS = "dnnf-lower-to-llvm"
 ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
-REWRITE_STATS, FUSION_STATS = ".rewrite.json", ".fusion.json"  # the passes' reports, in the staging directory
+# The passes' reports, in the staging directory.
+REWRITE_STATS, FUSION_STATS, WINOGRAD_STATS = ".rewrite.json", ".fusion.json", ".winograd.json"
 # Any other pass: "lower". The GPU targets unroll recurrences right after rewriting, before fusion.
 STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-unroll-recurrence": "rewrite", "ecg-fuse": "fuse"}
 WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY, OPENCL_LIBRARY)}  # Target.kind -> its ArtifactWriter
@@ -115,8 +116,26 @@ class CompileReport:
             f"{len(m['weights'])} weight arrays ({weight_mb:.1f} MiB); "
             f"compiled in {m['compile_seconds']['total']:.1f} s ({stages}) -> {self.outdir}\n"
             f"{rewrite_summary(m['rewrite'])}\n"
-            f"{fusion_summary(m['fusion'])}"
+            f"{fusion_summary(m['fusion'])}" + _winograd_summary(m.get("winograd"))
         )
+
+
+def _winograd_summary(report) -> str:
+    """The line on what dnnf-winograd did (none when it did not run)."""
+    if not report:
+        return ""
+    by = report["decided_by"]
+    return (f"\ndnnf-winograd: {report['winograd']} convolutions by Winograd F(4x4, 3x3); mode auto decided "
+            f"{by['measurement']} by measurements (dnnf-tune), {by['rule']} by the cost model")
+
+
+def _pop_json(path: Path):
+    """The JSON a pass wrote to ``path``, the file removed; None when it wrote none."""
+    if not path.exists():
+        return None
+    report = json.loads(path.read_text())
+    path.unlink()
+    return report
 
 
 def _unrewritten(module) -> dict:
@@ -148,7 +167,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
     if t.backend.kind == "cpu" and options.winograd != "off":
-        pipeline = pipeline.with_options("dnnf-winograd", mode=options.winograd, threads=options.threads)
+        pipeline = pipeline.with_options("dnnf-winograd", mode=options.winograd, threads=options.threads,
+                                         target=t.name, **t.options(), stats_file=Path(stats_dir) / WINOGRAD_STATS)
     else:
         pipeline = pipeline.without("dnnf-winograd")
     if not t.backend.runs_step_loops:
@@ -289,6 +309,7 @@ def compile_model(
             if fusion_stats is not None:
                 shutil.copyfile(staging / FUSION_STATS, fusion_stats)
             (staging / FUSION_STATS).unlink()
+            winograd = _pop_json(staging / WINOGRAD_STATS)
             kernels, unique_kernels = lowered_kernels(module)
             layout = recorded_layout(module)
             if keep_ir:
@@ -316,6 +337,7 @@ def compile_model(
             "outline": options.outline,
             "rewrite": rewritten,
             "fusion": {key: value for key, value in fusion_report.items() if key != "functions"},
+            "winograd": winograd,
             "compile_seconds": {k: round(v, 3) for k, v in times.items()},
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")

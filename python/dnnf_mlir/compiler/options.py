@@ -11,13 +11,22 @@ what it resolves to (``Target.cache_fields``: ``native`` is this machine's CPU).
 
 Profiling is off by default everywhere: Table 3's yellow cells are decided
 conservatively, so that a model's kernels do not depend on what was measured before.
+The one measurement a default compile reads is dnnf-tune's choice of scheme per
+convolution (``--winograd auto``): the choices stored for the target's CPU and the
+thread count are then part of the cache key (``winograd_measurements``), so that
+tuning makes new keys.
 """
 
 import argparse
+import hashlib
+import json
 from dataclasses import dataclass, field, fields
 
 from ..codegen import PRECISIONS, Target, check_precision, get_target
 from ..fusion import MODES
+from ..fusion.profile_db import ProfileDatabase
+
+TUNED_FIELD = "winograd_measurements"
 
 
 def _option(default, help: str, **metadata):
@@ -81,7 +90,20 @@ class CompileOptions:
         target's fields, and every other option."""
         compile_fields = {f.name: getattr(self, f.name) for f in fields(self)
                           if f.name != "target" and not f.metadata.get("target_option")}
-        return {**self.resolve_target().cache_fields(), **compile_fields}
+        target = self.resolve_target()
+        return {**target.cache_fields(), **compile_fields, TUNED_FIELD: self.winograd_measurements(target)}
+
+    def winograd_measurements(self, target: Target) -> str | None:
+        """A digest of the schemes dnnf-tune chose for ``target``'s CPU and ``threads``
+        that ``--winograd auto`` reads from the profiling database (None: no choice read)."""
+        if self.winograd != "auto" or target.backend.kind != "cpu":
+            return None
+        database = ProfileDatabase()
+        try:
+            choices = database.scheme_choices(target.name, target.cpu_name, self.threads)
+        finally:
+            database.close()
+        return hashlib.sha256(json.dumps(choices).encode()).hexdigest()[:16] if choices else None
 
 
 def add_option_arguments(parser: argparse.ArgumentParser, skip=()):
@@ -111,13 +133,16 @@ def describe_cache_fields(cache_fields: dict) -> str:
     not its default."""
     options = [f for f in fields(CompileOptions) if f.name != "target" and not f.metadata.get("target_option")]
     names = {f.name for f in options}
-    words = [str(value) for name, value in cache_fields.items() if name not in names and not isinstance(value, list)]
+    words = [str(value) for name, value in cache_fields.items()
+             if name not in names and name != TUNED_FIELD and not isinstance(value, list)]
     for option in options:
         value = cache_fields.get(option.name, option.default)
         if not isinstance(option.default, bool):
             words.append(f"{option.name}={value}")
         elif value != option.default:
             words.append(option.name if value else f"no-{option.name}")
+    if cache_fields.get(TUNED_FIELD):
+        words.append(f"tuned={cache_fields[TUNED_FIELD]}")
     return " ".join(words)
 
 

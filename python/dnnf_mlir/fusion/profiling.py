@@ -16,6 +16,7 @@ the rest; the oracle says so once, as a warning. GPU targets are not measured. E
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import warnings
@@ -39,6 +40,10 @@ NOT_LOWERING = ("ecg-rewrite", "ecg-fuse", "dnnf-externalize-weights")
 # batch lasting at least BATCH_SECONDS (the best, not the mean: the machine is shared).
 BATCHES = 5
 BATCH_SECONDS = 0.01
+# Timed cold (``latency_us(cold=True)``): each call alone, after writing a buffer larger
+# than the last-level cache (Zen 5: 32 MiB per CCD), the best of COLD_CALLS.
+EVICTION_BYTES = 128 << 20
+COLD_CALLS = 5
 logger = logging.getLogger("dnnf_mlir.fusion")
 
 
@@ -49,7 +54,7 @@ def _outputs(ops: list) -> list:
             if not list(r.uses) or any(operation_of(use.owner) not in members for use in r.uses)]
 
 
-def _extract(ops: list, name: str, mapping, module: ir.Module) -> None:
+def extract_function(ops: list, name: str, mapping, module: ir.Module) -> None:
     """Add a public function computing ``ops`` (in program order) from arguments (what
     they read from other ops) into results (``_outputs``); with ``mapping``, the ops
     form one ``ecg.fused``."""
@@ -83,18 +88,33 @@ def candidate_module(block_ops: list, op, mapping) -> ir.Module:
     ordered = sorted(block + [op], key=position.__getitem__)
     with op.context, ir.Location.unknown():
         module = ir.Module.create()
-        _extract(ordered, "fused", mapping, module)
-        _extract(sorted(block, key=position.__getitem__), "block", mapping, module)
-        _extract([op], "op", None, module)
+        extract_function(ordered, "fused", mapping, module)
+        extract_function(sorted(block, key=position.__getitem__), "block", mapping, module)
+        extract_function([op], "op", None, module)
     return module
 
 
-def _latency_us(function, rng) -> float:
-    """Best time of one call of a JIT ``function`` on random inputs, in microseconds."""
+@functools.lru_cache(maxsize=1)
+def _eviction_buffer() -> np.ndarray:
+    return np.zeros(EVICTION_BYTES // 8)
+
+
+def latency_us(function, rng, cold: bool = False) -> float:
+    """Best time of one call of a JIT ``function`` on random inputs, in microseconds:
+    back to back, its data in the caches, or ``cold``, as a layer runs in a model whose
+    weights do not fit them (its constants read from memory)."""
     arrays = [rng.standard_normal(shape).astype(dtype) if np.dtype(dtype).kind == "f"
               else np.zeros(shape, dtype) for dtype, shape in function.inputs]
     call = function.bind(*arrays)
     call()
+    if cold:
+        eviction, best = _eviction_buffer(), float("inf")
+        for _ in range(COLD_CALLS):
+            eviction += 1.0
+            start = time.perf_counter()
+            call()
+            best = min(best, time.perf_counter() - start)
+        return best * 1e6
     start, calls = time.perf_counter(), 0
     while time.perf_counter() - start < BATCH_SECONDS:
         call()
@@ -108,13 +128,19 @@ def _latency_us(function, rng) -> float:
     return best * 1e6
 
 
-def compile_for_host(module: ir.Module, cpu: str = "", threads: int = 1):
-    """JIT-compile a fused ECG ``module`` in place as dnnf-compile lowers it (its kernels
-    as functions, through the code generator); the ``JitModule`` of its functions."""
+def lowering_pipeline(cpu: str = "", threads: int = 1) -> Pipeline:
+    """The lowering half of ``compile.pipeline`` for the host ``cpu`` and ``threads``."""
     pipeline = Pipeline(read_pipeline("compile.pipeline"))
     for name in NOT_LOWERING:
         pipeline = pipeline.without(name)
-    pipeline = pipeline.with_options("dnnf-lower-to-llvm", target="host", cpu=cpu, threads=threads)
+    return pipeline.with_options("dnnf-lower-to-llvm", target="host", cpu=cpu, threads=threads)
+
+
+def compile_for_host(module: ir.Module, cpu: str = "", threads: int = 1, pipeline: "Pipeline | None" = None):
+    """JIT-compile a fused ECG ``module`` in place as dnnf-compile lowers it (its kernels
+    as functions, through the code generator; ``pipeline``: ``lowering_pipeline`` or a
+    part of it that ends with the LLVM dialect); the ``JitModule`` of its functions."""
+    pipeline = pipeline or lowering_pipeline(cpu, threads)
     build_pass_manager(pipeline.text(), module.context).run(module.operation)
     return jit(module, threads=threads)
 
@@ -123,7 +149,7 @@ def measure(module: ir.Module, cpu: str, threads: int = 1) -> Measurement:
     """Compile a ``candidate_module`` for the host ``cpu`` and time its functions."""
     compiled = compile_for_host(module, cpu, threads)
     rng = np.random.default_rng(0)
-    fused, block, op = (_latency_us(compiled[name], rng) for name in ("fused", "block", "op"))
+    fused, block, op = (latency_us(compiled[name], rng) for name in ("fused", "block", "op"))
     return Measurement(fused_us=fused, separate_us=block + op)
 
 
@@ -192,6 +218,6 @@ def profile_report(oracle: ProfilingOracle) -> dict:
 
 
 __all__ = [
-    "BATCHES", "BATCH_SECONDS", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host", "measure",
-    "profile_report",
+    "BATCHES", "BATCH_SECONDS", "COLD_CALLS", "EVICTION_BYTES", "NOT_LOWERING", "ProfilingOracle", "candidate_module", "compile_for_host",
+    "extract_function", "latency_us", "lowering_pipeline", "measure", "profile_report",
 ]

@@ -20,23 +20,18 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..context import make_context
-from ..codegen import get_target
 from ..frontend.onnx_importer import import_onnx
 from ..fusion import fuse_module
 from ..fusion.profile_db import ProfileDatabase
 from ..fusion.profiling import ProfilingOracle
 from ..rewriting import rewrite_module
-from .common import ToolError, parse_shape_overrides, run_tool, tool_parser
+from .common import parse_shape_overrides, run_tool, tool_parser
+from .measuring import add_measuring_arguments, measured_models
 
 
 def make_parser() -> argparse.ArgumentParser:
     parser = tool_parser("dnnf-profile", __doc__)
-    parser.add_argument("models", nargs="+", metavar="MODEL", help="ONNX models")
-    parser.add_argument("--cpu", metavar="NAME", help="host CPU the code is for (default: $DNNF_CPU or native)")
-    parser.add_argument("--threads", type=int, default=1, help="threads the measured code runs on")
-    parser.add_argument("--profile-db", metavar="FILE", help="the profiling database (default: $DNNF_PROFILE_DB or "
-                        "~/.cache/dnnf-mlir/fusion-profile.sqlite3)")
-    parser.add_argument("--shape", action="append", metavar="NAME=DIMS", help="static input shape, e.g. input_ids=1x128")
+    add_measuring_arguments(parser)
     parser.add_argument("--no-rewrite", action="store_true", help="plan the imported graph as is (no ecg-rewrite)")
     return parser
 
@@ -75,17 +70,7 @@ def profile_model(path: Path, oracle: ProfilingOracle, shapes: dict, rewrite: bo
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
-    paths = [Path(m) for m in args.models]
-    for path in paths:
-        if not path.is_file():
-            raise ToolError(f"no such model: {path}")
-    try:
-        target = get_target("host", args.cpu)
-    except ValueError as error:
-        raise ToolError(str(error)) from None
-    if target.missing_features():  # it would measure nothing
-        raise ToolError(f"this machine cannot run code for {target.describe()}, which needs "
-                        f"{', '.join(target.missing_features())}: profile it on a machine that has them")
+    paths, target = measured_models(args, "profile")
     database = ProfileDatabase(args.profile_db)
     oracle = ProfilingOracle(database, "host", target.cpu, args.threads)
     shapes = parse_shape_overrides(args.shape)

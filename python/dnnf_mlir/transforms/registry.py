@@ -174,9 +174,19 @@ PASS_TABLE: dict[str, PassEntry] = {
             "dnnf_mlir.codegen.winograd_pass:WinogradPass",
             "Compute 3x3 stride-1 convolutions with constant filters by Winograd F(4x4, 3x3): the filters "
             "transformed at compile time, one batch matmul between the input and output transforms",
-            (Option("mode", str, "auto", "auto (where the cost model expects it to be faster), always (every one "
-                    "it can) or strict (always, and an error for a convolution it cannot rewrite)"),
-             Option("threads", int, 1, "threads the code is split for (auto: the cost model's)")),
+            (Option("mode", str, "auto", "auto (where dnnf-tune measured it faster, else where the cost model "
+                    "expects it), always (every one it can) or strict (always, and an error for a convolution it "
+                    "cannot rewrite)"),
+             Option("threads", int, 1, "threads the code is split for (auto: the measurements' and the cost model's)"),
+             Option("target", str, "host", "the CPU target the code is for (host or aarch64): with cpu, whose "
+                    "measurements apply"),
+             CPU_OPTION,
+             Option("measured", bool, True, "auto: use the measurements of the profiling database (false: the cost "
+                    "model alone)"),
+             Option("profile-db", str, "", "the profiling database (default: $DNNF_PROFILE_DB or "
+                    "~/.cache/dnnf-mlir/fusion-profile.sqlite3)"),
+             Option("stats-file", str, "", "file to write how many convolutions became Winograd, and how many "
+                    "decisions the measurements and the cost model made, as JSON ('-' is stderr; default: none)")),
         ),
         PassEntry(
             "dnnf-gpu-fp16-storage",

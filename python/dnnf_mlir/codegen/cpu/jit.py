@@ -4,15 +4,19 @@ callables over numpy arrays.
 The engine compiles for this machine's CPU unless the functions name another (a
 pinned ``cpu``); code for a CPU with features this machine lacks compiles, but
 calling it raises ``UnsupportedCpuError``. A module that runs on several threads
-loads the LLVM OpenMP runtime (libomp) first.
+loads the LLVM OpenMP runtime (libomp) first. The heap keeps large freed buffers as a
+compiled library's does (``keep_buffers_in_heap``), so that a timed call costs what a
+library's run costs.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import glob
 import os
+import platform
 import threading
 from typing import Callable, Optional, Sequence
 
@@ -122,10 +126,29 @@ class JitFunction:
         return call.outputs
 
 
+# glibc's mallopt parameters, and the values a compiled library sets when it loads
+# (compiler/cpu_glue.py: dnnf_load).
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES = 32 << 20, 512 << 20
+
+
+@functools.lru_cache(maxsize=None)
+def keep_buffers_in_heap() -> None:
+    """Keep the buffers generated code mallocs and frees on every call in the heap (up to
+    32 MiB each), as a compiled library does: above glibc's default mmap threshold each
+    call would map fresh pages and page-fault on all of them (Winograd's 29 MB
+    intermediates at 224x224 took 5x their run's time so). glibc only."""
+    if platform.libc_ver()[0] == "glibc":
+        libc = ctypes.CDLL(None)
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+
+
 class JitModule:
     """The public functions of a lowered module, compiled by MLIR's ExecutionEngine."""
 
     def __init__(self, module: ir.Module, opt_level: int = 3, shared_libs: Sequence[str] = ()):
+        keep_buffers_in_heap()
         libs = list(shared_libs)
         if USES_OPENMP in module.operation.attributes:
             load_libomp()
@@ -172,4 +195,4 @@ def jit(module: ir.Module, *, threads: int = 1, opt_level: int = 3, shared_libs:
     return JitModule(module, opt_level=opt_level, shared_libs=shared_libs)
 
 
-__all__ = ["JitFunction", "JitModule", "find_libomp", "jit", "load_libomp"]
+__all__ = ["JitFunction", "JitModule", "find_libomp", "jit", "keep_buffers_in_heap", "load_libomp"]

@@ -70,9 +70,9 @@ def _run_directory(tmp_path_factory) -> Path:
 def compile_cache(tmp_path_factory):
     """What the tests compile through the cache (dnnf-compile, dnnf-bench, sessions) goes
     to a cache of the test run's own, never the user's: one per pytest worker, in the
-    directory the workers share, so that the float64 references of dnnf-run --check
-    (kept beside the cache, ``tools/float64_reference.py``) are computed once per run:
-    a large CNN's takes the interpreter tens of seconds, and three tests check VGG-19."""
+    directory the workers share, so that the workers share the float64 references of
+    dnnf-run --check too (kept beside the cache, ``tools/float64_reference.py``): a large
+    CNN's takes the interpreter tens of seconds, and three tests check VGG-19 on its inputs."""
     cache = _run_directory(tmp_path_factory) / f"compile-cache-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
     cache.mkdir()
     os.environ["DNNF_CACHE_DIR"] = str(cache)

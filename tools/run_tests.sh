@@ -33,10 +33,14 @@ EOF
 )
   echo "== the code generator's tests again, pinned to DNNF_CPU=$level (its code runs here: $runs_here)"
   export DNNF_CPU=$level
+  # Not again what no host CPU decides: AArch64 code, GPU kernels, and the loops harness of
+  # the end-to-end conversion tests (MLIR's ExecutionEngine compiles for this machine).
+  other_targets="gpu|aarch64|vulkan|opencl"
   if [ "$runs_here" = yes ]; then
-    lit -sv test/Codegen test/Lowering test/tools
+    lit -sv --filter-out "$other_targets" test/Codegen test/Lowering test/tools
   else
-    lit -sv test/Codegen
+    lit -sv --filter-out "$other_targets" test/Codegen
   fi
-  python -m pytest -q -n "$workers" --dist worksteal test/python/codegen test/python/compiler/test_compiler.py test/python/conversion "$@"
+  python -m pytest -q -n "$workers" --dist worksteal test/python/codegen test/python/compiler/test_compiler.py \
+    test/python/conversion -k "not aarch64 and not gpu and not end_to_end" "$@"
 fi

@@ -60,11 +60,33 @@ def pytest_runtest_call(item):
         raise
 
 
+def _run_directory(tmp_path_factory) -> Path:
+    """The temporary directory of this test run that all its pytest workers share."""
+    basetemp = tmp_path_factory.getbasetemp()
+    return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compile_cache(tmp_path_factory):
     """What the tests compile through the cache (dnnf-compile, dnnf-bench, sessions) goes
-    to a cache of the test run's own, never the user's."""
-    os.environ["DNNF_CACHE_DIR"] = str(tmp_path_factory.mktemp("compile-cache"))
+    to a cache of the test run's own, never the user's: one per pytest worker, in the
+    directory the workers share, so that the workers share the float64 references of
+    dnnf-run --check too (kept beside the cache, ``tools/float64_reference.py``): a large
+    CNN's takes the interpreter tens of seconds, and three tests check VGG-19 on its inputs."""
+    cache = _run_directory(tmp_path_factory) / f"compile-cache-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    cache.mkdir()
+    os.environ["DNNF_CACHE_DIR"] = str(cache)
+
+
+@pytest.fixture(scope="session")
+def shared_compile_cache(tmp_path_factory) -> Path:
+    """A compile cache (for ``DNNF_CACHE_DIR``) that every pytest worker of this run
+    shares, empty at its start: tests that compile a judged model with the same options
+    compile it once per run, the worker that comes second waiting on the cache's lock
+    for the first (test_models and test_planted_errors: DenseNet-121)."""
+    cache = _run_directory(tmp_path_factory) / "shared-compile-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 @pytest.fixture(autouse=True)

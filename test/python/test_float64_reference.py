@@ -6,7 +6,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from dnnf_mlir.tools.float64_reference import Float64Reference, as_float64, judged_reference
+from dnnf_mlir.tools.float64_reference import Float64Reference, as_float64, judged_reference, weightless
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)
@@ -34,6 +34,18 @@ def test_every_float_tensor_becomes_float64():
     assert converted.graph.input[0].type.tensor_type.elem_type == TensorProto.DOUBLE
     assert converted.graph.initializer[0].data_type == TensorProto.DOUBLE
     assert converted.graph.node[1].attribute[0].i == TensorProto.DOUBLE  # Cast to float: to double
+
+
+def test_the_weightless_model_takes_its_weights_as_inputs():
+    """What onnxruntime is first asked to load: the graph, without the weights' bytes."""
+    conv = as_float64(model(helper.make_node("Conv", ["x", "w"], ["y"]), [1, 4, 6, 6]))
+    skeleton = weightless(conv)
+    assert not skeleton.graph.initializer and skeleton.graph.node == conv.graph.node
+    assert [i.name for i in skeleton.graph.input] == ["x", "w"]
+    w = skeleton.graph.input[1].type.tensor_type
+    assert w.elem_type == TensorProto.DOUBLE and [d.dim_value for d in w.shape.dim] == list(W.shape)
+    assert skeleton.opset_import == conv.opset_import and skeleton.graph.output == conv.graph.output
+    onnx.checker.check_model(skeleton, full_check=True)
 
 
 @pytest.mark.parametrize("node,shape,source", [

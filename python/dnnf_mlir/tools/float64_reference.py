@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import AttributeProto, TensorProto, numpy_helper
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 from ..cache.keys import compiler_fingerprint
 from ..cache.store import default_root
@@ -56,12 +56,26 @@ def _graph_as_float64(graph: onnx.GraphProto) -> None:
             elif attribute.type == AttributeProto.GRAPH:
                 _graph_as_float64(attribute.g)
         if node.op_type == "LayerNormalization" and not any(a.name == "stash_type" for a in node.attribute):
-            node.attribute.append(onnx.helper.make_attribute("stash_type", DOUBLE))
+            node.attribute.append(helper.make_attribute("stash_type", DOUBLE))
 
 
 def _tensor_as_float64(tensor: onnx.TensorProto) -> None:
     if tensor.data_type == FLOAT:
         tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor).astype(np.float64), tensor.name))
+
+
+def weightless(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its initializers made graph inputs of the same types: all that
+    onnxruntime needs to choose its kernels, without the bytes of the weights."""
+    graph = model.graph
+    known = {i.name for i in graph.input}
+    weights = [(t.name, t.data_type, t.dims) for t in graph.initializer]
+    weights += [(t.values.name, t.values.data_type, t.dims) for t in graph.sparse_initializer]
+    inputs = [*graph.input, *(helper.make_tensor_value_info(name, element, list(dims))
+                              for name, element, dims in weights if name not in known)]
+    skeleton = helper.make_graph(graph.node, graph.name, inputs, graph.output, value_info=graph.value_info)
+    return helper.make_model(skeleton, opset_imports=model.opset_import, ir_version=model.ir_version,
+                             functions=model.functions)
 
 
 class Float64Reference:
@@ -78,8 +92,11 @@ class Float64Reference:
         options.log_severity_level = 3
         self._session = self._module = None
         try:
-            self._session = onnxruntime.InferenceSession(self._model.SerializeToString(), options,
-                                                         providers=["CPUExecutionProvider"])
+            # Without its weights first: a CNN's float64 weights take seconds to serialize
+            # for a session that onnxruntime then refuses for want of a double Conv.
+            for model_or_skeleton in (weightless(self._model), self._model):
+                self._session = onnxruntime.InferenceSession(model_or_skeleton.SerializeToString(), options,
+                                                             providers=["CPUExecutionProvider"])
             self.source = "onnxruntime in float64"
         except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
             self._use_interpreter(str(error).splitlines()[0])

@@ -6,7 +6,9 @@ every mode when DNNF_HOST_FUSION_MODES=all is set (about ten minutes more of CPU
 dnnf-compile rewrites the graph with ecg-rewrite first, so this
 checks the rewritten, fused graph's code; fusion decides conservatively
 (--no-profile), so the kernels do not depend on the machine's load; every model is
-compiled afresh (--no-cache): these tests are of the compiler.
+compiled afresh in each test run: for the host through a cache of the run's own
+(``shared_compile_cache``, which test_planted_errors shares: DenseNet-121 fused by dnnf is
+compiled once), for the other targets without one (--no-cache).
 
 The check is dnnf-run's default, element by element |got - want| <= 3e-5 + 1e-4 *
 |want| against the model run in float64, widened to four times onnxruntime float32's own
@@ -57,16 +59,25 @@ def opt_in(cases, always, variable, why):
         for case in cases]
 
 
-def compile_and_check(onnx_path, outdir, target, fusion, tolerance=(), precision="fp32"):
-    """``tolerance``: dnnf-run's --atol/--rtol arguments, where the default is not the right one.
-    Returns dnnf-run's output."""
-    for command in (
-        ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile", "--no-cache",
-         "--precision", precision],
-        ["dnnf-run", outdir, "--check", *tolerance],
-    ):
-        result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
-        assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}{result.stderr}"
+def compile_to(onnx_path, outdir, target, fusion, precision="fp32", cache=None):
+    """dnnf-compile ``onnx_path`` into ``outdir``: afresh, or through the compile cache
+    directory ``cache`` (``shared_compile_cache``)."""
+    command = ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile",
+               "--precision", precision]
+    if cache is None:
+        command.append("--no-cache")
+    env = None if cache is None else {**os.environ, "DNNF_CACHE_DIR": str(cache)}
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}{result.stderr}"
+
+
+def compile_and_check(onnx_path, outdir, target, fusion, tolerance=(), precision="fp32", cache=None):
+    """``tolerance``: dnnf-run's --atol/--rtol arguments, where the default is not the right one;
+    ``cache``: as for ``compile_to``. Returns dnnf-run's output."""
+    compile_to(onnx_path, outdir, target, fusion, precision, cache)
+    command = ["dnnf-run", outdir, "--check", *tolerance]
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
+    assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}{result.stderr}"
     outputs = json.loads((outdir / "manifest.json").read_text())["outputs"]
     assert result.stdout.count("ok output") == len(outputs), result.stdout
     assert "degenerate reference" not in result.stdout, result.stdout
@@ -75,8 +86,8 @@ def compile_and_check(onnx_path, outdir, target, fusion, tolerance=(), precision
 
 @pytest.mark.parametrize("name,fusion", opt_in([(name, fusion) for name in MODEL_NAMES for fusion in FUSION_MODES],
                                                 HOST_ALWAYS, "DNNF_HOST_FUSION_MODES", "checked fused by dnnf"))
-def test_host(name, fusion, checked_models, tmp_path):
-    compile_and_check(checked_models(name), tmp_path / name, "host", fusion)
+def test_host(name, fusion, checked_models, shared_compile_cache, tmp_path):
+    compile_and_check(checked_models(name), tmp_path / name, "host", fusion, cache=shared_compile_cache)
 
 
 @pytest.mark.parametrize("name,fusion", opt_in([(name, fusion) for name in MODEL_NAMES for fusion in FUSION_MODES],

@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper
+from test_models import compile_to
 
 PLANTED_FACTOR = 1.001
 TIGHTER = ("--rtol", "1e-6", "--atol", "3e-7")  # a hundredth of the defaults
@@ -44,9 +45,10 @@ def third_ffn_output(model: onnx.ModelProto) -> int:
 
 
 @pytest.fixture(scope="module")
-def compiled(checked_models, tmp_path_factory):
+def compiled(checked_models, shared_compile_cache, tmp_path_factory):
     """(name, plant) -> (compiled directory, the unplanted model): ``name`` compiled for
-    the host, with a planted error after the node ``plant`` picks (None: none), once."""
+    the host, with a planted error after the node ``plant`` picks (None: none), once
+    (the unplanted one as test_models compiles it, through the run's shared cache)."""
     directories = {}
 
     def get(name, plant):
@@ -58,10 +60,7 @@ def compiled(checked_models, tmp_path_factory):
                 model = onnx.load(str(reference))
                 model_path = directory / "planted.onnx"
                 onnx.save(planted(model, plant(model)), model_path)
-            command = ["dnnf-compile", str(model_path), "--target", "host", "-o", str(directory / "out"), "--fusion",
-                       "dnnf", "--no-profile", "--no-cache"]
-            result = subprocess.run(command, capture_output=True, text=True)
-            assert result.returncode == 0, result.stderr
+            compile_to(model_path, directory / "out", "host", "dnnf", cache=shared_compile_cache)
             directories[name, plant] = (directory / "out", reference)
         return directories[name, plant]
 

@@ -5,9 +5,9 @@ random graphs (CI's share of ``tools/fuzz.sh``) checks clean.
 
 import dataclasses
 import datetime
-import os
 import itertools
 import json
+import os
 import subprocess
 import sys
 from collections import Counter

@@ -56,12 +56,21 @@ def _identity(rank: int):
 
 
 def _combine(kind: str, acc, tap, weight=None):
+    """``acc`` (max / +) ``tap`` (times ``weight``: one fused multiply-add, where LLVM
+    left a multiply and an add apart). ``acc`` None: the first tap of a sum from zero
+    (LLVM keeps ``x + 0.0``, which is not ``x`` for ``x = -0.0``)."""
     arith = _mlir.arith
     if kind == "max":
         return arith.maximumf(acc, tap)
     if weight is not None:
-        tap = arith.mulf(tap, weight)
-    return arith.addf(acc, tap)
+        return arith.mulf(tap, weight) if acc is None else _mlir.math.fma(tap, weight, acc)
+    return tap if acc is None else arith.addf(acc, tap)
+
+
+def _is_zero(value) -> bool:
+    """Whether ``value`` is the constant 0.0."""
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    return owner is not None and owner.name == "arith.constant" and ir.FloatAttr(owner.attributes["value"]).value == 0.0
 
 
 def _fill_value(init):
@@ -109,7 +118,7 @@ def phase_split(x, stride: int, width: int, init=None):
     return generic([pairs], [read, _identity(5)], [init], lambda value, _: value)[0]
 
 
-def split_by_phase(sw: int, ow: int, lanes: int) -> bool:
+def _split_by_phase(sw: int, ow: int, lanes: int) -> bool:
     """Whether a window of horizontal stride ``sw`` over ``ow`` output columns reads its
     input split by phase (rows wider than two vectors, see the module docstring)."""
     return sw > 1 and ow > 2 * lanes
@@ -163,6 +172,7 @@ def window_generic(kind: str, taps: list, weights, init, epilogue=None):
             maps.append(per_channel)
 
     def combine(args, acc):
+        acc = None if kind == "sum" and _is_zero(acc) else acc
         step = 2 if weights is not None else 1
         for t in range(0, len(args), step):
             acc = _combine(kind, acc, args[t], args[t + 1] if weights is not None else None)
@@ -251,7 +261,7 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
             if whole:
                 result = _global(op, kind)
             else:
-                result = _taps(op, kind, split_phases=split_by_phase(sw, out_t.shape[3], lanes), epilogue=epilogue)
+                result = _taps(op, kind, split_phases=_split_by_phase(sw, out_t.shape[3], lanes), epilogue=epilogue)
         root.results[0].replace_all_uses_with(result)
         if epilogue is not None:
             epilogue.erase()
@@ -260,4 +270,4 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
     return count
 
 
-__all__ = ["consumer_epilogue", "phase_split", "phase_width", "split_by_phase", "tap_slices", "window_generic", "windows_to_taps"]
+__all__ = ["consumer_epilogue", "phase_split", "phase_width", "tap_slices", "window_generic", "windows_to_taps"]

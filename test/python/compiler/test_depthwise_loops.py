@@ -6,9 +6,9 @@ What the rewrite decides is varied: the channel blocks (a prime count: blocks of
 channel; 58 = 2 x 29, ShuffleNet's; 144 = 16 x 9), the padded plane (symmetric,
 asymmetric, none), the phase buffer of a wide strided window (left padding 1: one more
 zero column; 2: none; an odd width: the padded plane split instead), dilation, 3x3 and
-5x5, and the epilogue moved into the taps' generic: bias only, ReLU6 (Clip), SiLU
-(x * Sigmoid(x)), a residual Add of another input; and a convolution whose result two
-ops read (no epilogue moved). Inputs standard normal, weights scaled by 1 / k to keep
+5x5, and the epilogue: moved into the taps' generic (bias only, ReLU6 (Clip), a
+residual Add of another input) or kept apart (SiLU, x * Sigmoid(x): expensive; a
+convolution whose result two ops read). Inputs standard normal, weights scaled by 1 / k to keep
 outputs O(1); tolerance rtol 1e-5, atol 1e-5 (at most 25 products added in another
 order than onnxruntime's; SiLU through the code generator's exp approximation).
 """

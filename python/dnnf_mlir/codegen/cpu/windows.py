@@ -198,6 +198,25 @@ def window_generic(kind: str, taps: list, weights, init, epilogue=None):
     return generic(inputs, maps, [out], body, ["parallel"] * 4)[0]
 
 
+# Ops (not counting the yield) of an epilogue the window's generic computes too.
+CHEAP_EPILOGUE_OPS = 4
+
+
+def taken_epilogue(op):
+    """The element-wise consumer of the window ``op`` that its generic computes too, if
+    any: a cheap one (bias + ReLU6: 3 ops), saving a pass over the output. An
+    expensive one (SiLU, its exp approximated: ~25 ops) stays apart, where it runs on
+    whole vectors of the flattened output, not on rows ending in a masked vector.
+    Measured (AVX-512, one thread, against onnxruntime): SiLU in the generic of 1152
+    channels of 3x3 took 6.6x onnxruntime's time, apart 3.4x; of 240 channels of 28x28
+    (5x5) 1.98x, apart 1.72x; ReLU6 on 960 channels of 3x3: 0.82x in, 0.95x apart."""
+    epilogue = elementwise_consumer(op)
+    if epilogue is None:
+        return None
+    ops = len(list(epilogue.regions[0].blocks[0].operations)) - 1
+    return epilogue if ops <= CHEAP_EPILOGUE_OPS else None
+
+
 def consumer_epilogue(op, epilogue):
     """``window_generic``'s ``epilogue`` for the element-wise ``epilogue`` consuming ``op``."""
     if epilogue is None:
@@ -255,7 +274,7 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
         whole = op.name != DEPTHWISE and tuple(out_t.shape[2:]) == (1, 1) and tuple(x_t.shape[2:]) == (kh, kw) and (dh, dw) == (1, 1)
         if not whole and kh * kw > MAX_TAPS:
             continue
-        epilogue = None if whole else elementwise_consumer(op)
+        epilogue = None if whole else taken_epilogue(op)
         root = epilogue if epilogue is not None else op
         with ir.InsertionPoint(root), op.location:
             if whole:
@@ -270,4 +289,4 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
     return count
 
 
-__all__ = ["consumer_epilogue", "phase_split", "phase_width", "tap_slices", "window_generic", "windows_to_taps"]
+__all__ = ["consumer_epilogue", "phase_split", "phase_width", "taken_epilogue", "tap_slices", "window_generic", "windows_to_taps"]

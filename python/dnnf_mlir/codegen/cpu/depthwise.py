@@ -26,9 +26,8 @@ from ..._mlir import ir
 from ...linalg_builders import copy_into
 from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_inputs, linalg_ops,
                               producer, static_tensor_type)
-from .windows import phase_split, phase_width, taken_epilogue, tap_slices, window_generic
+from .windows import DEPTHWISE, phase_split, phase_width, replace_window, taken_epilogue, tap_slices, window_generic
 
-DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"
 MAX_BLOCKS = 16  # channel blocks of the parallel loop: enough for the threads, few buffers
 
 
@@ -210,13 +209,7 @@ def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
         if any(t is None or not is_f32(t) for t in types) or types[2].shape[3] < lanes:
             continue
         epilogue = taken_epilogue(op)
-        root = epilogue if epilogue is not None else op
-        with ir.InsertionPoint(root), root.location:
-            result = _channel_loop(op, epilogue, lanes)
-        root.results[0].replace_all_uses_with(result)
-        if epilogue is not None:
-            epilogue.erase()
-        op.erase()
+        replace_window(op, epilogue, lambda: _channel_loop(op, epilogue, lanes))
         count += 1
     return count
 

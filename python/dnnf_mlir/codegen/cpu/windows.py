@@ -159,7 +159,7 @@ def window_generic(kind: str, taps: list, weights, init, epilogue=None):
     None), applied to the value in registers: the result is written once, not
     written, read back and written again."""
     tensor = _mlir.tensor
-    n, c, oh, ow = static_tensor_type(init).shape
+    c = static_tensor_type(init).shape[1]
     kw = static_tensor_type(weights).shape[2] if weights is not None else 1
     w_t = ir.RankedTensorType.get([c], static_tensor_type(init).element_type)
     per_channel = ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(1)])
@@ -217,7 +217,19 @@ def taken_epilogue(op):
     return epilogue if ops <= CHEAP_EPILOGUE_OPS else None
 
 
-def consumer_epilogue(op, epilogue):
+def replace_window(op, epilogue, build):
+    """Replace ``op`` and its ``epilogue`` (the consumer its rewrite computes too, or
+    None) by the result of ``build()``, built where the last of them was."""
+    root = epilogue if epilogue is not None else op
+    with ir.InsertionPoint(root), root.location:
+        result = build()
+    root.results[0].replace_all_uses_with(result)
+    if epilogue is not None:
+        epilogue.erase()
+    op.erase()
+
+
+def _consumer_epilogue(op, epilogue):
     """``window_generic``'s ``epilogue`` for the element-wise ``epilogue`` consuming ``op``."""
     if epilogue is None:
         return None
@@ -237,7 +249,7 @@ def _taps(op, kind: str, split_phases: bool, epilogue=None):
         x = phase_split(x, strides[1], phase_width(window[1], strides[1], dilations[1], out_shape[3]))
     taps = tap_slices(x, out_shape, window, strides, dilations, phases=split_phases)
     weights = op.operands[1] if op.name == DEPTHWISE else None
-    return window_generic(kind, taps, weights, op.operands[2], consumer_epilogue(op, epilogue))
+    return window_generic(kind, taps, weights, op.operands[2], _consumer_epilogue(op, epilogue))
 
 
 def _global(op, kind: str):
@@ -274,19 +286,14 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
         whole = op.name != DEPTHWISE and tuple(out_t.shape[2:]) == (1, 1) and tuple(x_t.shape[2:]) == (kh, kw) and (dh, dw) == (1, 1)
         if not whole and kh * kw > MAX_TAPS:
             continue
-        epilogue = None if whole else taken_epilogue(op)
-        root = epilogue if epilogue is not None else op
-        with ir.InsertionPoint(root), op.location:
-            if whole:
-                result = _global(op, kind)
-            else:
-                result = _taps(op, kind, split_phases=_split_by_phase(sw, out_t.shape[3], lanes), epilogue=epilogue)
-        root.results[0].replace_all_uses_with(result)
-        if epilogue is not None:
-            epilogue.erase()
-        op.erase()
+        if whole:
+            replace_window(op, None, lambda: _global(op, kind))
+        else:
+            epilogue = taken_epilogue(op)
+            split = _split_by_phase(sw, out_t.shape[3], lanes)
+            replace_window(op, epilogue, lambda: _taps(op, kind, split_phases=split, epilogue=epilogue))
         count += 1
     return count
 
 
-__all__ = ["consumer_epilogue", "phase_split", "phase_width", "taken_epilogue", "tap_slices", "window_generic", "windows_to_taps"]
+__all__ = ["DEPTHWISE", "phase_split", "phase_width", "replace_window", "taken_epilogue", "tap_slices", "window_generic", "windows_to_taps"]

@@ -63,3 +63,13 @@ def test_strided_pooling(op, h, w, k, stride, pads):
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op,stride,pads", [("MaxPool", 2, [1, 1, 1, 1]), ("AveragePool", 1, [0, 1, 1, 0])])
+def test_pooling_with_epilogue(op, stride, pads):
+    """A cheap element-wise consumer (Relu) computed in the window's generic (windows.taken_epilogue)."""
+    x = RNG.standard_normal((1, 5, 45, 47)).astype(np.float32)
+    nodes = [helper.make_node(op, ["x"], ["p"], kernel_shape=[3, 3], strides=[stride, stride], pads=pads),
+             helper.make_node("Relu", ["p"], ["y"])]
+    got, want = run_both(nodes, x, {})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -24,6 +24,7 @@ from ..._mlir import ir
 from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
+from .depthwise import depthwise_channel_loops
 from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
@@ -42,6 +43,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += rewrite_matvecs(module, lanes)
     rewritten += normalize_matmuls(module)
     rewritten += split_grouped_convolutions(module)
+    rewritten += depthwise_channel_loops(module, lanes)
     rewritten += windows_to_taps(module, lanes)
     rewritten += conv1x1_to_matmul(module)
     rewritten += pad_convolutions(module, target)

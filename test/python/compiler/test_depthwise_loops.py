@@ -1,0 +1,81 @@
+"""Depthwise convolutions as loops over channels (codegen/cpu/depthwise.py), compiled for
+the host, on 1 and 2 threads, for AVX-512 (this machine) and AVX2 (``x86-64-v3``: 8
+lanes, so other rows are split by phase), against onnxruntime.
+
+What the rewrite decides is varied: the channel blocks (a prime count: blocks of one
+channel; 58 = 2 x 29, ShuffleNet's; 144 = 16 x 9), the padded plane (symmetric,
+asymmetric, none), the phase buffer of a wide strided window (left padding 1: one more
+zero column; 2: none; an odd width: the padded plane split instead), dilation, 3x3 and
+5x5, and the epilogue: moved into the taps' generic (bias only, ReLU6 (Clip), a
+residual Add of another input) or kept apart (SiLU, x * Sigmoid(x): expensive; a
+convolution whose result two ops read). Inputs standard normal, weights scaled by 1 / k to keep
+outputs O(1); tolerance rtol 1e-5, atol 1e-5 (at most 25 products added in another
+order than onnxruntime's; SiLU through the code generator's exp approximation).
+"""
+
+import numpy as np
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dnnf_mlir import InferenceSession
+
+RNG = np.random.default_rng(2931)
+
+
+def compare(nodes, inputs: dict, constants: dict, threads: int, cpu: str):
+    graph = helper.make_graph(nodes, "depthwise", [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+                                                   for n, v in inputs.items()],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(v, n) for n, v in constants.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+    got = InferenceSession(model, use_cache=False, threads=threads, cpu=cpu).run(None, inputs)[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def depthwise(c, k, stride, dilation, pads):
+    """The Conv node and its constants."""
+    constants = {"w": (RNG.standard_normal((c, 1, k, k)) / k).astype(np.float32),
+                 "b": RNG.standard_normal(c).astype(np.float32)}
+    node = helper.make_node("Conv", ["x", "w", "b"], ["c"], group=c, strides=[stride, stride],
+                            dilations=[dilation, dilation], pads=pads)
+    return node, constants
+
+
+EPILOGUES = {
+    "bias": lambda: ([helper.make_node("Identity", ["c"], ["y"])], {}),
+    "relu6": lambda: ([helper.make_node("Clip", ["c", "lo", "hi"], ["y"])],
+                      {"lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}),
+    "silu": lambda: ([helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], ["y"])], {}),
+    "two-users": lambda: ([helper.make_node("Relu", ["c"], ["r"]), helper.make_node("Sub", ["c", "r"], ["y"])], {}),
+}
+
+
+@pytest.mark.parametrize("cpu", ["native", "x86-64-v3"])
+@pytest.mark.parametrize("c,h,w,k,stride,dilation,pads,epilogue,threads", [
+    (144, 28, 28, 3, 1, 1, [1, 1, 1, 1], "relu6", 2),  # MobileNetV2's stride-1 layer (smaller)
+    (7, 19, 23, 3, 1, 1, [0, 1, 1, 0], "silu", 1),  # a prime channel count, asymmetric pads
+    (58, 14, 14, 3, 1, 1, [1, 1, 1, 1], "bias", 2),  # ShuffleNet's: two blocks of 29 channels
+    (16, 40, 38, 5, 1, 2, [4, 3, 4, 5], "two-users", 1),  # dilated 5x5
+    (11, 25, 27, 3, 1, 1, [0, 0, 0, 0], "relu6", 2),  # no padding: the channel read in place
+    (24, 80, 80, 3, 2, 1, [1, 1, 1, 1], "relu6", 2),  # strided, wide: phases with one more zero column
+    (10, 70, 72, 5, 2, 1, [2, 2, 2, 2], "silu", 1),  # EfficientNet's 5x5 / 2: phases without
+    (9, 69, 69, 3, 2, 1, [0, 1, 1, 0], "bias", 2),  # an odd width: the padded plane split by phase
+    (12, 66, 66, 3, 2, 2, [2, 2, 2, 2], "two-users", 1),  # strided and dilated
+])
+def test_depthwise_against_onnxruntime(c, h, w, k, stride, dilation, pads, epilogue, threads, cpu):
+    conv, constants = depthwise(c, k, stride, dilation, pads)
+    tail, more = EPILOGUES[epilogue]()
+    x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
+    compare([conv, *tail], {"x": x}, constants | more, threads, cpu)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_residual_epilogue(threads):
+    """An Add of a second input of the output's shape: its slice of each channel is read."""
+    conv, constants = depthwise(32, 3, 1, 1, [1, 1, 1, 1])
+    x = RNG.standard_normal((1, 32, 20, 20)).astype(np.float32)
+    skip = RNG.standard_normal((1, 32, 20, 20)).astype(np.float32)
+    compare([conv, helper.make_node("Add", ["c", "skip"], ["y"])], {"x": x, "skip": skip}, constants, threads, "native")

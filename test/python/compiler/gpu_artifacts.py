@@ -1,10 +1,13 @@
 """GPU artifacts of small test graphs, compiled once per graph, target and precision,
 and their outputs checked against onnxruntime's."""
 
+import subprocess
+
 import numpy as np
 import onnx
 
 from dnnf_mlir.checking import compare
+from dnnf_mlir.half_tolerance import half_tolerance
 from dnnf_mlir.compiler import Artifact, compile_model
 from dnnf_mlir.tools.common import onnxruntime_session
 
@@ -41,3 +44,25 @@ def assert_matches_onnxruntime(artifact, seed: int):
     for got, expected in zip(outputs, want):
         result = compare(got, expected)
         assert result.ok and not result.degenerate, result
+
+
+def assert_spirv_valid(artifact):
+    """Every SPIR-V binary of the Vulkan ``artifact`` (at least one) passes ``spirv-val``."""
+    binaries = sorted((artifact.path / "kernels").glob("*.spv"))
+    assert binaries
+    for binary in binaries:
+        check = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", str(binary)], capture_output=True, text=True)
+        assert check.returncode == 0, f"{binary.name}: {check.stdout}{check.stderr}"
+
+
+def assert_matches_reference(artifact, reference, k: int, precision: str, seed: int, what: str):
+    """Run ``artifact`` (one output) on standard normal inputs (``numpy.random.default_rng(seed)``)
+    and check it against ``reference({name: input})`` (numpy, float64): in fp32 within
+    ``checking.compare``'s default, in fp16 storage within ``half_tolerance`` for sums
+    of ``k`` products; not degenerate."""
+    rng = np.random.default_rng(seed)
+    inputs = {n: rng.standard_normal(shape).astype(dtype) for n, dtype, shape in artifact.inputs}
+    (got,), _ = artifact.run([inputs[n] for n, _, _ in artifact.inputs])
+    want = reference(inputs)
+    result = compare(got, want, *(half_tolerance(want, k) if precision == "fp16" else ()))
+    assert result.ok and not result.degenerate, f"{what} in {precision}: {result}"

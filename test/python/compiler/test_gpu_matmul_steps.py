@@ -12,8 +12,6 @@ wrong step (a skipped or repeated slice of K, a row of B read for another) moves
 outputs by O(1), far above either bound. Every SPIR-V binary passes ``spirv-val``.
 """
 
-import subprocess
-
 import numpy as np
 import onnx
 import pytest
@@ -21,8 +19,7 @@ from onnx import TensorProto, helper
 
 from dnnf_mlir.checking import compare
 from dnnf_mlir.compiler import Artifact, compile_model
-from dnnf_mlir.half_tolerance import half_tolerance
-from gpu_artifacts import artifact_cache
+from gpu_artifacts import artifact_cache, assert_matches_reference, assert_spirv_valid
 
 OPSET = 17
 
@@ -105,24 +102,15 @@ def test_matches_numpy(name, target, precision, compiled):
     its ``lavapipe`` profile has threads of more than 4 rows."""
     artifact, k = compiled(name, target, precision)
     _, _, transpose_b, bias = CASES[name]
-    rng = np.random.default_rng(11)
-    inputs = {n: rng.standard_normal(shape).astype(dtype) for n, dtype, shape in artifact.inputs}
-    (got,), _ = artifact.run([inputs[n] for n, _, _ in artifact.inputs])
-    want = _reference(inputs, transpose_b, bias)
-    tolerance = half_tolerance(want, k) if precision == "fp16" else ()
-    result = compare(got, want, *tolerance)
-    assert result.ok and not result.degenerate, f"{name} on {target} in {precision}: {result}"
+    assert_matches_reference(artifact, lambda inputs: _reference(inputs, transpose_b, bias), k, precision, 11,
+                             f"{name} on {target}")
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("name", CASES)
 def test_spirv_binaries_pass_spirv_val(name, precision, compiled):
     artifact, _ = compiled(name, "vulkan", precision)
-    binaries = sorted((artifact.path / "kernels").glob("*.spv"))
-    assert binaries
-    for binary in binaries:
-        check = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", str(binary)], capture_output=True, text=True)
-        assert check.returncode == 0, f"{binary.name}: {check.stdout}{check.stderr}"
+    assert_spirv_valid(artifact)
 
 
 @pytest.mark.parametrize("target", ["vulkan", "opencl"])

@@ -75,14 +75,15 @@ def _copies_product(group: RootGroup) -> bool:
     return len(body) == 1 and body[0].operands[0] == root.regions[0].blocks[0].arguments[0]
 
 
-def product_dims(group: RootGroup) -> tuple | None:
+def product_dims(group: RootGroup, kinds=("contraction",)) -> tuple | None:
     """(rows, columns): the dims of ``group``'s root result that its contraction's rows
     (the output dim missing from the operand that walks the innermost output dim: a
     matmul's rows, a convolution's output channels) and innermost output dim are, when
     the root writes one of them innermost (a result written transposed has its rows
-    innermost, ``_copies_product``); None otherwise."""
+    innermost, ``_copies_product``) and the group is of one of ``kinds`` (an attention
+    chain's is a reduction); None otherwise."""
     rank = len(group.shape)
-    dims = root_dims(group.root, group.contraction) if group.kind == "contraction" and rank >= 2 else None
+    dims = root_dims(group.root, group.contraction) if group.kind in kinds and rank >= 2 else None
     if dims is None:
         return None
     maps = indexing_maps(group.contraction)

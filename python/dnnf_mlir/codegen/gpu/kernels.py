@@ -293,17 +293,22 @@ def analyze(function, phased: bool = False, earlier=()) -> Kernel:
     return Kernel(name, function, ops, groups)
 
 
-def staged_ops(group: RootGroup) -> list:
+def staged_ops(group: RootGroup, shared_products: bool = False) -> list:
     """The ops of ``group`` computed once per workgroup, into its shared memory, before
     the root's tile (``schedule.py``): those whose values the threads of a consumer
     would otherwise each recompute, the consumer reading them broadcast along one of its
     parallel dims (which the threads share out): a reduction or contraction (a
     softmax's row maximum, read across the row's columns; attention's scores), or an
     element-wise op read along the consumer's reduction (attention's probabilities,
-    read by their product with V)."""
+    read by their product with V). ``shared_products``: also a product that several
+    ops read (``_read_product``: attention's scores, read by the softmax's maximum and
+    by its exponentials, each of which would compute it again)."""
     staged = []
     for op in reversed(group.ops):
         if op == group.root:
+            continue
+        if shared_products and _read_product(op, group):
+            staged.append(op)
             continue
         for consumer, amap in _readers(op, group):
             parallel, ranges = parallel_loops(consumer), loop_ranges(consumer)
@@ -315,6 +320,20 @@ def staged_ops(group: RootGroup) -> list:
                 staged.append(op)
                 break
     return [op for op in group.ops if op in staged]
+
+
+def _read_product(op, group: RootGroup) -> bool:
+    """Whether ``op`` is read by several ops of ``group`` and is a contraction or an
+    element-wise op of one (a product's scale and mask)."""
+    if len({consumer for consumer, _ in _readers(op, group)}) < 2:
+        return False
+    members = set(group.ops)
+    while not is_contraction(op):
+        inputs = [p for p in direct_producers(op) & members if not has_reduction(p) or is_contraction(p)]
+        if has_reduction(op) or len(inputs) != 1:
+            return False
+        op = inputs[0]
+    return True
 
 
 def _readers(op, group: RootGroup) -> list:

@@ -29,6 +29,7 @@ from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes, run_pipeline
 from ..transform_script import TAG, Script
 from .contraction_steps import mark_stepped, widen_rows
+from .deferred_divisions import defer_divisions
 from .forwarding import forward_transfers
 from .overwrites import rebase_overwrites
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
@@ -69,12 +70,15 @@ def _compile_alone(function, schedule: str, index: int, device):
     scratch.body.append(copy)
     phased = schedule == "phased"
     prepare_kernel(scratch, device.max_storage_buffer_range, phased)
+    if device.attention_tiles:
+        defer_divisions(scratch)
     if schedule == "per-op":
         kernel = one_op_per_group(copy)
     else:
         kernel = analyze(copy, phased, phase_boundaries(copy) if phased else ())
     blocks = Script()
-    plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads, device.matmul_rows)
+    plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads, device.matmul_rows,
+                            device.max_shared_memory if device.attention_tiles else 0)
     phases = phase_tags(kernel) if phased else {}
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
     if phased:

@@ -23,7 +23,8 @@ workgroup) and up to its ``matmul_rows`` rows a thread (4 on the generic profile
 on lavapipe's: fewer elements loaded per FMA, each a scalar load per SIMD lane there;
 fewer where the grid would drop below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of
 columns where the grid still keeps that many (``_wide_columns``), its grid down the
-rows first.
+rows first. On a device profile with ``attention_tiles``, an attention chain (scores,
+softmax, P V) stages its scores once and tiles P V as a matmul (``_attention_tiling``).
 """
 
 from __future__ import annotations
@@ -255,8 +256,47 @@ def _anchors(group: RootGroup) -> set:
     return {op for op in group.ops if op == group.root or op in reductions or op in inits}
 
 
-def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple, matmul_rows: int) -> GroupPlan:
-    staged = staged_ops(group)
+ATTENTION_ROW_VALUES = 2  # values of K elements a row of an attention workgroup stages: its scores, their exponentials
+
+
+def _attention_rows(group: RootGroup) -> int | None:
+    """The dim of an attention chain's result that its rows are: a group of reductions
+    (the softmax) and two contractions (the scores, then P V, ``deferred_divisions``
+    leaves matmul-like), its root that product or its epilogue, columns innermost."""
+    if (group.kind != "reduction" or sum(1 for op in group.ops if is_contraction(op)) < 2
+            or not is_matmul_like(group.contraction)):
+        return None
+    dims = product_dims(group, kinds=("reduction",))
+    return dims[0] if dims is not None and dims[1] == len(group.shape) - 1 else None
+
+
+def _attention_tiling(group: RootGroup, rows: int, shared_bytes: int) -> Tiling | None:
+    """An attention chain's tiling (``GpuDevice.attention_tiles``): a thread ``VECTOR``
+    rows by ``VECTOR`` columns of P V (K stepped by 4, ``contraction_steps``), a
+    workgroup as many rows as their staged values fit ``shared_bytes``
+    (``ATTENTION_ROW_VALUES`` rows of K, a maximum and a sum, each); None where one row
+    does not fit."""
+    shape, rank = group.shape, len(group.shape)
+    ranges = loop_ranges(group.contraction)
+    if ranges is None:
+        return None
+    extent = math.prod(r for r, p in zip(ranges, parallel_loops(group.contraction)) if not p)
+    fitting = shared_bytes // ((ATTENTION_ROW_VALUES * extent + 2) * 4)
+    if fitting < 1:
+        return None
+    tile, threads = [1] * rank, [1] * rank
+    tile[-1] = divisor(shape[-1], VECTOR)
+    threads[-1] = divisor(shape[-1] // tile[-1], MAX_THREADS_X)
+    tile[rows] = divisor(shape[rows], min(VECTOR, fitting))
+    threads[rows] = divisor(shape[rows] // tile[rows], max(1, min(MAX_THREADS // threads[-1], fitting // tile[rows])))
+    return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
+
+
+def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple, matmul_rows: int,
+                attention_memory: int = 0) -> GroupPlan:
+    attention = _attention_rows(group) if attention_memory else None
+    attention_tiling = _attention_tiling(group, attention, attention_memory) if attention is not None else None
+    staged = staged_ops(group, shared_products=attention_tiling is not None)
     anchors = _anchors(group)
     members = set(group.ops)
 
@@ -279,18 +319,34 @@ def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple, 
     def escapes(op) -> bool:
         return op != group.root and any(use.owner not in members for use in op.results[0].uses)
 
-    rows = _rows_dim(group)
-    matmul = rows is not None and is_matmul_like(group.contraction)
-    tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction",
-                           matmul_threads=matmul_threads if matmul else None, matmul_rows=matmul_rows)
+    if attention_tiling is not None:
+        tiling, rows, matmul = attention_tiling, attention, True
+    else:
+        rows = _rows_dim(group)
+        matmul = rows is not None and is_matmul_like(group.contraction)
+        tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction",
+                               matmul_threads=matmul_threads if matmul else None, matmul_rows=matmul_rows)
     # Not a thread of one output column (it would reduce its step horizontally); a
     # product written transposed has its columns where the tiling's rows are.
-    transposed = matmul and rows == product_dims(group)[1]
+    transposed = matmul and attention_tiling is None and rows == product_dims(group)[1]
     stepped = matmul and tiling.thread_tile[rows if transposed else -1] > 1
+
+    def step(op):
+        if not stepped:
+            return None
+        # An attention's staged scores are spread over threads by vec4s of their columns
+        # (``_spread``), by single columns where their count is no multiple of 4: such a
+        # thread would reduce its step horizontally (in fp16 storage, a mixed-precision
+        # dot product that no lowering takes).
+        if (attention_tiling is not None and op not in (group.root, group.contraction)
+                and static_tensor_type(op.results[0]).shape[-1] % VECTOR):
+            return None
+        return reduction_step(op)
+
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
                         _split(op) if op in staged else 1, init_of(op), escapes(op),
-                        reduction_step(op) if stepped else None)
+                        step(op))
              for op in group.ops}
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
                      [plans[op] for op in staged], rows if matmul and not transposed else None)
@@ -454,15 +510,17 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         s.end_nested()
 
 
-def schedule_blocks(s: Script, kernel: Kernel, prefix: str, matmul_threads: tuple, matmul_rows: int = VECTOR) -> list:
+def schedule_blocks(s: Script, kernel: Kernel, prefix: str, matmul_threads: tuple, matmul_rows: int = VECTOR,
+                    attention_memory: int = 0) -> list:
     """Append the workgroup level of ``kernel``'s schedule to ``s`` (its ops tagged
     ``<prefix><n>``): each root group's root tiled over workgroups, its other ops fused
     into that loop; a matmul's workgroups of ``matmul_threads``, its threads of
-    ``matmul_rows`` rows (the device profile's).
-    Returns a ``GroupPlan`` per group, for ``schedule_threads``."""
+    ``matmul_rows`` rows (the device profile's); attention chains tiled as
+    ``_attention_tiling`` says in ``attention_memory`` bytes of shared memory (0: as any
+    other reduction). Returns a ``GroupPlan`` per group, for ``schedule_threads``."""
     for index, op in enumerate(kernel.ops):
         op.attributes[TAG] = ir.StringAttr.get(f"{prefix}{index}")
-    plans = [_plan_group(group, kernel.name, index, matmul_threads, matmul_rows)
+    plans = [_plan_group(group, kernel.name, index, matmul_threads, matmul_rows, attention_memory)
              for index, group in enumerate(kernel.groups)]
     for plan in plans:
         _blocks(s, plan)

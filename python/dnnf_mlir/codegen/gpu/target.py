@@ -46,6 +46,12 @@ class GpuDevice:
     # 256 FMAs where 4 rows read 32 per 64, and MobileBERT's FFN matmul kernels ran 1.4x
     # faster (the ``lavapipe`` profile of the Vulkan target).
     matmul_rows: int = 4
+    # Attention kernels (scores, softmax, P V in one workgroup) with their scores staged in
+    # shared memory once (not recomputed by the softmax's max and its exponentials), the
+    # softmax's division deferred to the product's epilogue and P V register-tiled, K
+    # stepped by 4 (``schedule._attention_tiling``). On lavapipe MobileBERT's attention
+    # kernel ran in about 0.7x the time; not measured on a real GPU, so off by default.
+    attention_tiles: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ buffer binding (the Vulkan minimum, also lavapipe's), 24 storage buffers per sha
 stage (Adreno's; Mali and lavapipe have more), workgroups of up to 128 invocations and
 16 KiB of shared memory (both the Vulkan minimums).
 
-``lavapipe`` (Mesa's CPU device) has the same limits and matmul threads of 16 rows: it
-reads buffers a scalar load per lane, so a thread's loads per FMA set a matmul's speed
-there (``GpuDevice.matmul_rows``). Code for it runs on any device, slower on a real GPU.
+``lavapipe`` (Mesa's CPU device) has the same limits, matmul threads of 16 rows and
+register-tiled attention: it reads buffers a scalar load per lane, so a thread's loads
+per FMA set a matmul's speed there (``GpuDevice.matmul_rows``, ``attention_tiles``).
+Code for it runs on any device, slower on a real GPU.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ VulkanDevice = GpuDevice  # maxPerStageDescriptorStorageBuffers, maxComputeWorkG
 
 _GENERIC = VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24,
                         max_workgroup_invocations=128, max_shared_memory=16 << 10)
-DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="lavapipe", matmul_rows=16))}
+DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="lavapipe", matmul_rows=16,
+                                                                     attention_tiles=True))}
 DEFAULT_DEVICE = "generic"
 
 

@@ -77,8 +77,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     else:
         kernel = analyze(copy, phased, phase_boundaries(copy) if phased else ())
     blocks = Script()
-    plans = schedule_blocks(blocks, kernel, f"g{index}_", device.matmul_threads, device.matmul_rows,
-                            device.max_shared_memory if device.attention_tiles else 0)
+    plans = schedule_blocks(blocks, kernel, f"g{index}_", device)
     phases = phase_tags(kernel) if phased else {}
     apply_script(scratch, blocks.text(), "__dnnf_codegen", f"the GPU schedule of {kernel.name} over workgroups")
     if phased:

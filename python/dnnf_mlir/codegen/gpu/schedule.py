@@ -40,6 +40,7 @@ from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from .contraction_steps import is_matmul_like, reduction_step
 from .epilogue_dims import product_dims
+from .target import GpuDevice
 from .unrolling import REGISTER_ROWS_ATTR
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, staged_ops)
@@ -292,10 +293,9 @@ def _attention_tiling(group: RootGroup, rows: int, shared_bytes: int) -> Tiling 
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
 
 
-def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple, matmul_rows: int,
-                attention_memory: int = 0) -> GroupPlan:
-    attention = _attention_rows(group) if attention_memory else None
-    attention_tiling = _attention_tiling(group, attention, attention_memory) if attention is not None else None
+def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> GroupPlan:
+    attention = _attention_rows(group) if device.attention_tiles else None
+    attention_tiling = _attention_tiling(group, attention, device.max_shared_memory) if attention is not None else None
     staged = staged_ops(group, shared_products=attention_tiling is not None)
     anchors = _anchors(group)
     members = set(group.ops)
@@ -325,7 +325,8 @@ def _plan_group(group: RootGroup, name: str, index: int, matmul_threads: tuple, 
         rows = _rows_dim(group)
         matmul = rows is not None and is_matmul_like(group.contraction)
         tiling = choose_tiling(group, whole_rows=bool(staged) and group.kind == "reduction",
-                               matmul_threads=matmul_threads if matmul else None, matmul_rows=matmul_rows)
+                               matmul_threads=device.matmul_threads if matmul else None,
+                               matmul_rows=device.matmul_rows)
     # Not a thread of one output column (it would reduce its step horizontally); a
     # product written transposed has its columns where the tiling's rows are.
     transposed = matmul and attention_tiling is None and rows == product_dims(group)[1]
@@ -510,18 +511,16 @@ def _fuse_and_tile_anchors(s: Script, op: OpPlan, by_tag: dict, forall: str, blo
         s.end_nested()
 
 
-def schedule_blocks(s: Script, kernel: Kernel, prefix: str, matmul_threads: tuple, matmul_rows: int = VECTOR,
-                    attention_memory: int = 0) -> list:
+def schedule_blocks(s: Script, kernel: Kernel, prefix: str, device: GpuDevice) -> list:
     """Append the workgroup level of ``kernel``'s schedule to ``s`` (its ops tagged
     ``<prefix><n>``): each root group's root tiled over workgroups, its other ops fused
-    into that loop; a matmul's workgroups of ``matmul_threads``, its threads of
-    ``matmul_rows`` rows (the device profile's); attention chains tiled as
-    ``_attention_tiling`` says in ``attention_memory`` bytes of shared memory (0: as any
-    other reduction). Returns a ``GroupPlan`` per group, for ``schedule_threads``."""
+    into that loop; a matmul's workgroups of ``device.matmul_threads``, its threads of
+    ``device.matmul_rows`` rows; on a profile with ``attention_tiles``, attention chains
+    tiled as ``_attention_tiling`` says in the device's shared memory. Returns a
+    ``GroupPlan`` per group, for ``schedule_threads``."""
     for index, op in enumerate(kernel.ops):
         op.attributes[TAG] = ir.StringAttr.get(f"{prefix}{index}")
-    plans = [_plan_group(group, kernel.name, index, matmul_threads, matmul_rows, attention_memory)
-             for index, group in enumerate(kernel.groups)]
+    plans = [_plan_group(group, kernel.name, index, device) for index, group in enumerate(kernel.groups)]
     for plan in plans:
         _blocks(s, plan)
     return plans

@@ -1,11 +1,15 @@
 """tools/float64_reference.py: the model run in float64 by onnxruntime or, where it has
 no double kernel, by the interpreter; without either, the check stays on float32."""
 
+import threading
+import time
+
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from dnnf_mlir.tools import float64_reference
 from dnnf_mlir.tools.float64_reference import Float64Reference, as_float64, judged_reference, weightless
 
 RNG = np.random.default_rng(0)
@@ -34,6 +38,20 @@ def test_every_float_tensor_becomes_float64():
     assert converted.graph.input[0].type.tensor_type.elem_type == TensorProto.DOUBLE
     assert converted.graph.initializer[0].data_type == TensorProto.DOUBLE
     assert converted.graph.node[1].attribute[0].i == TensorProto.DOUBLE  # Cast to float: to double
+
+
+@pytest.mark.parametrize("raw", [True, False])
+def test_weights_keep_their_values_in_float64(raw):
+    """Weights stored as raw bytes (converted in place) or as a list of floats."""
+    values = RNG.standard_normal(W.shape).astype(np.float32)
+    weight = helper.make_tensor("w", TensorProto.FLOAT, W.shape, values.tobytes() if raw else values.ravel(), raw=raw)
+    float32 = model(helper.make_node("Conv", ["x", "w"], ["y"]), [1, 4, 6, 6])
+    float32.graph.initializer[0].CopyFrom(weight)
+    converted = as_float64(float32).graph.initializer[0]
+    assert converted.name == "w" and converted.data_type == TensorProto.DOUBLE
+    got = numpy_helper.to_array(converted)
+    assert got.dtype == np.float64 and np.array_equal(got, values.astype(np.float64))
+    assert float32.graph.initializer[0] == weight  # the model given is left as it was
 
 
 def test_the_weightless_model_takes_its_weights_as_inputs():
@@ -70,3 +88,31 @@ def test_without_a_float64_reference_the_check_stays_on_float32():
     judged = judged_reference(det, {"a": np.ones((2, 3, 3), np.float32)}, fp32)
     assert judged.name == "onnxruntime" and judged.outputs == fp32 and judged.noises == [None]
     assert "no float64 reference" in judged.note and "'Det'" in judged.note
+
+
+def test_processes_that_need_one_reference_at_once_make_it_once(monkeypatch, tmp_path):
+    """The second waits on the key's lock and reads what the first stored (the lock is
+    per open file, so two threads contend for it as two processes do)."""
+    monkeypatch.setenv("DNNF_CACHE_DIR", str(tmp_path / "compiled"))
+    made = []
+
+    class Slow(Float64Reference):
+        def run(self, feeds):
+            made.append(1)
+            time.sleep(0.5)  # the other thread asks meanwhile
+            return super().run(feeds)
+
+    monkeypatch.setattr(float64_reference, "Float64Reference", Slow)
+    mul = model(helper.make_node("Mul", ["x", "x"], ["y"]), list(X.shape))
+    fp32 = [(X * X).astype(np.float32)]
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(judged_reference(mul, {"x": X}, fp32)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 1 and len(results) == 2
+    for judged in results:
+        assert judged.name == "float64"
+        np.testing.assert_array_equal(judged.outputs[0], X.astype(np.float64) ** 2)

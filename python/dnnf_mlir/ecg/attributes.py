@@ -107,7 +107,11 @@ class Elements(AttributeKind):
 
     @staticmethod
     def to_attr(value):
-        array = np.require(value, requirements="C")
+        array = np.asarray(value)
+        if array.size > 1 and not any(array.strides):  # a broadcast scalar: a splat, not materialized
+            return ir.DenseElementsAttr.get(np.ascontiguousarray(array.reshape(-1)[:1]),
+                                            type=to_mlir(TensorSpec.of(array)))
+        array = np.require(array, requirements="C")
         return ir.DenseElementsAttr.get(array, type=to_mlir(TensorSpec.of(array)))
 
     @staticmethod

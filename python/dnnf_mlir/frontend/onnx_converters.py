@@ -133,8 +133,10 @@ def _size(node: NodeBuilder):
 def _constant_of_shape(node: NodeBuilder):
     shape = node.required(0, "shape")
     fill = node.attr("value", np.zeros(1, np.float32))
-    check_shape(tuple(shape))  # before allocating it
-    return [np.full(tuple(shape), fill.reshape(()), dtype=fill.dtype)]
+    check_shape(tuple(shape))
+    # A read-only broadcast of the scalar, never allocated: a splat constant, which the
+    # light models' weights are (filled, VGG-19's took seconds to import).
+    return [np.broadcast_to(fill.reshape(()), tuple(shape))]
 
 
 @converter("Range")

@@ -1,4 +1,5 @@
-"""Run hostile inputs through the dnnf tools in subprocesses and judge how each ends.
+"""Run hostile inputs through the dnnf tools, each run a process of its own (forked by
+``forkserver``, as a fresh start would run it), and judge how each ends.
 
 A run is *clean* when it exits 0 (the input happened to be valid), or exits 1 or 2
 with its error last on stderr, in one line (``tool: error: ...`` or an MLIR
@@ -15,13 +16,17 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
+from queue import Queue
+
+from .forkserver import ForkServer
 
 # tool -> command for (input file, output directory); which inputs each tool reads.
 COMMANDS = {
@@ -64,24 +69,25 @@ def judge(returncode: int | None, stderr: str, leftovers: list, must_fail: bool)
     return "clean-error", last
 
 
-def run_one(case, tool: str, root: Path, timeout: float, env: dict) -> Outcome:
+@cache
+def script_entry(tool: str) -> str:
+    """``module:function`` that the console script ``tool`` runs."""
+    try:
+        return entry_points(group="console_scripts")[tool].value
+    except KeyError:
+        raise RuntimeError(f"{tool} is not installed in this Python (tools/setup.sh installs it)") from None
+
+
+def run_one(case, tool: str, root: Path, timeout: float, server: ForkServer) -> Outcome:
     """``tool`` on ``case`` in a scratch directory of its own, its output directory empty."""
     work = Path(tempfile.mkdtemp(prefix=f"{tool}-", dir=root))
     source = work / f"input{case.suffix}"
     source.write_bytes(case.data)
     out = work / "out"
     out.mkdir()
-    process = subprocess.Popen(COMMANDS[tool](str(source), str(out)), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, start_new_session=True, cwd=work, env=env)
-    try:
-        _, stderr = process.communicate(timeout=timeout)
-        returncode = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # the group of the process started here
-        _, stderr = process.communicate()
-        returncode = None
+    returncode, stderr = server.run(script_entry(tool), COMMANDS[tool](str(source), str(out)), str(work), timeout)
     leftovers = sorted(p.name for p in out.iterdir()) + sorted(p.name for p in work.iterdir() if p not in (source, out))
-    verdict, detail = judge(returncode, stderr.decode(errors="replace"), leftovers, case.must_fail)
+    verdict, detail = judge(returncode, stderr, leftovers, case.must_fail)
     shutil.rmtree(work, ignore_errors=True)
     return Outcome(case.name, tool, verdict, detail)
 
@@ -119,8 +125,22 @@ def run_campaign(cases, jobs: int = 2, timeout: float = 120.0, tools=None, keep:
     runs at a time; the inputs of findings are copied into ``keep``."""
     runs = [(case, tool) for case in cases for tool in TOOLS_FOR[case.suffix] if tools is None or tool in tools]
     with tempfile.TemporaryDirectory(prefix="dnnf-hostile-") as root, ThreadPoolExecutor(jobs) as pool:
-        env = tool_environment(Path(root) / "compile-cache")
-        outcomes = list(pool.map(lambda run: run_one(run[0], run[1], Path(root), timeout, env), runs))
+        servers = Queue()
+        for _ in range(jobs):
+            servers.put(ForkServer(tool_environment(Path(root) / "compile-cache")))
+
+        def run(case, tool):
+            server = servers.get()
+            try:
+                return run_one(case, tool, Path(root), timeout, server)
+            finally:
+                servers.put(server)
+
+        try:
+            outcomes = list(pool.map(lambda pair: run(*pair), runs))
+        finally:
+            for _ in range(jobs):
+                servers.get().close()
     summary = Summary(outcomes)
     if keep is not None and summary.findings:
         keep.mkdir(parents=True, exist_ok=True)

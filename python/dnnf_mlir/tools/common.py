@@ -106,8 +106,12 @@ def onnxruntime_session(onnx_path, optimize: bool = False, threads: int | None =
     # as the compiled code's OpenMP workers do (codegen/cpu/openmp.py).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     # Also reads ONNX's text syntax; an old opset is upgraded as the importer does it
-    # (onnxruntime lacks some opset-6 kernels, e.g. PRelu-6).
-    model = upgrade(load_model(onnx_path), MIN_OPSET).SerializeToString()
+    # (onnxruntime lacks some opset-6 kernels, e.g. PRelu-6). A binary model that needs
+    # no upgrade is read by onnxruntime from its file: serialized again, a large CNN's
+    # weights would take a second.
+    loaded = load_model(onnx_path)
+    model = upgrade(loaded, MIN_OPSET)
+    model = str(onnx_path) if model is loaded and Path(onnx_path).suffix == ".onnx" else model.SerializeToString()
     try:
         return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures

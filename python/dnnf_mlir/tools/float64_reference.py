@@ -5,13 +5,15 @@ The model's float32 tensors, initializers, constants, casts and LayerNormalizati
 stashes are made float64. onnxruntime runs that model where it has a double kernel for
 every op (MatMul, Gemm, Softmax, ...: the transformers); it has none for Conv or Erf,
 so the CNNs and the BERTs run in the interpreter instead, imported from the same
-float64 model (numpy computes each op in float64). The reference is made once per check:
-a CNN in the interpreter takes seconds to a minute.
+float64 model (numpy computes each op in float64). The reference is made once per model
+and inputs (cached on disk, ``_cached``): a CNN in the interpreter takes seconds to a minute.
 """
 
+import fcntl
 import hashlib
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +62,12 @@ def _graph_as_float64(graph: onnx.GraphProto) -> None:
 
 
 def _tensor_as_float64(tensor: onnx.TensorProto) -> None:
-    if tensor.data_type == FLOAT:
+    if tensor.data_type != FLOAT:
+        return
+    if tensor.raw_data:  # converted in place: through numpy_helper, a large CNN's weights take seconds
+        tensor.raw_data = np.frombuffer(tensor.raw_data, dtype="<f4").astype("<f8").tobytes()
+        tensor.data_type = DOUBLE
+    else:
         tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor).astype(np.float64), tensor.name))
 
 
@@ -131,28 +138,56 @@ def _cached(model: onnx.ModelProto, feeds: dict) -> tuple:
     """(what ran it, the float64 outputs of ``model`` on ``feeds``), kept on disk beside the
     compile cache, keyed by the model, the inputs and the compiler's fingerprint (which
     covers the interpreter): a test run checks each model in several modes and targets
-    on the same inputs, and a CNN's reference takes the interpreter seconds to a minute."""
+    on the same inputs, and a CNN's reference takes the interpreter seconds to a minute.
+    Made under the key's lock: a process that needs it meanwhile waits and reads it."""
     digest = hashlib.sha256(compiler_fingerprint().encode() + model.SerializeToString())
     for name in sorted(feeds):
         value = np.ascontiguousarray(feeds[name])
         digest.update(f"{name}:{value.dtype}:{value.shape}".encode() + value.tobytes())
     path = default_root().parent / "float64" / f"{digest.hexdigest()}.npz"
+    stored = _stored(path)
+    if stored is not None:
+        return stored
+    with _locked(path.with_suffix(".lock")):
+        stored = _stored(path)
+        if stored is not None:
+            return stored
+        reference = Float64Reference(model)
+        outputs = reference.run(feeds)
+        try:
+            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as scratch:
+                np.savez(scratch, source=reference.source, count=len(outputs),
+                         **{f"output_{i}": np.asarray(o) for i, o in enumerate(outputs)})
+            os.replace(scratch.name, path)
+        except OSError:
+            pass  # an unwritable cache only costs the next check the time again
+    return reference.source, outputs
+
+
+def _stored(path) -> tuple | None:
+    """(source, outputs) kept at ``path``, None if there is none (or it cannot be read)."""
     try:
         with np.load(path, allow_pickle=False) as stored:
             return str(stored["source"]), [stored[f"output_{i}"] for i in range(int(stored["count"]))]
     except (OSError, KeyError, ValueError):
-        pass
-    reference = Float64Reference(model)
-    outputs = reference.run(feeds)
+        return None
+
+
+@contextmanager
+def _locked(path):
+    """Holds the exclusive lock of ``path`` (made with its directory), or none where it
+    cannot be made (an unwritable cache)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as scratch:
-            np.savez(scratch, source=reference.source, count=len(outputs),
-                     **{f"output_{i}": np.asarray(o) for i, o in enumerate(outputs)})
-        os.replace(scratch.name, path)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
-        pass  # an unwritable cache only costs the next check the time again
-    return reference.source, outputs
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The hostile-input campaign's CI budget: every hand-made invalid input, cuts of each
-seed model and a fixed-seed sample of random mutations through the dnnf tools in
-subprocesses (``python -m dnnf_mlir.hostile N`` runs more). About a minute and a
-half on two CPUs."""
+seed model and a fixed-seed sample of random mutations through the dnnf tools, each
+run a process of its own (forked by the campaign's fork server, test_forkserver.py;
+``python -m dnnf_mlir.hostile N`` runs more). About 50 seconds on two CPUs."""
 
 import random
 import signal

@@ -2,11 +2,12 @@
 paying Python's and the MLIR bindings' start-up (most of a short run) every time.
 
 A server process (``main``, one per campaign job) imports each tool's console-script
-entry (``module:function``) once, then forks a child per request. The child leaves the server's loop and
-runs the entry as the tool's script does, as the process's main code, in a session
-of its own, stdin and stdout on /dev/null, stderr to a file: its exit status, a crash signal, a traceback and every byte of stderr are
-those of the tool started afresh (interpreter shutdown, atexit included), and a
-child that outlives the timeout is killed with its process group. A request or a
+entry (``module:function``) once, then forks a child per request. The child leaves
+the server's loop and runs the entry as the tool's script does, as the process's main
+code, in a session of its own, stdin and stdout on /dev/null, stderr to a file: its
+exit status, a crash signal, a traceback and every byte of stderr are those of the
+tool started afresh (interpreter shutdown, atexit included), and a child that
+outlives the timeout is killed with its process group. A request or a
 reply is one JSON line on the server's stdin or stdout::
 
     {"entry": "dnnf_mlir.tools.run:entry", "argv": ["dnnf-run", "input.mlir", "--interpret"], "cwd": "...", "timeout": 60}
@@ -29,8 +30,8 @@ class ForkServer:
     """The campaign's side: a server started with ``env``, one run at a time."""
 
     def __init__(self, env: dict):
-        self._process = subprocess.Popen([sys.executable, "-c", f"from {__name__} import main; main()"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, env=env, text=True)
+        self._process = subprocess.Popen([sys.executable, "-c", f"from {__name__} import main; main()"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
 
     def run(self, entry: str, argv: list, cwd: str, timeout: float) -> tuple:
         """(returncode or None on a timeout, stderr) of the script whose entry is ``entry``

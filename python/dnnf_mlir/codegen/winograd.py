@@ -80,11 +80,6 @@ def transformed_filters(filters: np.ndarray) -> np.ndarray:
     return (np.kron(G, G) @ taps).astype(np.float32).reshape(POINTS, k, c)
 
 
-def transformed_filter_type(filter_type: ir.RankedTensorType) -> ir.RankedTensorType:
-    k, c = filter_type.shape[:2]
-    return ir.RankedTensorType.get([POINTS, k, c], filter_type.element_type)
-
-
 def _combination(coefficients, values):
     """``sum(c * v)`` as arith ops, zero terms left out and +-1 without a multiply."""
     arith = _mlir.arith
@@ -253,5 +248,5 @@ def winograd_convolution(op, filters) -> ir.Value:
     return y
 
 
-__all__ = ["A_T", "B_T", "G", "POINTS", "is_winograd_shape", "transformed_filter_type", "transformed_filters",
+__all__ = ["A_T", "B_T", "G", "POINTS", "is_winograd_shape", "transformed_filters",
            "winograd_convolution"]

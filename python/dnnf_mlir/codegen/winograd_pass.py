@@ -18,95 +18,17 @@ on a convolution it cannot rewrite, naming it.
 
 from __future__ import annotations
 
-import numpy as np
-
-from .. import _mlir
 from .._mlir import ir
-from ..ecg.bfloat16_elements import elements_array
 from ..fusion.profile_db import ProfileDatabase
-from ..ir_walk import walk_ops
 from ..transforms.pass_base import ModulePass, PassError, write_stats
 from ..transforms.registry import described_by_table
+from .constant_filters import ConstantFilters, calls_by_callee, replace_convolution
 from .linalg_queries import linalg_ops, static_tensor_type
-from .lowered_module import DECLARED_TYPE_ATTR, symbol_name
-from .winograd import is_winograd_shape, transformed_filter_type, transformed_filters, winograd_convolution
+from .winograd import is_winograd_shape, transformed_filters, winograd_convolution
 from .target import get_target
 from .winograd_choice import SchemeChooser
 
 MODES = ("auto", "always", "strict")
-
-
-def _constant_array(value):
-    """The elements of ``value`` when an ``arith.constant`` (not a splat) defines it, else None."""
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "arith.constant":
-        return None
-    if not isinstance(owner.attributes["value"], ir.DenseElementsAttr):
-        return None
-    attr = ir.DenseElementsAttr(owner.attributes["value"])
-    return None if attr.is_splat else elements_array(attr)
-
-
-def _transformed_constant(array: np.ndarray, before) -> ir.Value:
-    """An ``arith.constant`` of ``transformed_filters(array)`` inserted before ``before``."""
-    transformed = transformed_filters(array)
-    with ir.InsertionPoint(before), before.location:
-        return _mlir.arith.constant(ir.RankedTensorType.get(list(transformed.shape), ir.F32Type.get()),
-                                    ir.DenseElementsAttr.get(transformed))
-
-
-def _erase_if_unused(op):
-    if op is not None and all(len(list(r.uses)) == 0 for r in op.results):
-        op.erase()
-
-
-class _Filters:
-    """Where a convolution's filters come from, and how to give it the transformed ones."""
-
-    def __init__(self, conv, calls_by_callee):
-        self.conv = conv
-        self.filters = conv.operands[1]
-        self.calls = []
-        self.index = None
-        self.function = None
-        if _constant_array(self.filters) is not None:
-            return
-        if not isinstance(self.filters, ir.BlockArgument) or len(list(self.filters.uses)) != 1:
-            return
-        owner = self.filters.owner.owner.operation
-        if owner.name != "func.func" or self.filters.owner != owner.regions[0].blocks[0]:
-            return
-        if DECLARED_TYPE_ATTR in owner.attributes:  # a signature recorded for the caller: keep it
-            return
-        self.function, self.index = owner, self.filters.arg_number
-        self.calls = calls_by_callee.get(symbol_name(owner), [])
-
-    def constant(self) -> bool:
-        """Whether every value the filters take is a constant known here."""
-        if self.function is None:
-            return _constant_array(self.filters) is not None
-        return bool(self.calls) and all(_constant_array(call.operands[self.index]) is not None for call in self.calls)
-
-    def transformed(self) -> ir.Value:
-        """Replace the filters' constants by their transformed form; the value the
-        convolution reads them from."""
-        if self.function is None:
-            old = self.filters.owner
-            value = _transformed_constant(_constant_array(self.filters), self.conv)
-            self.conv.operands[1] = value
-            _erase_if_unused(old)
-            return value
-        for call in self.calls:
-            old = call.operands[self.index].owner
-            call.operands[self.index] = _transformed_constant(_constant_array(call.operands[self.index]), call)
-            _erase_if_unused(old)
-        new_type = transformed_filter_type(ir.RankedTensorType(self.filters.type))
-        self.filters.set_type(new_type)
-        function_type = ir.FunctionType(ir.TypeAttr(self.function.attributes["function_type"]).value)
-        inputs = list(function_type.inputs)
-        inputs[self.index] = new_type
-        self.function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, function_type.results))
-        return self.filters
 
 
 def _describe(op) -> str:
@@ -122,9 +44,7 @@ def winograd_convolutions(module_op, mode: str = "auto", threads: int = 1, choos
     if mode not in MODES:
         raise PassError(f"mode '{mode}' is not one of {', '.join(MODES)}")
     module_op = module_op.operation
-    calls_by_callee = {}
-    for call in walk_ops(module_op, ("func.call",)):
-        calls_by_callee.setdefault(ir.FlatSymbolRefAttr(call.attributes["callee"]).value, []).append(call)
+    calls = calls_by_callee(module_op)
     count = 0
     for op in linalg_ops(module_op):
         if not is_winograd_shape(op):
@@ -132,7 +52,7 @@ def winograd_convolutions(module_op, mode: str = "auto", threads: int = 1, choos
                 raise PassError(f"{op.name} is not a 3x3, stride-1, dilation-1 f32 convolution with static shapes",
                                 op=op)
             continue
-        filters = _Filters(op, calls_by_callee)
+        filters = ConstantFilters(op, calls)
         if not filters.constant():
             if mode == "strict":
                 raise PassError(f"{_describe(op)}: its filters are not a constant at compile time", op=op)
@@ -140,11 +60,8 @@ def winograd_convolutions(module_op, mode: str = "auto", threads: int = 1, choos
         if mode == "auto" and not chooser.winograd(op):
             continue
         with op.location:
-            result = winograd_convolution(op, filters.transformed())
-        op.results[0].replace_all_uses_with(result)
-        init = op.operands[2].owner if isinstance(op.operands[2], ir.OpResult) else None
-        op.erase()
-        _erase_if_unused(init)
+            result = winograd_convolution(op, filters.transformed(transformed_filters))
+        replace_convolution(op, result)
         count += 1
     return count
 

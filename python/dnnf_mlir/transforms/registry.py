@@ -189,6 +189,15 @@ PASS_TABLE: dict[str, PassEntry] = {
                     "decisions the measurements and the cost model made, as JSON ('-' is stderr; default: none)")),
         ),
         PassEntry(
+            "dnnf-transpose-pointwise",
+            "dnnf_mlir.codegen.cpu.pointwise_pass:TransposePointwisePass",
+            "Compute single-image 1x1 convolutions with constant filters over few positions as X^T W^T "
+            "(vectors along the output channels), the filters transposed at compile time",
+            (Option("mode", str, "auto", "auto (where the plain matmul would pad at least 1.5 times more work) "
+                    "or always (every one it can)"),
+            ) + target_options("the CPU target the code is for (host or aarch64): its vector width"),
+        ),
+        PassEntry(
             "dnnf-gpu-fp16-storage",
             "dnnf_mlir.codegen.gpu.precision:Fp16StoragePass",
             "GPU fp16: keep the f32 tensors between kernels (weights, activations) in f16, every kernel "

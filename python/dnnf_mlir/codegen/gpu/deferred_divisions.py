@@ -18,16 +18,14 @@ from ...ir_walk import walk_ops
 from ...linalg_builders import affine_map, generic
 from ..linalg_queries import indexing_maps, linalg_inputs, parallel_loops
 from .kernels import is_contraction
+from .reshaped_fills import fill_of, fill_value
 
 
 def _zero_init(value) -> bool:
-    """Whether ``value`` (a contraction's init) is a fill of zeros: a generic of no inputs
-    yielding the constant 0.0."""
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "linalg.generic" or linalg_inputs(owner):
-        return False
-    yielded = list(owner.regions[0].blocks[0].operations)[-1].operands[0]
-    constant = yielded.owner if isinstance(yielded, ir.OpResult) else None
+    """Whether ``value`` (a contraction's init) is a fill (``fill_of``) of the constant 0.0."""
+    fill = fill_of(value)
+    scalar = fill_value(fill) if fill is not None else None
+    constant = scalar.owner if isinstance(scalar, ir.OpResult) else None
     return (constant is not None and constant.name == "arith.constant"
             and ir.FloatAttr(constant.attributes["value"]).value == 0.0)
 

@@ -42,7 +42,7 @@ def own_fill(fill, shaped_type, ip):
     return copy.results[0]
 
 
-def _scalar(fill):
+def fill_value(fill):
     """The value ``fill`` (``fill_of``) fills with: its scalar input, or the value its body
     yields once canonicalization dropped that input."""
     if len(fill.operands) > 1:
@@ -60,7 +60,7 @@ def fills_of_own_shape(module: ir.Module) -> int:
             value = op.operands[index]
             reshape = value.owner if isinstance(value, ir.OpResult) else None
             fill = fill_of(reshape.operands[0]) if reshape is not None and reshape.name in RESHAPES else None
-            scalar = _scalar(fill) if fill is not None else None
+            scalar = fill_value(fill) if fill is not None else None
             tensor = static_tensor_type(value)
             if scalar is None or tensor is None:
                 continue
@@ -71,4 +71,4 @@ def fills_of_own_shape(module: ir.Module) -> int:
     return replaced
 
 
-__all__ = ["fill_of", "fills_of_own_shape", "own_fill"]
+__all__ = ["fill_of", "fill_value", "fills_of_own_shape", "own_fill"]

@@ -172,6 +172,16 @@ def linalg_inputs(op) -> list:
     return list(op.operands)[: linalg_input_count(op)]
 
 
+def linalg_init(op):
+    """The init (the output operand) of a single-result destination-style op: its last operand."""
+    return op.operands[len(op.operands) - 1]
+
+
+def set_linalg_init(op, value) -> None:
+    """Make ``value`` the init of a single-result destination-style op."""
+    op.operands[len(op.operands) - 1] = value
+
+
 def indexing_maps(op) -> list:
     """The indexing maps of a linalg op that has the attribute (a generic, a named
     contraction with explicit maps)."""

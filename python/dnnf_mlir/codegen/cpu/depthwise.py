@@ -24,8 +24,8 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import copy_into
-from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_inputs, linalg_ops,
-                              producer, static_tensor_type)
+from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_init, linalg_inputs, linalg_ops, producer,
+                              static_tensor_type)
 from .windows import DEPTHWISE, phase_split, phase_width, replace_window, taken_epilogue, tap_slices, window_generic
 
 MAX_BLOCKS = 16  # channel blocks of the parallel loop: enough for the threads, few buffers
@@ -158,7 +158,7 @@ def _channel_loop(op, epilogue, lanes: int):
     fill = producer(init)
     fill = fill if fill is not None and fill.name == "linalg.fill" else None
     root = epilogue if epilogue is not None else op
-    shared = root.operands[len(root.operands) - 1]
+    shared = linalg_init(root)
     if fill is not None and epilogue is None:
         shared = tensor.empty([n, c, oh, ow], f32)
     block = _channel_block(c)

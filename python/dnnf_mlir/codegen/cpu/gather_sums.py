@@ -17,7 +17,7 @@ import math
 
 from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule
-from ..linalg_queries import element_bits, parallel_loops, producer, static_tensor_type
+from ..linalg_queries import element_bits, linalg_init, parallel_loops, producer, static_tensor_type
 from .cpu_planner import CpuPlanner
 from .rows import static_loop_ranges
 from .tiles import PARALLEL_MIN_ELEMENTS
@@ -36,7 +36,7 @@ def is_gather_sum(op) -> bool:
 def zero_fill(op):
     """The ``linalg.fill`` that initializes the gather sum ``op``'s accumulator, if one does
     (fused into its rows)."""
-    init = producer(op.operands[len(op.operands) - 1])
+    init = producer(linalg_init(op))
     return init if init is not None and init.name == "linalg.fill" else None
 
 

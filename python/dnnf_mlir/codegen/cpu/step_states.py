@@ -17,7 +17,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...kernel_functions import is_time_step_loop
-from ..linalg_queries import indexing_maps, parallel_loops
+from ..linalg_queries import indexing_maps, linalg_init, parallel_loops
 from .unit_dims import STRUCTURAL
 
 
@@ -27,7 +27,7 @@ def _fresh_elementwise(value):
     op = value.owner if isinstance(value, ir.OpResult) else None
     if op is None or op.name != "linalg.generic" or len(op.results) != 1:
         return None
-    init = op.operands[len(op.operands) - 1]
+    init = linalg_init(op)
     if not isinstance(init, ir.OpResult) or init.owner.name != "tensor.empty":
         return None
     if not all(parallel_loops(op)) or not indexing_maps(op)[-1].is_permutation:

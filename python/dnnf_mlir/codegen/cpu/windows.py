@@ -36,8 +36,8 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import generic, inline_body
-from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_inputs, linalg_ops,
-                              reassociation, static_tensor_type)
+from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_init, linalg_inputs,
+                              linalg_ops, reassociation, static_tensor_type)
 from .convolutions import make_pad
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
@@ -234,7 +234,7 @@ def _consumer_epilogue(op, epilogue):
     if epilogue is None:
         return None
     operands = [(None if v == op.results[0] else v, m) for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
-    return epilogue.regions[0].blocks[0], operands, epilogue.operands[len(epilogue.operands) - 1]
+    return epilogue.regions[0].blocks[0], operands, linalg_init(epilogue)
 
 
 def _taps(op, kind: str, split_phases: bool, epilogue=None):

@@ -30,8 +30,8 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import copy_into, generic, inline_body
-from ..linalg_queries import (indexing_maps, linalg_input_count, linalg_inputs, parallel_loops, reassociation_groups,
-                              static_tensor_type)
+from ..linalg_queries import (indexing_maps, linalg_init, linalg_input_count, linalg_inputs, parallel_loops,
+                              reassociation_groups, set_linalg_init, static_tensor_type)
 from .gathers import pad_value
 from .kernels import expr_dims
 
@@ -71,7 +71,7 @@ def _piece_init(init, sliced, amap, out_dim: int, size: int):
         return sliced
     empty = _mlir.tensor.empty(shape, t.element_type)  # before the clone, which reads it
     clone = fill.clone()
-    clone.operands[len(clone.operands) - 1] = empty
+    set_linalg_init(clone, empty)
     clone.results[0].set_type(ir.RankedTensorType.get(shape, t.element_type))
     return clone.results[0]
 
@@ -273,7 +273,7 @@ def _init_chain_empty(piece):
     init = op.operands[linalg_input_count(op) + piece.result_number]
     while isinstance(init, ir.OpResult) and init.owner.operation.name.startswith("linalg.") and len(list(init.uses)) == 1:
         first = init.owner.operation
-        init = first.operands[len(first.operands) - 1]
+        init = linalg_init(first)
     empty = init.owner.operation if isinstance(init, ir.OpResult) else None
     if empty is None or empty.name != "tensor.empty" or len(list(init.uses)) != 1:
         return None
@@ -284,7 +284,7 @@ def _chain(first, last) -> list:
     """The ops from ``first`` to ``last`` along their init operands (``_init_chain_empty``)."""
     chain = [last]
     while chain[-1] != first:
-        init = chain[-1].operands[len(chain[-1].operands) - 1]
+        init = linalg_init(chain[-1])
         chain.append(init.owner.operation)
     return chain[::-1]
 

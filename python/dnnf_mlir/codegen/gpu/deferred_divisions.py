@@ -16,7 +16,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import affine_map, generic
-from ..linalg_queries import indexing_maps, linalg_inputs, parallel_loops
+from ..linalg_queries import indexing_maps, linalg_init, linalg_inputs, parallel_loops
 from .kernels import is_contraction
 from .reshaped_fills import fill_of, fill_value
 
@@ -60,7 +60,7 @@ def _quotient_product(op) -> tuple | None:
     if not all(isinstance(e, ir.AffineDimExpr) and parallel[ir.AffineDimExpr(e).position]
                and ir.AffineDimExpr(e).position in kept for e in read):
         return None
-    if not _zero_init(op.operands[len(op.operands) - 1]):
+    if not _zero_init(linalg_init(op)):
         return None
     return dividend, divisor, arguments.index(factor)
 
@@ -76,7 +76,7 @@ def defer_divisions(module: ir.Module) -> int:
             continue
         dividend, divisor, factor = found
         inputs, maps = linalg_inputs(op), indexing_maps(op)
-        init = op.operands[len(op.operands) - 1]
+        init = linalg_init(op)
         kept = [ir.AffineDimExpr(e).position for e in maps[-1].results]
         result = ir.RankedTensorType(op.results[0].type)
         with ir.InsertionPoint(op), op.location:

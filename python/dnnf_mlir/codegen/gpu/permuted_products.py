@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import indexing_maps, parallel_loops
+from ..linalg_queries import indexing_maps, linalg_init, parallel_loops, set_linalg_init
 from .kernels import is_contraction
 from .reshaped_fills import fill_of, own_fill
 
@@ -52,14 +52,14 @@ def fold_permuting_copies(module) -> int:
         if product is None or not is_contraction(product) or len(list(copied[0].uses)) != 1:
             continue
         order = copied[1]
-        fill = fill_of(product.operands[len(product.operands) - 1])
+        fill = fill_of(linalg_init(product))
         if fill is None or order[-1] != len(order) - 1:
             continue
         maps = indexing_maps(product)
         written = list(maps[-1].results)
         permuted = [written[order.index(dim)] for dim in range(len(order))]
         result = copy.results[0].type
-        product.operands[len(product.operands) - 1] = own_fill(fill, result, ir.InsertionPoint(product))
+        set_linalg_init(product, own_fill(fill, result, ir.InsertionPoint(product)))
         maps[-1] = ir.AffineMap.get(maps[-1].n_dims, 0, permuted)
         product.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
         product.results[0].set_type(result)

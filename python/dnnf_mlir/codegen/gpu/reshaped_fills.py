@@ -15,7 +15,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import linalg_input_count, static_tensor_type
+from ..linalg_queries import linalg_input_count, linalg_inputs, set_linalg_init, static_tensor_type
 
 RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
@@ -26,7 +26,7 @@ def fill_of(value):
     op = value.owner if isinstance(value, ir.OpResult) else None
     if op is None or op.name != "linalg.generic" or len(op.results) != 1:
         return None
-    inputs = list(op.operands)[: len(op.operands) - 1]
+    inputs = linalg_inputs(op)
     return op if not any(isinstance(v.type, ir.ShapedType) for v in inputs) else None
 
 
@@ -37,7 +37,7 @@ def own_fill(fill, shaped_type, ip):
     with ip, fill.location:
         empty = _mlir.tensor.empty(tensor.shape, tensor.element_type)
         copy = fill.clone()
-    copy.operands[len(copy.operands) - 1] = empty
+    set_linalg_init(copy, empty)
     copy.results[0].set_type(shaped_type)
     return copy.results[0]
 

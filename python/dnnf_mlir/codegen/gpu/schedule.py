@@ -36,7 +36,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule
-from ..linalg_queries import indexing_maps, parallel_loops, static_tensor_type
+from ..linalg_queries import indexing_maps, linalg_init, parallel_loops, static_tensor_type
 from ..transform_script import TAG, Script
 from .contraction_steps import is_matmul_like, reduction_step
 from .epilogue_dims import product_dims
@@ -251,7 +251,7 @@ def _anchors(group: RootGroup) -> set:
     reductions = [op for op in group.ops if has_reduction(op)]
     inits = set()
     for op in reductions:
-        init = op.operands[len(op.operands) - 1]
+        init = linalg_init(op)
         if isinstance(init, ir.OpResult):
             inits.add(init.owner.operation)
     return {op for op in group.ops if op == group.root or op in reductions or op in inits}
@@ -312,7 +312,7 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
         return [_tag_of(p, group, index) for p in group.ops if p in seen]
 
     def init_of(op):
-        value = op.operands[len(op.operands) - 1]
+        value = linalg_init(op)
         owner = value.owner.operation if isinstance(value, ir.OpResult) else None
         return _tag_of(owner, group, index) if owner in members else None
 

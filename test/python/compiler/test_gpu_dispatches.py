@@ -163,6 +163,10 @@ def _rows_at_offset():
 # Before the phases, those kernels ran a dispatch per op: 4, 5 + 1, 8 and 6 beyond.
 GRAPHS = {
     "gru": (lambda: _recurrence("GRU", 3, 1, linear_before_reset=1), 1),
+    # Over 16 steps the first step's gates are 1/16 of the projection: its kernel
+    # computes them again in the step's tiles (``slices.RECOMPUTED_PART``), one launch.
+    # Over 3 steps (above) a third: the projection first, the step next.
+    "gru_16_steps": (lambda: _recurrence("GRU", 16, 1, linear_before_reset=1), 0),
     "steps_transposed": (_steps_transposed, 0),
     # The last kernel concatenates 32 steps given a unit direction dim, read through 36
     # views, over the generic profile's 24 bindings a dispatch: its groups run in two

@@ -125,10 +125,11 @@ def _copy(op, dim: int, offset: int, size: int, result_type):
         elif isinstance(value, ir.OpResult) and value.owner.operation.name == "tensor.empty":
             operands.append(_empty_slice(value, positions[0], size))  # its own, not a view
         elif fill_of(value) is not None:  # an accumulator's fill: its own too (``reshaped_fills``)
-            shape = list(static_tensor_type(value).shape)
+            t = static_tensor_type(value)
+            shape = list(t.shape)
             shape[positions[0]] = size
-            operands.append(own_fill(fill_of(value), ir.RankedTensorType.get(shape, static_tensor_type(value).element_type),
-                                     ir.InsertionPoint.current))
+            part = ir.RankedTensorType.get(shape, t.element_type)
+            operands.append(own_fill(fill_of(value), part, ir.InsertionPoint.current))
         else:
             operands.append(_slice(value, positions[0], offset, size))
     clone = op.clone()

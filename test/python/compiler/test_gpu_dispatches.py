@@ -96,6 +96,18 @@ def _windows_merged():
                   {"grid": _ints(1, 2, 2, 4, 4, 8), "tokens": _ints(1, 64, 8), "gamma": [8], "beta": [8]})
 
 
+def _tokens_normalized(axis: int):
+    """Swin's patch embedding: 8 channels of a 4 x 4 grid moved last, read as 16 tokens
+    and layer-normalized from ``axis`` on: -1, each token over its channels; 1, all of
+    it, the reductions then over the dims the collapse merges."""
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["f"]),
+             helper.make_node("Transpose", ["f"], ["t"], perm=[0, 2, 1]),
+             helper.make_node("LayerNormalization", ["t", "gamma", "beta"], ["y"], axis=axis)]
+    norm = [8] if axis == -1 else [16, 8]
+    return _model(nodes, {"x": [1, 8, 4, 4]}, {"y": [1, 16, 8]},
+                  {"flat": _ints(1, 8, 16), "gamma": norm, "beta": norm})
+
+
 def _shifted_windows():
     """Swin's cyclic shift: the residual stream added, layer-normalized, as an 8 x 8 grid
     rolled by 2 along both axes (each roll two slices concatenated), then partitioned
@@ -151,6 +163,10 @@ def _rows_at_offset():
 # Before the phases, those kernels ran a dispatch per op: 4, 5 + 1, 8 and 6 beyond.
 GRAPHS = {
     "gru": (lambda: _recurrence("GRU", 3, 1, linear_before_reset=1), 1),
+    # Over 16 steps the first step's gates are 1/16 of the projection: its kernel
+    # computes them again in the step's tiles (``slices.RECOMPUTED_PART``), one launch.
+    # Over 3 steps (above) a third: the projection first, the step next.
+    "gru_16_steps": (lambda: _recurrence("GRU", 16, 1, linear_before_reset=1), 0),
     "steps_transposed": (_steps_transposed, 0),
     # The last kernel concatenates 32 steps given a unit direction dim, read through 36
     # views, over the generic profile's 24 bindings a dispatch: its groups run in two
@@ -158,8 +174,12 @@ GRAPHS = {
     "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 1 + 1),
     "projection_rotated": (_projection_rotated, 1),
     # The merged windows are read as 64 tokens through a collapse of the 2 x 2 x 4 x 4
-    # grid, which no map folds: they are computed first, their normalization next.
-    "windows_merged": (_windows_merged, 1),
+    # grid, which no map folds; the normalization's ops each expanded to iterate over the
+    # grid (``collapsed_reads.py``) are one launch. Before, the grid was computed first,
+    # its normalization next: two launches.
+    "windows_merged": (_windows_merged, 0),
+    "tokens_normalized": (lambda: _tokens_normalized(-1), 0),
+    "grid_normalized": (lambda: _tokens_normalized(1), 0),
     # A concatenation built in place and read by another op of its kernel: its pieces are
     # computed a launch before their readers (``phases.py``); before, a dispatch per op.
     # The phases merged along the channels, then normalized: two launches.

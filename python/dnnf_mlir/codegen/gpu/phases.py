@@ -42,8 +42,9 @@ def _reads(op, ops: list) -> list:
 def phase_boundaries(function) -> list:
     """The ops of a kernel function whose results a phased kernel computes before their
     readers: those another op reads through a view that ``prepare`` could not fold
-    into its map (a Swin window merge's 4 x 4 x 4 x 4 grid read as 256 tokens: that
-    needs div/mod maps, which tiling handles only when the tiles line up) and, in
+    into its map (a collapse of several dims read through a map the reshape
+    propagation cannot expand, ``collapsed_reads``: that needs div/mod maps, which
+    tiling handles only when the tiles line up) and, in
     program order, each op computed from a contraction (not past an earlier such op)
     that another op reads only in part (through a map that is not the whole result);
     and the pieces of a concatenation built in place that another op reads (a Swin

@@ -7,9 +7,10 @@ views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf 
 pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as gathers
 (``gathers``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
 arguments too big for one binding read in chunks (``oversized``),
-ops read in slices split (``slices``), reshapes folded into the maps that read them
-(``reshapes``), concatenations as pieces computed in place (``concats``), each op
-its own init, a fill where it was a splat constant, and results passed on copied
+ops read in slices split (``slices``), readers of a collapse expanded into its
+source's shape (``collapsed_reads``), reshapes folded into the maps that read them
+(``reshapes``), concatenations as pieces computed in place (``concats``), each op its
+own init, a fill where it was a splat constant, and results passed on copied
 (``returned_copies``).
 """
 
@@ -25,6 +26,7 @@ from ... import _mlir
 from ...kernel_functions import is_kernel
 from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes, run_pipeline
+from .collapsed_reads import split_collapsed_reads
 from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_concats, padded_results,
                       padded_results_to_pieces, split_concat_consumers, split_concat_pads)
 from .gathers import gathers_from_pads
@@ -98,15 +100,18 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     # (a grouped convolution's groups collapsed into its channels) iterate over the
     # producer's domain instead, reshapes moving to the edges of the kernel.
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
+    # Readers of a merging collapse expanded into its source's shape (``collapsed_reads``).
+    collapsed = split_collapsed_reads(module)
     split = split_sliced_ops(module)
     if split:
         # A slice's reshape (a merged projection's heads) now reads its own copy of the
-        # op: expanded into it, the copy computes the heads' layout (``reshaped_fills``).
+        # op: expanded into it, the copy computes the heads' layout.
         run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
-        if fills_of_own_shape(module):
-            apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize",
-                         "generalizing linalg ops")
-    rewritten += split
+    # An expanded op's accumulator, a fill read through a reshape (``reshaped_fills``).
+    if (split or collapsed) and fills_of_own_shape(module):
+        apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize",
+                     "generalizing linalg ops")
+    rewritten += collapsed + split
     if reshapes_into_consumers(module, phased):
         # Element-wise consumers of a reshaped result iterate over the producer's domain
         # now that their other inputs' maps are projections (``reshapes.py``).

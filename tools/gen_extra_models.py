@@ -5,8 +5,11 @@ attention, causal and padding mask; logits), a T5 encoder (relative position
 buckets, RMS norm without bias, ReLU FFN), a BERT encoder on a 512-token sequence, a Swin vision transformer (shifted
 windows, patch merging), MobileNetV2 (depthwise convolutions, ReLU6 as Clip,
 TF-style padding), EfficientNet-B0 (SiLU, squeeze-and-excitation) and ConvNeXt
-(7x7 depthwise convolutions, LayerNorm over channels, GELU); and two recurrent nets
-built from torch.nn (``Recurrent``): a bidirectional LSTM tagger and a two-layer GRU.
+(7x7 depthwise convolutions, LayerNorm over channels, GELU); two recurrent nets
+built from torch.nn (``Recurrent``): a bidirectional LSTM tagger and a two-layer GRU;
+and three that up-sample, torch.nn modules in gen_upsampling_models: a UNet
+(ConvTranspose), a DeepLab-style segmenter (bilinear Resize to a non-integer scale)
+and a YOLOv8-style detector (nearest Resize in its FPN/PAN neck).
 
 Each is a Hugging Face ``transformers`` model built from a small config (so that
 generating and compiling stay fast; the layer structure is the real one) with
@@ -15,7 +18,7 @@ tools/gen_models.py exports its transformers (TorchScript exporter, opset 17,
 static shapes, weights in the file). Text models take ``input_ids`` and
 ``attention_mask`` (int64 [1, seq], seq 50 and 77: not multiples of a vector
 width; 512 for the long BERT), traced with a padded mask; image models take ``pixel_values`` (float32
-[1, 3, side, side]); the output is the model's first (logits, last hidden state).
+[1, 3, side, side]; the up-sampling models [1, 3, height, width]); the output is the model's first (logits, last hidden state).
 
 Two more are quantized by onnxruntime's own tool (gen_quantized_models.py): a
 ResNet-like CNN in QDQ format (quantize_static) and a BERT-like encoder quantized
@@ -25,12 +28,14 @@ The classifiers (MobileNetV2, EfficientNet) output softmax(logits). Their defaul
 init (normal, std 0.02, BatchNorm scales included) makes activations vanish and
 the softmax uniform, so their convolutions get He init, their BatchNorms random
 scale and shift as in gen_models, and statistics measured on random images, which
-keeps every layer near unit variance and the softmax informative.
+keeps every layer near unit variance and the softmax informative; the up-sampling
+models are initialised the same way (their outputs are not softmaxed).
 
 A model is only published after onnx.checker (full check) and onnxruntime equal to
-torch within gen_models.TRANSFORMER_ATOL on a padded and an unpadded mask (text)
-or two images; image models also pass gen_models.check_cnn (finite, not constant,
-softmax not saturated). Models land in ``~/.cache/dnnf-mlir/extra-models-<key>``
+torch within gen_models.TRANSFORMER_ATOL times the output's largest magnitude (at
+least 1) on a padded and an unpadded mask (text), two sequences or two images;
+image models also pass gen_models.check_cnn (finite, not constant, softmax not
+saturated). Models land in ``~/.cache/dnnf-mlir/extra-models-<key>``
 (or ``$DNNF_EXTRA_MODELS``), beside the judged models' cache, which they leave alone.
 
 Usage: python tools/gen_extra_models.py [--out DIR] [--only NAME ...]
@@ -51,6 +56,7 @@ import onnxruntime
 
 from gen_models import TRANSFORMER_ATOL, TRANSFORMER_OPSET, check_cnn, seed_of
 from gen_quantized_models import QUANTIZED
+from gen_upsampling_models import UPSAMPLING
 
 
 @dataclass(frozen=True)
@@ -107,12 +113,13 @@ EXTRA |= {
     "bilstm_tagger": Recurrent("LSTM", bidirectional=True),
     "gru_2layer": Recurrent("GRU", layers=2),
 }
-EXTRA_NAMES = tuple(EXTRA) + tuple(QUANTIZED)
+EXTRA_NAMES = tuple(EXTRA) + tuple(UPSAMPLING) + tuple(QUANTIZED)
 
 # Keyed by this script and gen_models (whose checks and seeds it uses), as gen_models'
 # cache is, so that a changed derivation never reuses stale models.
 _KEY = zlib.crc32(b"".join(Path(__file__).with_name(f).read_bytes()
-                           for f in ("gen_extra_models.py", "gen_models.py", "gen_quantized_models.py"))) & 0xFFFFFFFF
+                           for f in ("gen_extra_models.py", "gen_models.py", "gen_quantized_models.py",
+                                     "gen_upsampling_models.py"))) & 0xFFFFFFFF
 EXTRA_DIR = Path(os.environ.get(
     "DNNF_EXTRA_MODELS", Path.home() / ".cache" / "dnnf-mlir" / f"extra-models-{_KEY:08x}"))
 
@@ -129,7 +136,7 @@ def _calibrate_batchnorm(model, sample, rng):
     hooks = []
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, torch.nn.Conv2d):
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.ConvTranspose2d)):
                 torch.nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
             elif isinstance(m, torch.nn.BatchNorm2d):
                 m.weight.copy_(torch.from_numpy(rng.uniform(0.9, 1.1, m.num_features).astype(np.float32)))
@@ -157,6 +164,27 @@ def _recurrent_module(spec: Recurrent):
     return Tagger().eval()
 
 
+def _export_checked(name, model, input_names, samples, path):
+    """Export ``model`` (in eval mode) traced on ``samples[0]`` to ``path`` and check
+    onnxruntime against torch on every sample (tuples of tensors named ``input_names``);
+    return a summary."""
+    import torch
+
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchScript-exporter deprecation, tracer warnings
+        torch.onnx.export(model, samples[0], str(path), dynamo=False, opset_version=TRANSFORMER_OPSET,
+                          input_names=input_names, output_names=["output"])
+        expected = [model(*s).numpy() for s in samples]
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    err = max(float(np.abs(want - session.run(None, {n: x.numpy() for n, x in zip(input_names, s)})[0]).max())
+              for s, want in zip(samples, expected))
+    # fp32 rounding grows with the values: a detector's raw box logits reach 20.
+    scale = max(1.0, max(float(np.abs(want).max()) for want in expected))
+    if not err <= TRANSFORMER_ATOL * scale:
+        raise RuntimeError(f"{name}: onnxruntime differs from torch by {err:.3g} on values up to {scale:.3g}")
+    return f"ort ok: max |ort - torch| {err:.2g} on values up to {scale:.3g}"
+
+
 def _export_recurrent(name, path):
     """``export_extra`` for a ``Recurrent`` spec."""
     import torch
@@ -165,18 +193,24 @@ def _export_recurrent(name, path):
     torch.manual_seed(seed_of(name))
     gen = torch.Generator().manual_seed(seed_of(name))
     model = _recurrent_module(spec)
-    samples = [torch.randn(spec.seq, spec.batch, spec.features, generator=gen) for _ in range(2)]
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # TorchScript-exporter deprecation, tracer warnings
-        torch.onnx.export(model, (samples[0],), str(path), dynamo=False, opset_version=TRANSFORMER_OPSET,
-                          input_names=["sequence"], output_names=["output"])
-        expected = [model(s).numpy() for s in samples]
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    err = max(float(np.abs(want - session.run(None, {"sequence": s.numpy()})[0]).max())
-              for s, want in zip(samples, expected))
-    if not err <= TRANSFORMER_ATOL:
-        raise RuntimeError(f"{name}: onnxruntime differs from torch by {err:.3g}")
-    return sum(p.numel() for p in model.parameters()), f"ort ok: max |ort - torch| {err:.2g}"
+    samples = [(torch.randn(spec.seq, spec.batch, spec.features, generator=gen),) for _ in range(2)]
+    return sum(p.numel() for p in model.parameters()), _export_checked(name, model, ["sequence"], samples, path)
+
+
+def _export_upsampling(name, path):
+    """``export_extra`` for a model of gen_upsampling_models: BatchNorms calibrated as
+    the classifiers' are, then checked as the image models are."""
+    import torch
+
+    build, shape = UPSAMPLING[name]
+    torch.manual_seed(seed_of(name))
+    gen = torch.Generator().manual_seed(seed_of(name))
+    model = build().eval()
+    _calibrate_batchnorm(model, torch.randn(8, *shape[1:], generator=gen), np.random.default_rng(seed_of(name)))
+    samples = [(torch.randn(*shape, generator=gen),) for _ in range(2)]
+    summary = _export_checked(name, model, ["pixel_values"], samples, path)
+    return (sum(p.numel() for p in model.parameters()),
+            f"{summary}; {check_cnn(name, onnx.load(str(path)), str(path))}")
 
 
 def export_extra(name, path):
@@ -184,6 +218,8 @@ def export_extra(name, path):
     return (parameter count, summary)."""
     if name in QUANTIZED:
         return QUANTIZED[name](name, path)
+    if name in UPSAMPLING:
+        return _export_upsampling(name, path)
     import torch
     import transformers
 
@@ -218,19 +254,7 @@ def export_extra(name, path):
             out = self.model(**dict(zip(input_names, inputs)), return_dict=False)[0]
             return out.softmax(-1) if spec.classifier else out
 
-    wrapper = FirstOutput().eval()
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # TorchScript-exporter deprecation, tracer warnings
-        torch.onnx.export(wrapper, samples[0], str(path), dynamo=False,
-                          opset_version=TRANSFORMER_OPSET, input_names=input_names,
-                          output_names=["output"])
-        expected = [wrapper(*s).numpy() for s in samples]
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    err = max(float(np.abs(want - session.run(None, {n: x.numpy() for n, x in zip(input_names, s)})[0]).max())
-              for s, want in zip(samples, expected))
-    if not err <= TRANSFORMER_ATOL:
-        raise RuntimeError(f"{name}: onnxruntime differs from torch by {err:.3g}")
-    summary = f"ort ok: max |ort - torch| {err:.2g}"
+    summary = _export_checked(name, FirstOutput().eval(), input_names, samples, path)
     if spec.image:
         summary += f"; {check_cnn(name, onnx.load(str(path)), str(path))}"
     return sum(p.numel() for p in model.parameters()), summary

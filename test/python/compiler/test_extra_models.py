@@ -1,20 +1,24 @@
 """Models outside the judged 14 (tools/gen_extra_models.py: a Llama decoder, a T5
 encoder, two BERT-base layers on a 512-token sequence, Swin, MobileNetV2,
 EfficientNet-B0, ConvNeXt; small configs of the real layer structure; a bidirectional
-LSTM tagger and a two-layer GRU built from torch.nn; a QDQ CNN and a dynamically
+LSTM tagger and a two-layer GRU built from torch.nn; three up-sampling nets built
+from torch.nn: a UNet (ConvTranspose), a DeepLab-style segmenter (bilinear Resize)
+and a YOLOv8-style detector (nearest Resize); a QDQ CNN and a dynamically
 quantized encoder from onnxruntime's quantization tool) compiled and
 checked against onnxruntime exactly as test_models checks the judged ones (dnnf-run
 --check's element-wise tolerance, the classifiers' logits compared as well; why:
 dnnf_mlir/checking.py). The largest relative error seen here is 1e-5 (MobileNetV2's
 softmax); a wrong index map, mask, bucket or epilogue moves whole outputs.
 
-The host with dnnf fusion runs in every test run (about a minute); tvm and none,
+The host with dnnf fusion runs in every test run (about two minutes); tvm and none,
 which test_models already covers on the judged models, run too when
-DNNF_EXTRA_FUSION_MODES=all (about two minutes more), and AArch64 under qemu with
-DNNF_AARCH64_MODELS=all (about a minute a mode). On Vulkan (lavapipe), the decoder
-(Llama) and the depthwise CNN (MobileNetV2) run in every test run, the others with
-DNNF_VULKAN_MODELS=all (about a minute more; BERT on 512 tokens takes half of it), the
-recurrent nets too; the quantized ones compute in 8-bit integers, which the GPU targets
+DNNF_EXTRA_FUSION_MODES=all (about three minutes more), and AArch64 under qemu with
+DNNF_AARCH64_MODELS=all (about a minute and a half a mode). On Vulkan (lavapipe), the decoder
+(Llama), the depthwise CNN (MobileNetV2) and the segmenter (DeepLab: the only bilinear
+Resize on a GPU target in a default run, 5 s) run in every test run, the others with
+DNNF_VULKAN_MODELS=all (about a minute more; BERT on 512 tokens takes half of it; the
+UNet's up-sampling is test_vulkan's ``unet_up``, the detector's nearest Resize
+test_fast_gathers'), the recurrent nets too; the quantized ones compute in 8-bit integers, which the GPU targets
 refuse by name. The reference interpreter is checked the same way.
 """
 
@@ -29,7 +33,7 @@ from test_models import FUSION_MODES, check_spirv_binaries, compile_and_check, o
 from dnnf_mlir.compiler import compile_model
 from dnnf_mlir.compiler.errors import CompileError
 
-VULKAN_ALWAYS = ("llama", "mobilenet_v2")
+VULKAN_ALWAYS = ("llama", "mobilenet_v2", "deeplab")
 
 # The dynamically quantized encoder quantizes its activations at run time: where the
 # float math before (LayerNorm, Softmax, GELU's erf) rounds differently from onnxruntime's,

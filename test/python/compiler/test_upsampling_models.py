@@ -4,6 +4,12 @@ of the DeepLab kind (a dilated and a global-pooling branch, bilinear Resize back
 the input's size) with a nearest 2x up-sampling path of the YOLO kind. Each is
 compiled for the host with dnnf fusion and checked against onnxruntime as
 test_models checks the judged models (dnnf-run --check).
+
+The torch exports among the extra models (gen_upsampling_models) are the real
+architectures; these stay for what torch's exporter never writes, in a model's
+fusion context: Resize at opset 19 with ``align_corners`` and with ONNX's default
+nearest (half_pixel, round_prefer_floor; torch writes asymmetric and floor), a
+nearest Resize feeding an Add, and a ConvTranspose with a ReLU epilogue.
 """
 
 import numpy as np

@@ -165,6 +165,13 @@ GRAPHS = {
         {"x": [1, 16, 10, 10], "shortcut": [1, 8, 10, 10]}, {"y": [1, 32, 10, 10]},
         {"w": [24, 4, 1, 1], "split": np.array([1, 4, 6, 10, 10], np.int64),
          "merged": np.array([1, 24, 10, 10], np.int64)}),
+    # A UNet's up-sampling: each of the 2x2 stride-2 transposed convolution's four phases
+    # a one-tap convolution (its window dims read by the input alone and a slice of the
+    # weights), interleaved, the skip concatenated.
+    "unet_up": lambda: _model(
+        [helper.make_node("ConvTranspose", ["x", "w", "b"], ["u"], kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("Concat", ["u", "skip"], ["y"], axis=1)],
+        {"x": [1, 16, 7, 9], "skip": [1, 8, 14, 18]}, {"y": [1, 16, 14, 18]}, {"w": [16, 8, 2, 2], "b": [8]}),
 }
 
 

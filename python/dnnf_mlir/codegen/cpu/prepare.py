@@ -8,8 +8,8 @@ as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
 transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
 operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutions
 split per group; pooling and depthwise convolutions become element-wise ops over
-the taps of their window (``windows``); single-image 1x1 convolutions become
-``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
+the taps of their window (``windows``); single-image 1x1 convolutions and those of
+output rows narrower than a vector become ``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
 output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
 (``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
@@ -25,7 +25,7 @@ from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .depthwise import depthwise_channel_loops
-from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
+from .convolutions import convolutions_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
 from .permuted_epilogues import fold_permuted_epilogues
@@ -45,7 +45,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += split_grouped_convolutions(module)
     rewritten += depthwise_channel_loops(module, lanes)
     rewritten += windows_to_taps(module, lanes)
-    rewritten += conv1x1_to_matmul(module)
+    rewritten += convolutions_to_matmul(module, target)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)
     rewritten += widen_epilogues(module)

@@ -183,6 +183,14 @@ def _view_chain(value):
     return value, chain
 
 
+def _ranges_inferable(maps, n_dims: int) -> bool:
+    """Whether every loop dim is some operand's index alone, as linalg needs to infer the
+    loops' ranges: a window dim that the input reads as ``i + d`` and a one-tap slice of
+    the weights (a transposed convolution's phase) would read as ``d mod k`` is not."""
+    alone = {ir.AffineDimExpr(e).position for m in maps for e in m.results if isinstance(e, ir.AffineDimExpr)}
+    return len(alone) == n_dims
+
+
 def _fold_into(consumer, operand_index: int, source, chain, phased: bool) -> bool:
     maps = indexing_maps(consumer)
     amap = maps[operand_index]
@@ -195,6 +203,8 @@ def _fold_into(consumer, operand_index: int, source, chain, phased: bool) -> boo
         if exprs is None:
             return False
     maps[operand_index] = ir.AffineMap.get(amap.n_dims, amap.n_symbols, exprs)
+    if not _ranges_inferable(maps, amap.n_dims):
+        return False
     consumer.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
     consumer.operands[operand_index] = source
     return True

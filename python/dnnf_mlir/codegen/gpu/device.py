@@ -122,9 +122,10 @@ def check_bindings(module: ir.Module, max_bindings: int, max_binding_bytes: int)
                                    f"{max_binding_bytes} per binding")
 
 
-def emit_binaries(module: ir.Module, convert) -> dict:
+def emit_binaries(module: ir.Module, convert, words64: bool = False) -> dict:
     """Replace every ``gpu.module`` of ``module`` by the ``gpu.binary`` that ``convert``
-    makes of it (given a module holding only it, after ``storage.vectorize_storage``):
+    makes of it (given a module holding only it, after ``storage.vectorize_storage``,
+    its vec4s of 32-bit elements as two 64-bit words where ``words64``):
     the kernels leave the host's type checks, whose vec4 buffers their launches do not
     know. Returns {gpu.module: its vec4 bindings}."""
     vec4 = {}
@@ -134,7 +135,7 @@ def emit_binaries(module: ir.Module, convert) -> dict:
         device = ir.Module.create()
         device.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
         device.body.append(gpu_module)
-        vec4[name] = sorted(set().union(*map(set, vectorize_storage(gpu_module).values())))
+        vec4[name] = sorted(set().union(*map(set, vectorize_storage(gpu_module, words64).values())))
         run_passes("canonicalize,cse", device)
         convert(device, name)
         (binary,) = walk_ops(device.operation, {"gpu.binary"})

@@ -10,6 +10,12 @@ spans (``vectorize_storage``): each access indexes its vec4 (``i / 4``, i from t
 layout's strides), a scalar read extracts its lane. Every other
 vector access, to such a buffer or to a thread's private array, is split into scalar
 loads and stores (``scalarize``), which drivers combine again.
+
+With ``words64`` (a device profile's ``vec4_as_words64``), a vec4 of 32-bit elements is
+kept as two 64-bit words, ``memref<N/4 x vector<2xi64>>``, each access bitcast: lavapipe
+loads a buffer element by element, a scalar load per SIMD lane each, so two words
+take half the loads of four floats (MobileBERT's FFN matmul kernels ran in about 0.85x
+the time, its whole GPU time about 0.87x).
 """
 
 from __future__ import annotations
@@ -109,13 +115,22 @@ def _vec4_candidate(argument) -> bool:
     return bool(vectors) and all(_is_aligned_vec4(op, strides) for op in vectors)
 
 
-def _to_vec4(function, argument):
-    """Make ``argument`` a 1-d memref of vec4 and rewrite its accesses."""
+def _to_vec4(function, argument, words64: bool):
+    """Make ``argument`` a 1-d memref of vec4 (of two 64-bit words where ``words64`` and
+    its elements are 32-bit) and rewrite its accesses."""
     arith, memref, vector = _mlir.arith, _mlir.memref, _mlir.vector
     old = ir.MemRefType(argument.type)
     strides, _, span = _layout(old)
     vec4 = ir.VectorType.get([VEC4], old.element_type)
-    argument.set_type(ir.MemRefType.get([span // VEC4], vec4))
+    stored = vec4
+    if words64 and not isinstance(old.element_type, ir.F16Type):  # f32, i32 (``_vec4_candidate``)
+        stored = ir.VectorType.get([2], ir.IntegerType.get_signless(64))
+    argument.set_type(ir.MemRefType.get([span // VEC4], stored))
+
+    def load(quad):
+        value = memref.load(argument, [quad])
+        return value if stored == vec4 else vector.bitcast(vec4, value)
+
     for use in list(argument.uses):
         op = use.owner
         with ir.InsertionPoint(op), op.location:
@@ -123,13 +138,14 @@ def _to_vec4(function, argument):
             linear = _linear_index(list(op.operands)[first:], strides)
             quad = arith.divui(linear, _index(VEC4))
             if op.name == "vector.load":
-                op.results[0].replace_all_uses_with(memref.load(argument, [quad]))
+                op.results[0].replace_all_uses_with(load(quad))
             elif op.name == "vector.store":
-                memref.store(op.operands[0], argument, [quad])
+                value = op.operands[0]
+                memref.store(value if stored == vec4 else vector.bitcast(stored, value), argument, [quad])
             else:  # a scalar read: its lane of the vec4
                 lane = arith.remui(linear, _index(VEC4))
                 dynamic = [ir.ShapedType.get_dynamic_size()]
-                op.results[0].replace_all_uses_with(vector.extract(memref.load(argument, [quad]), [lane], dynamic))
+                op.results[0].replace_all_uses_with(vector.extract(load(quad), [lane], dynamic))
         op.erase()
     function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
     inputs = [a.type for a in function.regions[0].blocks[0].arguments]
@@ -166,16 +182,17 @@ def _scalarize(op):
     op.erase()
 
 
-def vectorize_storage(gpu_module) -> dict:
+def vectorize_storage(gpu_module, words64: bool = False) -> dict:
     """Rewrite the memory accesses of every ``gpu.func`` of ``gpu_module`` (see the
-    module docstring); returns {kernel: [indices of its vec4 arguments]}."""
+    module docstring; ``words64``: 32-bit vec4s as two 64-bit words); returns {kernel:
+    [indices of its vec4 arguments]}."""
     vec4_arguments = {}
     for function in walk_ops(gpu_module, {"gpu.func"}):
         block = function.regions[0].blocks[0]
         chosen = []
         for argument in block.arguments:
             if isinstance(argument.type, ir.MemRefType) and _vec4_candidate(argument):
-                _to_vec4(function, argument)
+                _to_vec4(function, argument, words64)
                 chosen.append(argument.arg_number)
         vec4_arguments[ir.StringAttr(function.attributes["sym_name"]).value] = chosen
         for op in walk_ops(function, set(VECTOR_ACCESSES)):

@@ -33,7 +33,7 @@ class VulkanBackend(GpuBackend):
     def emit(self, module: ir.Module, target: VulkanTarget, threads: int, stages: Stages) -> None:
         with stages.stage("spirv", module):
             check_bindings(module, target.device.max_storage_buffers, target.device.max_storage_buffer_range)
-            emit_binaries(module, to_spirv_binary)
+            emit_binaries(module, to_spirv_binary, target.device.vec4_as_words64)
 
     def translate(self, module: ir.Module, target: VulkanTarget, output_format: str) -> str:
         program = dispatch_plan(module)

@@ -21,10 +21,11 @@ whole vectors. Here a convolution becomes:
 Measured on an AVX-512 Zen 5 (1 thread, single layers with bias and ReLU, interleaved
 medians): ResNet-50's 3x3 512 -> 512 over 7x7 and stride 2 from 14x14 took 0.47 and
 0.48 of the direct convolution's time, its 1x1 2048 -> 512, 512 -> 2048 (+ residual)
-and 1024 -> 2048 stride 2 at 7x7 0.86, 0.90 and 0.93 of the matmul's; 3x3 256 -> 256
-stride 2 to 14x14 0.98, 3x3 128 -> 128 stride 2 to 28x28 1.15 and 1x1 layers over
-14x14 and 28x28 1.06-1.14: the rewrite applies only where the plain schedule's padded
-work is at least ``MIN_WORK_SAVED`` times the panels' (more on AVX2, see there).
+and 1024 -> 2048 stride 2 at 7x7 0.85, 0.97 and 0.93 of the matmul's, DenseNet's 3x3
+128 -> 32 at 7x7 0.83; 3x3 256 -> 256 stride 2 to 14x14 0.98, 3x3 128 -> 128 stride 2
+to 28x28 1.15, 1x1 layers over 14x14 and 28x28 1.06-1.14 and DenseNet's 3x3 128 -> 32
+at 14x14 2.6: the rewrite applies only where the plain schedule's padded work is at
+least ``MIN_WORK_SAVED`` times the panels' (``panel_work``; more on AVX2, see there).
 
 Runs on linalg on tensors after ``convert-ecg-to-linalg`` and ``dnnf-winograd`` (whose
 3x3 convolutions are gone by then) and before ``dnnf-externalize-weights``, while the
@@ -50,9 +51,9 @@ from .target import CpuTarget
 from .tiles import conv_vector_tile, conv_width_throughput, matmul_register_tile
 
 MODES = ("auto", "always")
-# The plain schedule's padded work over the panels' from which the rewrite pays: with 32
-# vector registers (see above: 1.31 and more gained 7-53%, 1.14 lost 6-15%; 3x3 256 ->
-# 256 to 14x14, 1.52, broke even); with 16 (AVX2, whose panels' micro-kernel holds 4 x 2
+# The plain schedule's padded work over the panels' (``panel_work``) from which the
+# rewrite pays: with 32 vector registers (see above: 1.27 and more gained 3-53%, 1.14 and
+# less lost); with 16 (AVX2, whose panels' micro-kernel holds 4 x 2
 # accumulators; measured compiled for x86-64-v3 on the same Zen 5), 1.23 and 1.44 (1x1
 # 2048 -> 512 and 3x3 512 -> 512 at 7x7) lost 9-10%.
 MIN_WORK_SAVED = 1.25
@@ -102,16 +103,24 @@ def plain_work(op, target: CpuTarget) -> float:
     return f * oh * padded / conv_width_throughput(wv, target)
 
 
+def panel_work(op, target: CpuTarget) -> int:
+    """The panels' padded work per reduction step: the matmul's, plus the window rows'
+    copy at about a vector of multiply-adds per element (gathers across the channels:
+    3x3 128 -> 32 channels at 14x14, whose copy is as big as its product over only 32
+    channels, took 2.6 times the direct convolution's time)."""
+    _, (f, _, _, _), (_, _, oh, ow) = convolution_shapes(op)
+    return padded_work(oh * ow, f, target) + oh * ow * target.lanes(32)
+
+
 def panels_pay(op, target: CpuTarget) -> bool:
     """Whether the panels do at least ``MIN_WORK_SAVED`` times (16 vector registers:
-    ``MIN_WORK_SAVED_16_REGISTERS``) less work than the plain
-    schedule, over a reduction of at least ``MIN_REDUCTION`` and whole vectors of
-    output channels."""
-    _, (f, c, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
+    ``MIN_WORK_SAVED_16_REGISTERS``) less work than the plain schedule, over a reduction
+    of at least ``MIN_REDUCTION`` and whole vectors of output channels."""
+    _, (f, c, kh, kw), _ = convolution_shapes(op)
     if c * kh * kw < MIN_REDUCTION or f % target.lanes(32):
         return False
     saved = MIN_WORK_SAVED if target.vector_registers >= 32 else MIN_WORK_SAVED_16_REGISTERS
-    return plain_work(op, target) >= saved * padded_work(oh * ow, f, target)
+    return plain_work(op, target) >= saved * panel_work(op, target)
 
 
 def panel_filters(filters: np.ndarray, nr: int) -> np.ndarray:
@@ -220,6 +229,6 @@ class ChannelPanelsPass(TargetPass):
         channel_panel_convolutions(module, target, always=self.options["mode"] == "always")
 
 
-__all__ = ["MIN_REDUCTION", "MIN_WORK_SAVED", "MIN_WORK_SAVED_16_REGISTERS", "MODES", "ChannelPanelsPass", "channel_panel_convolutions",
-           "convolution_shapes", "panel_filters", "panel_width", "panels_pay", "padded_work", "plain_work",
-           "window_rows"]
+__all__ = ["MIN_REDUCTION", "MIN_WORK_SAVED", "MIN_WORK_SAVED_16_REGISTERS", "MODES", "ChannelPanelsPass",
+           "channel_panel_convolutions", "convolution_shapes", "panel_filters", "panel_width", "panel_work", "panels_pay", "padded_work",
+           "plain_work", "window_rows"]

@@ -1,7 +1,7 @@
 """A convolution's filters replaced by a form computed from them at compile time.
 
 The passes that run on linalg on tensors before ``dnnf-externalize-weights``
-(``dnnf-winograd``, ``dnnf-transpose-pointwise``) see the filters while they are still
+(``dnnf-winograd``, ``dnnf-channel-panels``) see the filters while they are still
 constants: a constant of the convolution's function, or the argument of a kernel
 function that every call passes a constant (and that nothing else reads). Such
 filters are transformed here: the constant replaced (each call's, and the kernel's

@@ -11,8 +11,8 @@ The stages, each timed in the manifest:
    target's fusion limits), ``ecg-outline-kernels`` (every kernel a function of its
    own; ``outline=False`` leaves the kernel boundaries to the code generator),
    ``convert-ecg-to-linalg``, ``dnnf-winograd`` (CPU targets: 3x3 convolutions by
-   Winograd F(4x4, 3x3), their filters transformed; ``winograd``), ``dnnf-transpose-pointwise``
-   (CPU targets: 1x1 convolutions over few positions as ``X^T W^T``, the filters transposed),
+   Winograd F(4x4, 3x3), their filters transformed; ``winograd``), ``dnnf-channel-panels``
+   (CPU targets: convolutions over few positions as ``X_col^T W^T``, the filters cut into panels),
    ``dnnf-externalize-weights`` (the weights moved out of the code into
    ``weights.bin``), then the lowering pass of the target's backend
    (``Backend.lowering_pass``; the file names the CPU's, ``dnnf-lower-to-llvm``:
@@ -173,9 +173,9 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
     else:
         pipeline = pipeline.without("dnnf-winograd")
     if t.backend.kind == "cpu":
-        pipeline = pipeline.with_options("dnnf-transpose-pointwise", target=t.name, **t.options())
+        pipeline = pipeline.with_options("dnnf-channel-panels", target=t.name, **t.options())
     else:
-        pipeline = pipeline.without("dnnf-transpose-pointwise")
+        pipeline = pipeline.without("dnnf-channel-panels")
     if not t.backend.runs_step_loops:
         pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
     if fusion_svg is not None:

@@ -189,12 +189,12 @@ PASS_TABLE: dict[str, PassEntry] = {
                     "decisions the measurements and the cost model made, as JSON ('-' is stderr; default: none)")),
         ),
         PassEntry(
-            "dnnf-transpose-pointwise",
-            "dnnf_mlir.codegen.cpu.pointwise_pass:TransposePointwisePass",
-            "Compute single-image 1x1 convolutions with constant filters over few positions as X^T W^T "
-            "(vectors along the output channels), the filters transposed at compile time",
-            (Option("mode", str, "auto", "auto (where the plain matmul would pad at least 1.5 times more work) "
-                    "or always (every one it can)"),
+            "dnnf-channel-panels",
+            "dnnf_mlir.codegen.cpu.panels_pass:ChannelPanelsPass",
+            "Compute single-image convolutions with constant filters over few positions as X_col^T W^T "
+            "(vectors along the output channels), the filters cut into panels of output channels at compile time",
+            (Option("mode", str, "auto", "auto (where the plain schedule would pad at least 1.25 times more work, "
+                    "1.5 with 16 vector registers) or always (every one it can)"),
             ) + target_options("the CPU target the code is for (host or aarch64): its vector width"),
         ),
         PassEntry(

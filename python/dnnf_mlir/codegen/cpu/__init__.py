@@ -17,8 +17,9 @@ accumulators hoisted by ``cpu_planner.py``; ``buffers.py`` (after bufferization)
 (the LLVM attributes of a lowered module); ``objects.py`` (opt + llc), ``jit.py``
 (run in this process), ``cross.py`` (AArch64 executables under qemu),
 ``toolchain.py`` (where the LLVM 22 tools are), ``lower_pass.py``
-(``dnnf-lower-to-llvm``), ``pointwise_pass.py`` (``dnnf-transpose-pointwise``: 1x1
-convolutions over few positions as ``X^T W^T``, before the weights leave the code),
+(``dnnf-lower-to-llvm``), ``panels_pass.py`` (``dnnf-channel-panels``:
+convolutions over few positions as ``X_col^T W^T``, vectors along the output channels,
+before the weights leave the code),
 ``bench.py`` (kernels against numpy and onnxruntime).
 
 Importing the package registers the backend and its target names (``host``,

@@ -103,8 +103,8 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     else:
         _, tiles = s.include(LIBRARY, f"__dnnf_{kind}_epilogue_register_tiles", [root], [mr, nr], results=2)
         h = s.match([op.name], within=tiles, tag=tag)
-    if (pm // mr) >= 4 and k >= 16:
-        # Few row tiles would not repay the copy.
+    if (pm // mr) >= 4 and k >= 16 and not _one_panel(op.operands[1], nr):
+        # Few row tiles would not repay the copy, nor a B that is one panel already.
         (h,) = s.include(LIBRARY, f"__dnnf_{kind}_pack_b", [h], results=1)
         details["packed_b"] = (k, nr)
     (kloop,) = s.include(LIBRARY, f"__dnnf_{kind}_k_steps", [h], results=1)
@@ -118,6 +118,19 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     planner.cleanup()
     planner.add_schedule(OpSchedule(tag, op.name, (bsz, m, n, k) if batch else (m, n, k), "matmul", details))
     return epilogue is not None
+
+
+def _one_panel(b: ir.Value, nr: int) -> bool:
+    """Whether the matmul's B operand is one contiguous K x NR panel, as packing would
+    make it: NR columns, not a slice of wider rows (``panels_pass.py``'s filter panels,
+    slices ``[1, K, NR]`` of ``[F / NR, K, NR]``)."""
+    if static_tensor_type(b).shape[-1] != nr:
+        return False
+    producer = b.owner if isinstance(b, ir.OpResult) else None
+    if producer is None or producer.name != "tensor.extract_slice":
+        return True
+    return static_tensor_type(producer.operands[0]).shape[-1] == nr and all(
+        int(v) == 1 for v in ir.DenseI64ArrayAttr(producer.attributes["static_strides"]))
 
 
 __all__ = ["schedule_matmul"]

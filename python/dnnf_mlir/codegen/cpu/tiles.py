@@ -73,6 +73,13 @@ def even_split(tiles, order, threads: int) -> Optional[int]:
     return None
 
 
+def conv_width_throughput(wv: int, target: CpuTarget) -> float:
+    """Relative throughput of the convolution micro-kernel on rows of ``wv`` columns
+    (measured on AVX-512: two registers per row amortize the weight broadcasts best)."""
+    lanes = target.lanes(32)
+    return 1.0 if wv >= 2 * lanes else 0.75 if wv >= lanes else 0.55
+
+
 def conv_vector_tile(ow: int, f: int, target: CpuTarget):
     """(FR output channels, WV output columns, OW padded to a multiple of WV).
 
@@ -81,10 +88,8 @@ def conv_vector_tile(ow: int, f: int, target: CpuTarget):
     between them, which costs more than computing a few padded columns.
     """
     lanes = target.lanes(32)
-    # Relative throughput of the micro-kernel by vector width (measured on AVX-512:
-    # two registers per row amortize the weight broadcasts best).
-    candidates = {2 * lanes: 1.0, lanes: 0.75, max(1, lanes // 2): 0.55}
-    wv = min(candidates, key=lambda w: (math.ceil(ow / w) * w / candidates[w], -w))
+    candidates = [2 * lanes, lanes, max(1, lanes // 2)]
+    wv = min(candidates, key=lambda w: (math.ceil(ow / w) * w / conv_width_throughput(w, target), -w))
     padded = math.ceil(ow / wv) * wv
     nvec = max(1, wv // lanes)
     fr_max = max(1, (target.vector_registers // 2) // nvec)
@@ -98,6 +103,7 @@ __all__ = [
     "MAX_VECTOR_ELEMENTS",
     "PARALLEL_MIN_ELEMENTS",
     "conv_vector_tile",
+    "conv_width_throughput",
     "even_split",
     "largest_divisor",
     "fits_in_vectors",

@@ -1,0 +1,234 @@
+"""``dnnf-channel-panels``: convolutions over few positions computed with vectors along
+the output channels, ``Y^T = X_col^T @ W^T``, ``W^T`` cut into panels at compile time.
+
+The CPU computes a convolution with its vectors along the output positions: a direct
+convolution along the output width (``conv.py``), a single-image 1x1 one as the matmul
+``W[F, C] @ X[C, P]`` along the P = OH*OW positions (``convolutions.py``). Late in a
+CNN the positions are few and no multiple of the vector: ResNet-50's 7x7 = 49 pad to 64
+in the matmul, and its 3x3 convolutions over 7 columns run on half vectors (8 lanes of
+16) padded to 8 columns, 33-36% of the FMA peak. The output channels (512, 2048) are
+whole vectors. Here a convolution becomes:
+
+- the rows ``X_col^T[P, KH*KW*C]`` of its windows (for a 1x1 stride-1 convolution, the
+  transposed input), copied once per call, behind a ``nofold`` pad that keeps
+  ``linalg-fuse-elementwise-ops`` from folding the copy into the product;
+- one ``linalg.matmul`` ``X_col^T @ panel_j`` per panel of NR output channels, in an
+  ``scf.forall`` over the panels. The panels ``[F / NR, KH*KW*C, NR]`` are made at
+  compile time in the order the micro-kernel reads them, so nothing is packed per call
+  (``matmul.py`` packs no B that is one panel already);
+- the ``[F / NR, P, NR]`` result transposed back to NCHW (P x F floats, in cache).
+
+Measured on an AVX-512 Zen 5 (1 thread, single layers with bias and ReLU, interleaved
+medians): ResNet-50's 3x3 512 -> 512 over 7x7 and stride 2 from 14x14 took 0.47 and
+0.48 of the direct convolution's time, its 1x1 2048 -> 512, 512 -> 2048 (+ residual)
+and 1024 -> 2048 stride 2 at 7x7 0.85, 0.97 and 0.93 of the matmul's, DenseNet's 3x3
+128 -> 32 at 7x7 0.83; 3x3 256 -> 256 stride 2 to 14x14 0.98, 3x3 128 -> 128 stride 2
+to 28x28 1.15, 1x1 layers over 14x14 and 28x28 1.06-1.14 and DenseNet's 3x3 128 -> 32
+at 14x14 2.6: the rewrite applies only where the plain schedule's padded work is at
+least ``MIN_WORK_SAVED`` times the panels' (``panel_work``; more on AVX2, see there).
+
+Runs on linalg on tensors after ``convert-ecg-to-linalg`` and ``dnnf-winograd`` (whose
+3x3 convolutions are gone by then) and before ``dnnf-externalize-weights``, while the
+filters are constants (``constant_filters.py``): the weights file then holds the panels.
+``mode=always`` rewrites every convolution it can (for tests).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import _mlir
+from ..._mlir import ir
+from ...linalg_builders import affine_map, generic
+from ...transforms.registry import described_by_table
+from ..constant_filters import ConstantFilters, calls_by_callee, replace_convolution
+from ..errors import CodegenError
+from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
+from ..lower_pass import TargetPass
+from .target import CpuTarget
+from .tiles import conv_vector_tile, conv_width_throughput, matmul_register_tile
+
+MODES = ("auto", "always")
+# The plain schedule's padded work over the panels' (``panel_work``) from which the
+# rewrite pays: with 32 vector registers (see above: 1.27 and more gained 3-53%, 1.14 and
+# less lost); with 16 (AVX2, whose panels' micro-kernel holds 4 x 2
+# accumulators; measured compiled for x86-64-v3 on the same Zen 5), 1.23 and 1.44 (1x1
+# 2048 -> 512 and 3x3 512 -> 512 at 7x7) lost 9-10%.
+MIN_WORK_SAVED = 1.25
+MIN_WORK_SAVED_16_REGISTERS = 1.5
+# The window rows, the transposes and the epilogue left outside the matmul cost per
+# output element what KH*KW*C multiply-adds save: in MobileNetV2 (6x6), 64 -> 384 and
+# 96 -> 576 channels with ReLU6 and the next layer's pad took 1.21 and 1.05 of the plain
+# time, 192 -> 64 to 576 -> 96 0.78-0.91.
+MIN_REDUCTION = 128
+
+
+def convolution_shapes(op):
+    """(input, filters, output) shapes of a single-image f32 ``conv_2d_nchw_fchw`` with
+    static shapes, else None."""
+    if op.name != "linalg.conv_2d_nchw_fchw" or len(op.results) != 1:
+        return None
+    types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
+    if any(t is None or not is_f32(t) for t in types) or types[0].shape[0] != 1:
+        return None
+    return tuple(list(t.shape) for t in types)
+
+
+def panel_width(op, target: CpuTarget):
+    """NR, the output channels of one panel (the matmul micro-kernel's register tile
+    width over P x F), or None when it does not divide the output channels."""
+    _, (f, _, _, _), (_, _, oh, ow) = convolution_shapes(op)
+    nr = matmul_register_tile(oh * ow, f, target)[1]
+    return nr if f % nr == 0 else None
+
+
+def padded_work(m: int, n: int, target: CpuTarget) -> int:
+    """Multiply-adds per reduction step of the matmul micro-kernel on an M x N result,
+    padding to whole register tiles and whole vectors included."""
+    lanes = target.lanes(32)
+    _, nr, pm, pn = matmul_register_tile(m, n, target)
+    return pm * (pn // nr) * math.ceil(nr / lanes) * lanes
+
+
+def plain_work(op, target: CpuTarget) -> float:
+    """The padded work per reduction step of the schedule the convolution gets otherwise:
+    the matmul ``W @ X`` for a 1x1 one, else the direct convolution's rows of WV
+    columns, weighted by the throughput of that vector width (``tiles.conv_vector_tile``)."""
+    _, (f, _, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
+    if (kh, kw) == (1, 1):
+        return padded_work(f, oh * ow, target)
+    _, wv, padded = conv_vector_tile(ow, f, target)
+    return f * oh * padded / conv_width_throughput(wv, target)
+
+
+def panel_work(op, target: CpuTarget) -> int:
+    """The panels' padded work per reduction step: the matmul's, plus the window rows'
+    copy at about a vector of multiply-adds per element (gathers across the channels:
+    3x3 128 -> 32 channels at 14x14, whose copy is as big as its product over only 32
+    channels, took 2.6 times the direct convolution's time)."""
+    _, (f, _, _, _), (_, _, oh, ow) = convolution_shapes(op)
+    return padded_work(oh * ow, f, target) + oh * ow * target.lanes(32)
+
+
+def panels_pay(op, target: CpuTarget) -> bool:
+    """Whether the panels do at least ``MIN_WORK_SAVED`` times (16 vector registers:
+    ``MIN_WORK_SAVED_16_REGISTERS``) less work than the plain schedule, over a reduction
+    of at least ``MIN_REDUCTION`` and whole vectors of output channels."""
+    _, (f, c, kh, kw), _ = convolution_shapes(op)
+    if c * kh * kw < MIN_REDUCTION or f % target.lanes(32):
+        return False
+    saved = MIN_WORK_SAVED if target.vector_registers >= 32 else MIN_WORK_SAVED_16_REGISTERS
+    return plain_work(op, target) >= saved * panel_work(op, target)
+
+
+def panel_filters(filters: np.ndarray, nr: int) -> np.ndarray:
+    """``[F, C, KH, KW]`` filters as panels ``[F / NR, KH*KW*C, NR]``: panel j, row
+    (kh, kw, c) holds the weights of output channels ``j*NR ... j*NR + NR - 1``."""
+    f, c, kh, kw = filters.shape
+    rows = filters.transpose(2, 3, 1, 0).reshape(kh * kw * c, f // nr, nr)
+    return np.ascontiguousarray(rows.transpose(1, 0, 2))
+
+
+def window_rows(op) -> ir.Value:
+    """``X_col^T[P, KH*KW*C]``: row ``(oh, ow)`` holds the window of that output position,
+    in (kh, kw, c) order, read from the convolution's (padded) input; a ``nofold`` pad
+    keeps it a copy of its own."""
+    tensor = _mlir.tensor
+    _, (_, c, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
+    (sh, sw), (dh, dw) = conv_params(op)
+    f32 = ir.F32Type.get()
+    d = [ir.AffineDimExpr.get(i) for i in range(5)]
+    # (oh, ow, kh, kw, c) -> input (0, c, oh*sh + kh*dh, ow*sw + kw*dw)
+    window = affine_map(5, [ir.AffineConstantExpr.get(0), 4, d[0] * sh + d[2] * dh, d[1] * sw + d[3] * dw])
+    copy = generic([op.operands[0]], [window, ir.AffineMap.get_identity(5)], [tensor.empty([oh, ow, kh, kw, c], f32)],
+                   lambda value, _out: value)[0]
+    rows_t = ir.RankedTensorType.get([oh * ow, kh * kw * c], f32)
+    rows = tensor.collapse_shape(rows_t, copy, reassociation([[0, 1], [2, 3, 4]]))
+    kept = tensor.pad(rows_t, rows, [], [], [0, 0], [0, 0], nofold=True)
+    block = kept.owner.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(_mlir.arith.constant(f32, 0.0))
+    return kept
+
+
+def _panel_init(op, panels: int, nr: int) -> ir.Value:
+    """The product's accumulator ``[F / NR, P, NR]``: a fill of the convolution's fill
+    value, else its accumulator transposed."""
+    tensor, linalg = _mlir.tensor, _mlir.linalg
+    _, f, oh, ow = static_tensor_type(op.results[0]).shape
+    p, f32 = oh * ow, ir.F32Type.get()
+    init = op.operands[2]
+    init_op = init.owner if isinstance(init, ir.OpResult) else None
+    if init_op is not None and init_op.name == "linalg.fill":
+        return linalg.fill(init_op.operands[0], outs=[tensor.empty([panels, p, nr], f32)])
+    flat = tensor.collapse_shape(ir.RankedTensorType.get([f, p], f32), init, reassociation([[0, 1], [2, 3]]))
+    split = tensor.expand_shape(ir.RankedTensorType.get([panels, nr, p], f32), flat, reassociation([[0, 1], [2]]), [],
+                                [panels, nr, p])
+    return linalg.transpose(split, outs=[tensor.empty([panels, p, nr], f32)], permutation=[0, 2, 1]).results[0]
+
+
+def panel_product(op, rows: ir.Value, panels_value: ir.Value, nr: int) -> ir.Value:
+    """``op``'s result from ``rows`` (``window_rows``) and the filter panels ``panels_value``
+    (``panel_filters``; ``op`` may read them already): one matmul
+    per panel in an ``scf.forall``, transposed back to NCHW; inserted before ``op``."""
+    tensor, linalg, scf = _mlir.tensor, _mlir.linalg, _mlir.scf
+    out_t = static_tensor_type(op.results[0])
+    _, f, oh, ow = out_t.shape
+    p, k, panels, f32 = oh * ow, ir.RankedTensorType(rows.type).shape[1], f // nr, ir.F32Type.get()
+    loop = scf.ForallOp([0], [panels], [1], [_panel_init(op, panels, nr)])
+    j, accumulator = loop.regions[0].blocks[0].arguments
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    with ir.InsertionPoint(loop.regions[0].blocks[0]):
+        panel = tensor.extract_slice(ir.RankedTensorType.get([k, nr], f32), panels_value, [j], [], [],
+                                     [dynamic, 0, 0], [1, k, nr], [1, 1, 1])
+        tile = tensor.extract_slice(ir.RankedTensorType.get([p, nr], f32), accumulator, [j], [], [],
+                                    [dynamic, 0, 0], [1, p, nr], [1, 1, 1])
+        product = linalg.matmul(rows, panel, outs=[tile])
+        with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
+            tensor.parallel_insert_slice(product, accumulator, [j], [], [], [dynamic, 0, 0], [1, p, nr], [1, 1, 1])
+    back = linalg.transpose(loop.results[0], outs=[tensor.empty([panels, nr, p], f32)], permutation=[0, 2, 1])
+    flat = tensor.collapse_shape(ir.RankedTensorType.get([f, p], f32), back.results[0], reassociation([[0, 1], [2]]))
+    return tensor.expand_shape(out_t, flat, reassociation([[0, 1], [2, 3]]), [], [1, f, oh, ow])
+
+
+def channel_panel_convolutions(module_op, target: CpuTarget, always: bool = False) -> int:
+    """Rewrite the convolutions of ``module_op`` (an ``ir.Module`` or its operation) with
+    constant filters where ``panels_pay`` (``always``: every one it can); returns how many."""
+    calls = calls_by_callee(module_op.operation)
+    count = 0
+    for op in linalg_ops(module_op.operation):
+        if convolution_shapes(op) is None:
+            continue
+        nr = panel_width(op, target)
+        if nr is None or not (always or panels_pay(op, target)):
+            continue
+        filters = ConstantFilters(op, calls)
+        if not filters.constant():
+            continue
+        with ir.InsertionPoint(op), op.location:
+            rows = window_rows(op)  # before the filters change shape
+            result = panel_product(op, rows, filters.transformed(lambda w: panel_filters(w, nr)), nr)
+        replace_convolution(op, result)
+        count += 1
+    return count
+
+
+@described_by_table
+class ChannelPanelsPass(TargetPass):
+    """``channel_panel_convolutions`` as a pass."""
+
+    NAME = "dnnf-channel-panels"
+
+    def lower(self, module, target, threads: int):
+        if self.options["mode"] not in MODES:
+            raise CodegenError(f"mode '{self.options['mode']}' is not one of {', '.join(MODES)}")
+        if not isinstance(target, CpuTarget):
+            raise CodegenError(f"target '{target.name}' is not a CPU")
+        channel_panel_convolutions(module, target, always=self.options["mode"] == "always")
+
+
+__all__ = ["MIN_REDUCTION", "MIN_WORK_SAVED", "MIN_WORK_SAVED_16_REGISTERS", "MODES", "ChannelPanelsPass",
+           "channel_panel_convolutions", "convolution_shapes", "panel_filters", "panel_width", "panel_work", "panels_pay", "padded_work",
+           "plain_work", "window_rows"]

@@ -6,9 +6,12 @@ Odd shapes (H, W not multiples of 4, odd and prime channel counts, two images), 
 ``winograd="strict"`` so that every convolution takes the Winograd path (or the
 compilation fails). Inputs standard normal, filters scaled by 1/sqrt(9 C) so outputs
 are O(1). Tolerance: max abs error against float64 at most 2e-5 + 1e-4 * |want|,
-and no more than 32 times (5 bits) the error of onnxruntime's direct f32 convolution
-plus 2e-6; the measured ratio is 8-18 on these shapes (F(4x4, 3x3)'s coefficients go up to
-8 and 1/24, and onnxruntime's error over 27 to 288 products is small). The cases of
+and no more than 64 times (6 bits) the error of onnxruntime's direct f32 convolution
+plus 2e-6: over 13 draws of the inputs the ratio was 6 to 39 on these shapes (F(4x4, 3x3)'s
+coefficients go up to 8 and 1/24, and onnxruntime's error over 27 to 288 products is small,
+at times very small), while a 1e-3 error in one transform coefficient is off by ~1e-3. Each
+model draws its inputs from its own seeded generator, so that they do not depend on which
+tests ran before it in the process (a 39 drawn under a 32 bound failed the test when run alone). The cases of
 one target and thread count are branches of one model, compiled once (each compile
 costs seconds whatever its size), and checked output by output.
 """
@@ -55,19 +58,19 @@ def test_transformed_filters_layout():
     np.testing.assert_allclose(u[2 * 6 + 4, 1, 2], (G @ w[1, 2].astype(np.float64) @ G.T)[2, 4], rtol=1e-6)
 
 
-def _branch(index, n, c, k, h, w, pads, residual):
+def _branch(rng, index, n, c, k, h, w, pads, residual):
     """Case ``index``: Conv (+ residual Add) + Relu from ``x{index}`` (and ``r{index}``) to
     ``y{index}``; its graph inputs, nodes, initializers, feeds and float64 result."""
     x, y = f"x{index}", f"y{index}"
-    weights = (RNG.standard_normal((k, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
-    bias = RNG.standard_normal(k).astype(np.float32)
-    feeds = {x: RNG.standard_normal((n, c, h, w)).astype(np.float32)}
+    weights = (rng.standard_normal((k, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    bias = rng.standard_normal(k).astype(np.float32)
+    feeds = {x: rng.standard_normal((n, c, h, w)).astype(np.float32)}
     want = reference_conv(feeds[x], weights, pads) + bias[None, :, None, None]
     inputs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [n, c, h, w])]
     nodes = [helper.make_node("Conv", [x, f"w{index}", f"b{index}"], [f"conv{index}"], pads=pads)]
     last = f"conv{index}"
     if residual:
-        feeds[f"r{index}"] = RNG.standard_normal(want.shape).astype(np.float32)
+        feeds[f"r{index}"] = rng.standard_normal(want.shape).astype(np.float32)
         want = want + feeds[f"r{index}"]
         inputs.append(helper.make_tensor_value_info(f"r{index}", TensorProto.FLOAT, list(want.shape)))
         nodes.append(helper.make_node("Add", [last, f"r{index}"], [f"sum{index}"]))
@@ -80,9 +83,10 @@ def _branch(index, n, c, k, h, w, pads, residual):
 def _model(cases):
     """One model of every case in ``cases`` side by side (compiled once); its feeds and
     the float64 result of each case."""
+    rng = np.random.default_rng(4343)
     inputs, nodes, initializers, feeds, wants = [], [], [], {}, []
     for index, case in enumerate(cases):
-        branch_inputs, branch_nodes, branch_initializers, branch_feeds, want = _branch(index, *case)
+        branch_inputs, branch_nodes, branch_initializers, branch_feeds, want = _branch(rng, index, *case)
         inputs += branch_inputs
         nodes += branch_nodes
         initializers += branch_initializers
@@ -121,7 +125,7 @@ def test_conv_bias_relu_against_float64_and_onnxruntime(cases, threads, target):
     for case, case_got, case_ort, want in zip(cases, got, ort, wants, strict=True):
         assert case_got.shape == want.shape, case
         np.testing.assert_allclose(case_got, want, rtol=1e-4, atol=2e-5, err_msg=str(case))
-        assert np.abs(case_got - want).max() <= 32 * np.abs(case_ort - want).max() + 2e-6, case
+        assert np.abs(case_got - want).max() <= 64 * np.abs(case_ort - want).max() + 2e-6, case
 
 
 def test_strict_refuses_what_it_cannot_rewrite():

@@ -13,9 +13,10 @@ the taps of their window (``windows``); single-image 1x1 convolutions become
 output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
 (``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
-output) folded into the copy (``permuted_epilogues``); last, the unit dims of ops whose
+output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
 innermost loop has extent 1 folded away, so that their vectors run along a dim of
-extent > 1 (``unit_dims``).
+extent > 1 (``unit_dims``); last, the innermost loops of element-wise ops over rows
+narrower than a vector merged, so that their vectors are whole (``narrow_rows``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .depthwise import depthwise_channel_loops
 from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
+from .narrow_rows import merge_narrow_rows
 from .permuted_epilogues import fold_permuted_epilogues
 from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
@@ -52,6 +54,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += collapse_epilogues(module)
     rewritten += fold_permuted_epilogues(module)
     rewritten += fold_unit_dims(module)
+    rewritten += merge_narrow_rows(module, target)
     return rewritten
 
 

@@ -7,8 +7,10 @@ arithmetic (``approximations``); contractions written as ``linalg.generic`` rebu
 as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
 transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
 operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutions
-split per group; pooling and depthwise convolutions become element-wise ops over
-the taps of their window (``windows``); single-image 1x1 convolutions become
+split per group; depthwise convolutions become loops over channels (rows at least a
+vector wide: ``depthwise``) or flat rows of whole vectors (narrower, unstrided:
+``flat_planes``); pooling and the other depthwise convolutions become element-wise
+ops over the taps of their window (``windows``); single-image 1x1 convolutions become
 ``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
 output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
@@ -26,6 +28,7 @@ from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .depthwise import depthwise_channel_loops
+from .flat_planes import flat_plane_taps
 from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
@@ -46,6 +49,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += normalize_matmuls(module)
     rewritten += split_grouped_convolutions(module)
     rewritten += depthwise_channel_loops(module, lanes)
+    rewritten += flat_plane_taps(module, lanes)
     rewritten += windows_to_taps(module, lanes)
     rewritten += conv1x1_to_matmul(module)
     rewritten += pad_convolutions(module, target)

@@ -106,3 +106,26 @@ func.func @kept(%x: tensor<1x4x7x7xf32>, %y: tensor<1x4x16x16xf32>) -> (tensor<1
   } -> tensor<1x4x16x16xf32>
   return %r, %t2, %w : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x16x16xf32>
 }
+
+// -----
+
+// A squeeze-and-excitation scale: an operand [1, C, 1, 1] read at constant indices
+// (d0, d1, 0, 0). Merged, its four indices would exceed the three loops, which the
+// vectorizer leaves as scalar loops: the op keeps its shape.
+// CHECK-LABEL: func.func @excitation(
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<1x12x3x3xf32>, tensor<1x12x1x1xf32>)
+// VEC-LABEL: func.func @excitation(
+// VEC:         arith.mulf %{{.*}}, %{{.*}} : vector<1x1x1x3xf32>
+#ide = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#scale = affine_map<(n, c, h, w) -> (n, c, 0, 0)>
+func.func @excitation(%x: tensor<1x12x3x3xf32>, %s: tensor<1x12x1x1xf32>) -> tensor<1x12x3x3xf32> {
+  %e = tensor.empty() : tensor<1x12x3x3xf32>
+  %r = linalg.generic {indexing_maps = [#ide, #scale, #ide], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%x, %s : tensor<1x12x3x3xf32>, tensor<1x12x1x1xf32>) outs(%e : tensor<1x12x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = arith.mulf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<1x12x3x3xf32>
+  return %r : tensor<1x12x3x3xf32>
+}

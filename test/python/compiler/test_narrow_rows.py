@@ -6,7 +6,8 @@ What the merge decides is varied: how far it goes (7x7 planes: 49, then all chan
 when nothing reads them alone; 3x3 planes times a prime channel count; 5-wide rows of
 an odd plane), where a per-channel operand (a bias broadcast as [1, C, 1, 1]) stops
 it, a broadcast along the rows ([1, 1, 1, W]: rows of one operand, which stop it at
-the rows), and SiLU (its exp approximation) on the merged rows. Inputs standard
+the rows), a squeeze-and-excitation scale ([1, C, 1, 1] at constant indices: not
+merged), and SiLU (its exp approximation) on the merged rows. Inputs standard
 normal; tolerance rtol 1e-5, atol 1e-6 (one op per element; SiLU through the code
 generator's exp approximation).
 """
@@ -36,6 +37,7 @@ SILU = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x",
 BIASED_SILU = [helper.make_node("Add", ["x", "b"], ["a"]), helper.make_node("Sigmoid", ["a"], ["s"]),
                helper.make_node("Mul", ["a", "s"], ["y"])]
 ROW_SCALE = [helper.make_node("Mul", ["x", "r"], ["m"]), helper.make_node("Relu", ["m"], ["y"])]
+EXCITATION = [helper.make_node("Sigmoid", ["r"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])]
 
 
 @pytest.mark.parametrize("cpu", ["native", "x86-64-v3"])
@@ -45,6 +47,7 @@ ROW_SCALE = [helper.make_node("Mul", ["x", "r"], ["m"]), helper.make_node("Relu"
     ((2, 13, 5, 5), BIASED_SILU, (1, 13, 1, 1), 1),  # a bias: rows of 25
     ((1, 23, 6, 6), BIASED_SILU, (1, 23, 1, 1), 2),
     ((1, 11, 9, 5), ROW_SCALE, (1, 1, 1, 5), 1),  # an operand along the rows only
+    ((1, 29, 3, 3), EXCITATION, (1, 29, 1, 1), 2),  # a squeeze-and-excitation scale: kept whole
 ])
 def test_narrow_rows_against_onnxruntime(shape, nodes, extra, threads, cpu):
     inputs = {"x": RNG.standard_normal(shape).astype(np.float32)}

@@ -25,6 +25,12 @@ vectors, then the dropped columns are sliced off once, except an expensive one (
 after a window of more than ``MAX_TAPS_WITH_EXPENSIVE`` taps, computed apart on the
 output copied out of the flat rows (its rows then merge: ``narrow_rows.py``).
 
+An input read in place (not padded: MobileNetV2's, padded by the kernel before) is
+copied into a pad when the flat rows read past it; for rows over half a vector that
+copy costs more than the whole vectors save (192 channels of 14x14 into 12x12,
+3x3: 0.0076 ms as rows, 0.0127 ms as flat rows; 384 of 8x8 into 6x6: 0.0074 ms,
+0.0065 ms), and they stay rows.
+
 Measured (AVX-512, one thread, against onnxruntime, each with its consumer): 1152
 channels of 7x7, 5x5 + SiLU from 3.3x to 1.7x onnxruntime's time, 3x3 + SiLU 2.6x
 to 1.3x; 672 of 6x6, 5x5 + SiLU 3.0x to 1.6x; 960 of 7x7, 3x3 + ReLU6 1.25x to 0.83x.
@@ -70,6 +76,16 @@ def _plane_epilogue(op):
     return consumer
 
 
+def _flat_row(op, pitch: int, lanes: int) -> tuple:
+    """(vectors, input rows): the whole vectors of a flat output row with the input's
+    ``pitch`` and the rows of that pitch its taps read."""
+    oh = static_tensor_type(op.results[0]).shape[2]
+    _, kh, kw = static_tensor_type(op.operands[1]).shape
+    _, (dh, dw) = conv_params(op)
+    vectors = -(-oh * pitch // lanes)
+    return vectors, -(-(dh * (kh - 1) * pitch + dw * (kw - 1) + vectors * lanes) // pitch)
+
+
 def _flat_taps(op, epilogue, lanes: int, copied: bool = False):
     """The rewrite of one depthwise convolution (and its ``epilogue``, or None): the
     output ``[N, C, OH, OW]`` sliced from the flat rows (see the module docstring),
@@ -84,9 +100,8 @@ def _flat_taps(op, epilogue, lanes: int, copied: bool = False):
     _, (dh, dw) = conv_params(op)
     f32 = out_t.element_type
     pitch = w + low[3] + high[3]
-    vectors = -(-oh * pitch // lanes)  # the flat output row: OH rows of the input's pitch, in whole vectors
+    vectors, rows = _flat_row(op, pitch, lanes)
     length = vectors * lanes
-    rows = -(-(dh * (kh - 1) * pitch + dw * (kw - 1) + length) // pitch)
     high = high[:2] + [high[2] + max(0, rows - (h + low[2] + high[2])), high[3]]
     if not isinstance(value, ir.Value):
         value = arith.constant(f32, value)
@@ -105,15 +120,17 @@ def _flat_taps(op, epilogue, lanes: int, copied: bool = False):
         operands = [(None if v == op.results[0] else v, m) for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
         tail = epilogue.regions[0].blocks[0], operands, tensor.empty([n, c, vectors, lanes], f32)
     y = tensor.collapse_shape(row_t, window_generic("sum", taps, op.operands[1], init, tail, chains=CHAINS), split)
-    y = tensor.extract_slice(ir.RankedTensorType.get([n, c, oh * pitch], f32), y, [], [], [], [0, 0, 0], [n, c, oh * pitch], [1, 1, 1])
+    used = [n, c, oh * pitch]
+    y = tensor.extract_slice(ir.RankedTensorType.get(used, f32), y, [], [], [], [0, 0, 0], used, [1, 1, 1])
     grid = tensor.expand_shape(ir.RankedTensorType.get([n, c, oh, pitch], f32), y, split, [], [n, c, oh, pitch])
     y = tensor.extract_slice(out_t, grid, [], [], [], [0, 0, 0, 0], [n, c, oh, ow], [1, 1, 1, 1])
     return _mlir.linalg.copy(y, outs=[tensor.empty([n, c, oh, ow], f32)]) if copied else y
 
 
 def flat_plane_taps(module: ir.Module, lanes: int) -> int:
-    """Rewrite every f32 static depthwise convolution of stride 1, its accumulator a fill, whose output rows are narrower than a vector (``lanes``
-    f32) (see the module docstring). Returns how many were rewritten."""
+    """Rewrite every f32 static depthwise convolution of stride 1, its accumulator a
+    fill, whose output rows are narrower than a vector (``lanes`` f32), see the module
+    docstring. Returns how many were rewritten."""
     count = 0
     for op in linalg_ops(module):
         if op.name != DEPTHWISE or len(op.results) != 1:
@@ -124,6 +141,9 @@ def flat_plane_taps(module: ir.Module, lanes: int) -> int:
         fill = producer(op.operands[2])
         if conv_params(op)[0] != [1, 1] or fill is None or fill.name != "linalg.fill":
             continue
+        x = types[0].shape
+        if static_pad(op)[0] == op.operands[0] and _flat_row(op, x[3], lanes)[1] > x[2] and 2 * types[2].shape[3] > lanes:
+            continue  # the rows would need a padded copy of an input read in place: not for rows over half a vector
         epilogue = _plane_epilogue(op)
         apart = epilogue is not None and taken_epilogue(op) is None and math.prod(types[1].shape[1:]) > MAX_TAPS_WITH_EXPENSIVE
         if apart:

@@ -16,8 +16,11 @@ are collapsed (``tensor.collapse_shape``) and the result expanded back
 (``tensor.expand_shape``), views both, which cancel between neighbours merged alike.
 
 Left alone: the epilogues of contractions and generics reading ``linalg.index`` (as
-``unit_dims.py``), and operands that are slices not whole along the merged dims (a
-window's taps: their collapse would be a copy).
+``unit_dims.py``), operands that are slices not whole along the merged dims (a
+window's taps: their collapse would be a copy), and operands read at constant
+indices past the merged loops' count (a squeeze-and-excitation scale ``[1, C, 1, 1]``
+read at ``(n, c, 0, 0)``: merged, the vectorizer left the op scalar, 1.0x -> 3.2x
+onnxruntime's time on 1152 channels of 3x3).
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ def _mergeable(op, loop: int, rank: int) -> bool:
     order, or none of them, through dims that collapse as a view."""
     for value, amap in zip(op.operands, indexing_maps(op)):
         dims = _dim_positions(amap)
+        if None in dims and len(dims) > loop + 1:
+            return False  # constant indices past the merged loops' count: the vectorizer leaves the op scalar
         if loop not in dims and loop + 1 not in dims:
             continue
         if loop not in dims or loop + 1 not in dims or dims.index(loop + 1) != dims.index(loop) + 1:

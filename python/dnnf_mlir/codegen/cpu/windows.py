@@ -154,12 +154,12 @@ def tap_slices(x, out_shape, window, strides, dilations, phases: bool = False, s
 def window_generic(kind: str, taps: list, weights, init, epilogue=None, chains: int = 1):
     """One element-wise generic over the output (``[N, C, ...]``) combining the ``taps``
     in order (``sum`` of the taps times ``weights`` ``[C, KH, KW]`` for a depthwise
-    convolution, ``max`` or ``sum`` for pooling) into ``init``. ``epilogue``: (block, [(value, map)], init)
-    of an element-wise consumer of the result (the result's own entries have value
-    None), applied to the value in registers: the result is written once, not
-    written, read back and written again. ``chains``: the taps are combined into that
-    many partial results (tap t into ``t % chains``), combined pairwise at the end:
-    independent chains of multiply-adds where one would wait on each result."""
+    convolution, ``max`` or ``sum`` for pooling) into ``init``. ``epilogue``: (block,
+    [(value, map)], init) of an element-wise consumer of the result (the result's own
+    entries have value None), applied to the value in registers: the result is written
+    once, not written, read back and written again. ``chains``: the taps are combined
+    into that many partial results (tap t into ``t % chains``), combined pairwise at
+    the end: independent chains of multiply-adds where one would wait on each result."""
     tensor = _mlir.tensor
     rank, c = static_tensor_type(init).rank, static_tensor_type(init).shape[1]
     kw = static_tensor_type(weights).shape[2] if weights is not None else 1

@@ -20,7 +20,9 @@ Left alone: the epilogues of contractions and generics reading ``linalg.index`` 
 window's taps: their collapse would be a copy), and operands read at constant
 indices past the merged loops' count (a squeeze-and-excitation scale ``[1, C, 1, 1]``
 read at ``(n, c, 0, 0)``: merged, the vectorizer left the op scalar, 1.0x -> 3.2x
-onnxruntime's time on 1152 channels of 3x3).
+onnxruntime's time on 1152 channels of 3x3), and the ops reading a reduction, or read by
+one whose result an op of their shape reads back (a layer normalization's: one row
+group of ``row_fusion.py``, which one shape keeps together).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def merge_narrow_rows(module: ir.Module, target: CpuTarget) -> int:
         ranges = static_loop_ranges(op)
         if ranges is None or len(ranges) < 2 or not all(parallel_loops(op) or [False]) or not rebuildable(op):
             continue
-        if not indexing_maps(op)[-1].is_permutation:
+        if not indexing_maps(op)[-1].is_permutation or _in_row_group(op):
             continue
         lanes = target.lanes(element_bits(static_tensor_type(op.results[0])))
         first = len(ranges) - 1  # the first loop of the merged tail
@@ -54,6 +56,28 @@ def merge_narrow_rows(module: ir.Module, target: CpuTarget) -> int:
             _merge(op, first, len(ranges))
             count += 1
     return count
+
+
+def _reduces(op) -> bool:
+    return op.name == "linalg.reduce" or op.name == "linalg.generic" and not all(parallel_loops(op) or [True])
+
+
+def _in_row_group(op) -> bool:
+    """Whether ``op`` reads a reduction's result, or a reduction reads it whose result an
+    element-wise op of ``op``'s shape reads back: a member of a row group
+    (``row_fusion.py``: a layer normalization, a softmax), whose ops must keep one shape
+    to be fused into the row's loop. A global pool's input (read back by no op of its
+    shape) is not."""
+    if any(source is not None and _reduces(source) for source in map(producer, op.operands)):
+        return True
+    shape = static_loop_ranges(op)
+    for use in op.results[0].uses:
+        if not _reduces(use.owner):
+            continue
+        readers = [u.owner for result in use.owner.results for u in result.uses]
+        if any(r.name == "linalg.generic" and not _reduces(r) and static_loop_ranges(r) == shape for r in readers):
+            return True
+    return False
 
 
 def _ends_masked(row: int, lanes: int) -> bool:

@@ -1,6 +1,8 @@
-"""Depthwise convolutions as loops over channels (codegen/cpu/depthwise.py), compiled for
-the host, on 1 and 2 threads, for AVX-512 (this machine) and AVX2 (``x86-64-v3``: 8
-lanes, so other rows are split by phase), against onnxruntime.
+"""Depthwise convolutions as loops over channels (codegen/cpu/depthwise.py) and, on planes
+narrower than a vector, as flat rows (codegen/cpu/flat_planes.py), compiled for the
+host, on 1 and 2 threads, for AVX-512 (this machine) and AVX2 (``x86-64-v3``: 8
+lanes, so other rows are split by phase, and 14-wide rows take the channel loops),
+against onnxruntime.
 
 What the rewrite decides is varied: the channel blocks (a prime count: blocks of one
 channel; 58 = 2 x 29, ShuffleNet's; 144 = 16 x 9), the padded plane (symmetric,
@@ -8,7 +10,10 @@ asymmetric, none), the phase buffer of a wide strided window (left padding 1: on
 zero column; 2: none; an odd width: the padded plane split instead), dilation, 3x3 and
 5x5, and the epilogue: moved into the taps' generic (bias only, ReLU6 (Clip), a
 residual Add of another input) or kept apart (SiLU, x * Sigmoid(x): expensive; a
-convolution whose result two ops read). Inputs standard normal, weights scaled by 1 / k to keep
+convolution whose result two ops read). Small planes vary the flat row: 7x7, 6x6, 3x3
+and a plane smaller than its 5x5 window, dilation with asymmetric pads, no padding
+(zero rows added at the bottom only), SiLU in the generic (3x3 window) or apart on
+the copied output (5x5), a residual left apart. Inputs standard normal, weights scaled by 1 / k to keep
 outputs O(1); tolerance rtol 1e-5, atol 1e-5 (at most 25 products added in another
 order than onnxruntime's; SiLU through the code generator's exp approximation).
 """
@@ -72,10 +77,30 @@ def test_depthwise_against_onnxruntime(c, h, w, k, stride, dilation, pads, epilo
     compare([conv, *tail], {"x": x}, constants | more, threads, cpu)
 
 
+@pytest.mark.parametrize("cpu", ["native", "x86-64-v3"])
+@pytest.mark.parametrize("c,h,w,k,dilation,pads,epilogue,threads", [
+    (37, 7, 7, 5, 1, [2, 2, 2, 2], "silu", 1),  # EfficientNet's 7x7, 5x5: SiLU apart, on the copied output
+    (13, 6, 6, 3, 1, [1, 1, 1, 1], "relu6", 2),  # MobileNetV2's 6x6: ReLU6 in the generic
+    (5, 3, 3, 3, 1, [1, 1, 1, 1], "silu", 2),  # 3x3, 3x3: SiLU in the generic
+    (7, 3, 3, 5, 1, [2, 2, 2, 2], "silu", 1),  # a plane smaller than the window
+    (11, 5, 9, 3, 2, [2, 1, 2, 3], "bias", 1),  # dilated, asymmetric pads, an odd plane
+    (17, 9, 11, 3, 1, [0, 0, 0, 0], "two-users", 2),  # no padding: zero rows added at the bottom only
+    (9, 14, 14, 5, 1, [2, 2, 2, 2], "silu", 2),  # 14-wide rows: flat on AVX-512, channel loops on AVX2
+])
+def test_small_planes_against_onnxruntime(c, h, w, k, dilation, pads, epilogue, threads, cpu):
+    """Planes narrower than a vector, each computed as one flat row (codegen/cpu/flat_planes.py)."""
+    conv, constants = depthwise(c, k, 1, dilation, pads)
+    tail, more = EPILOGUES[epilogue]()
+    x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
+    compare([conv, *tail], {"x": x}, constants | more, threads, cpu)
+
+
+@pytest.mark.parametrize("shape", [(1, 32, 20, 20), (2, 19, 5, 5)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_residual_epilogue(threads):
-    """An Add of a second input of the output's shape: its slice of each channel is read."""
-    conv, constants = depthwise(32, 3, 1, 1, [1, 1, 1, 1])
-    x = RNG.standard_normal((1, 32, 20, 20)).astype(np.float32)
-    skip = RNG.standard_normal((1, 32, 20, 20)).astype(np.float32)
+def test_residual_epilogue(threads, shape):
+    """An Add of a second input of the output's shape: its slice of each channel is read
+    (in the channel loops), or it stays apart (a small plane's flat rows)."""
+    conv, constants = depthwise(shape[1], 3, 1, 1, [1, 1, 1, 1])
+    x = RNG.standard_normal(shape).astype(np.float32)
+    skip = RNG.standard_normal(shape).astype(np.float32)
     compare([conv, helper.make_node("Add", ["c", "skip"], ["y"])], {"x": x, "skip": skip}, constants, threads, "native")

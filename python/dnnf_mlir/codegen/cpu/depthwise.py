@@ -37,7 +37,7 @@ def _channel_block(channels: int) -> int:
     return next(d for d in range(1, channels + 1) if channels % d == 0 and channels // d <= MAX_BLOCKS)
 
 
-def _static_pad(op):
+def static_pad(op):
     """(source, low, high, padding value) of the ``tensor.pad`` producing ``op``'s input
     when it pads only the two image dims, by static amounts, with a constant (a float)
     or a value defined outside its region; else (input, zeros, zeros, 0.0)."""
@@ -91,7 +91,7 @@ def _channel_slice(value, amap, channel):
     return _slice(value, offsets, sizes)
 
 
-def _filled(shape: list, value, element):
+def filled(shape: list, value, element):
     """A tensor of ``shape`` filled with ``value`` (a float or an f32 value)."""
     tensor, linalg, arith = _mlir.tensor, _mlir.linalg, _mlir.arith
     if not isinstance(value, ir.Value):
@@ -104,7 +104,7 @@ def _padded_plane(source, channel, low, high, value, columns: int):
     ``columns`` wide): a fill of the plane, the channel copied into its interior."""
     n, _, h, w = static_tensor_type(source).shape
     width = max(w + low[3] + high[3], columns)
-    plane = _filled([n, 1, h + low[2] + high[2], width], value, static_tensor_type(source).element_type)
+    plane = filled([n, 1, h + low[2] + high[2], width], value, static_tensor_type(source).element_type)
     inner = _slice(plane, [0, 0, low[2], low[3]], [n, 1, h, w])
     copied = copy_into(_slice(source, [0, channel, 0, 0], [n, 1, h, w]), inner)
     return _insert(copied, plane, [0, 0, low[2], low[3]])
@@ -138,7 +138,7 @@ def _channel_taps(op, source, channel, pad, lanes: int) -> list:
     shift = -low[3] % sw
     first = (low[3] + shift) // sw
     width = max(phase_width(window[1], sw, dw, ow, shift), first + w // sw)
-    phases = _filled([n, 1, h + low[2] + high[2], sw, width], value, static_tensor_type(source).element_type)
+    phases = filled([n, 1, h + low[2] + high[2], sw, width], value, static_tensor_type(source).element_type)
     offsets = [0, 0, low[2], 0, first]
     inner = phase_split(_slice(source, [0, channel, 0, 0], [n, 1, h, w]), sw, w // sw,
                         init=_slice(phases, offsets, [n, 1, h, sw, w // sw]))
@@ -149,7 +149,7 @@ def _channel_loop(op, epilogue, lanes: int):
     """The rewrite of one depthwise convolution (and its ``epilogue``, or None): the
     loop nest's result, which replaces the epilogue's (or the convolution's) result."""
     tensor, linalg, arith, scf = _mlir.tensor, _mlir.linalg, _mlir.arith, _mlir.scf
-    source, low, high, value = _static_pad(op)
+    source, low, high, value = static_pad(op)
     weights, init = op.operands[1], op.operands[2]
     out_t = static_tensor_type(op.results[0])
     n, c, oh, ow = out_t.shape
@@ -214,4 +214,4 @@ def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
     return count
 
 
-__all__ = ["depthwise_channel_loops"]
+__all__ = ["depthwise_channel_loops", "filled", "static_pad"]

@@ -7,15 +7,18 @@ arithmetic (``approximations``); contractions written as ``linalg.generic`` rebu
 as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
 transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
 operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutions
-split per group; pooling and depthwise convolutions become element-wise ops over
-the taps of their window (``windows``); single-image 1x1 convolutions and those of
-output rows narrower than a vector become ``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
-output width, strided ones split by phase (``convolutions``); their element-wise
+split per group; depthwise convolutions become loops over channels (rows at least a
+vector wide: ``depthwise``) or flat rows of whole vectors (narrower, unstrided:
+``flat_planes``); pooling and the other depthwise convolutions become element-wise
+ops over the taps of their window (``windows``); single-image 1x1 convolutions and
+those of output rows narrower than a vector become ``linalg.matmul``; other NCHW
+convolutions are widened to whole vectors along the output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
 (``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
-output) folded into the copy (``permuted_epilogues``); last, the unit dims of ops whose
+output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
 innermost loop has extent 1 folded away, so that their vectors run along a dim of
-extent > 1 (``unit_dims``).
+extent > 1 (``unit_dims``); last, the innermost loops of element-wise ops over rows
+narrower than a vector merged, so that their vectors are whole (``narrow_rows``).
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .depthwise import depthwise_channel_loops
+from .flat_planes import flat_plane_taps
 from .convolutions import convolutions_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
+from .narrow_rows import merge_narrow_rows
 from .permuted_epilogues import fold_permuted_epilogues
 from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
@@ -44,6 +49,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += normalize_matmuls(module)
     rewritten += split_grouped_convolutions(module)
     rewritten += depthwise_channel_loops(module, lanes)
+    rewritten += flat_plane_taps(module, lanes)
     rewritten += windows_to_taps(module, lanes)
     rewritten += convolutions_to_matmul(module, target)
     rewritten += pad_convolutions(module, target)
@@ -52,6 +58,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += collapse_epilogues(module)
     rewritten += fold_permuted_epilogues(module)
     rewritten += fold_unit_dims(module)
+    rewritten += merge_narrow_rows(module, target)
     return rewritten
 
 

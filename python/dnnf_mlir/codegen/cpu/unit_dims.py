@@ -49,7 +49,7 @@ def fold_unit_dims(module: ir.Module) -> int:
         if _reduces_units_only(op, ranges) or _reads_any(op, held):
             held.append(op)
             continue
-        if not _ends_in_unit(op, ranges) or not _foldable(op):
+        if not _ends_in_unit(op, ranges) or not rebuildable(op):
             continue
         kept = [d for d, r in enumerate(ranges) if r != 1]
         if op.name == "linalg.generic":
@@ -88,7 +88,10 @@ def _reads_any(op, ops: list) -> bool:
     return any(source == other for source in sources for other in ops)
 
 
-def _foldable(op) -> bool:
+def rebuildable(op) -> bool:
+    """Whether ``op`` may be rebuilt over other loops: one static result, not a
+    matrix-vector partial sum, no ``linalg.index`` in its body, not the epilogue of a
+    contraction (its kernel applies it over the contraction's own shape)."""
     if MARK in op.attributes or len(op.results) != 1 or static_tensor_type(op.results[0]) is None:
         return False
     if op.name == "linalg.generic":
@@ -157,7 +160,7 @@ def _fold_generic(op, ranges: list, kept: list):
         inputs, outputs = operands[:-1], operands[-1:]
         rebuilt = _mlir.linalg.GenericOp([o.type for o in outputs], inputs, outputs,
                                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), iterators)
-        _adopt(op, rebuilt)
+        adopt_body(op, rebuilt)
         out_type = static_tensor_type(op.results[0])
         out_dims = [i for i, s in enumerate(out_type.shape) if s != 1]
         result = _expanded(rebuilt.results[0], out_type, out_dims)
@@ -177,13 +180,13 @@ def _fold_reduce(op, kept: list):
         dims = [i for i, d in enumerate(kept) if d in reduced]
         rebuilt = ir.Operation.create("linalg.reduce", results=[new_init.type], operands=[new_source, new_init],
                                       attributes={"dimensions": ir.DenseI64ArrayAttr.get(dims)}, regions=1)
-        _adopt(op, rebuilt)
+        adopt_body(op, rebuilt)
         result = _expanded(rebuilt.results[0], static_tensor_type(op.results[0]), init_kept)
     op.results[0].replace_all_uses_with(result)
     op.erase()
 
 
-def _adopt(op, rebuilt):
+def adopt_body(op, rebuilt):
     """Move ``op``'s body (its element types are unchanged) and its other attributes to ``rebuilt``."""
     op.regions[0].blocks[0].append_to(rebuilt.regions[0])
     for name in list(op.attributes):
@@ -199,4 +202,4 @@ def _is_zero(expr) -> bool:
         return False
 
 
-__all__ = ["fold_unit_dims"]
+__all__ = ["adopt_body", "fold_unit_dims", "rebuildable"]

@@ -151,42 +151,48 @@ def tap_slices(x, out_shape, window, strides, dilations, phases: bool = False, s
     return taps
 
 
-def window_generic(kind: str, taps: list, weights, init, epilogue=None):
-    """One element-wise generic over the output combining the ``taps`` in order (``sum``
-    of the taps times ``weights`` ``[C, KH, KW]`` for a depthwise convolution, ``max``
-    or ``sum`` for pooling) into ``init``. ``epilogue``: (block, [(value, map)], init)
-    of an element-wise consumer of the result (the result's own entries have value
-    None), applied to the value in registers: the result is written once, not
-    written, read back and written again."""
+def window_generic(kind: str, taps: list, weights, init, epilogue=None, chains: int = 1):
+    """One element-wise generic over the output (``[N, C, ...]``) combining the ``taps``
+    in order (``sum`` of the taps times ``weights`` ``[C, KH, KW]`` for a depthwise
+    convolution, ``max`` or ``sum`` for pooling) into ``init``. ``epilogue``: (block,
+    [(value, map)], init) of an element-wise consumer of the result (the result's own
+    entries have value None), applied to the value in registers: the result is written
+    once, not written, read back and written again. ``chains``: the taps are combined
+    into that many partial results (tap t into ``t % chains``), combined pairwise at
+    the end: independent chains of multiply-adds where one would wait on each result."""
     tensor = _mlir.tensor
-    c = static_tensor_type(init).shape[1]
+    rank, c = static_tensor_type(init).rank, static_tensor_type(init).shape[1]
     kw = static_tensor_type(weights).shape[2] if weights is not None else 1
     w_t = ir.RankedTensorType.get([c], static_tensor_type(init).element_type)
-    per_channel = ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(1)])
+    per_channel = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(1)])
     inputs, maps = [], []
     for t, tap in enumerate(taps):
         inputs.append(tap)
-        maps.append(_identity(4))
+        maps.append(_identity(rank))
         if weights is not None:
             inputs.append(tensor.extract_slice(w_t, weights, [], [], [], [0, t // kw, t % kw], [c, 1, 1], [1, 1, 1]))
             maps.append(per_channel)
 
-    def combine(args, acc):
-        acc = None if kind == "sum" and _is_zero(acc) else acc
+    def combine(args, acc, chains=chains):
         step = 2 if weights is not None else 1
+        chains = min(chains, len(args) // step)
+        sums = [None if kind == "sum" and _is_zero(acc) else acc] + [None] * (chains - 1)
         for t in range(0, len(args), step):
-            acc = _combine(kind, acc, args[t], args[t + 1] if weights is not None else None)
-        return acc
+            k = (t // step) % chains
+            sums[k] = _combine(kind, sums[k], args[t], args[t + 1] if weights is not None else None)
+        while len(sums) > 1:
+            sums = [_combine(kind, a, b) for a, b in zip(sums[::2], sums[1::2])] + ([sums[-1]] if len(sums) % 2 else [])
+        return sums[0]
 
     if epilogue is None:
-        return _generic(inputs, maps + [_identity(4)], init, ["parallel"] * 4, combine)
+        return _generic(inputs, maps + [_identity(rank)], init, ["parallel"] * rank, combine)
     block, operands, out = epilogue
     start = _fill_value(init)
     window = len(inputs)
     if start is None:  # the accumulator's initial value (a broadcast bias) is read
-        inputs, maps = inputs + [init], maps + [_identity(4)]
+        inputs, maps = inputs + [init], maps + [_identity(rank)]
     inputs += [v for v, _ in operands if v is not None]
-    maps += [m for v, m in operands if v is not None] + [_identity(4)]
+    maps += [m for v, m in operands if v is not None] + [_identity(rank)]
 
     def body(*scalars):
         acc = combine(list(scalars[:window]), start if start is not None else scalars[window])
@@ -195,7 +201,7 @@ def window_generic(kind: str, taps: list, weights, init, epilogue=None):
         values[block.arguments[len(block.arguments) - 1]] = scalars[-1]
         return inline_body(block, values)
 
-    return generic(inputs, maps, [out], body, ["parallel"] * 4)[0]
+    return generic(inputs, maps, [out], body, ["parallel"] * rank)[0]
 
 
 # Ops (not counting the yield) of an epilogue the window's generic computes too.

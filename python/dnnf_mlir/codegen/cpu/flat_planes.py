@@ -1,0 +1,156 @@
+"""Depthwise convolutions over planes narrower than a vector, each plane one flat row.
+
+As a whole-tensor window (``windows.py``), a depthwise convolution's generic is
+vectorized along the output rows: on EfficientNet's 7x7 planes (a 96x96 input's 3x3
+and 6x6, MobileNetV2's too), a row is 7 of 16 lanes, and each tap's load of 7
+elements is four instructions (4 + 2 + 1 and an insert), so that 1152 channels of 7x7
+with a 5x5 kernel took 2.6x onnxruntime's time. ``flat_plane_taps`` computes each
+channel's output as one row instead: over the zero-padded input ``[N, C, HP, WP]``,
+collapsed to ``[N, C, HP * WP]`` (a view), tap (i, j) of output ``(oh, ow)`` is
+element ``(oh + dh*i) * WP + ow + dw*j``, so over the output laid out with the input's
+pitch, ``[N, C, OH * WP]``, every tap is a contiguous slice at offset ``dh*i*WP +
+dw*j``::
+
+    y[n, c, k] = sum over (i, j) of x_flat[n, c, k + dh*i*WP + dw*j] * w[c, i, j]
+
+whose columns ``ow >= OW`` of each output row are computed and dropped (a slice of
+the result viewed as ``[N, C, OH, WP]``). The row is rounded up to whole vectors and
+computed as ``[N, C, V, lanes]``, a vector per step, no masks: 7x7 with a 5x5 kernel
+(``WP`` = 11) is five vectors a channel where its rows were seven of half a vector.
+The pad gets zero rows at the bottom for the dropped columns that would read past
+the plane. A 5x5 window's 25 multiply-adds are split into ``CHAINS`` independent
+chains. The convolution's element-wise consumer (bias, ReLU6, SiLU; not one that
+varies over the plane, a residual) is computed in the same generic on the same
+vectors, then the dropped columns are sliced off once, except an expensive one (SiLU)
+after a window of more than ``MAX_TAPS_WITH_EXPENSIVE`` taps, computed apart on the
+output copied out of the flat rows (its rows then merge: ``narrow_rows.py``).
+
+An input read in place (not padded: MobileNetV2's, padded by the kernel before) is
+copied into a pad when the flat rows read past it; for rows over half a vector that
+copy costs more than the whole vectors save (192 channels of 14x14 into 12x12,
+3x3: 0.0076 ms as rows, 0.0127 ms as flat rows; 384 of 8x8 into 6x6: 0.0074 ms,
+0.0065 ms), and they stay rows.
+
+Measured (AVX-512, one thread, against onnxruntime, each with its consumer): 1152
+channels of 7x7, 5x5 + SiLU from 3.3x to 1.7x onnxruntime's time, 3x3 + SiLU 2.6x
+to 1.3x; 672 of 6x6, 5x5 + SiLU 3.0x to 1.6x; 960 of 7x7, 3x3 + ReLU6 1.25x to 0.83x.
+
+Only unstrided windows: with a stride, the columns of a flat row would be strided
+reads (a load per lane), and most of them dropped.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import _mlir
+from ..._mlir import ir
+from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_inputs, linalg_ops,
+                              producer, reassociation, static_tensor_type)
+from .convolutions import make_pad
+from .depthwise import filled, static_pad
+from .windows import DEPTHWISE, replace_window, taken_epilogue, window_generic
+
+# Independent chains of multiply-adds per vector: a flat row is a few vectors, each
+# waiting on 25 dependent multiply-adds of a 5x5 window as one chain. Measured
+# (AVX-512, one thread, against onnxruntime, SiLU in the generic): 1152 channels of
+# 7x7, 5x5: 2.61x (one chain), 1.99x (two), 1.90x (four); of 3x3, 5x5: 2.85x, 2.06x, 1.93x.
+CHAINS = 4
+# Windows of more taps leave an expensive consumer (SiLU) apart, on the output copied
+# out of the flat rows: with the taps' weights and partial sums, its constants no
+# longer fit the registers. Measured as above: 672 channels of 6x6, 5x5: 1.80x in
+# the generic, 1.56x apart; 1152 of 7x7, 5x5: 1.88x, 1.70x; 1152 of 3x3, 3x3: 0.86x, 1.15x.
+MAX_TAPS_WITH_EXPENSIVE = 9
+
+
+def _plane_epilogue(op):
+    """The element-wise consumer of ``op`` whose other operands are the same for every
+    element of a plane (a bias: they read dims 0 and 1 only), else None."""
+    consumer = elementwise_consumer(op)
+    if consumer is None:
+        return None
+    for value, amap in zip(linalg_inputs(consumer), indexing_maps(consumer)):
+        positions = {ir.AffineDimExpr(e).position for e in amap.results if isinstance(e, ir.AffineDimExpr)}
+        if value != op.results[0] and positions - {0, 1}:
+            return None
+    return consumer
+
+
+def _flat_row(op, pitch: int, lanes: int) -> tuple:
+    """(vectors, input rows): the whole vectors of a flat output row with the input's
+    ``pitch`` and the rows of that pitch its taps read."""
+    oh = static_tensor_type(op.results[0]).shape[2]
+    _, kh, kw = static_tensor_type(op.operands[1]).shape
+    _, (dh, dw) = conv_params(op)
+    vectors = -(-oh * pitch // lanes)
+    return vectors, -(-(dh * (kh - 1) * pitch + dw * (kw - 1) + vectors * lanes) // pitch)
+
+
+def _flat_taps(op, epilogue, lanes: int, copied: bool = False):
+    """The rewrite of one depthwise convolution (and its ``epilogue``, or None): the
+    output ``[N, C, OH, OW]`` sliced from the flat rows (see the module docstring),
+    ``copied`` into a tensor of its own for an element-wise consumer left apart (whose
+    rows then merge: ``narrow_rows.py``)."""
+    tensor, arith = _mlir.tensor, _mlir.arith
+    source, low, high, value = static_pad(op)
+    n, c, h, w = static_tensor_type(source).shape
+    out_t = static_tensor_type(op.results[0])
+    _, _, oh, ow = out_t.shape
+    _, kh, kw = static_tensor_type(op.operands[1]).shape
+    _, (dh, dw) = conv_params(op)
+    f32 = out_t.element_type
+    pitch = w + low[3] + high[3]
+    vectors, rows = _flat_row(op, pitch, lanes)
+    length = vectors * lanes
+    high = high[:2] + [high[2] + max(0, rows - (h + low[2] + high[2])), high[3]]
+    if not isinstance(value, ir.Value):
+        value = arith.constant(f32, value)
+    padded = make_pad(source, low, high, value) if any(low + high) else source
+    hp = h + low[2] + high[2]
+    flat = tensor.collapse_shape(ir.RankedTensorType.get([n, c, hp * pitch], f32), padded, reassociation([[0], [1], [2, 3]]))
+    row_t, tile_t = ir.RankedTensorType.get([n, c, length], f32), ir.RankedTensorType.get([n, c, vectors, lanes], f32)
+    split = reassociation([[0], [1], [2, 3]])
+    taps = [tensor.expand_shape(tile_t, tensor.extract_slice(row_t, flat, [], [], [], [0, 0, dh * i * pitch + dw * j],
+                                                             [n, c, length], [1, 1, 1]), split, [], [n, c, vectors, lanes])
+            for i in range(kh) for j in range(kw)]
+    fill = producer(op.operands[2])
+    init = filled([n, c, vectors, lanes], fill.operands[0], f32)
+    tail = None
+    if epilogue is not None:
+        operands = [(None if v == op.results[0] else v, m) for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
+        tail = epilogue.regions[0].blocks[0], operands, tensor.empty([n, c, vectors, lanes], f32)
+    y = tensor.collapse_shape(row_t, window_generic("sum", taps, op.operands[1], init, tail, chains=CHAINS), split)
+    used = [n, c, oh * pitch]
+    y = tensor.extract_slice(ir.RankedTensorType.get(used, f32), y, [], [], [], [0, 0, 0], used, [1, 1, 1])
+    grid = tensor.expand_shape(ir.RankedTensorType.get([n, c, oh, pitch], f32), y, split, [], [n, c, oh, pitch])
+    y = tensor.extract_slice(out_t, grid, [], [], [], [0, 0, 0, 0], [n, c, oh, ow], [1, 1, 1, 1])
+    return _mlir.linalg.copy(y, outs=[tensor.empty([n, c, oh, ow], f32)]) if copied else y
+
+
+def flat_plane_taps(module: ir.Module, lanes: int) -> int:
+    """Rewrite every f32 static depthwise convolution of stride 1, its accumulator a
+    fill, whose output rows are narrower than a vector (``lanes`` f32), see the module
+    docstring. Returns how many were rewritten."""
+    count = 0
+    for op in linalg_ops(module):
+        if op.name != DEPTHWISE or len(op.results) != 1:
+            continue
+        types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
+        if any(t is None or not is_f32(t) for t in types) or types[2].shape[3] >= lanes:
+            continue
+        fill = producer(op.operands[2])
+        if conv_params(op)[0] != [1, 1] or fill is None or fill.name != "linalg.fill":
+            continue
+        x = types[0].shape
+        if static_pad(op)[0] == op.operands[0] and _flat_row(op, x[3], lanes)[1] > x[2] and 2 * types[2].shape[3] > lanes:
+            continue  # the rows would need a padded copy of an input read in place: not for rows over half a vector
+        epilogue = _plane_epilogue(op)
+        apart = epilogue is not None and taken_epilogue(op) is None and math.prod(types[1].shape[1:]) > MAX_TAPS_WITH_EXPENSIVE
+        if apart:
+            epilogue = None
+        replace_window(op, epilogue, lambda: _flat_taps(op, epilogue, lanes, apart))
+        count += 1
+    return count
+
+
+__all__ = ["flat_plane_taps"]

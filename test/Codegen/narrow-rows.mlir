@@ -129,3 +129,22 @@ func.func @excitation(%x: tensor<1x12x3x3xf32>, %s: tensor<1x12x1x1xf32>) -> ten
   } -> tensor<1x12x3x3xf32>
   return %r : tensor<1x12x3x3xf32>
 }
+
+// -----
+
+// An im2col copy of a stride-2 3x3 window (as convolutions_to_matmul builds it): its input
+// is read at compound indices (2 * y + i), which no collapse of (y, x) expresses: kept.
+// CHECK-LABEL: func.func @strided_patches(
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x4x8x8xf32>) outs(%{{.*}} : tensor<4x3x3x3x3xf32>)
+#read = affine_map<(c, i, j, y, x) -> (0, c, y * 2 + i, x * 2 + j)>
+#id5 = affine_map<(c, i, j, y, x) -> (c, i, j, y, x)>
+func.func @strided_patches(%x: tensor<1x4x8x8xf32>) -> tensor<4x3x3x3x3xf32> {
+  %e = tensor.empty() : tensor<4x3x3x3x3xf32>
+  %r = linalg.generic {indexing_maps = [#read, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+       ins(%x : tensor<1x4x8x8xf32>) outs(%e : tensor<4x3x3x3x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x3x3x3x3xf32>
+  return %r : tensor<4x3x3x3x3xf32>
+}

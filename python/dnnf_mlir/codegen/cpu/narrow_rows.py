@@ -16,7 +16,7 @@ are collapsed (``tensor.collapse_shape``) and the result expanded back
 (``tensor.expand_shape``), views both, which cancel between neighbours merged alike.
 
 Left alone: the epilogues of contractions and generics reading ``linalg.index`` (as
-``unit_dims.py``), operands that are slices not whole along the merged dims (a
+``unit_dims.py``), operands read at compound indices (``2 * y + i``: an im2col copy), operands that are slices not whole along the merged dims (a
 window's taps: their collapse would be a copy), and operands read at constant
 indices past the merged loops' count (a squeeze-and-excitation scale ``[1, C, 1, 1]``
 read at ``(n, c, 0, 0)``: merged, the vectorizer left the op scalar, 1.0x -> 3.2x
@@ -96,6 +96,8 @@ def _mergeable(op, loop: int, rank: int) -> bool:
     (loops ``loop + 1`` .. ``rank - 1``, read adjacent and in order) adjacent and in
     order, or none of them, through dims that collapse as a view."""
     for value, amap in zip(op.operands, indexing_maps(op)):
+        if not all(isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)) for e in amap.results):
+            return False  # a window's or a stride's compound index (im2col's patches): no dim to collapse
         dims = _dim_positions(amap)
         if None in dims and len(dims) > loop + 1:
             return False  # constant indices past the merged loops' count: the vectorizer leaves the op scalar

@@ -11,11 +11,12 @@ layout's strides), a scalar read extracts its lane. Every other
 vector access, to such a buffer or to a thread's private array, is split into scalar
 loads and stores (``scalarize``), which drivers combine again.
 
-With ``words64`` (a device profile's ``vec4_as_words64``), a vec4 of 32-bit elements is
-kept as two 64-bit words, ``memref<N/4 x vector<2xi64>>``, each access bitcast: lavapipe
-loads a buffer element by element, a scalar load per SIMD lane each, so two words
-take half the loads of four floats (MobileBERT's FFN matmul kernels ran in about 0.85x
-the time, its whole GPU time about 0.87x).
+With ``words64`` (a device profile's ``vec4_as_words64``), a vec4 is kept as 64-bit
+words, ``memref<N/4 x vector<2xi64>>`` for 32-bit elements and ``memref<N/4 x
+vector<1xi64>>`` (one word) for f16, each access bitcast: lavapipe loads a buffer
+element by element, a scalar load per SIMD lane each, so two words take half the loads
+of four floats (MobileBERT's FFN matmul kernels ran in about 0.85x the time, its whole
+GPU time about 0.87x) and one word a quarter of four halves.
 """
 
 from __future__ import annotations
@@ -116,15 +117,16 @@ def _vec4_candidate(argument) -> bool:
 
 
 def _to_vec4(function, argument, words64: bool):
-    """Make ``argument`` a 1-d memref of vec4 (of two 64-bit words where ``words64`` and
-    its elements are 32-bit) and rewrite its accesses."""
+    """Make ``argument`` a 1-d memref of vec4 (of the 64-bit words that hold one where
+    ``words64``) and rewrite its accesses."""
     arith, memref, vector = _mlir.arith, _mlir.memref, _mlir.vector
     old = ir.MemRefType(argument.type)
     strides, _, span = _layout(old)
     vec4 = ir.VectorType.get([VEC4], old.element_type)
     stored = vec4
-    if words64 and not isinstance(old.element_type, ir.F16Type):  # f32, i32 (``_vec4_candidate``)
-        stored = ir.VectorType.get([2], ir.IntegerType.get_signless(64))
+    if words64:  # f32, i32 or f16 (``_vec4_candidate``): 128 or 64 bits
+        words = 1 if isinstance(old.element_type, ir.F16Type) else 2
+        stored = ir.VectorType.get([words], ir.IntegerType.get_signless(64))
     argument.set_type(ir.MemRefType.get([span // VEC4], stored))
 
     def load(quad):
@@ -184,7 +186,7 @@ def _scalarize(op):
 
 def vectorize_storage(gpu_module, words64: bool = False) -> dict:
     """Rewrite the memory accesses of every ``gpu.func`` of ``gpu_module`` (see the
-    module docstring; ``words64``: 32-bit vec4s as two 64-bit words); returns {kernel:
+    module docstring; ``words64``: vec4s as 64-bit words); returns {kernel:
     [indices of its vec4 arguments]}."""
     vec4_arguments = {}
     for function in walk_ops(gpu_module, {"gpu.func"}):

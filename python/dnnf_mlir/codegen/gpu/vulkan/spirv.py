@@ -54,9 +54,25 @@ def capabilities(module: ir.Module) -> list:
     caps = ["Shader"]
     if _uses_type(module, lambda t: isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 64):
         caps.append("Int64")
-    if _uses_type(module, lambda t: isinstance(t, ir.F16Type)):  # fp16 storage (``gpu/precision.py``)
-        caps += ["Float16", "StorageBuffer16BitAccess"]
+    if _uses_type(module, lambda t: isinstance(t, ir.F16Type)):  # fp16 (``gpu/precision.py``)
+        caps.append("Float16")
+        if _has_f16_storage_buffer(module):  # not where every one is held as 64-bit words (``storage.py``)
+            caps.append("StorageBuffer16BitAccess")
     return caps
+
+
+def _has_f16_storage_buffer(module: ir.Module) -> bool:
+    """Whether a kernel binds a buffer of f16 or of vectors of f16 (a ``gpu.func``
+    argument in global memory)."""
+    for function in walk_ops(module.operation, {"gpu.func"}):
+        for argument in function.regions[0].blocks[0].arguments:
+            if isinstance(argument.type, ir.MemRefType):
+                memref = ir.MemRefType(argument.type)
+                element = memref.element_type
+                element = ir.VectorType(element).element_type if isinstance(element, ir.VectorType) else element
+                if memref.memory_space is None and isinstance(element, ir.F16Type):
+                    return True
+    return False
 
 
 # The Vulkan device feature each capability needs (VkPhysicalDeviceFeatures and the

@@ -2,8 +2,8 @@
 // a buffer accessed a vec4 of f32 or i32 at a time is declared as vec2s of 64-bit words,
 // each load bitcast to the vec4 and each vec4 bitcast before its store, so that lavapipe
 // loads two components where it loaded four; the binary needs Int64 (shaderInt64 in the
-// plan). f16 vec4s (64 bits) stay as they are. The generic profile keeps vec4s of floats:
-// vulkan-lower.mlir.
+// plan). f16 vec4s are one word each: vulkan-words64-f16-lavapipe.mlir. The generic
+// profile keeps vec4s of floats: vulkan-lower.mlir.
 // RUN: dnnf-opt %s --dnnf-lower="target=vulkan device=lavapipe" | FileCheck %s
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=vulkan --device=lavapipe --emit=spirv-asm | FileCheck %s --check-prefix=SPIRV
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=vulkan --device=lavapipe --emit=plan | FileCheck %s --check-prefix=PLAN

@@ -125,7 +125,7 @@ def check_bindings(module: ir.Module, max_bindings: int, max_binding_bytes: int)
 def emit_binaries(module: ir.Module, convert, words64: bool = False) -> dict:
     """Replace every ``gpu.module`` of ``module`` by the ``gpu.binary`` that ``convert``
     makes of it (given a module holding only it, after ``storage.vectorize_storage``,
-    its vec4s of 32-bit elements as two 64-bit words where ``words64``):
+    its vec4s as 64-bit words where ``words64``):
     the kernels leave the host's type checks, whose vec4 buffers their launches do not
     know. Returns {gpu.module: its vec4 bindings}."""
     vec4 = {}

@@ -52,10 +52,11 @@ class GpuDevice:
     # stepped by 4 (``schedule._attention_tiling``). On lavapipe MobileBERT's attention
     # kernel ran in about 0.7x the time; not measured on a real GPU, so off by default.
     attention_tiles: bool = False
-    # Storage buffers of vec4s of 32-bit elements read and written as two 64-bit words each
-    # (``storage.py``; SPIR-V's Int64, the device's shaderInt64). lavapipe (Mesa 22.3) loads
-    # a buffer one component at a time, a scalar load per SIMD lane: two words take half
-    # the loads of four floats. Off by default: a GPU loads a vec4 in one access.
+    # Storage buffers of vec4s read and written as 64-bit words, two per vec4 of 32-bit
+    # elements, one per vec4 of f16 (``storage.py``; SPIR-V's Int64, the device's
+    # shaderInt64). lavapipe (Mesa 22.3) loads a buffer one component at a time, a scalar
+    # load per SIMD lane: two words take half the loads of four floats, one a quarter of
+    # four halves. Off by default: a GPU loads a vec4 in one access.
     vec4_as_words64: bool = False
 
 

@@ -11,7 +11,7 @@ stage (Adreno's; Mali and lavapipe have more), workgroups of up to 128 invocatio
 16 KiB of shared memory (both the Vulkan minimums).
 
 ``lavapipe`` (Mesa's CPU device) has the same limits, matmul threads of 16 rows,
-register-tiled attention and vec4s stored as two 64-bit words: it reads buffers a
+register-tiled attention and vec4s stored as 64-bit words: it reads buffers a
 scalar load per lane and component, so a thread's loads per FMA set a matmul's speed
 there (``GpuDevice.matmul_rows``, ``attention_tiles``, ``vec4_as_words64``; the
 device must have shaderInt64, as lavapipe does).

@@ -172,6 +172,14 @@ GRAPHS = {
         [helper.make_node("ConvTranspose", ["x", "w", "b"], ["u"], kernel_shape=[2, 2], strides=[2, 2]),
          helper.make_node("Concat", ["u", "skip"], ["y"], axis=1)],
         {"x": [1, 16, 7, 9], "skip": [1, 8, 14, 18]}, {"y": [1, 16, 14, 18]}, {"w": [16, 8, 2, 2], "b": [8]}),
+    # A product plus its transpose: each thread computes its tile of the product and the
+    # tile transposed, whose register rows its epilogue reads down the columns (a read of
+    # the column starting where a written row starts was forwarded that row: wrong on
+    # both GPU targets, codegen/gpu/forwarding.py).
+    "matmul_plus_transpose": lambda: _model(
+        [helper.make_node("MatMul", ["a", "b"], ["m"]), helper.make_node("Transpose", ["m"], ["t"], perm=[1, 0]),
+         helper.make_node("Add", ["m", "t"], ["y"])],
+        {"a": [36, 20], "b": [20, 36]}, {"y": [36, 36]}),
 }
 
 

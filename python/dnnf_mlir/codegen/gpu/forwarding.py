@@ -40,27 +40,27 @@ def _slice(op) -> tuple | None:
     return _static(op, "static_offsets"), _static(op, "static_sizes")
 
 
+def _dropped(sizes, rank: int) -> set:
+    """The dims a rank-reducing slice of ``rank`` dims drops: its first unit dims."""
+    dropped = set()
+    for dim, size in enumerate(sizes):
+        if len(dropped) < len(sizes) - rank and size == 1:
+            dropped.add(dim)
+    return dropped
+
+
 def _into_slice(indices, offsets, sizes, rank: int) -> list:
-    """``indices`` relative to a slice, its dropped unit dims (a rank-reducing slice of
-    ``rank`` dims) removed: the first unit dims, which any read inside it indexes at 0."""
-    relative = [i - o for i, o in zip(indices, offsets)]
-    drop = len(sizes) - rank
-    kept = []
-    for dim, index in enumerate(relative):
-        if drop and sizes[dim] == 1:
-            drop -= 1
-            continue
-        kept.append(index)
-    return kept
+    """``indices`` relative to a slice of ``rank`` dims, its dropped unit dims removed
+    (any read inside it indexes them at 0)."""
+    dropped = _dropped(sizes, rank)
+    return [i - o for dim, (i, o) in enumerate(zip(indices, offsets)) if dim not in dropped]
 
 
 def _out_of_slice(indices, offsets, sizes, rank: int) -> list:
     """The inverse of ``_into_slice``: indices in a slice of ``rank`` dims -> the source's."""
-    drop = len(sizes) - rank
-    result, position = [], 0
+    dropped, position, result = _dropped(sizes, rank), 0, []
     for dim in range(len(sizes)):
-        if drop and sizes[dim] == 1:
-            drop -= 1
+        if dim in dropped:
             result.append(offsets[dim])
             continue
         result.append(offsets[dim] + indices[position])
@@ -115,6 +115,8 @@ def _written(read) -> ir.Value | None:
                 source = op.operands[1]
         elif op.name == "tensor.extract_slice" and _slice(op) is not None:
             offsets, sizes = _slice(op)
+            if width > 1 and len(sizes) - 1 in _dropped(sizes, len(indices)):
+                return None  # a column of the source (its innermost dim dropped): the vector runs down it
             indices = _out_of_slice(indices, offsets, sizes, len(indices))
             source = op.operands[0]
         else:

@@ -156,6 +156,19 @@ def _rows_at_offset():
                   {"sixteen": _ints(16), "end": _ints(64), "one": _ints(1), "last": _ints(2)})
 
 
+def _projection_and_half(rows: int, features: int, outputs: int):
+    """A bidirectional LSTM's input projection (``rows`` x 2 rows of ``features``, 2 x
+    ``outputs`` columns, its bias the accumulator's init: a Gemm) returned whole and,
+    for the forward steps, its first half (a slice along the columns) returned too."""
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["x2"]),
+             helper.make_node("Gemm", ["x2", "w", "b"], ["m"]),
+             helper.make_node("Reshape", ["m", "steps"], ["p"]),
+             helper.make_node("Slice", ["p", "zero", "half", "last"], ["forward"])]
+    return _model(nodes, {"x": [rows, 2, features]}, {"p": [rows, 2, 2 * outputs], "forward": [rows, 2, outputs]},
+                  {"w": [features, 2 * outputs], "b": [2 * outputs], "flat": _ints(2 * rows, features),
+                   "steps": _ints(rows, 2, 2 * outputs), "zero": _ints(0), "half": _ints(outputs), "last": _ints(2)})
+
+
 # name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). A
 # kernel reading part of a contraction's result (the first step's gates, from the whole
 # sequence's input projection; the projection's Q, K and V columns) runs in two
@@ -170,8 +183,10 @@ GRAPHS = {
     "steps_transposed": (_steps_transposed, 0),
     # The last kernel concatenates 32 steps given a unit direction dim, read through 36
     # views, over the generic profile's 24 bindings a dispatch: its groups run in two
-    # launches, not one per op.
-    "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 1 + 1),
+    # launches, not one per op. The projection's forward half, returned beside it, is
+    # computed again in the projection's launch (``slices.RECOMPUTED_WORK``; before, a
+    # launch of its own: 1 + 1).
+    "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 1),
     "projection_rotated": (_projection_rotated, 1),
     # The merged windows are read as 64 tokens through a collapse of the 2 x 2 x 4 x 4
     # grid, which no map folds; the normalization's ops each expanded to iterate over the
@@ -188,6 +203,12 @@ GRAPHS = {
     # windows: three launches.
     "shifted_windows": (_shifted_windows, 2),
     "rows_at_offset": (_rows_at_offset, 0),
+    # The returned half of a small projection is computed again by a copy of the matmul
+    # for its columns (``slices.RECOMPUTED_WORK``): one launch. Before, the projection
+    # first, then the half copied from it: two, as still for a projection whose copy
+    # would run over 2^20 iterations (2^21 here).
+    "projection_and_half": (lambda: _projection_and_half(16, 32, 64), 0),
+    "large_projection_and_half": (lambda: _projection_and_half(64, 128, 128), 1),
 }
 
 

@@ -15,7 +15,11 @@ layer's first step reading its three gates from the whole sequence's input proje
 (1/16 of it in the GRU) computes them again, from its own inputs, in its own tiles
 (one launch, not two: ``phases.py``). Slices that cut one axis alike and another each
 its own way (the first step; each gate's columns) get one copy for the common part
-first, which the next round splits along the other axis. Slices are first taken from
+first, which the next round splits along the other axis. A slice returned beside the
+whole (a bidirectional LSTM's projection and its forward half, which the steps read:
+kernels shared with the backward steps, so no view of the whole could stand for it)
+gets a copy of a contraction, its bias init copied too, when the copy is small
+(``RECOMPUTED_WORK``): else its copy of the result would take a launch of its own. Slices are first taken from
 the value they view (``_slice_at_source``: a slice of a slice, or of a collapse that
 only drops unit dims).
 """

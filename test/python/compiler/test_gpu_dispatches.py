@@ -130,17 +130,21 @@ def _shifted_windows():
                    "axis1": _ints(1), "axis2": _ints(2)})
 
 
-def _patches_merged():
+SWIN_PHASES = [(0, 0), (1, 0), (0, 1), (1, 1)]
+
+
+def _patches_merged(phases=SWIN_PHASES):
     """Swin's patch merging: the residual stream added, as an 8 x 8 grid, its four 2 x 2
-    phases (strided slices) concatenated along the channels and layer-normalized."""
+    ``phases`` (strided slices, (row, column) each) concatenated along the channels and
+    layer-normalized."""
     nodes = [helper.make_node("Add", ["x", "r"], ["sum"]),
              helper.make_node("Reshape", ["sum", "grid"], ["g"])]
-    for i, (row, column) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)]):
+    for i in range(4):
         nodes.append(helper.make_node("Slice", ["g", f"start{i}", "ends", "axes", "steps"], [f"phase{i}"]))
     nodes += [helper.make_node("Concat", [f"phase{i}" for i in range(4)], ["c"], axis=-1),
               helper.make_node("Reshape", ["c", "tokens"], ["t"]),
               helper.make_node("LayerNormalization", ["t", "gamma", "beta"], ["y"], axis=-1)]
-    starts = {f"start{i}": _ints(row, column) for i, (row, column) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)])}
+    starts = {f"start{i}": _ints(row, column) for i, (row, column) in enumerate(phases)}
     return _model(nodes, {"x": [1, 64, 8], "r": [1, 64, 8]}, {"y": [1, 16, 32]},
                   {"grid": _ints(1, 8, 8, 8), "ends": _ints(8, 8), "axes": _ints(1, 2), "steps": _ints(2, 2),
                    "tokens": _ints(1, 16, 32), "gamma": [32], "beta": [32], **starts})
@@ -197,8 +201,14 @@ GRAPHS = {
     "grid_normalized": (lambda: _tokens_normalized(1), 0),
     # A concatenation built in place and read by another op of its kernel: its pieces are
     # computed a launch before their readers (``phases.py``); before, a dispatch per op.
-    # The phases merged along the channels, then normalized: two launches.
-    "patches_merged": (_patches_merged, 1),
+    # The phases merged along the channels, then normalized: one launch, the
+    # concatenation read as the grid's transpose (``strided_concats.py``; before, two:
+    # the pieces, then the normalization), the row's phase varying slowest too. In an
+    # order that is no transpose (the second and last phases swapped), still the pieces
+    # first.
+    "patches_merged": (_patches_merged, 0),
+    "patches_merged_row_major": (lambda: _patches_merged([(0, 0), (0, 1), (1, 0), (1, 1)]), 0),
+    "patches_merged_out_of_order": (lambda: _patches_merged([(0, 0), (1, 1), (0, 1), (1, 0)]), 1),
     # The normalized rows into the first roll's pieces, those into the second's, then the
     # windows: three launches.
     "shifted_windows": (_shifted_windows, 2),

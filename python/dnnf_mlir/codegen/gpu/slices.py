@@ -15,11 +15,13 @@ layer's first step reading its three gates from the whole sequence's input proje
 (1/16 of it in the GRU) computes them again, from its own inputs, in its own tiles
 (one launch, not two: ``phases.py``). Slices that cut one axis alike and another each
 its own way (the first step; each gate's columns) get one copy for the common part
-first, which the next round splits along the other axis. A slice returned beside the
-whole (a bidirectional LSTM's projection and its forward half, which the steps read:
-kernels shared with the backward steps, so no view of the whole could stand for it)
-gets a copy of a contraction, its bias init copied too, when the copy is small
-(``RECOMPUTED_WORK``): else its copy of the result would take a launch of its own. Slices are first taken from
+first, which the next round splits along the other axis. A slice of a contraction
+returned beside the whole (a bidirectional LSTM's projection and its forward half)
+gets a copy of the contraction, its bias init copied too, when that copy is small
+(``RECOMPUTED_WORK``): copied from the result, the slice would read what other
+workgroups compute, a launch of its own. (Its readers cannot take it as a view of the
+whole: kernel functions have identity layouts, and the steps reading it are the
+kernels the backward steps call with the other half.) Slices are first taken from
 the value they view (``_slice_at_source``: a slice of a slice, or of a collapse that
 only drops unit dims).
 """
@@ -95,7 +97,8 @@ def _slices_to_split(op) -> list:
     they read at most ``1 / RECOMPUTED_PART`` of it (a recurrent layer's first step
     reading its gates from the whole sequence's input projection, which the kernel
     returns): computing that part again costs less than the launch that reading it from
-    the whole would take (``phases.py``)."""
+    the whole would take (``phases.py``). Before those, a small returned slice of a
+    contraction, alone (``RECOMPUTED_WORK``)."""
     uses = [use.owner.operation for use in op.results[0].uses]
     slices = [u for u in uses if u.name == "tensor.extract_slice"]
     if len(slices) == len(uses):
@@ -104,7 +107,8 @@ def _slices_to_split(op) -> list:
     out = static_tensor_type(op.results[0])
     if out is None:
         return []
-    for extract in returned if not all(parallel_loops(op) or [True]) else []:  # one at a time: the others may cut other axes
+    contraction = not all(parallel_loops(op) or [True])
+    for extract in returned if contraction else []:  # one at a time: the others may cut other axes
         axis = _sliced_axis([extract], out.shape)
         part = math.prod(static_tensor_type(extract.results[0]).shape)
         if axis is not None and _split_dim(op, axis) is not None and \

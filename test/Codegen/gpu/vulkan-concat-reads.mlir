@@ -1,10 +1,11 @@
 // A kernel reading a concatenation it builds in place (codegen/gpu/phases.py): fusion
 // cannot tile the pieces through their inserts into the destination, so the pieces are
-// computed a launch before their readers: Swin's patch merging, the four 2 x 2 phases of
-// a grid (strided slices) concatenated along the channels, then each token's row
-// normalized (here: its sum subtracted). Two launches: every piece written into its
-// slice of the concatenation's buffer, then the rows read from it. Before, one launch
-// per op.
+// computed a launch before their readers: the four 2 x 2 phases of a grid (strided
+// slices) concatenated along the channels, then each token's row normalized (here: its
+// sum subtracted), in an order that is no transpose of the grid (Swin's patch merging
+// is one: vulkan-strided-concats.mlir, one launch). Two launches: every piece written
+// into its slice of the concatenation's buffer, then the rows read from it. Before, one
+// launch per op.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-schedule=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-bufferize=target=vulkan \
@@ -24,9 +25,9 @@
 func.func private @kernel_0(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x32xf32> attributes {dnnf.kernel} {
   %zero = arith.constant 0.0 : f32
   %p0 = tensor.extract_slice %x[0, 0, 0, 0] [1, 4, 4, 8] [1, 2, 2, 1] : tensor<1x8x8x8xf32> to tensor<1x4x4x8xf32>
-  %p1 = tensor.extract_slice %x[0, 1, 0, 0] [1, 4, 4, 8] [1, 2, 2, 1] : tensor<1x8x8x8xf32> to tensor<1x4x4x8xf32>
+  %p1 = tensor.extract_slice %x[0, 1, 1, 0] [1, 4, 4, 8] [1, 2, 2, 1] : tensor<1x8x8x8xf32> to tensor<1x4x4x8xf32>
   %p2 = tensor.extract_slice %x[0, 0, 1, 0] [1, 4, 4, 8] [1, 2, 2, 1] : tensor<1x8x8x8xf32> to tensor<1x4x4x8xf32>
-  %p3 = tensor.extract_slice %x[0, 1, 1, 0] [1, 4, 4, 8] [1, 2, 2, 1] : tensor<1x8x8x8xf32> to tensor<1x4x4x8xf32>
+  %p3 = tensor.extract_slice %x[0, 1, 0, 0] [1, 4, 4, 8] [1, 2, 2, 1] : tensor<1x8x8x8xf32> to tensor<1x4x4x8xf32>
   %c = tensor.concat dim(3) %p0, %p1, %p2, %p3 : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x32xf32>
   %t = tensor.collapse_shape %c [[0], [1, 2], [3]] : tensor<1x4x4x32xf32> into tensor<1x16x32xf32>
   %e1 = tensor.empty() : tensor<1x16xf32>

@@ -130,17 +130,21 @@ def _shifted_windows():
                    "axis1": _ints(1), "axis2": _ints(2)})
 
 
-def _patches_merged():
+SWIN_PHASES = [(0, 0), (1, 0), (0, 1), (1, 1)]
+
+
+def _patches_merged(phases=SWIN_PHASES):
     """Swin's patch merging: the residual stream added, as an 8 x 8 grid, its four 2 x 2
-    phases (strided slices) concatenated along the channels and layer-normalized."""
+    ``phases`` (strided slices, (row, column) each) concatenated along the channels and
+    layer-normalized."""
     nodes = [helper.make_node("Add", ["x", "r"], ["sum"]),
              helper.make_node("Reshape", ["sum", "grid"], ["g"])]
-    for i, (row, column) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)]):
+    for i in range(4):
         nodes.append(helper.make_node("Slice", ["g", f"start{i}", "ends", "axes", "steps"], [f"phase{i}"]))
     nodes += [helper.make_node("Concat", [f"phase{i}" for i in range(4)], ["c"], axis=-1),
               helper.make_node("Reshape", ["c", "tokens"], ["t"]),
               helper.make_node("LayerNormalization", ["t", "gamma", "beta"], ["y"], axis=-1)]
-    starts = {f"start{i}": _ints(row, column) for i, (row, column) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)])}
+    starts = {f"start{i}": _ints(row, column) for i, (row, column) in enumerate(phases)}
     return _model(nodes, {"x": [1, 64, 8], "r": [1, 64, 8]}, {"y": [1, 16, 32]},
                   {"grid": _ints(1, 8, 8, 8), "ends": _ints(8, 8), "axes": _ints(1, 2), "steps": _ints(2, 2),
                    "tokens": _ints(1, 16, 32), "gamma": [32], "beta": [32], **starts})
@@ -154,6 +158,19 @@ def _rows_at_offset():
              helper.make_node("ReduceSum", ["tail", "last"], ["y"], keepdims=0)]
     return _model(nodes, {"x": [1, 64, 32], "r": [1, 64, 32]}, {"sum": [1, 64, 32], "y": [1, 48]},
                   {"sixteen": _ints(16), "end": _ints(64), "one": _ints(1), "last": _ints(2)})
+
+
+def _projection_and_half(rows: int, features: int, outputs: int):
+    """A bidirectional LSTM's input projection (``rows`` x 2 rows of ``features``, 2 x
+    ``outputs`` columns, its bias the accumulator's init: a Gemm) returned whole and,
+    for the forward steps, its first half (a slice along the columns) returned too."""
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["x2"]),
+             helper.make_node("Gemm", ["x2", "w", "b"], ["m"]),
+             helper.make_node("Reshape", ["m", "steps"], ["p"]),
+             helper.make_node("Slice", ["p", "zero", "half", "last"], ["forward"])]
+    return _model(nodes, {"x": [rows, 2, features]}, {"p": [rows, 2, 2 * outputs], "forward": [rows, 2, outputs]},
+                  {"w": [features, 2 * outputs], "b": [2 * outputs], "flat": _ints(2 * rows, features),
+                   "steps": _ints(rows, 2, 2 * outputs), "zero": _ints(0), "half": _ints(outputs), "last": _ints(2)})
 
 
 # name -> (graph, dispatches beyond the kernels: the minimum the schedules allow). A
@@ -170,8 +187,10 @@ GRAPHS = {
     "steps_transposed": (_steps_transposed, 0),
     # The last kernel concatenates 32 steps given a unit direction dim, read through 36
     # views, over the generic profile's 24 bindings a dispatch: its groups run in two
-    # launches, not one per op.
-    "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 1 + 1),
+    # launches, not one per op. The projection's forward half, returned beside it, is
+    # computed again in the projection's launch (``slices.RECOMPUTED_WORK``; before, a
+    # launch of its own: 1 + 1).
+    "bidirectional_lstm_16_steps": (lambda: _recurrence("LSTM", 16, 2), 1),
     "projection_rotated": (_projection_rotated, 1),
     # The merged windows are read as 64 tokens through a collapse of the 2 x 2 x 4 x 4
     # grid, which no map folds; the normalization's ops each expanded to iterate over the
@@ -182,12 +201,24 @@ GRAPHS = {
     "grid_normalized": (lambda: _tokens_normalized(1), 0),
     # A concatenation built in place and read by another op of its kernel: its pieces are
     # computed a launch before their readers (``phases.py``); before, a dispatch per op.
-    # The phases merged along the channels, then normalized: two launches.
-    "patches_merged": (_patches_merged, 1),
+    # The phases merged along the channels, then normalized: one launch, the
+    # concatenation read as the grid's transpose (``strided_concats.py``; before, two:
+    # the pieces, then the normalization), the row's phase varying slowest too. In an
+    # order that is no transpose (the second and last phases swapped), still the pieces
+    # first.
+    "patches_merged": (_patches_merged, 0),
+    "patches_merged_row_major": (lambda: _patches_merged([(0, 0), (0, 1), (1, 0), (1, 1)]), 0),
+    "patches_merged_out_of_order": (lambda: _patches_merged([(0, 0), (1, 1), (0, 1), (1, 0)]), 1),
     # The normalized rows into the first roll's pieces, those into the second's, then the
     # windows: three launches.
     "shifted_windows": (_shifted_windows, 2),
     "rows_at_offset": (_rows_at_offset, 0),
+    # The returned half of a small projection is computed again by a copy of the matmul
+    # for its columns (``slices.RECOMPUTED_WORK``): one launch. Before, the projection
+    # first, then the half copied from it: two, as still for a projection whose copy
+    # would run over 2^20 iterations (2^21 here).
+    "projection_and_half": (lambda: _projection_and_half(16, 32, 64), 0),
+    "large_projection_and_half": (lambda: _projection_and_half(64, 128, 128), 1),
 }
 
 

@@ -5,7 +5,7 @@ that tiles and fuses into the tiles of the kernel's roots.
 become arguments (a kernel has no constant arrays), reshaped results the callers'
 views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf / tanh /
 pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as gathers
-(``gathers``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+(``gathers``), concatenated phases of a tensor as its transpose (``strided_concats``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
 arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), readers of a collapse expanded into its
 source's shape (``collapsed_reads``), reshapes folded into the maps that read them
@@ -38,6 +38,7 @@ from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
 from .returned_copies import copy_passed_on_results
 from .slices import split_sliced_ops
+from .strided_concats import concats_of_phases
 
 
 # Element types the kernels compute with: SPIR-V's Shader capability, Int64 and Float16
@@ -87,6 +88,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     returns how many ops the Python rewrites changed."""
     rewritten = approximate_math(module)
     rewritten += flatten_nested_concats(module) + split_concat_pads(module)
+    rewritten += concats_of_phases(module)
     rewritten += gathers_from_pads(module, keep=padded_results(module))
     rewritten += splat_inits_to_fills(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")

@@ -15,7 +15,13 @@ layer's first step reading its three gates from the whole sequence's input proje
 (1/16 of it in the GRU) computes them again, from its own inputs, in its own tiles
 (one launch, not two: ``phases.py``). Slices that cut one axis alike and another each
 its own way (the first step; each gate's columns) get one copy for the common part
-first, which the next round splits along the other axis. Slices are first taken from
+first, which the next round splits along the other axis. A slice of a contraction
+returned beside the whole (a bidirectional LSTM's projection and its forward half)
+gets a copy of the contraction, its bias init copied too, when that copy is small
+(``RECOMPUTED_WORK``): copied from the result, the slice would read what other
+workgroups compute, a launch of its own. (Its readers cannot take it as a view of the
+whole: kernel functions have identity layouts, and the steps reading it are the
+kernels the backward steps call with the other half.) Slices are first taken from
 the value they view (``_slice_at_source``: a slice of a slice, or of a collapse that
 only drops unit dims).
 """
@@ -27,11 +33,26 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import indexing_maps, parallel_loops, reassociation_groups, static_tensor_type
+from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_tensor_type
 from .kernels import expr_dims
 from .reshaped_fills import fill_of, own_fill
 
 RECOMPUTED_PART = 8  # slices reading at most 1/8 of a result read whole elsewhere compute it again
+# A returned slice of a result also returned whole is computed again by a copy of the op
+# when that copy's loops run at most this many iterations: its copy from the result would
+# read what other workgroups compute, a launch of its own (``phases.py``).
+RECOMPUTED_WORK = 1 << 20
+
+
+def _work(op) -> int:
+    """The iterations of ``op``'s loops (its multiply-adds, for a contraction)."""
+    extents = {}
+    for value, amap in zip(op.operands, indexing_maps(op)):
+        t = static_tensor_type(value)
+        for size, expr in zip(t.shape if t is not None else (), amap.results):
+            if isinstance(expr, ir.AffineDimExpr):
+                extents[ir.AffineDimExpr(expr).position] = size
+    return math.prod(extents.values())
 
 
 def _slice(value, axis: int, offset: int, size: int):
@@ -76,15 +97,26 @@ def _slices_to_split(op) -> list:
     they read at most ``1 / RECOMPUTED_PART`` of it (a recurrent layer's first step
     reading its gates from the whole sequence's input projection, which the kernel
     returns): computing that part again costs less than the launch that reading it from
-    the whole would take (``phases.py``)."""
+    the whole would take (``phases.py``). Before those, a small returned slice of a
+    contraction, alone (``RECOMPUTED_WORK``)."""
     uses = [use.owner.operation for use in op.results[0].uses]
     slices = [u for u in uses if u.name == "tensor.extract_slice"]
     if len(slices) == len(uses):
         return slices
-    slices = [u for u in slices if not any(use.owner.name == "func.return" for use in u.results[0].uses)]
+    returned = [u for u in slices if any(use.owner.name == "func.return" for use in u.results[0].uses)]
     out = static_tensor_type(op.results[0])
+    if out is None:
+        return []
+    contraction = not all(parallel_loops(op) or [True])
+    for extract in returned if contraction else []:  # one at a time: the others may cut other axes
+        axis = _sliced_axis([extract], out.shape)
+        part = math.prod(static_tensor_type(extract.results[0]).shape)
+        if axis is not None and _split_dim(op, axis) is not None and \
+                _work(op) * part <= RECOMPUTED_WORK * math.prod(out.shape):
+            return [extract]
+    slices = [u for u in slices if u not in returned]
     read = sum(math.prod(static_tensor_type(u.results[0]).shape) for u in slices)
-    return slices if slices and out is not None and RECOMPUTED_PART * read <= math.prod(out.shape) else []
+    return slices if slices and RECOMPUTED_PART * read <= math.prod(out.shape) else []
 
 
 def _common_cut(slices, shape) -> int | None:
@@ -113,17 +145,33 @@ def _split_dim(op, axis: int) -> int | None:
     return dim
 
 
-def _copy(op, dim: int, offset: int, size: int, result_type):
+def _elementwise(value) -> bool:
+    """Whether ``value`` is the result of a ``linalg.generic`` with only parallel loops."""
+    return isinstance(value, ir.OpResult) and value.owner.name == "linalg.generic" and \
+        len(value.owner.results) == 1 and all(parallel_loops(value.owner) or [False])
+
+
+def _copy(op, dim: int, offset: int, size: int, result_type, own_init: bool = False):
     """A copy of ``op`` (at the insertion point) computing ``size`` of its loop ``dim`` from
-    ``offset``: its operands sliced alike, its result of ``result_type``."""
+    ``offset``: its operands sliced alike, its result of ``result_type``. With
+    ``own_init``, an init computed element-wise (a bias broadcast) gets its own copy
+    too: a returned copy is a root of its own, and a slice of an init that another root
+    writes in place would be copied by bufferization, outside the launch."""
     operands = []
-    for value, amap in zip(op.operands, indexing_maps(op)):
+    for index, (value, amap) in enumerate(zip(op.operands, indexing_maps(op))):
         positions = [i for i, e in enumerate(amap.results)
                      if isinstance(e, ir.AffineDimExpr) and ir.AffineDimExpr(e).position == dim]
         if not (positions and isinstance(value.type, ir.RankedTensorType)):
             operands.append(value)
         elif isinstance(value, ir.OpResult) and value.owner.operation.name == "tensor.empty":
             operands.append(_empty_slice(value, positions[0], size))  # its own, not a view
+        elif own_init and index >= linalg_input_count(op) and _elementwise(value) and \
+                _split_dim(value.owner, positions[0]) is not None:
+            t = static_tensor_type(value)
+            shape = list(t.shape)
+            shape[positions[0]] = size
+            operands.append(_copy(value.owner, _split_dim(value.owner, positions[0]), offset, size,
+                                  ir.RankedTensorType.get(shape, t.element_type), own_init))
         elif fill_of(value) is not None:  # an accumulator's fill: its own too (``reshaped_fills``)
             t = static_tensor_type(value)
             shape = list(t.shape)
@@ -167,9 +215,10 @@ def _split(op) -> bool:
             extract.erase()
     for extract in uses if common is None else []:
         offsets, sizes = _static_slice(extract)
+        returned = any(use.owner.name == "func.return" for use in extract.results[0].uses)
         with ir.InsertionPoint(extract), extract.location:
             extract.results[0].replace_all_uses_with(_copy(op, dim, offsets[axis], sizes[axis],
-                                                           extract.results[0].type))
+                                                           extract.results[0].type, own_init=returned))
         extract.erase()
     if not list(result.uses):
         op.erase()

@@ -132,7 +132,7 @@ func.func @excitation(%x: tensor<1x12x3x3xf32>, %s: tensor<1x12x1x1xf32>) -> ten
 
 // -----
 
-// An im2col copy of a stride-2 3x3 window (as convolutions_to_matmul builds it): its input
+// An im2col copy of a stride-2 3x3 window (each tap of each output): its input
 // is read at compound indices (2 * y + i), which no collapse of (y, x) expresses: kept.
 // CHECK-LABEL: func.func @strided_patches(
 // CHECK-NOT:     tensor.collapse_shape

@@ -16,13 +16,14 @@ are collapsed (``tensor.collapse_shape``) and the result expanded back
 (``tensor.expand_shape``), views both, which cancel between neighbours merged alike.
 
 Left alone: the epilogues of contractions and generics reading ``linalg.index`` (as
-``unit_dims.py``), operands read at compound indices (``2 * y + i``: an im2col copy), operands that are slices not whole along the merged dims (a
-window's taps: their collapse would be a copy), and operands read at constant
-indices past the merged loops' count (a squeeze-and-excitation scale ``[1, C, 1, 1]``
-read at ``(n, c, 0, 0)``: merged, the vectorizer left the op scalar, 1.0x -> 3.2x
-onnxruntime's time on 1152 channels of 3x3), and the ops reading a reduction, or read by
-one whose result an op of their shape reads back (a layer normalization's: one row
-group of ``row_fusion.py``, which one shape keeps together).
+``unit_dims.py``), operands read at compound indices (``2 * y + i``: an im2col copy),
+operands that are slices not whole along the merged dims (a window's taps: their
+collapse would be a copy), and operands read at constant indices past the merged loops'
+count (a squeeze-and-excitation scale ``[1, C, 1, 1]`` read at ``(n, c, 0, 0)``: merged,
+the vectorizer left the op scalar, 1.0x -> 3.2x onnxruntime's time on 1152 channels of
+3x3), and the ops reading a reduction, or read by one whose result an op of their shape
+reads back (a layer normalization's: one row group of ``row_fusion.py``, which one shape
+keeps together).
 """
 
 from __future__ import annotations

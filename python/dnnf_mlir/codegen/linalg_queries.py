@@ -172,6 +172,14 @@ def linalg_inputs(op) -> list:
     return list(op.operands)[: linalg_input_count(op)]
 
 
+def static_slice(op) -> tuple | None:
+    """(offsets, sizes, strides) of a ``tensor.extract_slice`` or ``insert_slice`` whose
+    offsets, sizes and strides are all static (no operands beyond its tensors), else None."""
+    if len(op.operands) != (2 if op.name == "tensor.insert_slice" else 1):
+        return None
+    return tuple(list(ir.DenseI64ArrayAttr(op.attributes[f"static_{n}"])) for n in ("offsets", "sizes", "strides"))
+
+
 def linalg_init(op):
     """The init (the output operand) of a single-result destination-style op: its last operand."""
     return op.operands[len(op.operands) - 1]

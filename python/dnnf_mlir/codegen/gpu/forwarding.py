@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from ..linalg_queries import static_slice
 
 
 def _constants(values) -> list | None:
@@ -27,17 +28,12 @@ def _constants(values) -> list | None:
     return result
 
 
-def _static(op, name: str) -> list:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
-
-
 def _slice(op) -> tuple | None:
     """(offsets, sizes) of a unit-stride slice with static offsets and sizes."""
-    if op.operands.__len__() != (2 if op.name == "tensor.insert_slice" else 1):
-        return None  # dynamic offsets, sizes or strides
-    if any(stride != 1 for stride in _static(op, "static_strides")):
+    found = static_slice(op)
+    if found is None or any(stride != 1 for stride in found[2]):
         return None
-    return _static(op, "static_offsets"), _static(op, "static_sizes")
+    return found[0], found[1]
 
 
 def _dropped(sizes, rank: int) -> set:

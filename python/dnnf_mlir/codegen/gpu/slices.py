@@ -33,7 +33,8 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_tensor_type
+from ..linalg_queries import (indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_slice,
+                              static_tensor_type)
 from .kernels import expr_dims
 from .reshaped_fills import fill_of, own_fill
 
@@ -72,13 +73,10 @@ def _empty_slice(empty, axis: int, size: int):
 
 def _static_slice(extract) -> tuple | None:
     """(offsets, sizes) of a static, unit-stride ``tensor.extract_slice``; else None."""
-    offsets = list(ir.DenseI64ArrayAttr(extract.attributes["static_offsets"]))
-    sizes = list(ir.DenseI64ArrayAttr(extract.attributes["static_sizes"]))
-    strides = list(ir.DenseI64ArrayAttr(extract.attributes["static_strides"]))
-    dynamic = ir.ShapedType.get_dynamic_size()
-    if len(extract.operands) != 1 or dynamic in offsets + sizes or set(strides) - {1}:
+    found = static_slice(extract)
+    if found is None or set(found[2]) - {1}:
         return None
-    return offsets, sizes
+    return found[0], found[1]
 
 
 def _sliced_axis(slices, shape) -> int | None:

@@ -18,22 +18,17 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import reassociation, static_tensor_type
-
-
-def _attribute(op, name: str) -> list:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+from ..linalg_queries import reassociation, static_slice, static_tensor_type
 
 
 def _composed(piece):
     """(source, offsets, sizes, strides) of a static ``tensor.extract_slice``, taken from
     the tensor its source slices in turn (``x[:, 0::2][:, :, 0::2]``), or None."""
-    if piece is None or piece.name != "tensor.extract_slice" or len(piece.operands) != 1:
+    found = static_slice(piece) if piece is not None and piece.name == "tensor.extract_slice" else None
+    if found is None:
         return None
     source = piece.operands[0]
-    offsets, sizes, strides = (_attribute(piece, n) for n in ("static_offsets", "static_sizes", "static_strides"))
-    if ir.ShapedType.get_dynamic_size() in offsets + sizes + strides:
-        return None
+    offsets, sizes, strides = found
     inner = source.owner if isinstance(source, ir.OpResult) else None
     outer = _composed(inner) if inner is not None and inner.name == "tensor.extract_slice" else None
     if outer is not None and len(outer[2]) == len(sizes):

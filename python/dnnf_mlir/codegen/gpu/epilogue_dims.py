@@ -64,15 +64,22 @@ def root_dims(root, contraction) -> list | None:
 
 
 def _copies_product(group: RootGroup) -> bool:
-    """Whether the root only copies the contraction's result (a transpose). A product
-    written transposed through an epilogue (a bias, fp16 storage's narrowing) came out
-    wrong with the matmul tile (the epilogue reads the tile's rows as columns; not
-    investigated further): it keeps the element-wise tiling."""
+    """Whether the root only copies the contraction's result (a transpose), each element
+    maybe converted by itself (fp16 storage's narrowing). A product written transposed
+    through an epilogue reading another operand (a bias) came out wrong with the matmul
+    tile (the epilogue reads the tile's rows as columns; not investigated further): it
+    keeps the element-wise tiling."""
     root = group.root
     if root.name != "linalg.generic" or len(root.operands) != 2 or root.operands[0] != group.contraction.results[0]:
         return False
-    body = list(root.regions[0].blocks[0].operations)
-    return len(body) == 1 and body[0].operands[0] == root.regions[0].blocks[0].arguments[0]
+    block = root.regions[0].blocks[0]
+    *conversions, terminator = list(block.operations)
+    element = block.arguments[0]
+    for op in conversions:
+        if op.name not in ("arith.truncf", "arith.extf") or op.operands[0] != element:
+            return False
+        element = op.results[0]
+    return terminator.operands[0] == element
 
 
 def product_dims(group: RootGroup, kinds=("contraction",)) -> tuple | None:

@@ -55,10 +55,13 @@ func.func @main(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x32xf32> {
 
 // -----
 
-// Swin's cyclic shift: a grid rolled by 2 along both axes (each roll two slices
-// concatenated, the second slicing the first), then partitioned into windows. Three
-// launches: the first roll's two pieces, computed into their slices of one buffer; the
-// second roll's two pieces, copied from it into another; the windows read from that.
+// A cyclic shift that ``rotations.py`` cannot move to the kernel's arguments (the value
+// rolled computes from its row index, ``exp(x) + h``; Swin's, of a normalization's
+// rows, is one launch: vulkan-rotations.mlir): a grid rolled by 2 along both axes (each
+// roll two slices concatenated, the second slicing the first), then partitioned into
+// windows. Three launches: the first roll's two pieces, computed into their slices of
+// one buffer; the second roll's two pieces, copied from it into another; the windows
+// read from that.
 // (A slice of a concatenation rewritten as the concatenation of its pieces' slices
 // would make it two, but Swin's OpenCL artifact then segfaulted in PoCL in the first
 // launch of its normalization over the four 2-D pieces, cause not found (Vulkan
@@ -80,8 +83,12 @@ func.func private @kernel_0(%x: tensor<1x8x8x8xf32>) -> tensor<4x16x8xf32> attri
   %n = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
        ins(%x : tensor<1x8x8x8xf32>) outs(%e : tensor<1x8x8x8xf32>) {
   ^bb0(%a: f32, %o: f32):
+    %h = linalg.index 1 : index
+    %hi = arith.index_cast %h : index to i32
+    %hf = arith.sitofp %hi : i32 to f32
     %r = math.exp %a : f32
-    linalg.yield %r : f32
+    %p = arith.addf %r, %hf : f32
+    linalg.yield %p : f32
   } -> tensor<1x8x8x8xf32>
   %t1 = tensor.extract_slice %n[0, 2, 0, 0] [1, 6, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> to tensor<1x6x8x8xf32>
   %h1 = tensor.extract_slice %n[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> to tensor<1x2x8x8xf32>

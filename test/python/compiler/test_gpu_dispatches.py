@@ -108,26 +108,63 @@ def _tokens_normalized(axis: int):
                   {"flat": _ints(1, 8, 16), "gamma": norm, "beta": norm})
 
 
+def _rolled(grid: str, shift: int) -> tuple:
+    """torch.roll of the 8 x 8 ``grid`` (1 x 8 x 8 x C) by -``shift`` along both axes as
+    exported: per axis, the slices from ``shift`` and up to it concatenated. (The nodes,
+    the rolled value's name, the constants they read.)"""
+    nodes, rolled = [], grid
+    for axis in (1, 2):
+        nodes += [helper.make_node("Slice", [rolled, "shift", "eight", f"axis{axis}"], [f"tail{axis}"]),
+                  helper.make_node("Slice", [rolled, "zero", "shift", f"axis{axis}"], [f"head{axis}"]),
+                  helper.make_node("Concat", [f"tail{axis}", f"head{axis}"], [f"rolled{axis}"], axis=axis)]
+        rolled = f"rolled{axis}"
+    return nodes, rolled, {"zero": _ints(0), "shift": _ints(shift), "eight": _ints(8), "axis1": _ints(1),
+                           "axis2": _ints(2)}
+
+
 def _shifted_windows():
     """Swin's cyclic shift: the residual stream added, layer-normalized, as an 8 x 8 grid
     rolled by 2 along both axes (each roll two slices concatenated), then partitioned
     into 2 x 2 windows of 4 x 4 tokens."""
+    rolls, rolled, constants = _rolled("g", 2)
     nodes = [helper.make_node("Add", ["x", "r"], ["sum"]),
              helper.make_node("LayerNormalization", ["sum", "gamma", "beta"], ["n"], axis=-1),
-             helper.make_node("Reshape", ["n", "grid"], ["g"])]
-    rolled = "g"
-    for axis in (1, 2):
-        nodes += [helper.make_node("Slice", [rolled, "two", "eight", f"axis{axis}"], [f"tail{axis}"]),
-                  helper.make_node("Slice", [rolled, "zero", "two", f"axis{axis}"], [f"head{axis}"]),
-                  helper.make_node("Concat", [f"tail{axis}", f"head{axis}"], [f"rolled{axis}"], axis=axis)]
-        rolled = f"rolled{axis}"
-    nodes += [helper.make_node("Reshape", [rolled, "split"], ["w6"]),
-              helper.make_node("Transpose", ["w6"], ["wt"], perm=[0, 1, 3, 2, 4, 5]),
-              helper.make_node("Reshape", ["wt", "windows"], ["y"])]
+             helper.make_node("Reshape", ["n", "grid"], ["g"]), *rolls,
+             helper.make_node("Reshape", [rolled, "split"], ["w6"]),
+             helper.make_node("Transpose", ["w6"], ["wt"], perm=[0, 1, 3, 2, 4, 5]),
+             helper.make_node("Reshape", ["wt", "windows"], ["y"])]
     return _model(nodes, {"x": [1, 64, 8], "r": [1, 64, 8]}, {"sum": [1, 64, 8], "y": [4, 16, 8]},
                   {"gamma": [8], "beta": [8], "grid": _ints(1, 8, 8, 8), "split": _ints(1, 2, 4, 2, 4, 8),
-                   "windows": _ints(4, 16, 8), "zero": _ints(0), "two": _ints(2), "eight": _ints(8),
-                   "axis1": _ints(1), "axis2": _ints(2)})
+                   "windows": _ints(4, 16, 8), **constants})
+
+
+def _shifted_back():
+    """Swin's shift undone: 2 x 2 windows of 4 x 4 tokens merged into the 8 x 8 grid,
+    rolled back by 2 along both axes (the slices the other way round: a shift of 6),
+    read as 64 tokens, added to the residual stream and layer-normalized."""
+    rolls, rolled, constants = _rolled("g", 6)
+    nodes = [helper.make_node("Reshape", ["windows", "split"], ["w6"]),
+             helper.make_node("Transpose", ["w6"], ["wt"], perm=[0, 1, 3, 2, 4, 5]),
+             helper.make_node("Reshape", ["wt", "grid"], ["g"]), *rolls,
+             helper.make_node("Reshape", [rolled, "tokens"], ["t"]),
+             helper.make_node("Add", ["x", "t"], ["sum"]),
+             helper.make_node("LayerNormalization", ["sum", "gamma", "beta"], ["y"], axis=-1)]
+    return _model(nodes, {"windows": [4, 16, 8], "x": [1, 64, 8]}, {"sum": [1, 64, 8], "y": [1, 64, 8]},
+                  {"gamma": [8], "beta": [8], "grid": _ints(1, 8, 8, 8), "split": _ints(1, 2, 2, 4, 4, 8),
+                   "tokens": _ints(1, 64, 8), **constants})
+
+
+def _channels_rolled():
+    """A layer normalization's channels rolled by 3 and scaled: the roll moves values
+    across the normalization's reduction, which no producer computes row by row."""
+    nodes = [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], axis=-1),
+             helper.make_node("Slice", ["n", "three", "eight", "last"], ["tail"]),
+             helper.make_node("Slice", ["n", "zero", "three", "last"], ["head"]),
+             helper.make_node("Concat", ["tail", "head"], ["rolled"], axis=2),
+             helper.make_node("Mul", ["rolled", "s"], ["y"])]
+    return _model(nodes, {"x": [1, 64, 8], "s": [1, 64, 8]}, {"y": [1, 64, 8]},
+                  {"gamma": [8], "beta": [8], "zero": _ints(0), "three": _ints(3), "eight": _ints(8),
+                   "last": _ints(2)})
 
 
 SWIN_PHASES = [(0, 0), (1, 0), (0, 1), (1, 1)]
@@ -209,9 +246,15 @@ GRAPHS = {
     "patches_merged": (_patches_merged, 0),
     "patches_merged_row_major": (lambda: _patches_merged([(0, 0), (0, 1), (1, 0), (1, 1)]), 0),
     "patches_merged_out_of_order": (lambda: _patches_merged([(0, 0), (1, 1), (0, 1), (1, 0)]), 1),
-    # The normalized rows into the first roll's pieces, those into the second's, then the
-    # windows: three launches.
-    "shifted_windows": (_shifted_windows, 2),
+    # The rolls moved up to the kernel's arguments, read at the rotated token
+    # (``rotations.py``): the normalization computes the rotated rows, one launch.
+    # Before, the normalized rows into the first roll's pieces, those into the second's,
+    # then the windows: three launches; the shift undone, four.
+    "shifted_windows": (_shifted_windows, 0),
+    "shifted_back": (_shifted_back, 0),
+    # A roll across the reduction is not moved up (the normalization would read other
+    # rows' sums): its reader is split at the pieces (``concats.py``), one launch as before.
+    "channels_rolled": (_channels_rolled, 0),
     "rows_at_offset": (_rows_at_offset, 0),
     # The returned half of a small projection is computed again by a copy of the matmul
     # for its columns (``slices.RECOMPUTED_WORK``): one launch. Before, the projection

@@ -12,8 +12,9 @@ the groups reading it run in the next, merged into one launch (``mapping.py``): 
 launches, the minimum without recomputation. ``PHASE_ATTR`` on each group's loop over
 workgroups says which launch it runs in; ``group_loops_by_phase`` puts a phase's loops
 together. A value read through a view that no map can express is split off the same way,
-and so are the pieces of a concatenation built in place that another op reads (Swin's
-cyclic shift and patch merging): fusion cannot tile them through their inserts.
+and so are the pieces of a concatenation built in place that another op reads (a cyclic
+shift that ``rotations.py`` cannot move to the kernel's arguments): fusion cannot tile
+them through their inserts.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def phase_boundaries(function) -> list:
     tiling handles only when the tiles line up) and, in
     program order, each op computed from a contraction (not past an earlier such op)
     that another op reads only in part (through a map that is not the whole result);
-    and the pieces of a concatenation built in place that another op reads (a Swin
-    block's cyclic shift: fusion cannot tile the pieces through their inserts)."""
+    and the pieces of a concatenation built in place that another op reads (fusion
+    cannot tile the pieces through their inserts)."""
     ops = [op.operation for op in function.regions[0].blocks[0].operations if is_compute(op.operation)]
     concatenated = {piece for reader in ops for value in linalg_inputs(reader) for piece in built_in_place(value)}
     found = []

@@ -6,6 +6,7 @@ become arguments (a kernel has no constant arrays), reshaped results the callers
 views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf / tanh /
 pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as gathers
 (``gathers``), concatenated phases of a tensor as its transpose (``strided_concats``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+cyclic shifts computed from the kernel's arguments (``rotations``),
 arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), readers of a collapse expanded into its
 source's shape (``collapsed_reads``), reshapes folded into the maps that read them
@@ -36,6 +37,7 @@ from .precision import fold_widenings
 from .permuted_products import fold_permuting_copies
 from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
+from .rotations import rotations_from_arguments
 from .returned_copies import copy_passed_on_results
 from .slices import split_sliced_ops
 from .strided_concats import concats_of_phases
@@ -93,6 +95,9 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     rewritten += splat_inits_to_fills(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
     rewritten += fold_widenings(module)  # fp16 storage's conversions into their readers
+    # Cyclic shifts computed from the kernel's arguments, before the concatenations
+    # become pieces (``split_concat_consumers``): the pipeline below shares their copies.
+    rewritten += rotations_from_arguments(module)
     rewritten += read_oversized_arguments_in_chunks(module, max_binding_bytes)
     # Split before the pipeline, whose reshape propagation then moves a piece's reshape
     # (a grouped convolution's groups collapsed into the concatenated channels) past

@@ -36,6 +36,7 @@ from .strategies import batches
 
 ROUND = 25  # batches per Hypothesis run
 BATCH = 12  # graphs per batch at most (one module, one JIT compilation)
+GPU_BATCH = 1  # on a GPU target each graph is compiled alone: shrinking starts from the failing one
 HANG_SECONDS = 600  # a batch, or the shrinking of a failure, that takes longer is a hang
 UNSHRUNK_SAVED = 3  # failures of a kind already seen that are still saved (unshrunk)
 
@@ -72,7 +73,8 @@ class Worker:
             settings_ = settings(max_examples=ROUND, database=None, deadline=None, derandomize=False,
                                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                                  phases=(Phase.generate, Phase.shrink))
-            test = seed(hash((self.base_seed, self.index, round_)) % 2**32)(settings_(given(batches(BATCH, families=self.families))(self.check)))
+            size = BATCH if self.compile_target == "host" else GPU_BATCH
+            test = seed(hash((self.base_seed, self.index, round_)) % 2**32)(settings_(given(batches(size, families=self.families))(self.check)))
             try:
                 test()
             except Exception as error:  # Found, once shrunk; or Hypothesis saying the failure was flaky
@@ -260,4 +262,4 @@ def run_campaign(total: int, workers: int = 2, base_seed: int = 0, outdir="build
     return Campaign(total, workers, base_seed, Path(outdir), families, target).run()
 
 
-__all__ = ["BATCH", "Campaign", "ROUND", "format_summary", "replay_alone", "run_campaign", "save_case"]
+__all__ = ["BATCH", "Campaign", "GPU_BATCH", "ROUND", "format_summary", "replay_alone", "run_campaign", "save_case"]

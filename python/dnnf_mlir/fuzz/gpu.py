@@ -35,17 +35,30 @@ REFUSALS = re.compile(r"(which the GPU targets do not support yet|has a dynamic 
                       r"|the device allows|neither its fused schedule nor one dispatch per op applies)")
 PASS_PREFIX = re.compile(r"^[a-z0-9-]+: ")
 KERNEL_NAME = re.compile(r"\bkernel_[0-9]+_\w+")
+ERROR_NAME_CHARS = 60  # of a compiler error's message in its failure's signature
+
+
+def generic(text: str) -> str:
+    """``text`` without a leading pass name, its kernel names and numbers made generic:
+    what errors of one kind share."""
+    return re.sub(r"\b[0-9]+\b", "N", KERNEL_NAME.sub("K", PASS_PREFIX.sub("", text)))
 
 
 def refusal_name(message: str) -> str | None:
     """The name a refusal is counted under (its first line up to the limit it names,
-    kernel names and numbers made generic), or None if ``message`` is no refusal."""
+    made ``generic``), or None if ``message`` is no refusal."""
     first = message.strip().splitlines()[0] if message.strip() else ""
     found = REFUSALS.search(first)
-    if not found:
-        return None
-    name = KERNEL_NAME.sub("K", PASS_PREFIX.sub("", first[:found.end()]))
-    return re.sub(r"\b[0-9]+\b", "N", name)
+    return generic(first[:found.end()]) if found else None
+
+
+def error_stage(stage: str, error: Exception) -> str:
+    """``stage`` named further by the start of ``error``'s message, made ``generic``, so
+    that a campaign counts and shrinks each kind of compiler error on its own."""
+    first = generic(str(error).strip().splitlines()[0]) if str(error).strip() else ""
+    if len(first) > ERROR_NAME_CHARS:
+        first = first[:ERROR_NAME_CHARS].rsplit(" ", 1)[0]  # cut at a word
+    return f"{stage}: {first}" if first else stage
 
 
 def spirv_problems(artifact: Path) -> list:
@@ -93,12 +106,12 @@ class GpuBatch(Batch):
         except CompileError as error:
             refusal = refusal_name(str(error))
             if refusal is None:
-                self.record(index, stage, error)
+                self.record(index, error_stage(stage, error), error)
             else:
                 self.fail(index, "unsupported", f"{self.target}: {refusal}", str(error))
             return
         except Exception as error:  # a traceback out of the compiler is a finding
-            self.record(index, stage, error)
+            self.record(index, error_stage(stage, error), error)
             return
         if self.target == "vulkan":
             problems = spirv_problems(artifact)
@@ -120,4 +133,4 @@ def check_cases_on(target: str, cases: list, seed: int = 0) -> list:
     return GpuBatch(cases, target, seed).run()
 
 
-__all__ = ["GPU_TARGETS", "GpuBatch", "REFUSALS", "TARGETS", "check_cases_on", "refusal_name", "spirv_problems"]
+__all__ = ["GPU_TARGETS", "GpuBatch", "REFUSALS", "TARGETS", "check_cases_on", "error_stage", "generic", "refusal_name", "spirv_problems"]

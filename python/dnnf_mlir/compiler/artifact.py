@@ -78,7 +78,7 @@ class Artifact:
             raise ArtifactError(f"the model takes {len(self.inputs)} inputs, got {len(arrays)}")
         checked = []
         for (name, dtype, shape), array in zip(self.inputs, arrays):
-            array = np.ascontiguousarray(array)
+            array = np.asarray(array, order="C")  # not ascontiguousarray, which makes a scalar [1]
             if array.dtype != dtype or array.shape != shape:
                 raise ArtifactError(f"input {name} must be {dtype}{list(shape)}, got {array.dtype}{list(array.shape)}")
             checked.append(array)

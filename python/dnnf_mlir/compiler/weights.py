@@ -136,8 +136,10 @@ def layout(values) -> list:
 
 
 def file_bytes(entries) -> int:
-    """The size of the weights file of the layout ``entries``."""
-    return entries[-1].offset + entries[-1].nbytes if entries else HEADER_BYTES
+    """The size of the weights file of the layout ``entries``: the last array padded to
+    ``ALIGNMENT`` as every other is, so that a reader of whole vectors (a GPU kernel's
+    vec4 words) reads within the file at its end too."""
+    return entries[-1].offset + -(-entries[-1].nbytes // ALIGNMENT) * ALIGNMENT if entries else HEADER_BYTES
 
 
 def header(entries, values) -> bytes:
@@ -159,6 +161,7 @@ def write_weights(path: str, values) -> list:
             for entry, value in zip(entries, values):
                 f.write(b"\0" * (entry.offset - f.tell()))
                 value.tofile(f)  # no in-memory copy of a 500 MB array
+            f.write(b"\0" * (file_bytes(entries) - f.tell()))
     except OSError as error:
         if error.filename:
             raise

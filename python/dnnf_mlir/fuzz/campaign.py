@@ -7,7 +7,8 @@ batch's innocent graphs) and the failing graph is saved as ``<kind>-<digest>.onn
 in the output directory, a complete reproducer (``python -m dnnf_mlir.fuzz replay``);
 further failures of a kind already seen are counted, and the first few saved
 unshrunk. Unsupported ops and variants (a clean refusal of the code generator) are
-counted, never saved.
+counted, never saved. The graphs are checked on the host (``differential``) or on a
+GPU target (``gpu``).
 
 A worker that dies (a crash in compiled code or in MLIR) or stops reporting for
 ``HANG_SECONDS`` is replaced; the batch it was checking, which it wrote down before
@@ -29,12 +30,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .differential import check_cases
+from .gpu import check_cases_on
 from .graph import Case
 from .strategies import batches
 
 ROUND = 25  # batches per Hypothesis run
 BATCH = 12  # graphs per batch at most (one module, one JIT compilation)
+GPU_BATCH = 1  # on a GPU target each graph is compiled alone: shrinking starts from the failing one
 HANG_SECONDS = 600  # a batch, or the shrinking of a failure, that takes longer is a hang
 UNSHRUNK_SAVED = 3  # failures of a kind already seen that are still saved (unshrunk)
 
@@ -55,9 +57,9 @@ def save_case(case: Case, directory: Path, kind: str) -> Path:
 class Worker:
     """One worker process: rounds of the property until ``done`` reaches ``total``."""
 
-    def __init__(self, index: int, base_seed: int, total, done, messages, outdir: Path, families: tuple):
+    def __init__(self, index: int, base_seed: int, total, done, messages, outdir: Path, families: tuple, target: str):
         self.index, self.base_seed, self.total, self.done = index, base_seed, total, done
-        self.families = families
+        self.families, self.compile_target = families, target
         self.messages, self.outdir = messages, outdir
         self.inflight = outdir / f"inflight-{index}.pickle"
         self.known = collections.Counter()  # signature -> graphs failing so
@@ -71,7 +73,8 @@ class Worker:
             settings_ = settings(max_examples=ROUND, database=None, deadline=None, derandomize=False,
                                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                                  phases=(Phase.generate, Phase.shrink))
-            test = seed(hash((self.base_seed, self.index, round_)) % 2**32)(settings_(given(batches(BATCH, families=self.families))(self.check)))
+            size = BATCH if self.compile_target == "host" else GPU_BATCH
+            test = seed(hash((self.base_seed, self.index, round_)) % 2**32)(settings_(given(batches(size, families=self.families))(self.check)))
             try:
                 test()
             except Exception as error:  # Found, once shrunk; or Hypothesis saying the failure was flaky
@@ -90,7 +93,7 @@ class Worker:
             return
         self.inflight.write_bytes(pickle.dumps([c.to_bytes() for c in cases]))
         cpu = time.process_time()
-        failures = check_cases(cases)
+        failures = check_cases_on(self.compile_target, cases)
         cpu = time.process_time() - cpu
         self.inflight.unlink()
         if self.target is not None:  # shrinking: the target failure must remain
@@ -117,14 +120,14 @@ class Worker:
                 self.messages.put(("saved", self.index, signature, str(path), "unshrunk"))
 
 
-def worker_main(index, base_seed, total, done, messages, outdir, families):
-    Worker(index, base_seed, total, done, messages, Path(outdir), families).run()
+def worker_main(index, base_seed, total, done, messages, outdir, families, target):
+    Worker(index, base_seed, total, done, messages, Path(outdir), families, target).run()
 
 
-def replay_alone(path: Path, timeout: float) -> str:
-    """'' if the graph in ``path`` checks clean in a subprocess, else how it ended."""
+def replay_alone(path: Path, timeout: float, target: str = "host") -> str:
+    """'' if the graph in ``path`` checks clean on ``target`` in a subprocess, else how it ended."""
     try:
-        result = subprocess.run([sys.executable, "-m", "dnnf_mlir.fuzz", "replay", str(path)],
+        result = subprocess.run([sys.executable, "-m", "dnnf_mlir.fuzz", "replay", "--target", target, str(path)],
                                 capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "hang"
@@ -137,9 +140,9 @@ class Campaign:
     """The parent: starts the workers, draws the progress bar, handles dead workers,
     and keeps the tallies of the summary."""
 
-    def __init__(self, total: int, workers: int, base_seed: int, outdir: Path, families: tuple = ()):
+    def __init__(self, total: int, workers: int, base_seed: int, outdir: Path, families: tuple = (), target: str = "host"):
         self.total, self.workers, self.base_seed, self.outdir = total, workers, base_seed, Path(outdir)
-        self.families = tuple(families)
+        self.families, self.target = tuple(families), target
         self.cpu_seconds = 0.0  # the workers' CPU time in checks (their share of a shared machine aside)
         self.ops = collections.Counter()
         self.failures = collections.Counter()  # signature -> graphs
@@ -158,7 +161,7 @@ class Campaign:
         def start(index):
             nonlocal generation
             generation += 1
-            args = (index, self.base_seed + 1000 * generation, self.total, done, messages, str(self.outdir), self.families)
+            args = (index, self.base_seed + 1000 * generation, self.total, done, messages, str(self.outdir), self.families, self.target)
             processes[index] = context.Process(target=worker_main, args=args, daemon=True)
             processes[index].start()
             heard[index] = time.monotonic()
@@ -220,7 +223,7 @@ class Campaign:
         inflight.unlink()
         for case in cases:
             path = save_case(case, self.outdir / "suspects", "suspect")
-            outcome = replay_alone(path, HANG_SECONDS)
+            outcome = replay_alone(path, HANG_SECONDS, self.target)
             if outcome.startswith(("crash", "hang")):
                 signature = f"{outcome.split(' ')[0]} of a worker"
                 self.failures[signature] += 1
@@ -229,7 +232,7 @@ class Campaign:
 
     def summary(self, seconds: float) -> dict:
         return {
-            "graphs": self.done.value, "batches": self.batches, "seconds": round(seconds, 1),
+            "target": self.target, "graphs": self.done.value, "batches": self.batches, "seconds": round(seconds, 1),
             "graphs_per_second": round(self.done.value / max(seconds, 1e-9), 2),
             "cpu_seconds_per_graph": round(self.cpu_seconds / max(self.done.value, 1), 3),
             "ops": dict(self.ops.most_common()), "failures": dict(self.failures.most_common()),
@@ -239,7 +242,7 @@ class Campaign:
 
 
 def format_summary(summary: dict) -> str:
-    lines = [f"{summary['graphs']} graphs in {summary['batches']} batches, {summary['seconds']:.0f} s "
+    lines = [f"{summary['target']}: {summary['graphs']} graphs in {summary['batches']} batches, {summary['seconds']:.0f} s "
              f"({summary['graphs_per_second']:.2f} graphs/s; {summary['cpu_seconds_per_graph']:.3f} CPU s per graph: "
              f"10,000 graphs take {summary['cpu_seconds_per_graph'] * 10000 / 2 / 60:.0f} min on 2 idle vCPUs)",
              f"ops covered ({len(summary['ops'])}): " + ", ".join(f"{op} {n}" for op, n in summary["ops"].items())]
@@ -252,10 +255,11 @@ def format_summary(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def run_campaign(total: int, workers: int = 2, base_seed: int = 0, outdir="build/fuzz", families=()) -> dict:
-    """Check ``total`` graphs over ``workers`` processes (of ``families`` only, if
-    given); the summary (``format_summary`` prints it)."""
-    return Campaign(total, workers, base_seed, Path(outdir), families).run()
+def run_campaign(total: int, workers: int = 2, base_seed: int = 0, outdir="build/fuzz", families=(),
+                 target: str = "host") -> dict:
+    """Check ``total`` graphs on ``target`` (``gpu.TARGETS``) over ``workers`` processes
+    (of ``families`` only, if given); the summary (``format_summary`` prints it)."""
+    return Campaign(total, workers, base_seed, Path(outdir), families, target).run()
 
 
-__all__ = ["BATCH", "Campaign", "ROUND", "format_summary", "replay_alone", "run_campaign", "save_case"]
+__all__ = ["BATCH", "Campaign", "GPU_BATCH", "ROUND", "format_summary", "replay_alone", "run_campaign", "save_case"]

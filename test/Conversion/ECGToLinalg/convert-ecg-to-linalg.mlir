@@ -422,6 +422,23 @@ func.func @pad(%arg0: tensor<2x3xf32>) -> (tensor<3x6xf32>, tensor<4x5xf32>) {
 
 // -----
 
+// Reflect mirrors the index as max(p, -p) with p = i - low (SPIR-V lowers no math.absi on
+// index), and reflects positions past the end around size - 1: 2 * (4 - 1) - p.
+// CHECK-LABEL: func.func @pad_reflect
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<6xf32>)
+// CHECK: %[[P:.*]] = arith.subi %{{.*}}, %c1
+// CHECK: %[[N:.*]] = arith.subi %c0{{.*}}, %[[P]]
+// CHECK: %[[A:.*]] = arith.maxsi %[[P]], %[[N]]
+// CHECK: arith.cmpi sge, %[[A]], %c4
+// CHECK: arith.subi %c6{{.*}}, %[[A]]
+// CHECK: tensor.extract %arg0
+func.func @pad_reflect(%arg0: tensor<4xf32>) -> tensor<6xf32> {
+  %0 = "ecg.pad"(%arg0) {constant_value = 0.000000e+00 : f64, mode = "reflect", pads = array<i64: 1, 1>} : (tensor<4xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
 // A fusion block is inlined: its body ops are lowered in its place.
 // CHECK-LABEL: func.func @fused
 // CHECK: arith.addf

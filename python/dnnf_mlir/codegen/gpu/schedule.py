@@ -452,7 +452,9 @@ def _split_reduction(s: Script, op: OpPlan, rows: Tiling, handle: str, by_tag: d
     """A staged reduction split over ``op.split`` threads (``_split``): each thread
     reduces its part of every row into a partial result (filled by itself), what it
     reads fused in; then the partials combined over ``rows``' threads, a row each, from
-    the reduction's own init."""
+    the reduction's own init. The combining op's loops are the result's dims in order,
+    then the split (whatever loop the reduction was: a softmax over an outer axis
+    reduces its first), so its rows are tiled by result dim, never its split."""
     threads = [op.split if not p else 0 for p in op.parallel]
     fill, split, combine, forall = s.fresh("fill"), s.fresh("split"), s.fresh("combine"), s.fresh("forall")
     s.emit(f"{fill}, {split}, {combine}, {forall} = transform.structured.tile_reduction_using_forall {handle} "
@@ -460,8 +462,8 @@ def _split_reduction(s: Script, op: OpPlan, rows: Tiling, handle: str, by_tag: d
            "(!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)")
     s.fuse_into(fill, forall)
     _fuse_and_tile_anchors(s, op, by_tag, forall, block, 0, skip=(op.init,))
-    _, combined = tile_mapped(s, combine, _per_loop(op, rows.thread_tile, 0), _per_loop(op, rows.threads, 1), "thread",
-                              list(reversed(op.output_dims)))
+    rank = len(op.output_dims)
+    _, combined = tile_mapped(s, combine, [*rows.thread_tile, 0], [*rows.threads, 1], "thread", list(reversed(range(rank))))
     if op.init is not None:
         s.fuse_into(s.match(["linalg.generic"], tag=op.init, within=block), combined)
 

@@ -182,7 +182,25 @@ def _copy(op, dim: int, offset: int, size: int, result_type, own_init: bool = Fa
     for index, value in enumerate(operands):
         clone.operands[index] = value
     clone.results[0].set_type(result_type)
+    _offset_indices(clone, dim, offset)
     return clone.results[0]
+
+
+def _offset_indices(op, dim: int, offset: int) -> None:
+    """``op``'s reads of its loop ``dim``'s index (``linalg.index``: a gather's
+    coordinates, a padded input read in bounds) moved by ``offset``: a copy computing
+    part of the loop from ``offset`` must read what the original did there."""
+    if not offset:
+        return
+    for inner in list(op.regions[0].blocks[0].operations):
+        if inner.operation.name != "linalg.index" or ir.IntegerAttr(inner.attributes["dim"]).value != dim:
+            continue
+        with ir.InsertionPoint(inner), inner.location:
+            moved = inner.operation.clone()
+            shift = _mlir.arith.ConstantOp(ir.IndexType.get(), ir.IntegerAttr.get(ir.IndexType.get(), offset))
+            shifted = _mlir.arith.addi(moved.results[0], shift.result)
+        inner.results[0].replace_all_uses_with(shifted)
+        inner.operation.erase()
 
 
 def _split(op) -> bool:

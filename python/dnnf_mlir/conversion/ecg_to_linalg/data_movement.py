@@ -119,7 +119,8 @@ def lower_pad(op, args):
             elif mode == "wrap":
                 position = arith.remsi(arith.addi(arith.remsi(position, index(size)), index(size)), index(size))
             else:  # reflect: pads are smaller than the size, one mirror suffices
-                position = _mlir.math.absi(position)
+                # |position| as max(position, -position): SPIR-V has no lowering of math.absi on index
+                position = arith.maxsi(position, arith.subi(index(0), position))
                 over = arith.cmpi(arith.CmpIPredicate.sge, position, index(size))
                 position = select(over, arith.subi(index(2 * (size - 1)), position), position)
             reads.append(position)

@@ -44,7 +44,7 @@ from .epilogue_dims import product_dims
 from .target import GpuDevice
 from .unrolling import REGISTER_ROWS_ATTR
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
-                      loop_ranges, staged_ops)
+                      loop_ranges, read_product, staged_ops)
 
 VECTOR = 4  # elements per storage-buffer access: vec4
 MAX_THREADS = 128  # per workgroup
@@ -306,7 +306,11 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
     attention = _attention_rows(group) if device.attention_tiles else None
     attention_tiling = _attention_tiling(group, attention, device) if attention is not None else None
     staged = staged_ops(group, shared_products=attention_tiling is not None)
-    staged_threads = attention_tiling.workgroup_size if attention_tiling is not None else MAX_THREADS
+    # Staged scores make the loops reading them light: they take P V's threads only
+    # (``_attention_tiling``). Loops that compute the scores again (a kernel returning
+    # the masked scores' mask does not stage them) keep the threads to share that work.
+    staged_threads = (attention_tiling.workgroup_size if attention_tiling is not None
+                      and any(read_product(op, group) for op in staged) else MAX_THREADS)
     anchors = _anchors(group)
     members = set(group.ops)
 

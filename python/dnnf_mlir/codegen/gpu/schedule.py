@@ -273,19 +273,19 @@ def _attention_rows(group: RootGroup) -> int | None:
     return dims[0] if dims is not None and dims[1] == len(group.shape) - 1 else None
 
 
-def _attention_tiling(group: RootGroup, rows: int, device: GpuDevice) -> Tiling | None:
-    """An attention chain's tiling (``GpuDevice.attention_tiles``): a thread up to
-    ``device.matmul_rows`` rows by ``VECTOR`` columns of P V (K stepped by 4,
-    ``contraction_steps``), a workgroup as many rows as their staged values fit the
-    device's shared memory (``ATTENTION_ROW_VALUES`` rows of K, a maximum and a sum,
-    each), its threads no more than that takes; None where one row does not fit.
+def _attention_tiling(group: RootGroup, rows: int, device: GpuDevice, tall: bool) -> Tiling | None:
+    """An attention chain's tiling (``GpuDevice.attention_tiles``): a thread ``VECTOR``
+    rows (``tall``: up to ``device.matmul_rows``) by ``VECTOR`` columns of P V (K
+    stepped by 4, ``contraction_steps``), a workgroup as many rows as their staged
+    values fit the device's shared memory (``ATTENTION_ROW_VALUES`` rows of K, a maximum
+    and a sum, each); None where one row does not fit.
 
-    Tall threads in a small workgroup: the staged loops take P V's threads
-    (``GroupPlan.staged_threads``), and lavapipe runs a workgroup's invocations a SIMD
-    width at a time, masked-off lanes included, so that P V over a few threads of a
-    wide workgroup cost as much as over all of them. MobileBERT's attention (4 heads of
-    32): a workgroup of 8 threads, each 8 rows, in 0.6x the time of 16 threads of 4 rows
-    in a workgroup of 128 whose staged loops took all 128."""
+    Tall threads in a small workgroup where the scores are staged: the staged loops
+    then take P V's threads only (``GroupPlan.staged_threads``), and lavapipe runs a
+    workgroup's invocations a SIMD width at a time, masked-off lanes included, so that
+    P V over a few threads of a wide workgroup cost as much as over all of them.
+    MobileBERT's attention (4 heads of 32): 8 threads of 8 rows a workgroup, in 0.6x
+    the time of 16 threads of 4 rows among 128 (the staged loops')."""
     shape, rank = group.shape, len(group.shape)
     ranges = loop_ranges(group.contraction)
     if ranges is None:
@@ -297,20 +297,22 @@ def _attention_tiling(group: RootGroup, rows: int, device: GpuDevice) -> Tiling 
     tile, threads = [1] * rank, [1] * rank
     tile[-1] = divisor(shape[-1], VECTOR)
     threads[-1] = divisor(shape[-1] // tile[-1], MAX_THREADS_X)
-    tile[rows] = divisor(shape[rows], min(device.matmul_rows, fitting))
+    tile[rows] = divisor(shape[rows], min(device.matmul_rows if tall else VECTOR, fitting))
     threads[rows] = divisor(shape[rows] // tile[rows], max(1, min(MAX_THREADS // threads[-1], fitting // tile[rows])))
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
 
 
 def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> GroupPlan:
     attention = _attention_rows(group) if device.attention_tiles else None
-    attention_tiling = _attention_tiling(group, attention, device) if attention is not None else None
-    staged = staged_ops(group, shared_products=attention_tiling is not None)
     # Staged scores make the loops reading them light: they take P V's threads only
     # (``_attention_tiling``). Loops that compute the scores again (a kernel returning
-    # the masked scores' mask does not stage them) keep the threads to share that work.
-    staged_threads = (attention_tiling.workgroup_size if attention_tiling is not None
-                      and any(read_product(op, group) for op in staged) else MAX_THREADS)
+    # the masked scores' mask does not stage them) keep 128 threads to share that work:
+    # with 16, DistilBERT's first attention kernel took 2.1x its time.
+    shared_scores = attention is not None and any(
+        read_product(op, group) for op in staged_ops(group, shared_products=True))
+    attention_tiling = _attention_tiling(group, attention, device, shared_scores) if attention is not None else None
+    staged = staged_ops(group, shared_products=attention_tiling is not None)
+    staged_threads = attention_tiling.workgroup_size if attention_tiling is not None and shared_scores else MAX_THREADS
     anchors = _anchors(group)
     members = set(group.ops)
 

@@ -14,22 +14,24 @@
 // RUN:   | FileCheck %s --check-prefix=GENERIC
 
 // Two heads of 32 rows, head size 16, merged into [32, 32] after. A workgroup takes the 32
-// rows of one head (2 x 32 staged floats a row: 16 KiB hold 31 rows), two of them; its
-// scores and their exponentials are staged in shared memory, each once ([1, 32, 32]);
-// the scores computed once, K (16) stepped by 4 with vec4 accumulators; P V a thread's
-// 4 rows by 4 columns, K (32) stepped by 4: four vec4 accumulators, 16 FMAs a step; then
+// rows of one head (2 x 32 staged floats a row: 16 KiB hold 62 rows), two of them, in 8
+// threads: P V's 2 x 4, a thread 16 rows by 4 columns, and the staged loops over no more
+// threads than those (none idle while P V runs). Its scores and their exponentials are
+// staged in shared memory, each once ([1, 32, 32]); the scores computed once, K (16)
+// stepped by 4 (a thread's 32 rows of them, more than are unrolled, accumulated in its
+// private array); P V K (32) stepped by 4: 16 vec4 accumulators, 64 FMAs a step; then
 // each row divided by its sum and stored.
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
-// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 2, 1, 1>
+// CHECK-SAME: known_block_size = array<i32: 8, 1, 1>, known_grid_size = array<i32: 2, 1, 1>
 // CHECK-COUNT-2: memref.alloc() : memref<1x32x32xf32, #spirv.storage_class<Workgroup>>
 // CHECK-NOT: memref.alloc() : memref<1x32x32xf32
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c16 step %c4 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16 step %c4 {
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c32 step %c4 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c32 step %c4 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK-NOT: arith.divf
-// CHECK-COUNT-16: vector.fma
+// CHECK-COUNT-64: vector.fma
 // CHECK-NEXT: scf.yield
-// CHECK-COUNT-4: arith.divf %{{.*}}#{{[0-3]}}, %{{.*}} : vector<4xf32>
+// CHECK-COUNT-16: arith.divf %{{.*}}#{{[0-9]+}}, %{{.*}} : vector<4xf32>
 // CHECK: gpu.return
 // The generic profile: the scores computed by each reader, not staged; P V a row of 4
 // a thread, K stepped by 1, each probability divided by its row's sum in the loop.

@@ -58,7 +58,7 @@ def _reference(inputs: dict) -> np.ndarray:
 
 CASES = {
     # name: (batch, heads, sequence, head size, mask)
-    "mobilebert_heads": (1, 4, 128, 32, True),  # 16 rows a workgroup, K of both products stepped by 4
+    "mobilebert_heads": (1, 4, 128, 32, True),  # 8 rows a workgroup, K of both products stepped by 4
     "distilbert_heads": (1, 12, 128, 64, True),
     "one_head_odd_sequence": (1, 1, 37, 20, True),  # P V's K (37) not stepped, 1 row a thread
     "odd_head_size": (2, 3, 50, 6, False),  # 2 columns and 2 rows a thread, two batches
@@ -86,23 +86,28 @@ def test_spirv_binaries_pass_spirv_val(name, precision, compiled):
     assert_spirv_valid(artifact)
 
 
-def _attention_grid(artifact) -> list:
-    """The workgroup counts of the attention kernel's dispatch, from the artifact's plan."""
+def _attention_launch(artifact) -> list:
+    """The workgroup counts and the workgroup size of the attention kernel's dispatches,
+    from the artifact's plan."""
     lines = (artifact.path / "plan.txt").read_text().splitlines()
-    kernels = {line.split()[1]: line.split()[3] for line in lines if line.startswith("kernel ")}
-    return [line.split()[2:5] for line in lines
-            if line.startswith("dispatch ") and "softmax" in kernels[line.split()[1]]]
+    kernels = {line.split()[1]: line.split() for line in lines if line.startswith("kernel ")}
+    return [(line.split()[2:5], kernels[line.split()[1]][5:8]) for line in lines
+            if line.startswith("dispatch ") and "softmax" in kernels[line.split()[1]][3]]
 
 
-@pytest.mark.parametrize("name,device,grid", [
-    # 4 x 4 outputs a thread, 16 x 2 threads: 8 rows of a head a workgroup (16 KiB hold 15
-    # rows of 2 x 128 staged floats), 16 x 12 of them (the generic profile's reduction
-    # tiling: 6 heads of one row a workgroup, 2 x 128).
-    ("distilbert_heads", "lavapipe", ["16", "12", "1"]),
-    ("distilbert_heads", None, ["2", "128", "1"]),
-    # 600 rows of 2 x 600 staged floats: 16 KiB holds 3 rows a workgroup.
-    ("long_sequence", "lavapipe", ["200", "2", "1"]),
+@pytest.mark.parametrize("name,device,grid,block", [
+    # A thread 8 rows (16 KiB hold 15 rows of 2 x 128 staged floats) by 4 columns, 8 x 1
+    # threads: 8 rows of a head a workgroup, 16 x 4 of them; the staged loops over the
+    # same 8 threads (lavapipe runs a workgroup's invocations 8 at a time, idle ones
+    # included: P V by 16 threads of a workgroup of 128 took 1.7x the time).
+    ("mobilebert_heads", "lavapipe", ["16", "4", "1"], ["8", "1", "1"]),
+    # 16 x 1 threads of 8 rows: 16 x 12 workgroups; the generic profile's reduction
+    # tiling: 6 heads of one row a workgroup, 2 x 128, in 96 threads.
+    ("distilbert_heads", "lavapipe", ["16", "12", "1"], ["16", "1", "1"]),
+    ("distilbert_heads", None, ["2", "128", "1"], ["96", "1", "1"]),
+    # 600 rows of 2 x 600 staged floats: 16 KiB holds 3 rows a workgroup, a thread's.
+    ("long_sequence", "lavapipe", ["200", "2", "1"], ["4", "1", "1"]),
 ])
-def test_workgroups_take_rows_of_one_head(name, device, grid, compiled):
+def test_workgroups_take_rows_of_one_head(name, device, grid, block, compiled):
     artifact, _ = compiled(name, "vulkan", "fp32", device)
-    assert _attention_grid(artifact) == [grid]
+    assert _attention_launch(artifact) == [(grid, block)]

@@ -301,13 +301,13 @@ def staged_ops(group: RootGroup, shared_products: bool = False) -> list:
     softmax's row maximum, read across the row's columns; attention's scores), or an
     element-wise op read along the consumer's reduction (attention's probabilities,
     read by their product with V). ``shared_products``: also a product that several
-    ops read (``_read_product``: attention's scores, read by the softmax's maximum and
+    ops read (``read_product``: attention's scores, read by the softmax's maximum and
     by its exponentials, each of which would compute it again)."""
     staged = []
     for op in reversed(group.ops):
         if op == group.root:
             continue
-        if shared_products and _read_product(op, group):
+        if shared_products and read_product(op, group):
             staged.append(op)
             continue
         for consumer, amap in _readers(op, group):
@@ -322,7 +322,7 @@ def staged_ops(group: RootGroup, shared_products: bool = False) -> list:
     return [op for op in group.ops if op in staged]
 
 
-def _read_product(op, group: RootGroup) -> bool:
+def read_product(op, group: RootGroup) -> bool:
     """Whether ``op`` is read by several ops of ``group`` and is a contraction or an
     element-wise op of one (a product's scale and mask)."""
     if len({consumer for consumer, _ in _readers(op, group)}) < 2:
@@ -476,4 +476,4 @@ def _own_copies(members: list, shared: list) -> list:
 __all__ = ["FALLBACK_ATTR", "SCHEDULE_ATTR", "WORKGROUP_SIZE_ATTR", "ConcatReadError", "GatherError", "Kernel",
            "KernelError", "PartialReadError", "PhaseError", "RootGroup", "reads_whole", "analyze", "built_in_place",
            "gathered", "expr_dims", "has_reduction", "one_op_per_group", "is_compute", "is_contraction",
-           "loop_ranges", "pieces", "direct_producers", "producers", "staged_ops", "viewed_op"]
+           "loop_ranges", "pieces", "direct_producers", "producers", "read_product", "staged_ops", "viewed_op"]

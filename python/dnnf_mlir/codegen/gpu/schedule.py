@@ -24,7 +24,8 @@ on lavapipe's: fewer elements loaded per FMA, each a scalar load per SIMD lane t
 fewer where the grid would drop below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of
 columns where the grid still keeps that many (``_wide_columns``), its grid down the
 rows first. On a device profile with ``attention_tiles``, an attention chain (scores,
-softmax, P V) stages its scores once and tiles P V as a matmul (``_attention_tiling``).
+softmax, P V) stages its scores once and tiles P V as a matmul (``_attention_tiling``),
+its staged loops spread over P V's threads only.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .epilogue_dims import product_dims
 from .target import GpuDevice
 from .unrolling import REGISTER_ROWS_ATTR
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
-                      loop_ranges, staged_ops)
+                      loop_ranges, read_product, staged_ops)
 
 VECTOR = 4  # elements per storage-buffer access: vec4
 MAX_THREADS = 128  # per workgroup
@@ -242,6 +243,7 @@ class GroupPlan:
     ops: list  # OpPlan of each op, in program order (the root among them)
     staged: list  # OpPlan of each staged op, in program order
     rows_first: int | None = None  # a matmul's rows: the dim of the result whose workgroups vary fastest
+    staged_threads: int = MAX_THREADS  # the most threads a loop over a staged op takes
 
 
 def _anchors(group: RootGroup) -> set:
@@ -271,32 +273,46 @@ def _attention_rows(group: RootGroup) -> int | None:
     return dims[0] if dims is not None and dims[1] == len(group.shape) - 1 else None
 
 
-def _attention_tiling(group: RootGroup, rows: int, shared_bytes: int) -> Tiling | None:
+def _attention_tiling(group: RootGroup, rows: int, device: GpuDevice, tall: bool) -> Tiling | None:
     """An attention chain's tiling (``GpuDevice.attention_tiles``): a thread ``VECTOR``
-    rows by ``VECTOR`` columns of P V (K stepped by 4, ``contraction_steps``), a
-    workgroup as many rows as their staged values fit ``shared_bytes``
-    (``ATTENTION_ROW_VALUES`` rows of K, a maximum and a sum, each); None where one row
-    does not fit."""
+    rows (``tall``: up to ``device.matmul_rows``) by ``VECTOR`` columns of P V (K
+    stepped by 4, ``contraction_steps``), a workgroup as many rows as their staged
+    values fit the device's shared memory (``ATTENTION_ROW_VALUES`` rows of K, a maximum
+    and a sum, each); None where one row does not fit.
+
+    Tall threads in a small workgroup where the scores are staged: the staged loops
+    then take P V's threads only (``GroupPlan.staged_threads``), and lavapipe runs a
+    workgroup's invocations a SIMD width at a time, masked-off lanes included, so that
+    P V over a few threads of a wide workgroup cost as much as over all of them.
+    MobileBERT's attention (4 heads of 32): 8 threads of 8 rows a workgroup, in 0.6x
+    the time of 16 threads of 4 rows among 128 (the staged loops')."""
     shape, rank = group.shape, len(group.shape)
     ranges = loop_ranges(group.contraction)
     if ranges is None:
         return None
     extent = math.prod(r for r, p in zip(ranges, parallel_loops(group.contraction)) if not p)
-    fitting = shared_bytes // ((ATTENTION_ROW_VALUES * extent + 2) * 4)
+    fitting = device.max_shared_memory // ((ATTENTION_ROW_VALUES * extent + 2) * 4)
     if fitting < 1:
         return None
     tile, threads = [1] * rank, [1] * rank
     tile[-1] = divisor(shape[-1], VECTOR)
     threads[-1] = divisor(shape[-1] // tile[-1], MAX_THREADS_X)
-    tile[rows] = divisor(shape[rows], min(VECTOR, fitting))
+    tile[rows] = divisor(shape[rows], min(device.matmul_rows if tall else VECTOR, fitting))
     threads[rows] = divisor(shape[rows] // tile[rows], max(1, min(MAX_THREADS // threads[-1], fitting // tile[rows])))
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
 
 
 def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> GroupPlan:
     attention = _attention_rows(group) if device.attention_tiles else None
-    attention_tiling = _attention_tiling(group, attention, device.max_shared_memory) if attention is not None else None
+    # Staged scores make the loops reading them light: they take P V's threads only
+    # (``_attention_tiling``). Loops that compute the scores again (a kernel returning
+    # the masked scores' mask does not stage them) keep 128 threads to share that work:
+    # with 16, DistilBERT's first attention kernel took 2.1x its time.
+    shared_scores = attention is not None and any(
+        read_product(op, group) for op in staged_ops(group, shared_products=True))
+    attention_tiling = _attention_tiling(group, attention, device, shared_scores) if attention is not None else None
     staged = staged_ops(group, shared_products=attention_tiling is not None)
+    staged_threads = attention_tiling.workgroup_size if attention_tiling is not None and shared_scores else MAX_THREADS
     anchors = _anchors(group)
     members = set(group.ops)
 
@@ -346,21 +362,22 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
 
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
-                        _split(op) if op in staged else 1, init_of(op), escapes(op),
+                        _split(op, staged_threads) if op in staged else 1, init_of(op), escapes(op),
                         step(op))
              for op in group.ops}
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
-                     [plans[op] for op in staged], rows if matmul and not transposed else None)
+                     [plans[op] for op in staged], rows if matmul and not transposed else None, staged_threads)
 
 
 SPLIT_MIN = 4  # the fewest elements of a reduction a thread takes when the reduction is split
 
 
-def _split(op) -> int:
-    """The threads a staged reduction is split over: a reduction (not a contraction) of
-    one loop, its result dims its parallel loops in order; each thread reduces a part of
-    every row into partial results in shared memory, which a loop over the rows then
-    combines (a softmax's row of 128 by 32 threads, a normalization's 768 by 128)."""
+def _split(op, most: int) -> int:
+    """The threads (at most ``most``) a staged reduction is split over: a reduction (not
+    a contraction) of one loop, its result dims its parallel loops in order; each thread
+    reduces a part of every row into partial results in shared memory, which a loop over
+    the rows then combines (a softmax's row of 128 by 32 threads, a normalization's 768
+    by 128)."""
     parallel = parallel_loops(op)
     ranges = loop_ranges(op)
     reductions = [d for d, p in enumerate(parallel) if not p]
@@ -368,7 +385,7 @@ def _split(op) -> int:
     if is_contraction(op) or len(reductions) != 1 or ranges is None or outputs != [d for d, p in enumerate(parallel) if p]:
         return 1
     extent = ranges[reductions[0]]
-    threads = divisor(extent, max(1, min(MAX_THREADS, extent // SPLIT_MIN)))
+    threads = divisor(extent, max(1, min(most, extent // SPLIT_MIN)))
     return threads if threads >= SPLIT_MIN else 1
 
 
@@ -409,13 +426,12 @@ def _blocks(s: Script, group: GroupPlan):
         s.annotate(fused, TAG, op.tag)
 
 
-def _spread(shape, vector: int) -> Tiling:
-    """A staged op's tile in a workgroup over threads: the threads from its innermost
-    dim out (at most ``MAX_THREADS_X`` along it, ``vector`` elements or more each),
-    each thread the rest of each dim."""
+def _spread(shape, vector: int, budget: int) -> Tiling:
+    """A staged op's tile in a workgroup over at most ``budget`` threads: the threads
+    from its innermost dim out (at most ``MAX_THREADS_X`` along it, ``vector`` elements
+    or more each), each thread the rest of each dim."""
     rank = len(shape)
     threads = [1] * rank
-    budget = MAX_THREADS
     for dim in reversed(range(rank)):
         step = divisor(shape[dim], vector) if dim == rank - 1 else 1
         threads[dim] = divisor(shape[dim] // step, min(budget, MAX_THREADS_X) if dim == rank - 1 else budget)
@@ -435,8 +451,9 @@ def _threads(s: Script, group: GroupPlan, staged_shapes: dict) -> int:
     root = s.match(["linalg.generic"], tag=group.root.tag)
     block = s.fresh("block")
     s.emit(f'{block} = transform.get_parent_op {root} {{op_name = "scf.forall"}} : (!transform.any_op) -> !transform.any_op')
-    loops = [(group.root, group.tiling)] + [(op, _spread(staged_shapes[op.tag], 1 if op.reduction else VECTOR))
-                                            for op in reversed(group.staged)]
+    loops = [(group.root, group.tiling)] + [
+        (op, _spread(staged_shapes[op.tag], 1 if op.reduction else VECTOR, group.staged_threads))
+        for op in reversed(group.staged)]
     for op, tiling in loops:
         handle = s.match(["linalg.generic"], tag=op.tag, within=block)
         if op.split > 1:

@@ -49,8 +49,10 @@ class GpuDevice:
     # Attention kernels (scores, softmax, P V in one workgroup) with their scores staged in
     # shared memory once (not recomputed by the softmax's max and its exponentials), the
     # softmax's division deferred to the product's epilogue and P V register-tiled, K
-    # stepped by 4 (``schedule._attention_tiling``). On lavapipe MobileBERT's attention
-    # kernel ran in about 0.7x the time; not measured on a real GPU, so off by default.
+    # stepped by 4, up to ``matmul_rows`` rows a thread, the staged loops over P V's threads
+    # only (``schedule._attention_tiling``). On lavapipe MobileBERT's attention kernel ran
+    # in about 0.7x the time, then 0.6x that with tall threads in a workgroup of 8; not
+    # measured on a real GPU, so off by default.
     attention_tiles: bool = False
     # Storage buffers of vec4s read and written as 64-bit words, two per vec4 of 32-bit
     # elements, one per vec4 of f16 (``storage.py``; SPIR-V's Int64, the device's

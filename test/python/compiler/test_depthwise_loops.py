@@ -13,7 +13,9 @@ residual Add of another input) or kept apart (SiLU, x * Sigmoid(x): expensive; a
 convolution whose result two ops read). Small planes vary the flat row: 7x7, 6x6, 3x3
 and a plane smaller than its 5x5 window, dilation with asymmetric pads, no padding
 (zero rows added at the bottom only), SiLU in the generic (3x3 window) or apart on
-the copied output (5x5), a residual left apart. Inputs standard normal, weights scaled by 1 / k to keep
+the copied output (5x5), a residual left apart; stride 2 with 5x5 windows (phase
+planes) and 3x3 ones (whole-tensor taps), odd and non-square inputs, with and
+without padding, dilated. Inputs standard normal, weights scaled by 1 / k to keep
 outputs O(1); tolerance rtol 1e-5, atol 1e-5 (at most 25 products added in another
 order than onnxruntime's; SiLU through the code generator's exp approximation).
 """
@@ -90,6 +92,25 @@ def test_depthwise_against_onnxruntime(c, h, w, k, stride, dilation, pads, epilo
 def test_small_planes_against_onnxruntime(c, h, w, k, dilation, pads, epilogue, threads, cpu):
     """Planes narrower than a vector, each computed as one flat row (codegen/cpu/flat_planes.py)."""
     conv, constants = depthwise(c, k, 1, dilation, pads)
+    tail, more = EPILOGUES[epilogue]()
+    x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
+    compare([conv, *tail], {"x": x}, constants | more, threads, cpu)
+
+
+@pytest.mark.parametrize("cpu", ["native", "x86-64-v3"])
+@pytest.mark.parametrize("c,h,w,k,dilation,pads,epilogue,threads", [
+    (13, 23, 23, 5, 1, [2, 2, 2, 2], "relu6", 1),  # DeepLab's 5x5/2 (12x12 out): phase planes on AVX-512
+    (7, 27, 27, 5, 1, [0, 0, 0, 0], "silu", 2),  # EfficientNet's, its input padded before: SiLU apart
+    (11, 24, 24, 5, 1, [1, 1, 2, 2], "bias", 1),  # asymmetric pads
+    (5, 17, 13, 5, 1, [0, 0, 0, 0], "bias", 2),  # 7x5 out: phase planes on AVX2, a zeroed tail read
+    (9, 13, 13, 5, 1, [2, 2, 2, 2], "silu", 1),  # 7x7 out: phase planes on AVX2, whole-tensor taps on AVX-512
+    (6, 29, 25, 5, 2, [4, 3, 4, 5], "two-users", 1),  # strided and dilated: the taps read two of the planes
+    (17, 25, 25, 3, 1, [0, 0, 0, 0], "relu6", 2),  # MobileNetV2's 3x3/2: whole-tensor taps
+])
+def test_strided_small_planes_against_onnxruntime(c, h, w, k, dilation, pads, epilogue, threads, cpu):
+    """Stride 2 on planes narrower than a vector: 5x5 windows on rows over half a vector
+    read the input split into phase planes (codegen/cpu/flat_planes.py)."""
+    conv, constants = depthwise(c, k, 2, dilation, pads)
     tail, more = EPILOGUES[epilogue]()
     x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
     compare([conv, *tail], {"x": x}, constants | more, threads, cpu)

@@ -35,8 +35,14 @@ Measured (AVX-512, one thread, against onnxruntime, each with its consumer): 115
 channels of 7x7, 5x5 + SiLU from 3.3x to 1.7x onnxruntime's time, 3x3 + SiLU 2.6x
 to 1.3x; 672 of 6x6, 5x5 + SiLU 3.0x to 1.6x; 960 of 7x7, 3x3 + ReLU6 1.25x to 0.83x.
 
-Only unstrided windows: with a stride, the columns of a flat row would be strided
-reads (a load per lane), and most of them dropped.
+A window of stride 2 reads the padded input split once into its four phase planes
+(``(a, b)``: rows ``2*r + a``, columns ``2*q + b``), each ``[HP/2, WP/2]``, laid one
+after the other in each channel's flat row with a zeroed tail the last plane's taps
+read past: tap (i, j) is then the contiguous slice of plane ``(dh*i % 2, dw*j % 2)`` at
+``(dh*i // 2) * WP/2 + dw*j // 2``, over the output with the planes' pitch ``WP/2``,
+where the whole-tensor taps load a lane at a time. Measured (AVX-512, one thread, in
+context): DeepLab's 72 channels 23x23 -> 12x12, 5x5/2, 0.039 -> 0.017 ms. The copy
+pays for 5x5 windows on rows over half a vector only (see ``STRIDES``).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
+from ...linalg_builders import generic
 from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_inputs, linalg_ops,
                               producer, reassociation, static_tensor_type)
 from .convolutions import make_pad
@@ -61,6 +68,16 @@ CHAINS = 4
 # longer fit the registers. Measured as above: 672 channels of 6x6, 5x5: 1.80x in
 # the generic, 1.56x apart; 1152 of 7x7, 5x5: 1.88x, 1.70x; 1152 of 3x3, 3x3: 0.86x, 1.15x.
 MAX_TAPS_WITH_EXPENSIVE = 9
+# Strides taken: a strided window reads its input split into phase planes, a copy that
+# pays for windows of more than MAX_TAPS_WITH_EXPENSIVE taps on rows over half a vector
+# wide only. Measured in EfficientNet and MobileNetV2 (AVX-512, one thread, their inputs
+# padded by the kernel before): 144 channels 27x27 -> 12x12, 5x5/2: 0.071 -> 0.046 ms;
+# but 672 of 9x9 -> 3x3, 5x5/2: 0.023 -> 0.029 ms; 240 of 13x13 -> 6x6, 3x3/2: 0.008 ->
+# 0.021 ms; 144 of 25x25 -> 12x12, 3x3/2: 0.021 -> 0.032 ms (per-lane loads of a few
+# taps cost less than the pad and the split). AVX2 (rows of 5 to 7 of 8 lanes, alone):
+# 480 of 13x13 -> 7x7, 5x5/2 + SiLU 0.105 -> 0.074 ms; 240 of 12x12 -> 6x6 + ReLU6 0.033
+# -> 0.021 ms; 144 of 9x9 -> 5x5 0.015 -> 0.010 ms.
+STRIDES = ((1, 1), (2, 2))
 
 
 def _plane_epilogue(op):
@@ -77,13 +94,41 @@ def _plane_epilogue(op):
 
 
 def _flat_row(op, pitch: int, lanes: int) -> tuple:
-    """(vectors, input rows): the whole vectors of a flat output row with the input's
-    ``pitch`` and the rows of that pitch its taps read."""
+    """(vectors, rows): the whole vectors of a flat output row of ``pitch`` (the input's,
+    or a phase plane's) and the rows of that pitch each plane needs for its taps."""
     oh = static_tensor_type(op.results[0]).shape[2]
     _, kh, kw = static_tensor_type(op.operands[1]).shape
-    _, (dh, dw) = conv_params(op)
+    (sh, sw), (dh, dw) = conv_params(op)
     vectors = -(-oh * pitch // lanes)
-    return vectors, -(-(dh * (kh - 1) * pitch + dw * (kw - 1) + vectors * lanes) // pitch)
+    return vectors, -(-((dh * (kh - 1) // sh) * pitch + dw * (kw - 1) // sw + vectors * lanes) // pitch)
+
+
+def _phase_planes(padded, strides, rows: int, pitch: int, tail: int):
+    """``padded`` (``[N, C, sh * rows, sw * pitch]``) split into its ``sh * sw`` phase
+    planes, flat: ``[N, C, sh * sw * rows * pitch + tail]``, element ``(sh*r + a, sw*q +
+    b)`` of a channel at ``((a * sw + b) * rows + r) * pitch + q``, then ``tail`` zeros
+    that the last plane's taps read past it (into dropped columns). One transposing
+    generic whose vectors take whole ``[sw, pitch]`` tiles of an input row
+    (``rows.short_transposed_dim``) writes the planes."""
+    tensor = _mlir.tensor
+    n, c = static_tensor_type(padded).shape[:2]
+    (sh, sw), f32 = strides, static_tensor_type(padded).element_type
+    size = sh * sw * rows * pitch
+    view = tensor.expand_shape(ir.RankedTensorType.get([n, c, rows, sh, pitch, sw], f32), padded,
+                               reassociation([[0], [1], [2, 3], [4, 5]]), [], [n, c, rows, sh, pitch, sw])
+    buffer = tensor.empty([n, c, size + tail], f32)
+    if tail:
+        zeros = filled([n, c, tail], 0.0, f32)
+        buffer = tensor.insert_slice(zeros, buffer, [], [], [], [0, 0, size], [n, c, tail], [1, 1, 1])
+    planes_t = ir.RankedTensorType.get([n, c, sh, sw, rows, pitch], f32)
+    into = tensor.expand_shape(planes_t, tensor.extract_slice(ir.RankedTensorType.get([n, c, size], f32), buffer, [], [], [],
+                                                              [0, 0, 0], [n, c, size], [1, 1, 1]),
+                               reassociation([[0], [1], [2, 3, 4, 5]]), [], [n, c, sh, sw, rows, pitch])
+    d = [ir.AffineDimExpr.get(k) for k in range(6)]
+    read = ir.AffineMap.get(6, 0, [d[0], d[1], d[4], d[2], d[5], d[3]])
+    planes = generic([view], [read, ir.AffineMap.get_identity(6)], [into], lambda value, _: value)[0]
+    flat = tensor.collapse_shape(ir.RankedTensorType.get([n, c, size], f32), planes, reassociation([[0], [1], [2, 3, 4, 5]]))
+    return tensor.insert_slice(flat, buffer, [], [], [], [0, 0, 0], [n, c, size], [1, 1, 1])
 
 
 def _flat_taps(op, epilogue, lanes: int, copied: bool = False):
@@ -97,20 +142,31 @@ def _flat_taps(op, epilogue, lanes: int, copied: bool = False):
     out_t = static_tensor_type(op.results[0])
     _, _, oh, ow = out_t.shape
     _, kh, kw = static_tensor_type(op.operands[1]).shape
-    _, (dh, dw) = conv_params(op)
+    (sh, sw), (dh, dw) = conv_params(op)
     f32 = out_t.element_type
-    pitch = w + low[3] + high[3]
+    pitch = -(-(w + low[3] + high[3]) // sw)
     vectors, rows = _flat_row(op, pitch, lanes)
     length = vectors * lanes
-    high = high[:2] + [high[2] + max(0, rows - (h + low[2] + high[2])), high[3]]
+    strided = (sh, sw) != (1, 1)
+    rows = max(0 if strided else rows, -(-(h + low[2] + high[2]) // sh))  # strided: a tail after the planes instead
+    plane = rows * pitch
+
+    def offset(i, j):
+        r, q = dh * i, dw * j
+        return ((r % sh) * sw + q % sw) * plane + (r // sh) * pitch + q // sw
+
+    high = high[:2] + [sh * rows - h - low[2], sw * pitch - w - low[3]]
     if not isinstance(value, ir.Value):
         value = arith.constant(f32, value)
     padded = make_pad(source, low, high, value) if any(low + high) else source
-    hp = h + low[2] + high[2]
-    flat = tensor.collapse_shape(ir.RankedTensorType.get([n, c, hp * pitch], f32), padded, reassociation([[0], [1], [2, 3]]))
+    if strided:
+        past = max(offset(i, j) for i in range(kh) for j in range(kw)) + length - sh * sw * plane
+        flat = _phase_planes(padded, (sh, sw), rows, pitch, max(0, past))
+    else:
+        flat = tensor.collapse_shape(ir.RankedTensorType.get([n, c, plane], f32), padded, reassociation([[0], [1], [2, 3]]))
     row_t, tile_t = ir.RankedTensorType.get([n, c, length], f32), ir.RankedTensorType.get([n, c, vectors, lanes], f32)
     split = reassociation([[0], [1], [2, 3]])
-    taps = [tensor.expand_shape(tile_t, tensor.extract_slice(row_t, flat, [], [], [], [0, 0, dh * i * pitch + dw * j],
+    taps = [tensor.expand_shape(tile_t, tensor.extract_slice(row_t, flat, [], [], [], [0, 0, offset(i, j)],
                                                              [n, c, length], [1, 1, 1]), split, [], [n, c, vectors, lanes])
             for i in range(kh) for j in range(kw)]
     fill = producer(op.operands[2])
@@ -139,13 +195,18 @@ def flat_plane_taps(module: ir.Module, lanes: int) -> int:
         if any(t is None or not is_f32(t) for t in types) or types[2].shape[3] >= lanes:
             continue
         fill = producer(op.operands[2])
-        if conv_params(op)[0] != [1, 1] or fill is None or fill.name != "linalg.fill":
+        strides = tuple(conv_params(op)[0])
+        if strides not in STRIDES or fill is None or fill.name != "linalg.fill":
+            continue
+        taps = math.prod(types[1].shape[1:])
+        if strides != (1, 1) and (taps <= MAX_TAPS_WITH_EXPENSIVE or 2 * types[2].shape[3] <= lanes):
             continue
         x = types[0].shape
-        if static_pad(op)[0] == op.operands[0] and _flat_row(op, x[3], lanes)[1] > x[2] and 2 * types[2].shape[3] > lanes:
+        in_place = static_pad(op)[0] == op.operands[0] and strides == (1, 1)
+        if in_place and _flat_row(op, x[3], lanes)[1] > x[2] and 2 * types[2].shape[3] > lanes:
             continue  # the rows would need a padded copy of an input read in place: not for rows over half a vector
         epilogue = _plane_epilogue(op)
-        apart = epilogue is not None and taken_epilogue(op) is None and math.prod(types[1].shape[1:]) > MAX_TAPS_WITH_EXPENSIVE
+        apart = epilogue is not None and taken_epilogue(op) is None and taps > MAX_TAPS_WITH_EXPENSIVE
         if apart:
             epilogue = None
         replace_window(op, epilogue, lambda: _flat_taps(op, epilogue, lanes, apart))

@@ -63,6 +63,9 @@ def compile_and_reference(text: str, inputs, threads: int):
         (32, 64, 8, 8, 1, 1, True, "matmul"),  # 1x1 as a matmul: bias + residual + relu collapsed
         (32, 64, 16, 16, 1, 2, False, "matmul"),  # strided 1x1
         (32, 64, 7, 7, 1, 1, True, None),  # 49 columns: the matmul is padded, its epilogue separate
+        # Output rows narrower than a vector (4 wide): the patches' matmul, bias + relu collapsed
+        (32, 48, 8, 8, 3, 2, False, "matmul"),
+        (16, 24, 4, 4, 3, 1, True, "matmul"),  # and a residual too (16 columns: no padding)
     ],
 )
 def test_conv_epilogue(c, f, h, w, k, stride, residual, epilogue, threads):

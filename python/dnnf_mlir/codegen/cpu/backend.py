@@ -52,6 +52,7 @@ from ..bufferization import copies_to_linalg, results_in_place, tagged_copies
 from ..passes import apply_script, run_passes, run_pipeline
 from .attention import confirm_head_loops
 from .byte_bools import bools_as_bytes
+from .buffer_reads import to_buffer_per_reader
 from .buffers import post_bufferization_script, vector_lowering_script
 from .loop_inits import fresh_inits_in_loops
 from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llvm_target
@@ -94,6 +95,7 @@ class CpuBackend(Backend):
     def bufferize(self, module: ir.Module, target: CpuTarget, threads: int, stages: Stages) -> None:
         with stages.stage("bufferize", module):
             fresh_inits_in_loops(module)
+            to_buffer_per_reader(module)
             run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
             results_in_place(module)
             write_copied_buffers_in_place(module)

@@ -5,8 +5,8 @@ result written whole.
 
 The convolution rewrites of ``convolutions.py`` put a reshape between a convolution
 and its bias, activation or residual add: ``pad_convolutions`` computes whole vectors
-along the output width and slices the columns the model has; ``conv1x1_to_matmul``
-computes a 1x1 convolution as a matmul over collapsed shapes and expands the result.
+along the output width and slices the columns the model has; ``convolutions_to_matmul``
+computes a 1x1 (or narrow) convolution as a matmul over collapsed shapes and expands the result.
 These rewrites move the reshape after the consumer:
 
 * ``widen_epilogues``: ``g(extract_slice(conv))`` -> ``extract_slice(g'(conv))``, g'

@@ -10,8 +10,9 @@ operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutio
 split per group; depthwise convolutions become loops over channels (rows at least a
 vector wide: ``depthwise``) or flat rows of whole vectors (narrower, unstrided:
 ``flat_planes``); pooling and the other depthwise convolutions become element-wise
-ops over the taps of their window (``windows``); single-image 1x1 convolutions become
-``linalg.matmul``; other NCHW convolutions are widened to whole vectors along the
+ops over the taps of their window (``windows``); single-image 1x1 convolutions and
+those of output rows narrower than a vector become ``linalg.matmul``; other NCHW
+convolutions are widened to whole vectors along the
 output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
 (``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
@@ -29,7 +30,7 @@ from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .depthwise import depthwise_channel_loops
 from .flat_planes import flat_plane_taps
-from .convolutions import conv1x1_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
+from .convolutions import convolutions_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
 from .narrow_rows import merge_narrow_rows
@@ -51,7 +52,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += depthwise_channel_loops(module, lanes)
     rewritten += flat_plane_taps(module, lanes)
     rewritten += windows_to_taps(module, lanes)
-    rewritten += conv1x1_to_matmul(module)
+    rewritten += convolutions_to_matmul(module, target)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)
     rewritten += widen_epilogues(module)

@@ -42,7 +42,7 @@ def _out_size(h, k, stride, dilation, pad):
     return (h + 2 * pad - dilation * (k - 1) - 1) // stride + 1
 
 
-def _conv_module(c, f, h, w, k, stride, dilation, pad) -> str:
+def conv_module(c, f, h, w, k, stride, dilation, pad) -> str:
     filters = RNG.standard_normal((f, c, k, k)).astype(np.float32)
     oh, ow = _out_size(h, k, stride, dilation, pad), _out_size(w, k, stride, dilation, pad)
     hp, wp = h + 2 * pad, w + 2 * pad
@@ -84,7 +84,7 @@ func.func @conv(%x: tensor<1x{c}x{hp}x{wp}xf32>) -> tensor<1x{f}x{oh}x{ow}xf32> 
 ])
 def test_auto_mode_takes_the_layers_that_pad_much(cpu, case, rewritten):
     with make_context():
-        module = ir.Module.parse(_conv_module(*case[:8]))
+        module = ir.Module.parse(conv_module(*case[:8]))
         assert channel_panel_convolutions(module, get_target("host", cpu)) == int(rewritten)
         assert module.operation.verify()
 

@@ -376,8 +376,7 @@ def _split(op, most: int) -> int:
     """The threads (at most ``most``) a staged reduction is split over: a reduction (not
     a contraction) of one loop, its result dims its parallel loops in order; each thread
     reduces a part of every row into partial results in shared memory, which a loop over
-    the rows then combines (a softmax's row of 128 by 32 threads, a normalization's 768
-    by 128)."""
+    the rows then combines (a softmax's row of 128 by 32 threads, LayerNorm's 768 by 128)."""
     parallel = parallel_loops(op)
     ranges = loop_ranges(op)
     reductions = [d for d, p in enumerate(parallel) if not p]
@@ -469,9 +468,8 @@ def _split_reduction(s: Script, op: OpPlan, rows: Tiling, handle: str, by_tag: d
     """A staged reduction split over ``op.split`` threads (``_split``): each thread
     reduces its part of every row into a partial result (filled by itself), what it
     reads fused in; then the partials combined over ``rows``' threads, a row each, from
-    the reduction's own init. The combining op's loops are the result's dims in order,
-    then the split (whatever loop the reduction was: a softmax over an outer axis
-    reduces its first), so its rows are tiled by result dim, never its split."""
+    the reduction's own init. The combining op's loops are the result's dims, then the
+    split (a softmax over an outer axis reduces its first loop): tiled by result dim."""
     threads = [op.split if not p else 0 for p in op.parallel]
     fill, split, combine, forall = s.fresh("fill"), s.fresh("split"), s.fresh("combine"), s.fresh("forall")
     s.emit(f"{fill}, {split}, {combine}, {forall} = transform.structured.tile_reduction_using_forall {handle} "

@@ -35,7 +35,7 @@ from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ..linalg_queries import (indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_slice,
                               static_tensor_type)
-from .kernels import expr_dims
+from .kernels import expr_dims, loop_ranges
 from .reshaped_fills import fill_of, own_fill
 
 RECOMPUTED_PART = 8  # slices reading at most 1/8 of a result read whole elsewhere compute it again
@@ -43,17 +43,6 @@ RECOMPUTED_PART = 8  # slices reading at most 1/8 of a result read whole elsewhe
 # when that copy's loops run at most this many iterations: its copy from the result would
 # read what other workgroups compute, a launch of its own (``phases.py``).
 RECOMPUTED_WORK = 1 << 20
-
-
-def _work(op) -> int:
-    """The iterations of ``op``'s loops (its multiply-adds, for a contraction)."""
-    extents = {}
-    for value, amap in zip(op.operands, indexing_maps(op)):
-        t = static_tensor_type(value)
-        for size, expr in zip(t.shape if t is not None else (), amap.results):
-            if isinstance(expr, ir.AffineDimExpr):
-                extents[ir.AffineDimExpr(expr).position] = size
-    return math.prod(extents.values())
 
 
 def _slice(value, axis: int, offset: int, size: int):
@@ -106,11 +95,12 @@ def _slices_to_split(op) -> list:
     if out is None:
         return []
     contraction = not all(parallel_loops(op) or [True])
-    for extract in returned if contraction else []:  # one at a time: the others may cut other axes
+    ranges = loop_ranges(op)  # the copy's work is its loops' iterations (its multiply-adds)
+    for extract in returned if contraction and ranges is not None else []:  # one at a time: others may cut other axes
         axis = _sliced_axis([extract], out.shape)
         part = math.prod(static_tensor_type(extract.results[0]).shape)
         if axis is not None and _split_dim(op, axis) is not None and \
-                _work(op) * part <= RECOMPUTED_WORK * math.prod(out.shape):
+                math.prod(ranges) * part <= RECOMPUTED_WORK * math.prod(out.shape):
             return [extract]
     slices = [u for u in slices if u not in returned]
     read = sum(math.prod(static_tensor_type(u.results[0]).shape) for u in slices)

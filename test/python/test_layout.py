@@ -52,6 +52,7 @@ BACKEND_SPECIFIC = {
         f"{PACKAGE}.compiler.vulkan_glue": "Vulkan's part of the C glue: the plan and the kernels in model.c",
         f"{PACKAGE}.compiler.opencl_library": "OpenCL's artifact writer: the dispatch plan and the program's source",
         f"{PACKAGE}.compiler.opencl_glue": "OpenCL's part of the C glue: the plan's tables and the source in model.c",
+        f"{PACKAGE}.fuzz.gpu": "the fuzzer's GPU mode: validates each artifact's SPIR-V with the Vulkan backend's spirv-val",
     },
 }
 

@@ -23,6 +23,7 @@ from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes, run_pipeline
 from .storage import vectorize_storage
+from .unrolling import split_private_arrays, unroll_private_array_loops
 
 STORES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy")
 VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
@@ -91,6 +92,7 @@ def lower_device_code(module: ir.Module):
     and record on each launch which of its operands it writes (``WRITES_ATTR``)."""
     check_host_side(module)
     run_pipeline(read_pipeline("gpu/device.pipeline"), module)
+    unroll_private_array_loops(module)
     fuse_multiply_adds(module)
     apply_script(module, read_transform_library("gpu/vector-lowering.mlir"), "__dnnf_gpu_lower_vectors",
                  "lowering the kernels' vectors")
@@ -136,6 +138,7 @@ def emit_binaries(module: ir.Module, convert, words64: bool = False) -> dict:
         device.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
         device.body.append(gpu_module)
         vec4[name] = sorted(set().union(*map(set, vectorize_storage(gpu_module, words64).values())))
+        split_private_arrays(device)
         run_passes("canonicalize,cse", device)
         convert(device, name)
         (binary,) = walk_ops(device.operation, {"gpu.binary"})

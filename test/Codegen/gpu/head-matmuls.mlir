@@ -100,9 +100,50 @@ func.func @main(%x: tensor<1x16x64xf32>, %w: tensor<64x4x16xf32>) -> tensor<1x4x
 
 // -----
 
+// K's heads stored transposed through a bias ([1, 4, 16 (D), 16 (S)] = x w + b): the
+// matmul workgroup and K step like the plain copy above (the element-wise tiling gave
+// such a root 128 threads of one column each); each column of the thread's tile (a
+// vec4 of rows, read down the private array) gets its bias and is stored as a vec4 of S.
+// CHECK-LABEL: gpu.func @kernel_0_kernel(
+// CHECK-SAME: known_block_size = array<i32: 16, 1, 1>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<64x4x16xf32>, vector<4xf32>
+// CHECK: scf.yield
+// CHECK: vector.load %arg2[{{.*}}] : memref<4x16xf32>, vector<f32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-COUNT-4: vector.store %{{.*}}, %arg3[{{.*}}] : memref<1x4x16x16xf32>, vector<4xf32>
+
+func.func private @kernel_0(%x: tensor<1x16x64xf32>, %w: tensor<64x4x16xf32>, %b: tensor<4x16xf32>) -> tensor<1x4x16x16xf32> attributes {dnnf.kernel} {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x4x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x4x16xf32>) -> tensor<1x16x4x16xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, s, h, d, k) -> (b, s, k)>, affine_map<(b, s, h, d, k) -> (k, h, d)>, affine_map<(b, s, h, d, k) -> (b, s, h, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+       ins(%x, %w : tensor<1x16x64xf32>, tensor<64x4x16xf32>) outs(%f : tensor<1x16x4x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x4x16xf32>
+  %e2 = tensor.empty() : tensor<1x4x16x16xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(b, h, d, s) -> (b, s, h, d)>, affine_map<(b, h, d, s) -> (h, d)>, affine_map<(b, h, d, s) -> (b, h, d, s)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%p, %b : tensor<1x16x4x16xf32>, tensor<4x16xf32>) outs(%e2 : tensor<1x4x16x16xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %v = arith.addf %in, %bias : f32
+    linalg.yield %v : f32
+  } -> tensor<1x4x16x16xf32>
+  return %t : tensor<1x4x16x16xf32>
+}
+func.func @main(%x: tensor<1x16x64xf32>, %w: tensor<64x4x16xf32>, %b: tensor<4x16xf32>) -> tensor<1x4x16x16xf32> {
+  %r = call @kernel_0(%x, %w, %b) : (tensor<1x16x64xf32>, tensor<64x4x16xf32>, tensor<4x16xf32>) -> tensor<1x4x16x16xf32>
+  return %r : tensor<1x4x16x16xf32>
+}
+
+
+// -----
+
 // The same in fp16 storage (codegen/gpu/precision.py): the operands widened, the product
 // narrowed after its transpose. The narrowing converts each element by itself, so the
-// product keeps the matmul workgroup and K step (epilogue_dims._copies_product); with
+// product keeps the matmul workgroup and K step (epilogue_dims.product_dims); with
 // the element-wise tiling, 128 threads of one column each, ALBERT's QKV kernel took 6.4
 // times as long on an NVIDIA H200.
 // CHECK-LABEL: gpu.func @kernel_0_kernel(

@@ -1,10 +1,11 @@
 """Attention's matmuls on both GPU targets, where the matmul schedule
 (``codegen/gpu/contraction_steps.py``, ``epilogue_dims.py``) must apply although the
 product is written through a reshape and transpose of heads: a projection stored as
-[batch, heads, S, head size] (with a bias, or merged with a second projection as
-MobileBERT's and GPT-2's are, one half stored plain), and a batch matmul of heads. Each
-graph is compiled for Vulkan (lavapipe) and OpenCL (PoCL), run on standard normal
-inputs and compared with numpy in float64: fp32 within ``checking.compare``'s default
+[batch, heads, S, head size] or transposed as K^T [batch, heads, head size, S] (with a
+bias, a residual, or merged with a second projection as MobileBERT's and GPT-2's are,
+one half stored plain), and a batch matmul of heads. Each graph is compiled for
+Vulkan (lavapipe; the K^T ones for its lavapipe profile too) and OpenCL (PoCL), run
+on standard normal inputs and compared with numpy in float64: fp32 within ``checking.compare``'s default
 (|got - want| <= 3e-5 + 1e-4 * |want|), fp16 storage within ``half_tolerance`` (rtol 8u,
 atol 4u sqrt(K) RMS(want), u = 2^-11). A wrong row, column or head moves outputs by O(1),
 far above either bound. The stepped schedule's workgroup (``GpuDevice.matmul_threads``,
@@ -30,16 +31,23 @@ def _model(nodes, inputs: dict, outputs: dict, inits=()):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
 
 
-def _projection(seq: int, width: int, heads: int, merged: bool, rng, perm=(0, 2, 1, 3)):
+def _projection(seq: int, width: int, heads: int, merged: bool, rng, perm=(0, 2, 1, 3), residual=False):
     """``x @ w + b`` stored as heads (``perm``: [0, 2, 3, 1] stores them transposed, as
     attention's K^T); ``merged``: ``w`` has a first half whose product is returned plain
-    (a merged projection split in two). Returns (model, reference, K)."""
+    (a merged projection split in two); ``residual``: an input ``r`` of the product's
+    shape added too (an epilogue operand indexed by the product's rows as well as its
+    columns). Returns (model, reference, K)."""
     out = 2 * width if merged else width
     w = rng.standard_normal((width, out)).astype(np.float32)
     b = rng.standard_normal(out).astype(np.float32)
     inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
              numpy_helper.from_array(np.array([1, seq, heads, width // heads], np.int64), "shape")]
     nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["s"])]
+    inputs = {"x": [1, seq, width]}
+    if residual:
+        nodes[-1] = helper.make_node("Add", ["m", "b"], ["biased"])
+        nodes.append(helper.make_node("Add", ["biased", "r"], ["s"]))
+        inputs["r"] = [1, seq, out]
     outputs = {"y": [[1, seq, heads, width // heads][p] for p in perm]}
     if merged:
         inits.append(numpy_helper.from_array(np.array([width, width], np.int64), "split"))
@@ -51,11 +59,11 @@ def _projection(seq: int, width: int, heads: int, merged: bool, rng, perm=(0, 2,
     def heads_of(s):
         return s.reshape(1, seq, heads, -1).transpose(perm)
 
-    def reference(x):
-        s = x.astype(np.float64) @ w + b
+    def reference(x, r=0.0):
+        s = x.astype(np.float64) @ w + b + r
         return [heads_of(s[..., width:]), s[..., :width]] if merged else [heads_of(s)]
 
-    return _model(nodes, {"x": [1, seq, width]}, outputs, inits), reference, width
+    return _model(nodes, inputs, outputs, inits), reference, width
 
 
 def _heads_product(batch: int, heads: int, seq: int, inner: int, width: int, perm=(0, 2, 1, 3)):
@@ -77,7 +85,10 @@ CASES = {
     "projection": (_projection, (40, 64, 4, False)),  # bias, heads of 16
     "projection_odd_rows": (_projection, (37, 96, 3, False)),  # 37 rows: one per thread; heads of 32
     "merged_projection": (_projection, (24, 64, 2, True)),  # half plain, half as heads
-    "transposed_projection": (_projection, (40, 64, 4, False, (0, 2, 3, 1))),  # K^T through a bias: element-wise tiling
+    "transposed_projection": (_projection, (32, 64, 4, False, (0, 2, 3, 1))),  # K^T through a bias
+    "transposed_projection_odd": (_projection, (37, 39, 3, False, (0, 2, 3, 1))),  # S 37, heads of 13
+    "transposed_residual": (_projection, (40, 64, 4, False, (0, 2, 3, 1), True)),  # K^T of x w + b + r
+    "projection_residual_odd": (_projection, (37, 39, 3, False, (0, 2, 1, 3), True)),  # heads of x w + b + r
     "heads_product": (_heads_product, (1, 4, 36, 64, 32)),  # K stepped
     "heads_product_odd": (_heads_product, (3, 2, 37, 61, 45)),  # K odd: steps of 1; N odd: thread rows of 1 column
     "transposed_product": (_heads_product, (1, 2, 32, 64, 40, (0, 1, 3, 2))),  # stored [width, seq]: rows innermost
@@ -99,7 +110,18 @@ def compiled(tmp_path_factory):
 @pytest.mark.parametrize("target", ["vulkan", "opencl"])
 @pytest.mark.parametrize("name", CASES)
 def test_matches_numpy(name, target, precision, compiled):
-    artifact, reference, k = compiled(name, target, precision)
+    _assert_matches_numpy(name, target, precision, None, compiled)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("name", ["transposed_projection_odd", "transposed_residual", "transposed_product"])
+def test_transposed_matches_numpy_on_lavapipe_profile(name, precision, compiled):
+    """K^T written from the register tile through the lavapipe profile's 64-bit words."""
+    _assert_matches_numpy(name, "vulkan", precision, "lavapipe", compiled)
+
+
+def _assert_matches_numpy(name, target, precision, device, compiled):
+    artifact, reference, k = compiled(name, target, precision, device)
     rng = np.random.default_rng(11)
     inputs = [rng.standard_normal(shape).astype(dtype) for _, dtype, shape in artifact.inputs]
     got, _ = artifact.run(inputs)
@@ -108,13 +130,15 @@ def test_matches_numpy(name, target, precision, compiled):
     for index, (value, want) in enumerate(zip(got, wants)):
         tolerance = half_tolerance(want, k) if precision == "fp16" else ()
         result = compare(value, want, *tolerance)
-        assert result.ok and not result.degenerate, f"{name} output {index} on {target} in {precision}: {result}"
+        assert result.ok and not result.degenerate, f"{name} output {index} on {target} ({device}) in {precision}: {result}"
 
 
-@pytest.mark.parametrize("name", ["projection", "merged_projection", "heads_product", "transposed_product"])
+@pytest.mark.parametrize("name", ["projection", "merged_projection", "transposed_projection", "heads_product",
+                                  "transposed_product"])
 def test_takes_the_matmul_workgroup(name, compiled):
-    """Every kernel of these graphs is a matmul written as heads: each runs the matmul
-    schedule's workgroup, not the element-wise tiling's (up to 128 threads)."""
+    """Every kernel of these graphs is a matmul written as heads, K^T through a bias
+    included: each runs the matmul schedule's workgroup, not the element-wise tiling's
+    (up to 128 threads)."""
     artifact, _, _ = compiled(name, "vulkan", "fp32")
     kernels = [line.split() for line in (artifact.path / "plan.txt").read_text().splitlines()
                if line.startswith("kernel ")]

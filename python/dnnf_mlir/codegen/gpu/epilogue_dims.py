@@ -63,32 +63,14 @@ def root_dims(root, contraction) -> list | None:
     return None
 
 
-def _copies_product(group: RootGroup) -> bool:
-    """Whether the root only copies the contraction's result (a transpose), each element
-    maybe converted by itself (fp16 storage's narrowing). A product written transposed
-    through an epilogue reading another operand (a bias) came out wrong with the matmul
-    tile (the epilogue reads the tile's rows as columns; not investigated further): it
-    keeps the element-wise tiling."""
-    root = group.root
-    if root.name != "linalg.generic" or len(root.operands) != 2 or root.operands[0] != group.contraction.results[0]:
-        return False
-    block = root.regions[0].blocks[0]
-    *conversions, terminator = list(block.operations)
-    element = block.arguments[0]
-    for op in conversions:
-        if op.name not in ("arith.truncf", "arith.extf") or op.operands[0] != element:
-            return False
-        element = op.results[0]
-    return terminator.operands[0] == element
-
-
 def product_dims(group: RootGroup, kinds=("contraction",)) -> tuple | None:
     """(rows, columns): the dims of ``group``'s root result that its contraction's rows
     (the output dim missing from the operand that walks the innermost output dim: a
     matmul's rows, a convolution's output channels) and innermost output dim are, when
-    the root writes one of them innermost (a result written transposed has its rows
-    innermost, ``_copies_product``) and the group is of one of ``kinds`` (an attention
-    chain's is a reduction); None otherwise."""
+    the root writes one of them innermost (a result written transposed, K^T, has its
+    rows innermost, through any element-wise epilogue: a bias, fp16 storage's
+    narrowing) and the group is of one of ``kinds`` (an attention chain's is a
+    reduction); None otherwise."""
     rank = len(group.shape)
     dims = root_dims(group.root, group.contraction) if group.kind in kinds and rank >= 2 else None
     if dims is None:
@@ -100,7 +82,7 @@ def product_dims(group: RootGroup, kinds=("contraction",)) -> tuple | None:
         missing = [d for d in output[:-1] if d not in used]
         if output[-1] in used and missing:
             rows, columns = dims[output.index(missing[-1])], dims[-1]
-            return (rows, columns) if columns == rank - 1 or (rows == rank - 1 and _copies_product(group)) else None
+            return (rows, columns) if rank - 1 in (rows, columns) else None
     return None
 
 

@@ -26,7 +26,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import KERNEL_ATTR
 from ...linalg_builders import affine_map, generic, with_operands
-from ..constant_filters import ConstantFilters, constant_array
+from ..constant_filters import ConstantFilters
 from ..lowered_module import symbol_name
 
 BLOCK = 4  # channels a block: one vec4
@@ -60,17 +60,18 @@ def _maps(op) -> list:
     return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
-def _channel_constant(value) -> np.ndarray | None:
-    """The per-channel values of ``value`` (``[C, 1, 1]`` or ``[C]``, a constant or an
-    expansion of one) as a 1-d array, else None."""
+def _channel_values(value, reader, operand: int, calls: dict) -> ConstantFilters | None:
+    """Where the per-channel values ``value`` (``[C, 1, 1]`` or ``[C]``, operand
+    ``operand`` of ``reader``) come from: a constant, or a kernel argument every call
+    passes a constant (maybe expanded); None when neither."""
     owner = _owner(value)
     if owner is not None and owner.name == "tensor.expand_shape":
-        value = owner.operands[0]
-    array = constant_array(value)
-    return None if array is None else array.reshape(-1)
+        reader, operand = owner, 0
+    values = ConstantFilters(reader, calls, operand)
+    return values if values.constant() else None
 
 
-def _operand_kind(value, indexing: ir.AffineMap) -> str | None:
+def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=None) -> str | None:
     """How an element-wise op's operand reads: ``activation`` (the whole NCHW tensor),
     ``channel`` (a constant per channel), ``scalar`` (no loop dim), or None (another
     form: not blockable)."""
@@ -82,7 +83,7 @@ def _operand_kind(value, indexing: ir.AffineMap) -> str | None:
         return "activation"
     if not positions:
         return "scalar"
-    if positions == [1] and _channel_constant(value) is not None:
+    if positions == [1] and _channel_values(value, reader, operand, calls) is not None:
         return "channel"
     return None
 
@@ -132,8 +133,8 @@ def blockable(function, calls: dict) -> bool:
             return False
         if any(inner.name == "linalg.index" for inner in op.regions[0].blocks[0].operations):
             return False
-        for value, indexing in zip(list(op.operands)[:-1], maps[:-1]):
-            kind = _operand_kind(value, indexing)
+        for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], maps[:-1])):
+            kind = _operand_kind(value, indexing, op, number, calls)
             if kind is None or (kind == "activation" and value not in computed
                                 and not isinstance(value, ir.BlockArgument)):
                 return False
@@ -181,8 +182,9 @@ def _pack_filters(w: np.ndarray) -> np.ndarray:
 
 
 def _pack_channels(values: np.ndarray) -> np.ndarray:
-    padded = np.zeros(blocks(values.size) * BLOCK, np.float32)
-    padded[:values.size] = values
+    """``[C]`` (or ``[C, 1, 1]``) -> ``[C/4, 4]``, zero past C."""
+    padded = np.zeros(blocks(values.size) * BLOCK, values.dtype)
+    padded[:values.size] = values.reshape(-1)
     return padded.reshape(-1, BLOCK)
 
 
@@ -217,19 +219,17 @@ def _blocked_convolution(conv, layouts: dict, calls: dict):
                    body, ["parallel"] * 5 + ["reduction"] * 4)[0]
 
 
-def _blocked_elementwise(op, layouts: dict):
+def _blocked_elementwise(op, layouts: dict, calls: dict):
     """``op`` over the blocked domain ``(n, cb, h, w, ci)``."""
     inputs, maps = [], []
-    for value, indexing in zip(list(op.operands)[:-1], _maps(op)[:-1]):
-        kind = _operand_kind(value, indexing)
+    for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], _maps(op)[:-1])):
+        kind = _operand_kind(value, indexing, op, number, calls)
         if kind == "activation":
             x, blocked = _read(*layouts[value])
             inputs.append(x)
             maps.append(_activation_map(5, blocked, 1, 4, ir.AffineDimExpr.get(2), ir.AffineDimExpr.get(3)))
         elif kind == "channel":
-            array = _pack_channels(_channel_constant(value))
-            inputs.append(_mlir.arith.constant(ir.RankedTensorType.get(list(array.shape), ir.F32Type.get()),
-                                               ir.DenseElementsAttr.get(array)))
+            inputs.append(_channel_values(value, op, number, calls).transformed(_pack_channels))
             maps.append(affine_map(5, [1, 4]))
         else:
             inputs.append(value)
@@ -253,7 +253,7 @@ def block_kernel(function, blocked: list, calls: dict):
             if op.name == CONVOLUTION:
                 layouts[op.results[0]] = (_blocked_convolution(op, layouts, calls), True)
             elif op.name == "linalg.generic":
-                layouts[op.results[0]] = (_blocked_elementwise(op, layouts), True)
+                layouts[op.results[0]] = (_blocked_elementwise(op, layouts, calls), True)
             elif op.name == "func.return":
                 op.operands[0] = layouts[op.operands[0]][0]
     for op in reversed(ops[:-1]):

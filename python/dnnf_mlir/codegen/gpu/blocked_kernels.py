@@ -223,7 +223,7 @@ def _blocked_elementwise(op, layouts: dict, calls: dict):
     """``op`` over the blocked domain ``(n, cb, h, w, ci)``."""
     inputs, maps = [], []
     for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], _maps(op)[:-1])):
-        kind = _operand_kind(value, indexing, op, number, calls)
+        kind = "activation" if value in layouts else _operand_kind(value, indexing, op, number, calls)
         if kind == "activation":
             x, blocked = _read(*layouts[value])
             inputs.append(x)

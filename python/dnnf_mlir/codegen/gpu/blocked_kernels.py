@@ -275,12 +275,15 @@ def unblocking_kernel(module_body, nchw: ir.RankedTensorType):
         function.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
         entry = function.add_entry_block()
         with ir.InsertionPoint(entry):
-            d = ir.AffineDimExpr.get
-            four = ir.AffineConstantExpr.get(BLOCK)
-            read = affine_map(4, [d(0), ir.AffineFloorDivExpr.get(d(1), four), d(2), d(3),
-                                  ir.AffineModExpr.get(d(1), four)])
-            empty = _mlir.tensor.empty(nchw.shape, nchw.element_type)
-            result = generic([entry.arguments[0]], [read, affine_map(4, [0, 1, 2, 3])], [empty], lambda x, _out: x)
+            # A permutation, then views: no tile of the copy splits a block of channels.
+            n, c, h, w = nchw.shape
+            empty = _mlir.tensor.empty([n, blocks(c), BLOCK, h, w], nchw.element_type)
+            moved = generic([entry.arguments[0]], [affine_map(5, [0, 1, 3, 4, 2]), affine_map(5, [0, 1, 2, 3, 4])],
+                            [empty], lambda x, _out: x)[0]
+            padded = ir.RankedTensorType.get([n, blocks(c) * BLOCK, h, w], nchw.element_type)
+            result = [_mlir.tensor.collapse_shape(padded, moved, [[0], [1, 2], [3], [4]])]
+            if blocks(c) * BLOCK != c:
+                result = [_mlir.tensor.extract_slice(nchw, result[0], [], [], [], [0] * 4, list(nchw.shape), [1] * 4)]
             _mlir.func.ReturnOp(result)
     return function
 

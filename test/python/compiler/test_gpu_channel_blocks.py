@@ -4,7 +4,8 @@ small graphs whose convolutions compute in NC4HW4, channel counts not multiples 
 with a residual add, a stride, a pooling and a concatenation reading blocked values
 through NCHW copies; run on the device found (lavapipe, PoCL) and compared with
 onnxruntime within ``checking.compare``'s tolerance (|got - want| <= 3e-5 + 1e-4 *
-|want| per element) on standard normal inputs; every SPIR-V binary passes spirv-val.
+|want| per element) on standard normal inputs; every SPIR-V binary passes spirv-val;
+with --precision fp16 too, within dnnf-run's fp16 bound.
 SqueezeNet in that layout on both targets, ResNet-50 too with DNNF_GPU_LAYOUT_MODELS=all
 (about a minute on lavapipe), checked by dnnf-run --check as ``test_models`` does."""
 
@@ -96,6 +97,17 @@ def test_nchw_copies_only_where_others_read(name, target, compiled):
     names = [kernel for kernel, _ in session.dispatch_times()]
     # A copy to a channel count not a multiple of 4 is two dispatches (its slice a second).
     assert sum(kernel.startswith(COPY) and kernel.endswith("_kernel") for kernel in names) == copies, names
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_fp16_storage(target, tmp_path):
+    """fp16 storage (run after the blocking) keeps the blocked values in half: checked by
+    dnnf-run --check with its fp16 bound (``half_tolerance.py``)."""
+    model, _ = _chain()
+    onnx.save(model, tmp_path / "chain.onnx")
+    report = compile_and_check(tmp_path / "chain.onnx", tmp_path / "out", target, "dnnf", precision="fp16",
+                               extra=("--gpu-layout", "nc4hw4"))
+    assert report.count("fp16 storage: rtol 8u") == 2, report
 
 
 def test_cpu_targets_refuse_the_layout(tmp_path):

@@ -20,6 +20,8 @@ makes the kernel function that brings a blocked value back to NCHW.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import _mlir
@@ -141,6 +143,13 @@ def blockable(function, calls: dict) -> bool:
         computed.add(op.results[0])
     returned = list(ops[-1].operands)
     return len(returned) == 1 and returned[0] in computed
+
+
+def has_window(function) -> bool:
+    """Whether the convolution of the ``blockable`` kernel ``function`` has a window
+    (filters of more than one position)."""
+    conv = next(op.operation for op in function.regions[0].blocks[0].operations if op.operation.name == CONVOLUTION)
+    return math.prod(ir.RankedTensorType(conv.operands[1].type).shape[2:]) > 1
 
 
 def _pad(value, low: list, high: list, fill: float):
@@ -288,4 +297,4 @@ def unblocking_kernel(module_body, nchw: ir.RankedTensorType):
     return function
 
 
-__all__ = ["BLOCK", "block_kernel", "blockable", "blocked_type", "blocks", "unblocking_kernel"]
+__all__ = ["BLOCK", "block_kernel", "blockable", "blocked_type", "blocks", "has_window", "unblocking_kernel"]

@@ -3,7 +3,8 @@ NC4HW4 (``blocked_kernels.py``), the values between them kept in that layout.
 
 Run on linalg on tensors with kernel functions (after ``convert-ecg-to-linalg``). Every
 call of a ``blockable`` kernel function (a convolution with constant filters and its
-element-wise epilogue) computes its result blocked; a kernel reads an argument blocked
+element-wise epilogue) in a run with a windowed convolution (``_runs_with_windows``)
+computes its result blocked; a kernel reads an argument blocked
 where the value passed is such a result, and as NCHW otherwise, so a run of such
 kernels starts without a transform. Where a blocked value is read by anything else (a
 pooling, a concatenation, a reshape, the entry function's result), one kernel of its
@@ -26,7 +27,7 @@ from ...transforms.registry import described_by_table
 from ..constant_filters import calls_by_callee
 from ..lower_pass import ModuleView
 from ..lowered_module import symbol_name
-from .blocked_kernels import block_kernel, blockable, blocked_type, unblocking_kernel
+from .blocked_kernels import block_kernel, blockable, blocked_type, has_window, unblocking_kernel
 
 
 def _callee(call) -> str:
@@ -40,6 +41,32 @@ def _layouts(entry, candidates: set) -> dict:
                      if op.operation.name == "func.call" and _callee(op.operation) in candidates]
     produced = {call.results[0] for call in blocked_calls}
     return {call: tuple(value in produced for value in call.operands) for call in blocked_calls}
+
+
+def _runs_with_windows(layouts: dict, windowed: set) -> dict:
+    """``layouts`` less the runs (calls joined by the blocked values passed between
+    them) without a windowed convolution (a kernel function in ``windowed``): a 1x1
+    convolution computes about as fast in either layout (0.98-1.1 of its NCHW time at
+    64-256 channels), so such a run would only add its NCHW copies (DenseNet-121's
+    bottlenecks, each read by a concatenation: 1.14 of its NCHW GPU time on PoCL)."""
+    calls = list(layouts)
+    run = list(range(len(calls)))
+
+    def root(i):
+        while run[i] != i:
+            i = run[i]
+        return i
+
+    results = [call.results[0] for call in calls]
+    for j, call in enumerate(calls):
+        for operand in call.operands:
+            for i, result in enumerate(results):
+                if operand == result:
+                    run[root(i)] = root(j)
+    kept_runs = {root(i) for i, call in enumerate(calls) if _callee(call) in windowed}
+    kept = [call for i, call in enumerate(calls) if root(i) in kept_runs]
+    produced = [call.results[0] for call in kept]
+    return {call: tuple(any(value == result for result in produced) for value in call.operands) for call in kept}
 
 
 def _function_per_layout(module_body, layouts: dict) -> dict:
@@ -86,10 +113,11 @@ def block_channels(module: ir.Module) -> int:
     calls = calls_by_callee(module.operation)
     kernels = [op.operation for op in body.operations if is_kernel(op.operation)]
     candidates = {symbol_name(f) for f in kernels if blockable(f, calls)}
+    windowed = {symbol_name(f) for f in kernels if symbol_name(f) in candidates and has_window(f)}
     layouts = {}
     for op in list(body.operations):
         if op.operation.name == "func.func" and is_public(op.operation) and op.operation.regions[0].blocks:
-            layouts.update(_layouts(op.operation, candidates))
+            layouts.update(_runs_with_windows(_layouts(op.operation, candidates), windowed))
     if not layouts:
         return 0
     chosen = _function_per_layout(body, layouts)

@@ -167,7 +167,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
             "ecg-fuse", plan_file=Path(stats_dir) / FUSION_PLAN)
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
-    if options.gpu_layout == "nc4hw4":
+    layout = t.default_layout if options.gpu_layout == "auto" else options.gpu_layout
+    if layout == "nc4hw4":
         if t.backend.kind == "cpu":
             raise CompileError(f"--gpu-layout nc4hw4 is for the GPU targets; target {options.target} is a CPU")
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-channel-blocks")

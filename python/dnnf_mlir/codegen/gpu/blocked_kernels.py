@@ -35,6 +35,9 @@ BLOCK = 4  # channels a block: one vec4
 CONVOLUTION = "linalg.conv_2d_nchw_fchw"
 ACCEPTED = ("arith.constant", "tensor.empty", "linalg.fill", "tensor.expand_shape", "tensor.pad", CONVOLUTION,
             "linalg.generic", "func.return")
+# Element-wise ops that may make an infinity of the zeros past C, which the next
+# convolution's zero filters would turn into NaN.
+UNBOUNDED = ("arith.divf", "math.log", "math.log1p", "math.log2", "math.log10", "math.rsqrt", "math.powf")
 
 
 def blocks(channels: int) -> int:
@@ -133,7 +136,7 @@ def blockable(function, calls: dict) -> bool:
         iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
         if any("parallel" not in i for i in iterators) or maps[-1] != ir.AffineMap.get_identity(4):
             return False
-        if any(inner.name == "linalg.index" for inner in op.regions[0].blocks[0].operations):
+        if any(inner.name == "linalg.index" or inner.name in UNBOUNDED for inner in op.regions[0].blocks[0].operations):
             return False
         for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], maps[:-1])):
             kind = _operand_kind(value, indexing, op, number, calls)

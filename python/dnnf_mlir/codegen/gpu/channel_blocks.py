@@ -69,11 +69,16 @@ def _runs_with_windows(layouts: dict, windowed: set) -> dict:
     return {call: tuple(any(value == result for result in produced) for value in call.operands) for call in kept}
 
 
-def _function_per_layout(module_body, layouts: dict) -> dict:
-    """Retarget each call to a function of its own layout (a clone where the callee is
-    called with another); returns {function name: layout}."""
+def _function_per_layout(module_body, layouts: dict, calls: dict) -> dict:
+    """Retarget each call of ``layouts`` to a function of its own layout (a clone where
+    the callee is called with another, or also by a call left in NCHW: ``calls``, all
+    calls by callee); returns {function name: layout}."""
     chosen, functions = {}, {symbol_name(op.operation): op.operation for op in module_body.operations
                              if op.operation.name == "func.func"}
+    blocked = list(layouts)
+    for name, callers in calls.items():
+        if any(not any(call == other for other in blocked) for call in callers):
+            chosen[name] = None  # stays as it is, for the NCHW calls
     for call, layout in layouts.items():
         name = _callee(call)
         target = name if chosen.setdefault(name, layout) == layout else f"{name}_nc4hw4_" + "".join(
@@ -120,10 +125,10 @@ def block_channels(module: ir.Module) -> int:
             layouts.update(_runs_with_windows(_layouts(op.operation, candidates), windowed))
     if not layouts:
         return 0
-    chosen = _function_per_layout(body, layouts)
+    chosen = _function_per_layout(body, layouts, calls_by_callee(module.operation))
     calls = calls_by_callee(module.operation)
     for op in list(body.operations):
-        if op.operation.name == "func.func" and symbol_name(op.operation) in chosen:
+        if op.operation.name == "func.func" and chosen.get(symbol_name(op.operation)) is not None:
             block_kernel(op.operation, list(chosen[symbol_name(op.operation)]), calls)
     _unblock_readers(body, list(layouts), list(layouts))
     launched, unique = kernel_counts(module.operation)

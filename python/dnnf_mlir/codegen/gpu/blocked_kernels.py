@@ -268,7 +268,8 @@ def block_kernel(function, blocked: list, calls: dict):
                 layouts[op.results[0]] = (_blocked_elementwise(op, layouts, calls), True)
             elif op.name == "func.return":
                 op.operands[0] = layouts[op.operands[0]][0]
-    for op in reversed(ops[:-1]):
+    # The NCHW ops now unread, from the block as it is (repacking erased constants).
+    for op in reversed([op.operation for op in block.operations][:-1]):
         if all(len(list(r.uses)) == 0 for r in op.results):
             op.erase()
     function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(

@@ -65,10 +65,11 @@ def _f32_constant(array: np.ndarray, before) -> ir.Value:
 class ConstantFilters:
     """Where a convolution's filters come from, and how to give it a transformed form."""
 
-    def __init__(self, conv, calls: dict):
-        """``calls``: ``calls_by_callee`` of the module."""
-        self.conv = conv
-        self.filters = conv.operands[1]
+    def __init__(self, conv, calls: dict, operand: int = 1):
+        """``calls``: ``calls_by_callee`` of the module; ``operand``: which operand of
+        ``conv`` (any reader of a constant per call: a bias) the values are."""
+        self.conv, self.operand = conv, operand
+        self.filters = conv.operands[operand]
         self.calls = []
         self.index = None
         self.function = None
@@ -96,7 +97,7 @@ class ConstantFilters:
         if self.function is None:
             old = self.filters.owner
             value = _f32_constant(transform(constant_array(self.filters)), self.conv)
-            self.conv.operands[1] = value
+            self.conv.operands[self.operand] = value
             _erase_if_unused(old)
             return value
         new_type = None

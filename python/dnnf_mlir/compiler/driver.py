@@ -167,6 +167,11 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
             "ecg-fuse", plan_file=Path(stats_dir) / FUSION_PLAN)
     if options.precision == "fp16":
         pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-fp16-storage")
+    layout = t.default_layout if options.gpu_layout == "auto" else options.gpu_layout
+    if layout == "nc4hw4":
+        if t.backend.kind == "cpu":
+            raise CompileError(f"--gpu-layout nc4hw4 is for the GPU targets; target {options.target} is a CPU")
+        pipeline = pipeline.inserted_after("convert-ecg-to-linalg", "dnnf-gpu-channel-blocks")
     if t.backend.kind == "cpu" and options.winograd != "off":
         pipeline = pipeline.with_options("dnnf-winograd", mode=options.winograd, threads=options.threads,
                                          target=t.name, **t.options(), stats_file=Path(stats_dir) / WINOGRAD_STATS)

@@ -62,6 +62,11 @@ class CompileOptions:
         "fp32", "what tensors are stored in: fp32 (the default) or fp16 (GPU targets: weights and activations in "
         "half precision, every kernel computing in fp32; the model's inputs and outputs stay fp32)",
         choices=PRECISIONS)
+    gpu_layout: str = _option(
+        "auto", "GPU targets: the layout of convolution kernels' activations: nchw, nc4hw4 (channels in blocks "
+        "of 4 innermost, one vec4 per pixel; NCHW copies where other kernels read them) or auto (the default: "
+        "the target's, nc4hw4 for opencl, where it measured faster, nchw elsewhere)",
+        choices=("auto", "nchw", "nc4hw4"))
     profile_kernels: bool = _option(
         False, "time every kernel launch (dnnf-run OUT --profile; CPU targets): timers compiled in around each "
         "kernel call; without it the code has none")

@@ -204,6 +204,12 @@ PASS_TABLE: dict[str, PassEntry] = {
             "computing in f32; the entry function's inputs and outputs stay f32",
         ),
         PassEntry(
+            "dnnf-gpu-channel-blocks",
+            "dnnf_mlir.codegen.gpu.channel_blocks:ChannelBlocksPass",
+            "GPU: compute convolution kernels (constant filters, element-wise epilogues) in NC4HW4, four "
+            "channels of a pixel innermost, the values between them kept so; NCHW copies only where others read them",
+        ),
+        PassEntry(
             "dnnf-kernel-statistics",
             "dnnf_mlir.kernel_profile.statistics_pass:KernelStatisticsPass",
             "Record on every kernel function its ECG ops, shapes, FLOPs and bytes (for the kernel profiler)",

@@ -59,11 +59,11 @@ def opt_in(cases, always, variable, why):
         for case in cases]
 
 
-def compile_to(onnx_path, outdir, target, fusion, precision="fp32", cache=None):
+def compile_to(onnx_path, outdir, target, fusion, precision="fp32", cache=None, extra=()):
     """dnnf-compile ``onnx_path`` into ``outdir``: afresh, or through the compile cache
-    directory ``cache`` (``shared_compile_cache``)."""
+    directory ``cache`` (``shared_compile_cache``); ``extra``: more of its arguments."""
     command = ["dnnf-compile", onnx_path, "--target", target, "-o", outdir, "--fusion", fusion, "--no-profile",
-               "--precision", precision]
+               "--precision", precision, *extra]
     if cache is None:
         command.append("--no-cache")
     env = None if cache is None else {**os.environ, "DNNF_CACHE_DIR": str(cache)}
@@ -71,10 +71,10 @@ def compile_to(onnx_path, outdir, target, fusion, precision="fp32", cache=None):
     assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}{result.stderr}"
 
 
-def compile_and_check(onnx_path, outdir, target, fusion, tolerance=(), precision="fp32", cache=None):
+def compile_and_check(onnx_path, outdir, target, fusion, tolerance=(), precision="fp32", cache=None, extra=()):
     """``tolerance``: dnnf-run's --atol/--rtol arguments, where the default is not the right one;
-    ``cache``: as for ``compile_to``. Returns dnnf-run's output."""
-    compile_to(onnx_path, outdir, target, fusion, precision, cache)
+    ``cache``, ``extra``: as for ``compile_to``. Returns dnnf-run's output."""
+    compile_to(onnx_path, outdir, target, fusion, precision, cache, extra)
     command = ["dnnf-run", outdir, "--check", *tolerance]
     result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
     assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}{result.stderr}"

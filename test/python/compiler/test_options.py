@@ -42,9 +42,10 @@ def test_cache_fields_name_the_resolved_target_and_every_other_field():
     others = [f.name for f in dataclasses.fields(CompileOptions)
               if f.name != "target" and not f.metadata.get("target_option")]
     assert {name: fields[name] for name in others} == {name: getattr(options, name) for name in others}
-    assert describe_cache_fields(fields) == "host x86-64-v3 threads=1 fusion=none profile precision=fp32 winograd=auto"
+    assert describe_cache_fields(fields) == (
+        "host x86-64-v3 threads=1 fusion=none profile precision=fp32 gpu_layout=auto winograd=auto")
     assert describe_cache_fields(CompileOptions(target="aarch64", outline=False).cache_fields()) == (
-        "aarch64 generic threads=1 fusion=dnnf no-outline precision=fp32 winograd=auto")
+        "aarch64 generic threads=1 fusion=dnnf no-outline precision=fp32 gpu_layout=auto winograd=auto")
 
 
 def test_device_profile_names_the_code_and_is_a_gpu_option():

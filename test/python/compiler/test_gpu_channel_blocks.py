@@ -1,0 +1,127 @@
+"""``--gpu-layout nc4hw4`` (``dnnf-gpu-channel-blocks``) end to end on both GPU targets:
+small graphs whose convolutions compute in NC4HW4, channel counts not multiples of 4
+(3, 5, 6, 7: the padded channels must stay out of every result), a run of convolutions
+with a residual add, a stride, a pooling and a concatenation reading blocked values
+through NCHW copies; run on the device found (lavapipe, PoCL) and compared with
+onnxruntime within ``checking.compare``'s tolerance (|got - want| <= 3e-5 + 1e-4 *
+|want| per element) on standard normal inputs; every SPIR-V binary passes spirv-val;
+with --precision fp16 too, within dnnf-run's fp16 bound.
+SqueezeNet in that layout on both targets, ResNet-50 too with DNNF_GPU_LAYOUT_MODELS=all
+(about a minute on lavapipe), checked by dnnf-run --check as ``test_models`` does."""
+
+import numpy as np
+import onnx
+import pytest
+from gpu_artifacts import assert_matches_onnxruntime, assert_spirv_valid
+from onnx import TensorProto, helper, numpy_helper
+from test_models import check_spirv_binaries, compile_and_check, opt_in
+
+from dnnf_mlir.compiler import Artifact, CompileError, compile_model
+
+TARGETS = ("vulkan", "opencl")
+COPY = "kernel_nc4hw4_to_nchw_"
+
+
+def _model(nodes, inputs: dict, outputs: dict, weights: dict):
+    rng = np.random.default_rng(7)
+    initializers = [numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+                    for name, shape in weights.items()]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in outputs.items()], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _chain():
+    """3 -> 6 (3x3, bias, relu) -> 6 (1x1, bias, + the first's result, relu) -> 5 (3x3,
+    stride 2); the first's result is also added after the second (a kernel of its own
+    with the relu and a max-pooling): three NCHW copies (both inputs of that kernel, the
+    last convolution's result)."""
+    conv = helper.make_node
+    return _model([
+        conv("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]), conv("Relu", ["c0"], ["a"]),
+        conv("Conv", ["a", "w1", "b1"], ["c1"]), conv("Add", ["c1", "a"], ["s"]), conv("Relu", ["s"], ["b"]),
+        conv("Conv", ["b", "w2"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        conv("MaxPool", ["b"], ["z"], kernel_shape=[2, 2], strides=[2, 2])],
+        {"x": [1, 3, 9, 9]}, {"y": [1, 5, 5, 5], "z": [1, 6, 4, 4]},
+        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [6, 6, 1, 1], "b1": [6], "w2": [5, 6, 3, 3]}), 3
+
+
+def _fire():
+    """SqueezeNet's fire module: a squeeze 1x1 convolution read by a 1x1 and a 3x3 one
+    whose results are concatenated (5 + 7 channels), the 1x1 one in the concatenation's
+    kernel: two NCHW copies (the squeezed values, the 3x3 convolution's result)."""
+    node = helper.make_node
+    return _model([
+        node("Conv", ["x", "ws", "bs"], ["s0"]), node("Relu", ["s0"], ["s"]),
+        node("Conv", ["s", "we1", "be1"], ["e1"]), node("Conv", ["s", "we3", "be3"], ["e3"], pads=[1, 1, 1, 1]),
+        node("Concat", ["e1", "e3"], ["c"], axis=1), node("Relu", ["c"], ["y"])],
+        {"x": [1, 8, 7, 7]}, {"y": [1, 12, 7, 7]},
+        {"ws": [6, 8, 1, 1], "bs": [6], "we1": [5, 6, 1, 1], "be1": [5], "we3": [7, 6, 3, 3], "be3": [7]}), 2
+
+
+GRAPHS = {"chain": _chain, "fire": _fire}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    directory, cache = tmp_path_factory.mktemp("nc4hw4"), {}
+
+    def get(name, target):
+        if (name, target) not in cache:
+            model, copies = GRAPHS[name]()
+            path = directory / f"{name}.onnx"
+            onnx.save(model, path)
+            compile_model(path, directory / f"{name}-{target}", target=target, gpu_layout="nc4hw4")
+            cache[name, target] = Artifact(directory / f"{name}-{target}"), copies
+        return cache[name, target]
+
+    return get
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", GRAPHS)
+def test_matches_onnxruntime(name, target, compiled):
+    artifact, _ = compiled(name, target)
+    assert_matches_onnxruntime(artifact, seed=5)
+    if target == "vulkan":
+        assert_spirv_valid(artifact)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", GRAPHS)
+def test_nchw_copies_only_where_others_read(name, target, compiled):
+    artifact, copies = compiled(name, target)
+    session = artifact.session()
+    session.run([np.zeros(shape, dtype) for _, dtype, shape in artifact.inputs])
+    names = [kernel for kernel, _ in session.dispatch_times()]
+    # A copy to a channel count not a multiple of 4 is two dispatches (its slice a second).
+    assert sum(kernel.startswith(COPY) and kernel.endswith("_kernel") for kernel in names) == copies, names
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_fp16_storage(target, tmp_path):
+    """fp16 storage (run after the blocking) keeps the blocked values in half: checked by
+    dnnf-run --check with its fp16 bound (``half_tolerance.py``)."""
+    model, _ = _chain()
+    onnx.save(model, tmp_path / "chain.onnx")
+    report = compile_and_check(tmp_path / "chain.onnx", tmp_path / "out", target, "dnnf", precision="fp16",
+                               extra=("--gpu-layout", "nc4hw4"))
+    assert report.count("fp16 storage: rtol 8u") == 2, report
+
+
+def test_cpu_targets_refuse_the_layout(tmp_path):
+    model, _ = _fire()
+    onnx.save(model, tmp_path / "fire.onnx")
+    with pytest.raises(CompileError, match="--gpu-layout nc4hw4 is for the GPU targets"):
+        compile_model(tmp_path / "fire.onnx", tmp_path / "out", target="host", gpu_layout="nc4hw4")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", opt_in(["squeezenet", "resnet50"], ("squeezenet",), "DNNF_GPU_LAYOUT_MODELS",
+                                        "slow on lavapipe"))
+def test_model(name, target, checked_models, tmp_path):
+    outdir = tmp_path / name
+    compile_and_check(checked_models(name), outdir, target, "dnnf", extra=("--gpu-layout", "nc4hw4"))
+    if target == "vulkan":
+        check_spirv_binaries(outdir)

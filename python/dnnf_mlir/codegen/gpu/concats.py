@@ -410,14 +410,15 @@ def _place(leaves: list, destination, before):
     it: bufferization then sees every piece computed into, and put back at, the same
     slice of one buffer, and writes it in place.
     """
-    in_place, computing = [], set()
+    in_place, copied, computing = [], [], set()
     for piece, op, offsets in leaves:
-        if op is not None and _in_place_chain(piece, op) is not None:
-            if op in computing:  # a value concatenated twice (or two merged by CSE)
-                piece, op = _computed_again(piece, op)
-            in_place.append((piece, op, offsets))
-            computing.add(op)
-    copied = [leaf for leaf in leaves if leaf[1] not in computing]  # after every piece computed in place
+        if op is None or _in_place_chain(piece, op) is None:
+            copied.append((piece, op, offsets))  # after every piece computed in place
+            continue
+        if op in computing:  # a value concatenated twice (or two merged by CSE)
+            piece, op = _computed_again(piece, op)
+        in_place.append((piece, op, offsets))
+        computing.add(op)
     ordered = [(leaf, True) for leaf in sorted(in_place, key=lambda leaf: _program_position(leaf[1]))]
     for (piece, op, offsets), computed in ordered + [(leaf, False) for leaf in copied]:
         shape = list(static_tensor_type(piece).shape)

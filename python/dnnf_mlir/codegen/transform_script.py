@@ -171,6 +171,11 @@ class Script:
         self.emit(f"transform.apply_cse to {func} : !transform.any_op")
         self.end_nested()
 
+    def eliminate_dead_code(self, within: str):
+        """Erase the ops in ``within`` whose results nothing reads: a clone left behind by
+        an earlier fusion would otherwise count as a use outside a later loop."""
+        self.emit(f"transform.apply_dce to {within} : !transform.any_op")
+
     def parent_func(self, handle: str) -> str:
         """The function holding ``handle``'s op (one kernel function of many)."""
         h = self.fresh("func")

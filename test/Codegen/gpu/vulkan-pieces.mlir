@@ -1,8 +1,8 @@
 // Results made of pieces, each a group of the kernel's one launch (codegen/gpu/concats.py):
 // a concatenation returned and read (its pieces computed in place, the reader split at
 // them), a padded result (its interior computed in place, its border filled), a
-// concatenation of concatenations read by a max pool, and a grouped convolution's
-// channels shuffled into a concatenation.
+// concatenation of concatenations read by a max pool, a grouped convolution's
+// channels shuffled into a concatenation, and one value concatenated twice.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-schedule=target=vulkan \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-bufferize=target=vulkan \
@@ -114,4 +114,38 @@ func.func @main(%a: tensor<1x8x9x9xf32>, %b: tensor<1x16x9x9xf32>, %c: tensor<1x
   %r:2 = call @kernel_0(%a, %b, %c) : (tensor<1x8x9x9xf32>, tensor<1x16x9x9xf32>, tensor<1x4x9x9xf32>)
       -> (tensor<1x28x9x9xf32>, tensor<1x28x9x9xf32>)
   return %r#0, %r#1 : tensor<1x28x9x9xf32>, tensor<1x28x9x9xf32>
+}
+
+// -----
+
+// One value concatenated twice: the op computing it fills the first half in place, a
+// copy of it the second (a copy of the first half would read another group's result),
+// in one launch. Before, the op was to fill both, and the second found its init
+// already replaced (a TypeError out of the compiler).
+// CHECK-LABEL: func.func private @kernel_0(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<2x3x4xf32>, %[[Y:[a-z0-9]+]]: memref<2x6x4xf32>
+// CHECK-SAME: dnnf.gpu.schedule = "fused"
+// CHECK: %[[SECOND:.+]] = memref.subview %[[Y]][0, 3, 0] [2, 3, 4] [1, 1, 1]
+// CHECK: %[[FIRST_VIEW:.+]] = memref.reinterpret_cast %[[Y]] to offset: [0], sizes: [2, 3, 4]
+// CHECK: %[[SECOND_VIEW:.+]] = memref.reinterpret_cast %[[SECOND]] to offset: [12], sizes: [2, 3, 4]
+// CHECK: gpu.launch_func {{.*}} args(%[[X]] : memref<2x3x4xf32>, %[[FIRST_VIEW]] : {{.*}}, %[[SECOND_VIEW]] : {{.*}}) {dnnf.gpu.writes = [false, true, true]}
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+#id = affine_map<(n, c, w) -> (n, c, w)>
+func.func private @kernel_0(%x: tensor<2x3x4xf32>) -> tensor<2x6x4xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+       ins(%x : tensor<2x3x4xf32>) outs(%e : tensor<2x3x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4xf32>
+  %y = tensor.concat dim(1) %r, %r : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+  return %y : tensor<2x6x4xf32>
+}
+
+func.func @main(%x: tensor<2x3x4xf32>) -> tensor<2x6x4xf32> {
+  %r = call @kernel_0(%x) : (tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+  return %r : tensor<2x6x4xf32>
 }

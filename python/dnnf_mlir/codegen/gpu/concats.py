@@ -364,6 +364,27 @@ def _insert(piece, destination, offsets):
                                      list(static_tensor_type(piece).shape), [1] * rank)
 
 
+def _computed_again(piece, op):
+    """(``piece`` computed by a copy of ``op``, of its init chain and of the reshape
+    between, the copy of ``op``): an op writes one slice in place, and a copy of the
+    piece made in the launch would read another group's result."""
+    empty, first = _in_place_chain(piece, op)
+    reshape = _reshape_between(piece, op)
+    computed = reshape.operands[0] if reshape is not None else piece
+    with _after(reshape or op), op.location:
+        value = empty.clone().results[0]
+        for member in _chain(first, op):
+            number = computed.result_number if member == op else 0
+            clone = member.clone().operation
+            clone.operands[linalg_input_count(member) + number] = value
+            value = clone.results[number]
+        if reshape is not None:
+            reshaped = reshape.clone().operation
+            reshaped.operands[0] = value
+            value = reshaped.results[0]
+    return value, clone
+
+
 def _leaves(value, offsets: list) -> list:
     """(piece, the op computing it or None, its offsets) of each piece that ``value``, a
     concatenation (nested ones included) or a value of its own, is made of, placed at
@@ -389,8 +410,15 @@ def _place(leaves: list, destination, before):
     it: bufferization then sees every piece computed into, and put back at, the same
     slice of one buffer, and writes it in place.
     """
-    in_place = [leaf for leaf in leaves if leaf[1] is not None and _in_place_chain(leaf[0], leaf[1]) is not None]
-    copied = [leaf for leaf in leaves if leaf not in in_place]  # after every piece computed in place
+    in_place, copied, computing = [], [], set()
+    for piece, op, offsets in leaves:
+        if op is None or _in_place_chain(piece, op) is None:
+            copied.append((piece, op, offsets))  # after every piece computed in place
+            continue
+        if op in computing:  # a value concatenated twice (or two merged by CSE)
+            piece, op = _computed_again(piece, op)
+        in_place.append((piece, op, offsets))
+        computing.add(op)
     ordered = [(leaf, True) for leaf in sorted(in_place, key=lambda leaf: _program_position(leaf[1]))]
     for (piece, op, offsets), computed in ordered + [(leaf, False) for leaf in copied]:
         shape = list(static_tensor_type(piece).shape)

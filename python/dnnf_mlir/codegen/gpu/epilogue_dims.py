@@ -73,7 +73,7 @@ def product_dims(group: RootGroup, kinds=("contraction",)) -> tuple | None:
     reduction); None otherwise."""
     rank = len(group.shape)
     dims = root_dims(group.root, group.contraction) if group.kind in kinds and rank >= 2 else None
-    if dims is None:
+    if not dims:  # none, or a contraction to a scalar (a sum of squares over all axes): no rows nor columns
         return None
     maps = indexing_maps(group.contraction)
     output = [ir.AffineDimExpr(e).position for e in maps[-1].results]

@@ -38,6 +38,7 @@ from .permuted_products import fold_permuting_copies
 from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
 from .rotations import rotations_from_arguments
+from .scalar_results import scalar_results_through_copies
 from .returned_copies import copy_passed_on_results
 from .slices import split_sliced_ops
 from .strided_concats import concats_of_phases
@@ -88,7 +89,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     docstring), reading no argument of more than ``max_binding_bytes`` through one
     binding (``oversized``), for a ``phased`` schedule (``reshapes_into_consumers``);
     returns how many ops the Python rewrites changed."""
-    rewritten = approximate_math(module)
+    rewritten = approximate_math(module) + scalar_results_through_copies(module)
     rewritten += flatten_nested_concats(module) + split_concat_pads(module)
     rewritten += concats_of_phases(module)
     rewritten += gathers_from_pads(module, keep=padded_results(module))

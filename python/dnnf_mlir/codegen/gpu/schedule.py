@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule
@@ -43,6 +42,7 @@ from .contraction_steps import is_matmul_like, reduction_step
 from .epilogue_dims import product_dims
 from .target import GpuDevice
 from .unrolling import REGISTER_ROWS_ATTR
+from .staged_inits import own_empty_init
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, read_product, staged_ops)
 
@@ -454,6 +454,9 @@ def _threads(s: Script, group: GroupPlan, staged_shapes: dict) -> int:
         (op, _spread(staged_shapes[op.tag], 1 if op.reduction else VECTOR, group.staged_threads))
         for op in reversed(group.staged)]
     for op, tiling in loops:
+        # A producer an earlier loop left a dead clone reading is yielded by the loop it
+        # is fused into, and fusing it on into that loop's scf.for aborts.
+        s.eliminate_dead_code(block)
         handle = s.match(["linalg.generic"], tag=op.tag, within=block)
         if op.split > 1:
             _split_reduction(s, op, tiling, handle, by_tag, block)
@@ -543,26 +546,6 @@ def schedule_blocks(s: Script, kernel: Kernel, prefix: str, device: GpuDevice) -
     return plans
 
 
-def _own_empty_init(op):
-    """The empty tensor ``op`` (a staged op in its workgroup's loop) writes into, through
-    the ops initializing it, made one of the loop's own: bufferization then allocates
-    it in the loop, in the workgroup's memory, not as one buffer of the function that
-    every workgroup's threads would share (through which a barrier does not order)."""
-    forall = op.parent
-    while op.operands and op.name.startswith("linalg."):
-        index = len(op.operands) - 1
-        value = op.operands[index]
-        owner = value.owner.operation if isinstance(value, ir.OpResult) else None
-        if owner is not None and owner.name.startswith("linalg.") and owner.parent == forall:
-            op = owner
-            continue
-        if owner is None or owner.name != "tensor.empty" or owner.parent != forall:
-            with ir.InsertionPoint(op), op.location:
-                op.operands[index] = _mlir.tensor.empty(ir.RankedTensorType(value.type).shape,
-                                                        ir.RankedTensorType(value.type).element_type)
-        return
-
-
 def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> tuple:
     """Append the thread level of the schedule of ``plans`` (``schedule_blocks``, applied
     to ``module``) to ``s``; the staged ops' results in the workgroup, read from
@@ -583,7 +566,7 @@ def schedule_threads(s: Script, module, plans: list, max_shared_memory: int) -> 
             if tensor is None or not tensor.has_static_shape:
                 raise KernelError(f"{group.name}: the workgroup's tile of {op.tag} has no static shape")
             staged[op.tag] = tuple(tensor.shape)
-            _own_empty_init(ops[op.tag])
+            own_empty_init(ops[op.tag])
         shared = sum(math.prod(shape) * 4 for shape in staged.values())
         if shared > max_shared_memory:
             raise KernelError(f"{group.name}: its staged values take {shared} bytes of shared memory; the device "

@@ -20,7 +20,7 @@ from ..._mlir import ir
 from ...linalg_builders import affine_map, generic
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
 from .target import CpuTarget
-from .tiles import conv_vector_tile
+from .tiles import conv_vector_tile, narrow_conv_rows
 
 def _grouped_1x1_as_batch_matmul(op, strides):
     """A single-image 1x1 grouped convolution as ``W[G, F, C] @ X[G, C, OH*OW]``: one
@@ -214,7 +214,7 @@ def convolutions_to_matmul(module: ir.Module, target: CpuTarget) -> int:
     for op, x_t, w_t, out_t in _f32_convolutions(module):
         n, f, oh, ow = out_t.shape
         _, c, kh, kw = w_t.shape
-        narrow = conv_vector_tile(ow, f, target)[1] < target.lanes(32)
+        narrow = narrow_conv_rows(ow, f, target)
         if n != 1 or ((kh, kw) != (1, 1) and not narrow):
             continue
         f32 = out_t.element_type

@@ -242,10 +242,11 @@ def split_strided_convolutions(module: ir.Module) -> int:
     """A ``conv_2d_nchw_fchw`` with horizontal stride S > 1 -> S convolutions of
     horizontal stride 1, one per phase of the input columns.
 
-    Phase p reads the columns ``S*w + p`` (copied once into a contiguous tensor) with
-    the filter taps ``kw = p, p + S, ...``; the phases accumulate into the same result
-    (the first one into the original init). Vector loads along the output width are
-    then contiguous instead of gathers. Returns how many convolutions were split.
+    Phase p reads the columns ``S*w + p`` with the filter taps ``kw = p, p + S, ...``;
+    the phases accumulate into the same result (the first one into the original init).
+    Vector loads along the output width are then contiguous instead of gathers. The
+    phases are copied once, all together (``phase_split``). Returns how many
+    convolutions were split.
     """
     linalg, tensor = _mlir.linalg, _mlir.tensor
     count = 0
@@ -259,12 +260,13 @@ def split_strided_convolutions(module: ir.Module) -> int:
         h = x_t.shape[2]
         result = op.operands[2]
         with ir.InsertionPoint(op), op.location:
+            phases = phase_split(op.operands[0], sw, ow + len(range(0, kw, sw)) - 1)
             for phase in range(min(sw, kw)):
                 taps = len(range(phase, kw, sw))
                 width = ow + taps - 1
                 sliced_t = ir.RankedTensorType.get([n, c, h, width], f32)
-                view = tensor.extract_slice(sliced_t, op.operands[0], [], [], [], [0, 0, 0, phase], [n, c, h, width], [1, 1, 1, sw])
-                x_phase = linalg.copy(view, outs=[tensor.empty([n, c, h, width], f32)])
+                x_phase = tensor.extract_slice(sliced_t, phases, [], [], [], [0, 0, 0, phase, 0], [n, c, h, 1, width],
+                                               [1, 1, 1, 1, 1])
                 w_phase_t = ir.RankedTensorType.get([f, c, kh, taps], f32)
                 w_phase = tensor.extract_slice(w_phase_t, op.operands[1], [], [], [], [0, 0, 0, phase], [f, c, kh, taps], [1, 1, 1, sw])
                 result = linalg.conv_2d_nchw_fchw(x_phase, w_phase, outs=[result], strides=[sh, 1], dilations=[dh, 1])
@@ -300,6 +302,30 @@ def _pad_value(pad_op):
     return value
 
 
+def phase_split(x, stride: int, width: int, init=None):
+    """``[N, C, H, stride, width]``: phase p of ``x``'s columns (``stride * w + p``) at
+    ``[:, :, :, p]``, contiguous (written into ``init`` when given). ``x`` (zero-padded
+    or cut to ``stride * width`` columns) is viewed as ``[N, C, H, width, stride]`` and
+    transposed by an element-wise generic whose vectors hold whole ``[stride, width]``
+    tiles (``rows.py``): contiguous loads and register shuffles, not a load per lane."""
+    tensor, arith = _mlir.tensor, _mlir.arith
+    x_t = static_tensor_type(x)
+    n, c, h, w = x_t.shape
+    f32 = x_t.element_type
+    columns = stride * width
+    if w < columns:
+        x = make_pad(x, [0] * 4, [0, 0, 0, columns - w], arith.constant(f32, 0.0))
+    elif w > columns:
+        x = tensor.extract_slice(ir.RankedTensorType.get([n, c, h, columns], f32), x, [], [], [], [0] * 4,
+                                 [n, c, h, columns], [1] * 4)
+    pairs = tensor.expand_shape(ir.RankedTensorType.get([n, c, h, width, stride], f32), x,
+                                reassociation([[0], [1], [2], [3, 4]]), [], [n, c, h, width, stride])
+    dims = [ir.AffineDimExpr.get(d) for d in range(5)]
+    read = ir.AffineMap.get(5, 0, [dims[0], dims[1], dims[2], dims[4], dims[3]])
+    init = init if init is not None else tensor.empty([n, c, h, stride, width], f32)
+    return generic([pairs], [read, ir.AffineMap.get_identity(5)], [init], lambda value, _: value)[0]
+
+
 def make_pad(source, low, high, value):
     """``source`` padded by the static ``low`` / ``high`` amounts with the scalar ``value``."""
     tensor = _mlir.tensor
@@ -315,4 +341,5 @@ def make_pad(source, low, high, value):
 
 
 
-__all__ = ["convolutions_to_matmul", "make_pad", "pad_convolutions", "split_grouped_convolutions", "split_strided_convolutions"]
+__all__ = ["convolutions_to_matmul", "make_pad", "pad_convolutions", "phase_split", "split_grouped_convolutions",
+           "split_strided_convolutions"]

@@ -20,7 +20,7 @@ from ..._mlir import ir
 from ...linalg_builders import affine_map, generic
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
 from .target import CpuTarget
-from .tiles import conv_vector_tile
+from .tiles import conv_vector_tile, narrow_conv_rows
 
 def _grouped_1x1_as_batch_matmul(op, strides):
     """A single-image 1x1 grouped convolution as ``W[G, F, C] @ X[G, C, OH*OW]``: one
@@ -214,7 +214,7 @@ def convolutions_to_matmul(module: ir.Module, target: CpuTarget) -> int:
     for op, x_t, w_t, out_t in _f32_convolutions(module):
         n, f, oh, ow = out_t.shape
         _, c, kh, kw = w_t.shape
-        narrow = conv_vector_tile(ow, f, target)[1] < target.lanes(32)
+        narrow = narrow_conv_rows(ow, f, target)
         if n != 1 or ((kh, kw) != (1, 1) and not narrow):
             continue
         f32 = out_t.element_type
@@ -238,14 +238,27 @@ def convolutions_to_matmul(module: ir.Module, target: CpuTarget) -> int:
     return count
 
 
+# Input planes (H x W, padded) up to which a strided convolution's phases are one
+# transposing copy (``phase_split``) rather than a strided copy per phase, which the
+# vectorizer lowers to one masked element at a time through the stack. Measured on
+# AVX-512 (1 thread, 3x3/2 + ReLU layers, single-layer medians), transposed over
+# per-phase time: 3 -> 16 channels on 92x129 0.66 (DeepLab's first layer, HardSwish),
+# 3 -> 32 on 130x130 0.77 and on 162x193 0.42, 16 -> 32 on 114x129 0.75, but 3 -> 24,
+# 32 and 64 channels on 226x257 and 224x257 1.11-1.22 (ShuffleNet's, MobileNetV2's and
+# SqueezeNet's first layers); ResNet's 7x7/2 on 230x261 1.0.
+MAX_TRANSPOSED_PHASE_PLANE = 162 * 193
+
+
 def split_strided_convolutions(module: ir.Module) -> int:
     """A ``conv_2d_nchw_fchw`` with horizontal stride S > 1 -> S convolutions of
     horizontal stride 1, one per phase of the input columns.
 
-    Phase p reads the columns ``S*w + p`` (copied once into a contiguous tensor) with
-    the filter taps ``kw = p, p + S, ...``; the phases accumulate into the same result
-    (the first one into the original init). Vector loads along the output width are
-    then contiguous instead of gathers. Returns how many convolutions were split.
+    Phase p reads the columns ``S*w + p`` with the filter taps ``kw = p, p + S, ...``;
+    the phases accumulate into the same result (the first one into the original init).
+    Vector loads along the output width are then contiguous instead of gathers. Over
+    input planes of up to ``MAX_TRANSPOSED_PHASE_PLANE`` the phases are copied once, all
+    together (``phase_split``), else each by a copy of a strided slice. Returns how
+    many convolutions were split.
     """
     linalg, tensor = _mlir.linalg, _mlir.tensor
     count = 0
@@ -258,13 +271,21 @@ def split_strided_convolutions(module: ir.Module) -> int:
         f32 = out_t.element_type
         h = x_t.shape[2]
         result = op.operands[2]
+        transposed = h * x_t.shape[3] <= MAX_TRANSPOSED_PHASE_PLANE
         with ir.InsertionPoint(op), op.location:
+            if transposed:
+                phases = phase_split(op.operands[0], sw, ow + len(range(0, kw, sw)) - 1)
             for phase in range(min(sw, kw)):
                 taps = len(range(phase, kw, sw))
                 width = ow + taps - 1
                 sliced_t = ir.RankedTensorType.get([n, c, h, width], f32)
-                view = tensor.extract_slice(sliced_t, op.operands[0], [], [], [], [0, 0, 0, phase], [n, c, h, width], [1, 1, 1, sw])
-                x_phase = linalg.copy(view, outs=[tensor.empty([n, c, h, width], f32)])
+                if transposed:
+                    x_phase = tensor.extract_slice(sliced_t, phases, [], [], [], [0, 0, 0, phase, 0],
+                                                   [n, c, h, 1, width], [1, 1, 1, 1, 1])
+                else:
+                    view = tensor.extract_slice(sliced_t, op.operands[0], [], [], [], [0, 0, 0, phase],
+                                                [n, c, h, width], [1, 1, 1, sw])
+                    x_phase = linalg.copy(view, outs=[tensor.empty([n, c, h, width], f32)])
                 w_phase_t = ir.RankedTensorType.get([f, c, kh, taps], f32)
                 w_phase = tensor.extract_slice(w_phase_t, op.operands[1], [], [], [], [0, 0, 0, phase], [f, c, kh, taps], [1, 1, 1, sw])
                 result = linalg.conv_2d_nchw_fchw(x_phase, w_phase, outs=[result], strides=[sh, 1], dilations=[dh, 1])
@@ -300,6 +321,30 @@ def _pad_value(pad_op):
     return value
 
 
+def phase_split(x, stride: int, width: int, init=None):
+    """``[N, C, H, stride, width]``: phase p of ``x``'s columns (``stride * w + p``) at
+    ``[:, :, :, p]``, contiguous (written into ``init`` when given). ``x`` (zero-padded
+    or cut to ``stride * width`` columns) is viewed as ``[N, C, H, width, stride]`` and
+    transposed by an element-wise generic whose vectors hold whole ``[stride, width]``
+    tiles (``rows.py``): contiguous loads and register shuffles, not a load per lane."""
+    tensor, arith = _mlir.tensor, _mlir.arith
+    x_t = static_tensor_type(x)
+    n, c, h, w = x_t.shape
+    f32 = x_t.element_type
+    columns = stride * width
+    if w < columns:
+        x = make_pad(x, [0] * 4, [0, 0, 0, columns - w], arith.constant(f32, 0.0))
+    elif w > columns:
+        x = tensor.extract_slice(ir.RankedTensorType.get([n, c, h, columns], f32), x, [], [], [], [0] * 4,
+                                 [n, c, h, columns], [1] * 4)
+    pairs = tensor.expand_shape(ir.RankedTensorType.get([n, c, h, width, stride], f32), x,
+                                reassociation([[0], [1], [2], [3, 4]]), [], [n, c, h, width, stride])
+    dims = [ir.AffineDimExpr.get(d) for d in range(5)]
+    read = ir.AffineMap.get(5, 0, [dims[0], dims[1], dims[2], dims[4], dims[3]])
+    init = init if init is not None else tensor.empty([n, c, h, stride, width], f32)
+    return generic([pairs], [read, ir.AffineMap.get_identity(5)], [init], lambda value, _: value)[0]
+
+
 def make_pad(source, low, high, value):
     """``source`` padded by the static ``low`` / ``high`` amounts with the scalar ``value``."""
     tensor = _mlir.tensor
@@ -315,4 +360,5 @@ def make_pad(source, low, high, value):
 
 
 
-__all__ = ["convolutions_to_matmul", "make_pad", "pad_convolutions", "split_grouped_convolutions", "split_strided_convolutions"]
+__all__ = ["MAX_TRANSPOSED_PHASE_PLANE", "convolutions_to_matmul", "make_pad", "pad_convolutions", "phase_split",
+           "split_grouped_convolutions", "split_strided_convolutions"]

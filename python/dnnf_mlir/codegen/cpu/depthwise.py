@@ -26,7 +26,8 @@ from ..._mlir import ir
 from ...linalg_builders import copy_into
 from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_init, linalg_inputs, linalg_ops, producer,
                               static_tensor_type)
-from .windows import DEPTHWISE, phase_split, phase_width, replace_window, taken_epilogue, tap_slices, window_generic
+from .convolutions import phase_split
+from .windows import DEPTHWISE, phase_width, replace_window, taken_epilogue, tap_slices, window_generic
 
 MAX_BLOCKS = 16  # channel blocks of the parallel loop: enough for the threads, few buffers
 

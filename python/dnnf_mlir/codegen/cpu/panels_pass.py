@@ -26,6 +26,10 @@ and 1024 -> 2048 stride 2 at 7x7 0.85, 0.97 and 0.93 of the matmul's, DenseNet's
 to 28x28 1.15, 1x1 layers over 14x14 and 28x28 1.06-1.14 and DenseNet's 3x3 128 -> 32
 at 14x14 2.6: the rewrite applies only where the plain schedule's padded work is at
 least ``MIN_WORK_SAVED`` times the panels' (``panel_work``; more on AVX2, see there).
+A convolution whose rows are narrower than a vector is a matmul over its patches
+otherwise (``convolutions_to_matmul``), whose copy and matmul the panels' match more
+closely: there a smaller margin, ``MIN_WORK_SAVED_OVER_PATCHES``, decides (at 7x7
+outputs the patches pad 49 columns to 64 and the panels pay; at 6x8 they pad none).
 
 Runs on linalg on tensors after ``convert-ecg-to-linalg`` and ``dnnf-winograd`` (whose
 3x3 convolutions are gone by then) and before ``dnnf-externalize-weights``, while the
@@ -48,7 +52,7 @@ from ..errors import CodegenError
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
 from ..lower_pass import TargetPass
 from .target import CpuTarget
-from .tiles import conv_vector_tile, conv_width_throughput, matmul_register_tile
+from .tiles import conv_vector_tile, conv_width_throughput, matmul_register_tile, narrow_conv_rows
 
 MODES = ("auto", "always")
 # The plain schedule's padded work over the panels' (``panel_work``) from which the
@@ -58,6 +62,14 @@ MODES = ("auto", "always")
 # 2048 -> 512 and 3x3 512 -> 512 at 7x7) lost 9-10%.
 MIN_WORK_SAVED = 1.25
 MIN_WORK_SAVED_16_REGISTERS = 1.5
+# The same over a convolution of rows narrower than a vector, a matmul over its patches
+# otherwise (``convolutions.convolutions_to_matmul``: a copy and a matmul too). Measured
+# on AVX-512 (1 thread, 3x3 and 2x2/2 layers with bias and ReLU, interleaved medians),
+# panels over patches: 1.20 times (7x7 outputs, 17 to 128 -> 32 channels, stride 1 and
+# 2) took 0.79-0.81 of the time, 1.28-1.30 (7x7, 128 -> 192 and 512 -> 512) 0.81-0.97;
+# 1.0 (6x8, 8x8, 4x4 and 3x3 outputs, whose patches pad nothing) 1.00-1.17. On AVX2
+# (x86-64-v3), 1.62 (3x3 outputs) took 0.79, 1.0 (4x4) 1.06.
+MIN_WORK_SAVED_OVER_PATCHES = 1.1
 # The window rows, the transposes and the epilogue left outside the matmul cost per
 # output element what KH*KW*C multiply-adds save: in MobileNetV2 (6x6), 64 -> 384 and
 # 96 -> 576 channels with ReLU6 and the next layer's pad took 1.21 and 1.05 of the plain
@@ -94,11 +106,15 @@ def padded_work(m: int, n: int, target: CpuTarget) -> int:
 
 def plain_work(op, target: CpuTarget) -> float:
     """The padded work per reduction step of the schedule the convolution gets otherwise:
-    the matmul ``W @ X`` for a 1x1 one, else the direct convolution's rows of WV
-    columns, weighted by the throughput of that vector width (``tiles.conv_vector_tile``)."""
+    the matmul ``W @ X`` for a 1x1 one, the same over a copy of its patches (counted as
+    ``panel_work`` counts the window rows) for one with rows narrower than a vector
+    (``tiles.narrow_conv_rows``), else the direct convolution's rows of WV columns,
+    weighted by the throughput of that vector width (``tiles.conv_vector_tile``)."""
     _, (f, _, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
     if (kh, kw) == (1, 1):
         return padded_work(f, oh * ow, target)
+    if narrow_conv_rows(ow, f, target):
+        return padded_work(f, oh * ow, target) + oh * ow * target.lanes(32)
     _, wv, padded = conv_vector_tile(ow, f, target)
     return f * oh * padded / conv_width_throughput(wv, target)
 
@@ -114,12 +130,16 @@ def panel_work(op, target: CpuTarget) -> int:
 
 def panels_pay(op, target: CpuTarget) -> bool:
     """Whether the panels do at least ``MIN_WORK_SAVED`` times (16 vector registers:
-    ``MIN_WORK_SAVED_16_REGISTERS``) less work than the plain schedule, over a reduction
-    of at least ``MIN_REDUCTION`` and whole vectors of output channels."""
-    _, (f, c, kh, kw), _ = convolution_shapes(op)
+    ``MIN_WORK_SAVED_16_REGISTERS``; over patches: ``MIN_WORK_SAVED_OVER_PATCHES``) less
+    work than the plain schedule, over a reduction of at least ``MIN_REDUCTION`` and
+    whole vectors of output channels."""
+    _, (f, c, kh, kw), (_, _, _, ow) = convolution_shapes(op)
     if c * kh * kw < MIN_REDUCTION or f % target.lanes(32):
         return False
-    saved = MIN_WORK_SAVED if target.vector_registers >= 32 else MIN_WORK_SAVED_16_REGISTERS
+    if (kh, kw) != (1, 1) and narrow_conv_rows(ow, f, target):
+        saved = MIN_WORK_SAVED_OVER_PATCHES
+    else:
+        saved = MIN_WORK_SAVED if target.vector_registers >= 32 else MIN_WORK_SAVED_16_REGISTERS
     return plain_work(op, target) >= saved * panel_work(op, target)
 
 
@@ -229,6 +249,6 @@ class ChannelPanelsPass(TargetPass):
         channel_panel_convolutions(module, target, always=self.options["mode"] == "always")
 
 
-__all__ = ["MIN_REDUCTION", "MIN_WORK_SAVED", "MIN_WORK_SAVED_16_REGISTERS", "MODES", "ChannelPanelsPass",
-           "channel_panel_convolutions", "convolution_shapes", "panel_filters", "panel_width", "panel_work", "panels_pay", "padded_work",
-           "plain_work", "window_rows"]
+__all__ = ["MIN_REDUCTION", "MIN_WORK_SAVED", "MIN_WORK_SAVED_16_REGISTERS", "MIN_WORK_SAVED_OVER_PATCHES", "MODES",
+           "ChannelPanelsPass", "channel_panel_convolutions", "convolution_shapes", "panel_filters", "panel_width",
+           "panel_work", "panels_pay", "padded_work", "plain_work", "window_rows"]

@@ -97,6 +97,12 @@ def conv_vector_tile(ow: int, f: int, target: CpuTarget):
     return fr, wv, padded
 
 
+def narrow_conv_rows(ow: int, f: int, target: CpuTarget) -> bool:
+    """Whether the direct convolution would run on rows narrower than a vector register
+    (``conv_vector_tile``): a single-image one is then a matmul over its patches
+    (``convolutions.convolutions_to_matmul``)."""
+    return conv_vector_tile(ow, f, target)[1] < target.lanes(32)
+
 
 __all__ = [
     "MAX_UNROLLED_VECTORS",
@@ -108,4 +114,5 @@ __all__ = [
     "largest_divisor",
     "fits_in_vectors",
     "matmul_register_tile",
+    "narrow_conv_rows",
 ]

@@ -38,7 +38,7 @@ from ..._mlir import ir
 from ...linalg_builders import generic, inline_body
 from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_init, linalg_inputs,
                               linalg_ops, reassociation, static_tensor_type)
-from .convolutions import make_pad
+from .convolutions import make_pad, phase_split
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
 DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"
@@ -92,30 +92,6 @@ def _generic(inputs, maps, init, iterators, body):
         return body(list(scalars[:-1]), scalars[-1] if start is None else start)
 
     return generic(inputs, maps, [init], block, iterators)[0]
-
-
-def phase_split(x, stride: int, width: int, init=None):
-    """``[N, C, H, stride, width]``: phase p of ``x``'s columns (``stride * w + p``) at
-    ``[:, :, :, p]``, contiguous (written into ``init`` when given). ``x`` (zero-padded
-    or cut to ``stride * width`` columns) is viewed as ``[N, C, H, width, stride]`` and
-    transposed by an element-wise generic whose vectors hold whole ``[stride, width]``
-    tiles (``rows.py``): contiguous loads and register shuffles, not a load per lane."""
-    tensor, arith = _mlir.tensor, _mlir.arith
-    x_t = static_tensor_type(x)
-    n, c, h, w = x_t.shape
-    f32 = x_t.element_type
-    columns = stride * width
-    if w < columns:
-        x = make_pad(x, [0] * 4, [0, 0, 0, columns - w], arith.constant(f32, 0.0))
-    elif w > columns:
-        x = tensor.extract_slice(ir.RankedTensorType.get([n, c, h, columns], f32), x, [], [], [], [0] * 4,
-                                 [n, c, h, columns], [1] * 4)
-    pairs = tensor.expand_shape(ir.RankedTensorType.get([n, c, h, width, stride], f32), x,
-                                reassociation([[0], [1], [2], [3, 4]]), [], [n, c, h, width, stride])
-    dims = [ir.AffineDimExpr.get(d) for d in range(5)]
-    read = ir.AffineMap.get(5, 0, [dims[0], dims[1], dims[2], dims[4], dims[3]])
-    init = init if init is not None else tensor.empty([n, c, h, stride, width], f32)
-    return generic([pairs], [read, _identity(5)], [init], lambda value, _: value)[0]
 
 
 def _split_by_phase(sw: int, ow: int, lanes: int) -> bool:
@@ -302,4 +278,4 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
     return count
 
 
-__all__ = ["DEPTHWISE", "phase_split", "phase_width", "replace_window", "taken_epilogue", "tap_slices", "window_generic", "windows_to_taps"]
+__all__ = ["DEPTHWISE", "phase_width", "replace_window", "taken_epilogue", "tap_slices", "window_generic", "windows_to_taps"]

@@ -1,0 +1,67 @@
+// A convolution of horizontal stride 2 (codegen/cpu/convolutions.py,
+// split_strided_convolutions): one convolution of stride 1 per phase of the input
+// columns, whose vector loads along the output width are then contiguous. Its input,
+// padded to whole vectors of output columns and to a whole number of column pairs
+// (one pad), is viewed as [N, C, H, W/2, 2] and transposed once into its two phases
+// [N, C, H, 2, W/2] (windows.py's pooling windows split the same way, see
+// strided-window-phases.mlir): the transpose's vectors hold whole [2, 17] tiles of a
+// row, where a copy per phase read every other column one element at a time (DeepLab's
+// 3 -> 16 channel 3x3/2 first layer: 0.036 -> 0.024 ms on AVX-512). Phase 0 holds the
+// taps kw = 0, 2 (17 columns for 16 outputs), phase 1 the tap kw = 1 (16 columns).
+// Planes over MAX_TRANSPOSED_PHASE_PLANE (162 x 193) copy each phase from a strided slice
+// (the transposing copy measured slower on 224x224 images' first layers).
+// RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v3 | FileCheck %s
+// RUN: dnnf-opt %s --dnnf-codegen-prepare=cpu=x86-64-v3 --split-input-file | %PYTHON -m dnnf_mlir.codegen - --cpu=x86-64-v3 --emit=schedules | FileCheck %s --check-prefix=PLAN
+
+// CHECK-DAG:   #[[PAIRS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4, d3)>
+// CHECK-LABEL: func.func @conv_stride_2(
+// CHECK-SAME:      %[[W:[^:]*]]: tensor<16x3x3x3xf32>
+// CHECK:         %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 13]
+// CHECK:         %[[V:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 3, 22, 17, 2] : tensor<1x3x22x34xf32> into tensor<1x3x22x17x2xf32>
+// CHECK:         %[[T:.*]] = linalg.generic {indexing_maps = [#[[PAIRS]], {{.*}}]{{.*}} ins(%[[V]] : tensor<1x3x22x17x2xf32>) outs(%{{.*}} : tensor<1x3x22x2x17xf32>)
+// CHECK:         %[[X0:.*]] = tensor.extract_slice %[[T]][0, 0, 0, 0, 0] [1, 3, 22, 1, 17] [1, 1, 1, 1, 1] : tensor<1x3x22x2x17xf32> to tensor<1x3x22x17xf32>
+// CHECK:         %[[W0:.*]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [16, 3, 3, 2] [1, 1, 1, 2]
+// CHECK:         %[[Y0:.*]] = linalg.conv_2d_nchw_fchw {{.*}}strides = dense<[2, 1]>{{.*}} ins(%[[X0]], %[[W0]] : tensor<1x3x22x17xf32>, tensor<16x3x3x2xf32>)
+// CHECK:         %[[X1:.*]] = tensor.extract_slice %[[T]][0, 0, 0, 1, 0] [1, 3, 22, 1, 16] [1, 1, 1, 1, 1] : tensor<1x3x22x2x17xf32> to tensor<1x3x22x16xf32>
+// CHECK:         %[[W1:.*]] = tensor.extract_slice %[[W]][0, 0, 0, 1] [16, 3, 3, 1] [1, 1, 1, 2]
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}}strides = dense<[2, 1]>{{.*}} ins(%[[X1]], %[[W1]] : tensor<1x3x22x16xf32>, tensor<16x3x3x1xf32>) outs(%[[Y0]] :
+// CHECK-NOT:     linalg.copy
+// PLAN: linalg.generic [1, 3, 22, 2, 17] vectorized {'vector': [1, 1, 1, 2, 17]} @conv_stride_2
+// PLAN: linalg.conv_2d_nchw_fchw [1, 16, 10, 16, 3, 3, 2] conv2d
+// PLAN: linalg.conv_2d_nchw_fchw [1, 16, 10, 16, 3, 3, 1] conv2d
+func.func @conv_stride_2(%x: tensor<1x3x20x20xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x10x10xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %z : f32
+  } : tensor<1x3x20x20xf32> to tensor<1x3x22x22xf32>
+  %e = tensor.empty() : tensor<1x16x10x10xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x3x22x22xf32>, tensor<16x3x3x3xf32>) outs(%i : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
+  return %y : tensor<1x16x10x10xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv_stride_2_large_plane(
+// CHECK:         %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[S0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 3, 226, 113] [1, 1, 1, 2]
+// CHECK:         %[[X0:.*]] = linalg.copy {{.*}}ins(%[[S0]] : tensor<1x3x226x113xf32>)
+// CHECK:         %[[Y0:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X0]], %{{.*}} : tensor<1x3x226x113xf32>, tensor<16x3x3x2xf32>)
+// CHECK:         %[[S1:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 1] [1, 3, 226, 112] [1, 1, 1, 2]
+// CHECK:         %[[X1:.*]] = linalg.copy {{.*}}ins(%[[S1]] : tensor<1x3x226x112xf32>)
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X1]], %{{.*}} : tensor<1x3x226x112xf32>, tensor<16x3x3x1xf32>) outs(%[[Y0]] :
+func.func @conv_stride_2_large_plane(%x: tensor<1x3x224x224xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x112x112xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %z : f32
+  } : tensor<1x3x224x224xf32> to tensor<1x3x226x226xf32>
+  %e = tensor.empty() : tensor<1x16x112x112xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x112x112xf32>) -> tensor<1x16x112x112xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x3x226x226xf32>, tensor<16x3x3x3xf32>) outs(%i : tensor<1x16x112x112xf32>) -> tensor<1x16x112x112xf32>
+  return %y : tensor<1x16x112x112xf32>
+}

@@ -4,8 +4,8 @@ that tiles and fuses into the tiles of the kernel's roots.
 ``prepare_module(module)`` changes kernel functions' signatures and callers: constants
 become arguments (a kernel has no constant arrays), reshaped results the callers'
 views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf / tanh /
-pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as gathers
-(``gathers``), concatenated phases of a tensor as its transpose (``strided_concats``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads and reversed
+reads as gathers (``gathers``), concatenated phases of a tensor as its transpose (``strided_concats``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
 cyclic shifts computed from the kernel's arguments (``rotations``),
 arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), readers of a collapse expanded into its
@@ -30,7 +30,7 @@ from ..passes import apply_script, run_passes, run_pipeline
 from .collapsed_reads import split_collapsed_reads
 from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_concats, padded_results,
                       padded_results_to_pieces, split_concat_consumers, split_concat_pads)
-from .gathers import gathers_from_pads
+from .gathers import gathers_from_pads, gathers_from_reversed_reads
 from .offset_reads import fuse_offset_producers
 from .oversized import read_oversized_arguments_in_chunks
 from .precision import fold_widenings
@@ -131,6 +131,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     rewritten += expand_concat_pieces(module) + padded_results_to_pieces(module) + concats_to_pieces(module)
     rewritten += copy_passed_on_results(module)
     rewritten += reshapes_into_consumers(module, phased)  # the copies' views of values computed here (pieces, results)
+    rewritten += gathers_from_reversed_reads(module)  # after the rewrites that compose maps
     rewritten += fuse_offset_producers(module)  # a piece's reads at an offset: no span computed per tile
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 

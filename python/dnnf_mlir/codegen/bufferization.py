@@ -33,7 +33,9 @@ def results_in_place(module: ir.Module):
     does not register for memref.alloc). When the returned buffer is a reshape of
     such an allocation (a kernel whose last op, a matmul or a transpose, is followed by
     an expand or collapse of its result), the allocation is replaced by the inverse
-    reshape of the out-parameter.
+    reshape of the out-parameter; the reshape stays where something else reads it too
+    (a result that a GPU kernel's caller reshapes, returns and passes on to another
+    kernel: the copy was the entry function's, which no GPU kernel does).
     """
     for func in functions(module):
         if len(func.regions[0].blocks) == 0:
@@ -47,8 +49,6 @@ def results_in_place(module: ir.Module):
                 continue
             reshape = source.owner if isinstance(source, ir.OpResult) and source.owner.name in RESHAPES else None
             if reshape is not None:
-                if len(list(source.uses)) != 1:
-                    continue
                 source = reshape.operands[0]
             alloc = source.owner if isinstance(source, ir.OpResult) else None
             if alloc is None or alloc.name != "memref.alloc" or alloc.parent != op.parent or len(alloc.operands) != 0:
@@ -62,8 +62,9 @@ def results_in_place(module: ir.Module):
             else:
                 with ir.InsertionPoint(alloc), alloc.location:
                     view = _inverse_reshape(reshape, target, source.type)
-                reshape.erase()
                 source.replace_all_uses_with(view)
+                if not list(reshape.results[0].uses):
+                    reshape.erase()
             alloc.erase()
 
 

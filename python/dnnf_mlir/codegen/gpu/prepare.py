@@ -39,6 +39,7 @@ from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
 from .rotations import rotations_from_arguments
 from .returned_copies import copy_passed_on_results
+from .returned_values import returned_values_to_kernels
 from .slices import split_sliced_ops
 from .strided_concats import concats_of_phases
 
@@ -72,13 +73,14 @@ def check_supported(module: ir.Module):
 
 def prepare_module(module: ir.Module) -> int:
     """What changes kernel functions' signatures and their callers (after
-    ``check_supported``): constants passed in
+    ``check_supported``): returned values no kernel computes copied by kernels of their
+    own (``returned_values``), constants passed in
     (``constants_to_arguments``; before the pipeline's element-wise fusion, which would
     fold a bias broadcast into a constant of the whole result: 1.2 MB for GPT-2's merged
     projection), reshaped results reshaped by the callers (``reshapes_to_callers``).
     Returns how many ops changed."""
     check_supported(module)
-    rewritten = constants_to_arguments(module)
+    rewritten = returned_values_to_kernels(module) + constants_to_arguments(module)
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
     return rewritten + reshapes_to_callers(module)
 

@@ -38,6 +38,7 @@ from .permuted_products import fold_permuting_copies
 from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
 from .rotations import rotations_from_arguments
+from .scalar_results import widen_scalar_results
 from .returned_copies import copy_passed_on_results
 from .returned_values import returned_values_to_kernels
 from .slices import split_sliced_ops
@@ -96,6 +97,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     rewritten += gathers_from_pads(module, keep=padded_results(module))
     rewritten += splat_inits_to_fills(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
+    rewritten += widen_scalar_results(module)  # a root of no dims has no loop to map
     rewritten += fold_widenings(module)  # fp16 storage's conversions into their readers
     # Cyclic shifts computed from the kernel's arguments, before the concatenations
     # become pieces (``split_concat_consumers``): the pipeline below shares their copies.

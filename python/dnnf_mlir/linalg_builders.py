@@ -16,7 +16,7 @@ def affine_map(dims: int, exprs) -> ir.AffineMap:
 
 
 def index_constant(value: int):
-    return _mlir.arith.ConstantOp(ir.IndexType.get(), ir.IntegerAttr.get(ir.IndexType.get(), value)).result
+    return _mlir.arith.constant(ir.IndexType.get(), value)
 
 
 # Indices are not negative: a floor division truncates, a modulo is the remainder.
@@ -35,7 +35,12 @@ def affine_value(expr, dims: list):
         if isinstance(expr, kind):
             binary = kind(expr)
             return getattr(_mlir.arith, name)(affine_value(binary.lhs, dims), affine_value(binary.rhs, dims))
-    raise ValueError(f"no arith form for the affine expression {expr}")
+    if isinstance(expr, ir.AffineCeilDivExpr):  # (a + b - 1) / b
+        ratio = ir.AffineCeilDivExpr(expr)
+        divisor = affine_value(ratio.rhs, dims)
+        rounded = _mlir.arith.addi(affine_value(ratio.lhs, dims), _mlir.arith.subi(divisor, index_constant(1)))
+        return _mlir.arith.divsi(rounded, divisor)
+    raise ValueError(f"no arith form for the affine expression {expr} (a symbol)")
 
 
 def generic(inputs, maps, outputs, body, iterators=None):

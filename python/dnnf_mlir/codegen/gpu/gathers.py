@@ -25,18 +25,14 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ...linalg_builders import affine_value, generic, inline_body
+from ...linalg_builders import affine_value, generic, index_constant, inline_body
 from ..linalg_queries import indexing_maps, linalg_input_count, linalg_inputs, parallel_loops, reversed_map, static_tensor_type
-
-
-def _index(value: int):
-    return _mlir.arith.constant(ir.IndexType.get(), value)
 
 
 def _clamp(i, size: int):
     """``i`` clamped into [0, size)."""
     arith = _mlir.arith
-    return arith.minsi(arith.maxsi(i, _index(0)), _index(size - 1))
+    return arith.minsi(arith.maxsi(i, index_constant(0)), index_constant(size - 1))
 
 
 def _loop_indices(rank: int) -> list:
@@ -71,13 +67,13 @@ def _pad_to_generic(pad) -> bool:
         def body(_out):
             inside, clamped = None, []
             for i, (index, start, size) in enumerate(zip(_loop_indices(result.rank), low, sizes)):
-                shifted = arith.subi(index, _index(start)) if start else index
+                shifted = arith.subi(index, index_constant(start)) if start else index
                 if start == 0 and size == result.shape[i]:
                     clamped.append(index)
                     continue
                 ok = arith.andi(
-                    arith.cmpi(arith.CmpIPredicate.sge, shifted, _index(0)),
-                    arith.cmpi(arith.CmpIPredicate.slt, shifted, _index(size)),
+                    arith.cmpi(arith.CmpIPredicate.sge, shifted, index_constant(0)),
+                    arith.cmpi(arith.CmpIPredicate.slt, shifted, index_constant(size)),
                 )
                 inside = ok if inside is None else arith.andi(inside, ok)
                 clamped.append(_clamp(shifted, size))

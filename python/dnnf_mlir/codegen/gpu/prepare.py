@@ -1,11 +1,13 @@
 """The GPU targets' rewrites of linalg before scheduling: every op of a kernel in a form
 that tiles and fuses into the tiles of the kernel's roots.
 
-``prepare_module(module)`` changes kernel functions' signatures and callers: constants
+``prepare_module(module)`` changes kernel functions' signatures and callers: returned
+values no kernel computes get kernels of their own (``returned_values``), constants
 become arguments (a kernel has no constant arrays), reshaped results the callers'
 views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf / tanh /
 pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads and reversed
 reads as gathers (``gathers``), concatenated phases of a tensor as its transpose (``strided_concats``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+ops of a 0-d result computed as one element (``scalar_results``),
 cyclic shifts computed from the kernel's arguments (``rotations``),
 arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), readers of a collapse expanded into its
@@ -74,8 +76,8 @@ def check_supported(module: ir.Module):
 
 def prepare_module(module: ir.Module) -> int:
     """What changes kernel functions' signatures and their callers (after
-    ``check_supported``): returned values no kernel computes copied by kernels of their
-    own (``returned_values``), constants passed in
+    ``check_supported``): returned values no kernel computes passed through kernels of
+    their own (``returned_values``), constants passed in
     (``constants_to_arguments``; before the pipeline's element-wise fusion, which would
     fold a bias broadcast into a constant of the whole result: 1.2 MB for GPT-2's merged
     projection), reshaped results reshaped by the callers (``reshapes_to_callers``).

@@ -36,3 +36,43 @@ func.func @main(%x: tensor<33xf32>) -> tensor<f32> {
   %y = call @kernel_0(%x) : (tensor<33xf32>) -> tensor<f32>
   return %y : tensor<f32>
 }
+
+// -----
+
+// The 0-d maximum read by an op over the whole tensor (ONNX ReduceLogSumExp's x - max):
+// the reader reads element 0 of the one-element maximum, not a 0-d reshape of it (which
+// the rewrites of reshapes after this one mishandled: the pipeline then crashed). One
+// launch: the maximum staged in the workgroup's memory, then read by every thread.
+// CHECK-LABEL: func.func private @kernel_0.compiled(
+// CHECK-SAME: dnnf.gpu.schedule = "fused"
+// CHECK: gpu.launch
+// CHECK: memref.alloc() : memref<1xf32, #spirv.storage_class<Workgroup>>
+// CHECK: arith.maximumf
+// CHECK: gpu.barrier
+// CHECK: arith.subf
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func private @kernel_0(%x: tensor<3x4x7xf32>) -> tensor<3x4x7xf32> attributes {dnnf.kernel} {
+  %low = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%low : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]}
+       ins(%x : tensor<3x4x7xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %n = arith.maximumf %a, %acc : f32
+    linalg.yield %n : f32
+  } -> tensor<f32>
+  %e1 = tensor.empty() : tensor<3x4x7xf32>
+  %d = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> ()>, affine_map<(i, j, k) -> (i, j, k)>], iterator_types = ["parallel", "parallel", "parallel"]}
+       ins(%x, %m : tensor<3x4x7xf32>, tensor<f32>) outs(%e1 : tensor<3x4x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<3x4x7xf32>
+  return %d : tensor<3x4x7xf32>
+}
+
+func.func @main(%x: tensor<3x4x7xf32>) -> tensor<3x4x7xf32> {
+  %y = call @kernel_0(%x) : (tensor<3x4x7xf32>) -> tensor<3x4x7xf32>
+  return %y : tensor<3x4x7xf32>
+}

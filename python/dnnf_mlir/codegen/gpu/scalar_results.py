@@ -5,8 +5,10 @@ A GPU kernel's roots are tiled over workgroups along their result's dims; an op 
 every axis, the fill of its accumulator) has none, so its ``scf.forall`` has no dim and
 the schedule has no loop to map (``tile_using_forall`` with no tile sizes is rejected):
 no schedule applied. Each such ``linalg.generic`` gets a parallel loop of one
-iteration in front of its loops and a result of one element, which its readers in
-the kernel read through that loop and every other reader reads collapsed back to 0-d.
+iteration in front of its loops and a result of one element, which the other ops it
+widens read through that loop, every other generic as element 0, and what else reads
+it (the kernel's return) collapsed back to 0-d: no 0-d reshape between two generics,
+which the later rewrites of reshapes do not take.
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ def _widen(op, widened: dict):
     return result
 
 
+def _read_first(reader, number: int, value):
+    """Make the generic ``reader`` read ``value`` (one element) as its input ``number``,
+    which was a 0-d tensor: element 0 at every iteration."""
+    maps = indexing_maps(reader)
+    maps[number] = ir.AffineMap.get(maps[number].n_dims, 0, [ir.AffineConstantExpr.get(0)])
+    reader.operands[number] = value
+    reader.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+
+
 def widen_scalar_results(module: ir.Module) -> int:
     """Compute every 0-d result of ``module``'s generics as one element (see the module
     docstring); returns how many ops changed."""
@@ -70,6 +81,9 @@ def widen_scalar_results(module: ir.Module) -> int:
         _widen(op, widened)
     for op in ops:
         old, new = op.results[0], widened[op.results[0]]
+        for use in list(old.uses):
+            if use.owner.name == "linalg.generic" and use.operand_number < linalg_input_count(use.owner):
+                _read_first(use.owner, use.operand_number, new)
         if list(old.uses):
             with ir.InsertionPoint(op), op.location:
                 scalar = _mlir.tensor.collapse_shape(old.type, new, ir.ArrayAttr.get([]))

@@ -15,6 +15,34 @@ def affine_map(dims: int, exprs) -> ir.AffineMap:
     return ir.AffineMap.get(dims, 0, exprs)
 
 
+def index_constant(value: int):
+    return _mlir.arith.constant(ir.IndexType.get(), value)
+
+
+# Indices are not negative: a floor division truncates, a modulo is the remainder.
+AFFINE_ARITH = ((ir.AffineAddExpr, "addi"), (ir.AffineMulExpr, "muli"), (ir.AffineFloorDivExpr, "divsi"),
+                (ir.AffineModExpr, "remsi"))
+
+
+def affine_value(expr, dims: list):
+    """``expr`` (an affine expression without symbols) computed in arith at the insertion
+    point from ``dims``, the index values of its dims."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return dims[ir.AffineDimExpr(expr).position]
+    if isinstance(expr, ir.AffineConstantExpr):
+        return index_constant(ir.AffineConstantExpr(expr).value)
+    for kind, name in AFFINE_ARITH:
+        if isinstance(expr, kind):
+            binary = kind(expr)
+            return getattr(_mlir.arith, name)(affine_value(binary.lhs, dims), affine_value(binary.rhs, dims))
+    if isinstance(expr, ir.AffineCeilDivExpr):  # (a + b - 1) / b
+        ratio = ir.AffineCeilDivExpr(expr)
+        divisor = affine_value(ratio.rhs, dims)
+        rounded = _mlir.arith.addi(affine_value(ratio.lhs, dims), _mlir.arith.subi(divisor, index_constant(1)))
+        return _mlir.arith.divsi(rounded, divisor)
+    raise ValueError(f"no arith form for the affine expression {expr} (a symbol)")
+
+
 def generic(inputs, maps, outputs, body, iterators=None):
     """A linalg.generic; ``outputs`` are init tensors, ``body(*scalars)`` returns the yielded values.
 
@@ -72,10 +100,14 @@ def with_operands(op, inputs, maps, outputs, iterators=None) -> list:
 def inline_body(block, values: dict) -> list:
     """The ops of a ``linalg.generic``'s ``block`` cloned at the insertion point, each
     operand in ``values`` (block arguments first) replaced by its value there: the
-    values the block yields. Lets one op's body compute inside another's."""
+    values the block yields. Lets one op's body compute inside another's. An op whose
+    results ``values`` all give (the block's ``linalg.index`` ops, in another op's loops)
+    is not cloned."""
     for inner in block.operations:
         if inner.name == "linalg.yield":
             return [values.get(v, v) for v in inner.operands]
+        if inner.results and all(r in values for r in inner.results):
+            continue
         clone = inner.clone()
         for i, operand in enumerate(clone.operands):
             if operand in values:

@@ -57,3 +57,32 @@ func.func @returned_twice(%x: tensor<4x32x16xf32>) -> (tensor<32x4x16xf32>, tens
   %c = tensor.collapse_shape %t [[0], [1, 2]] : tensor<32x4x16xf32> into tensor<32x64xf32>
   return %t, %c : tensor<32x4x16xf32>, tensor<32x64xf32>
 }
+
+// A buffer returned reshaped that something else reads through the same reshape (a GPU
+// kernel's result that its caller reshapes, returns and passes on to another kernel):
+// the allocation is the inverse reshape of the out-parameter, the reshape stays for
+// its other reader (which canonicalization then folds into a read of the
+// out-parameter), and nothing is copied.
+// CHECK-LABEL: func.func @returned_reshaped_and_read
+// CHECK-SAME: %[[MERGED:[a-z0-9]+]]: memref<32x64xf32>, %[[NEGATED:[a-z0-9]+]]: memref<32x64xf32>
+// CHECK: %[[HEADS:.*]] = memref.expand_shape %[[MERGED]] {{\[}}[0], [1, 2]] output_shape [32, 4, 16] : memref<32x64xf32> into memref<32x4x16xf32>
+// CHECK-NOT: memref.alloc()
+// CHECK-NOT: linalg.copy
+// CHECK: memref.subview %[[HEADS]]
+// CHECK-NOT: linalg.copy
+// CHECK: memref.subview %[[MERGED]]
+// CHECK-NOT: linalg.copy
+// CHECK: return
+func.func @returned_reshaped_and_read(%x: tensor<4x32x16xf32>) -> (tensor<32x64xf32>, tensor<32x64xf32>) {
+  %empty = tensor.empty() : tensor<32x4x16xf32>
+  %t = linalg.transpose ins(%x : tensor<4x32x16xf32>) outs(%empty : tensor<32x4x16xf32>) permutation = [1, 0, 2]
+  %c = tensor.collapse_shape %t [[0], [1, 2]] : tensor<32x4x16xf32> into tensor<32x64xf32>
+  %e = tensor.empty() : tensor<32x64xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+       ins(%c : tensor<32x64xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.negf %a : f32
+    linalg.yield %m : f32
+  } -> tensor<32x64xf32>
+  return %c, %n : tensor<32x64xf32>, tensor<32x64xf32>
+}

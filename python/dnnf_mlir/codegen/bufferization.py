@@ -32,8 +32,10 @@ def results_in_place(module: ir.Module):
     pass's ``hoist-static-allocs`` option does, which needs an interface this build
     does not register for memref.alloc). When the returned buffer is a reshape of
     such an allocation (a kernel whose last op, a matmul or a transpose, is followed by
-    an expand or collapse of its result), the allocation is replaced by the inverse
-    reshape of the out-parameter.
+    an expand or collapse of its result, or a chain of them), the allocation is replaced
+    by the inverse reshapes of the out-parameter; a reshape stays where something else reads it too
+    (a result that a GPU kernel's caller reshapes, returns and passes on to another
+    kernel: the copy was the entry function's, which no GPU kernel does).
     """
     for func in functions(module):
         if len(func.regions[0].blocks) == 0:
@@ -45,25 +47,25 @@ def results_in_place(module: ir.Module):
             source, target = op.operands
             if not isinstance(target, ir.BlockArgument) or target.owner != block or len(list(target.uses)) != 1:
                 continue
-            reshape = source.owner if isinstance(source, ir.OpResult) and source.owner.name in RESHAPES else None
-            if reshape is not None:
-                if len(list(source.uses)) != 1:
-                    continue
-                source = reshape.operands[0]
+            chain = []  # the reshapes from the copied value back to its buffer
+            while isinstance(source, ir.OpResult) and source.owner.name in RESHAPES:
+                chain.append(source.owner)
+                source = source.owner.operands[0]
             alloc = source.owner if isinstance(source, ir.OpResult) else None
             if alloc is None or alloc.name != "memref.alloc" or alloc.parent != op.parent or len(alloc.operands) != 0:
                 continue
-            if reshape is None and source.type != target.type:
+            if not chain and source.type != target.type:
                 continue
             _erase_with_deallocs(source)
             op.erase()
-            if reshape is None:
-                source.replace_all_uses_with(target)
-            else:
-                with ir.InsertionPoint(alloc), alloc.location:
-                    view = _inverse_reshape(reshape, target, source.type)
-                reshape.erase()
-                source.replace_all_uses_with(view)
+            view = target
+            with ir.InsertionPoint(alloc), alloc.location:
+                for reshape in chain:
+                    view = _inverse_reshape(reshape, view, reshape.operands[0].type)
+            source.replace_all_uses_with(view)
+            for reshape in chain:
+                if not list(reshape.results[0].uses):
+                    reshape.erase()
             alloc.erase()
 
 

@@ -63,19 +63,24 @@ def _linear_coefficients(expr) -> Optional[dict]:
     return None
 
 
+def reversed_map(amap) -> bool:
+    """Whether the indexing map ``amap`` walks its operand backwards along some dim (a
+    Slice with a negative step, a transposed convolution's flipped kernel)."""
+    for expr in amap.results:
+        coefficients = _linear_coefficients(expr)
+        if coefficients is not None and any(c < 0 for c in coefficients.values()):
+            return True
+    return False
+
+
 def reverses_access(op) -> bool:
-    """Whether an indexing map of ``op`` walks an operand backwards (a Slice with a
-    negative step): tiling computes wrong slices of such operands."""
+    """Whether an indexing map of ``op`` walks an operand backwards (``reversed_map``):
+    tiling computes wrong slices of such operands."""
     try:
         maps = indexing_maps(op)
     except (KeyError, ValueError, TypeError):
         return False
-    for amap in maps:
-        for expr in amap.results:
-            coefficients = _linear_coefficients(expr)
-            if coefficients is not None and any(c < 0 for c in coefficients.values()):
-                return True
-    return False
+    return any(reversed_map(amap) for amap in maps)
 
 
 def touches_i1(op) -> bool:
@@ -287,6 +292,7 @@ __all__ = [
     "parallel_loops",
     "reassociation",
     "reduced_dims",
+    "reversed_map",
     "reverses_access",
     "static_tensor_type",
     "touches_i1",

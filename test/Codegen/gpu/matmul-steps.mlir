@@ -97,3 +97,31 @@ func.func @main(%q: tensor<2x40x32xf16>, %k: tensor<2x36x32xf16>) -> tensor<2x40
   %r = call @kernel_0(%q, %k) : (tensor<2x40x32xf16>, tensor<2x36x32xf16>) -> tensor<2x40x36xf32>
   return %r : tensor<2x40x36xf32>
 }
+
+// -----
+
+// K of one step (4): the thread's reduction loop folds away, and the vectorization's
+// match of the stepped contraction's parent loop came back empty, failing the script
+// (`could not find a parent op that matches all requirements`: no schedule applied to
+// any matmul whose thread tile took K in one step). One step, no loop: a vec4 of A,
+// four vec4 rows of B, four FMAs.
+// CHECK-LABEL: gpu.func @kernel_0_kernel(
+// CHECK-NOT: scf.for
+// CHECK: %[[A:.+]] = vector.load %arg0[%c0, %c0] : memref<1x4xf32>, vector<4xf32>
+// CHECK-COUNT-4: vector.load %arg1[
+// CHECK-COUNT-4: vector.fma
+// CHECK: vector.store
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+func.func private @kernel_0(%a: tensor<1x4xf32>, %b: tensor<4x8xf32>) -> tensor<1x8xf32> attributes {dnnf.kernel} {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<1x4xf32>, tensor<4x8xf32>) outs(%f : tensor<1x8xf32>) -> tensor<1x8xf32>
+  return %r : tensor<1x8xf32>
+}
+
+func.func @main(%a: tensor<1x4xf32>, %b: tensor<4x8xf32>) -> tensor<1x8xf32> {
+  %y = call @kernel_0(%a, %b) : (tensor<1x4xf32>, tensor<4x8xf32>) -> tensor<1x8xf32>
+  return %y : tensor<1x8xf32>
+}

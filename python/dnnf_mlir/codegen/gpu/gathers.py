@@ -1,5 +1,5 @@
-"""Pads as element-wise gathers, so that a GPU kernel computes them in the tiles of the
-ops that read them.
+"""Pads and reversed reads as element-wise gathers, so that a GPU kernel computes them
+in the tiles of the ops that read them.
 
 A ``tensor.pad`` tiles into pads of dynamic size, which neither vectorize nor stay in
 registers. It becomes a ``linalg.generic`` over its result whose body reads the source
@@ -12,6 +12,12 @@ A source computed in the kernel is read by the gather's body, not as an operand 
 tiling could slice; when it is an element-wise op (a LRN's squared relu), the gather
 evaluates that op's body on the element it reads instead, down to the kernel's
 arguments. It then fuses into its consumer's tiles like any element-wise producer.
+
+An element-wise op reading an operand backwards (a Slice with a negative step, a
+transposed convolution's flipped kernel: a map such as ``(i) -> (15 - i)``) is tiled
+with a wrong slice of that operand (MLIR sizes a tile's slice from its map of the
+tile's first and last index, one element here), and its tiles no longer verify. It
+reads that operand by ``tensor.extract`` at the map's index instead.
 """
 
 from __future__ import annotations
@@ -19,18 +25,14 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ...linalg_builders import generic, inline_body
-from ..linalg_queries import indexing_maps, linalg_inputs, static_tensor_type
-
-
-def _index(value: int):
-    return _mlir.arith.constant(ir.IndexType.get(), value)
+from ...linalg_builders import affine_value, generic, index_constant, inline_body
+from ..linalg_queries import indexing_maps, linalg_input_count, linalg_inputs, parallel_loops, reversed_map, static_tensor_type
 
 
 def _clamp(i, size: int):
     """``i`` clamped into [0, size)."""
     arith = _mlir.arith
-    return arith.minsi(arith.maxsi(i, _index(0)), _index(size - 1))
+    return arith.minsi(arith.maxsi(i, index_constant(0)), index_constant(size - 1))
 
 
 def _loop_indices(rank: int) -> list:
@@ -65,13 +67,13 @@ def _pad_to_generic(pad) -> bool:
         def body(_out):
             inside, clamped = None, []
             for i, (index, start, size) in enumerate(zip(_loop_indices(result.rank), low, sizes)):
-                shifted = arith.subi(index, _index(start)) if start else index
+                shifted = arith.subi(index, index_constant(start)) if start else index
                 if start == 0 and size == result.shape[i]:
                     clamped.append(index)
                     continue
                 ok = arith.andi(
-                    arith.cmpi(arith.CmpIPredicate.sge, shifted, _index(0)),
-                    arith.cmpi(arith.CmpIPredicate.slt, shifted, _index(size)),
+                    arith.cmpi(arith.CmpIPredicate.sge, shifted, index_constant(0)),
+                    arith.cmpi(arith.CmpIPredicate.slt, shifted, index_constant(size)),
                 )
                 inside = ok if inside is None else arith.andi(inside, ok)
                 clamped.append(_clamp(shifted, size))
@@ -161,4 +163,47 @@ def gathers_from_pads(module: ir.Module, keep=()) -> int:
     return rewritten
 
 
-__all__ = ["gathers_from_pads", "inline_gathered_producers", "pad_value"]
+def _gather_reversed_reads(op):
+    """``op`` (an element-wise ``linalg.generic``) with every operand it reads backwards
+    read by ``tensor.extract`` in its body instead (a new op in its place); None when it
+    reads none."""
+    maps, inputs = indexing_maps(op), linalg_inputs(op)
+    backwards = [i for i, (value, amap) in enumerate(zip(inputs, maps))
+                 if isinstance(value.type, ir.RankedTensorType) and reversed_map(amap)]
+    loops = parallel_loops(op)
+    if not backwards or not loops or not all(loops):
+        return None
+    kept = [i for i in range(len(inputs)) if i not in backwards]
+    block = op.regions[0].blocks[0]
+    arguments = list(block.arguments)
+
+    def body(*scalars):
+        values = dict(zip([arguments[i] for i in kept] + arguments[len(inputs):], scalars))
+        indices = _loop_indices(maps[0].n_dims)
+        for i in backwards:
+            values[arguments[i]] = _mlir.tensor.extract(inputs[i], [affine_value(e, indices) for e in maps[i].results])
+        return inline_body(block, values)
+
+    with ir.InsertionPoint(op), op.location:
+        results = generic([inputs[i] for i in kept], [maps[i] for i in kept] + maps[len(inputs):],
+                          list(op.operands)[linalg_input_count(op):], body)
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    op.erase()
+    return results[0].owner
+
+
+def gathers_from_reversed_reads(module: ir.Module) -> int:
+    """Make every element-wise op of ``module`` read the operands it reads backwards by
+    gathers (see the module docstring), and what their element-wise producers read;
+    returns how many."""
+    rewritten = 0
+    for op in walk_ops(module.operation, {"linalg.generic"}):
+        gather = _gather_reversed_reads(op)
+        if gather is not None:
+            inline_gathered_producers(gather)
+            rewritten += 1
+    return rewritten
+
+
+__all__ = ["gathers_from_pads", "gathers_from_reversed_reads", "inline_gathered_producers", "pad_value"]

@@ -13,9 +13,10 @@ through the composed maps, at the offset: nothing extra.
 
 from __future__ import annotations
 
+from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ...linalg_builders import generic, inline_body
+from ...linalg_builders import affine_value, generic, inline_body
 from ..linalg_queries import indexing_maps, linalg_input_count, linalg_inputs, parallel_loops
 
 
@@ -58,6 +59,19 @@ def _offset_reads(op) -> list:
     return found
 
 
+def _producer_indices(block, reader) -> dict:
+    """The producer's loop indices (its body's ``linalg.index``: a padding's gather) as
+    the consumer computes them, ``reader`` (its map of the producer's result) applied
+    to its own: a read at an offset reads the element there, not at the consumer's
+    own coordinates."""
+    indices = [inner for inner in block.operations if inner.name == "linalg.index"]
+    if not indices:
+        return {}
+    loops = [_mlir.linalg.IndexOp(d).result for d in range(reader.n_dims)]
+    return {inner.results[0]: affine_value(reader.results[ir.IntegerAttr(inner.attributes["dim"]).value], loops)
+            for inner in indices}
+
+
 def _fused(consumer, number: int):
     """``consumer`` with its input ``number``, an element-wise producer's result, computed
     in its body instead: the producer's inputs read through their maps composed with
@@ -77,7 +91,9 @@ def _fused(consumer, number: int):
     def body(*scalars):
         mine, theirs = scalars[: len(own)], scalars[len(own): len(own) + len(extra)]
         outs = scalars[len(own) + len(extra):]
-        (value,) = inline_body(producer_block, dict(zip(list(producer_block.arguments)[: len(extra)], theirs)))
+        values = dict(zip(list(producer_block.arguments)[: len(extra)], theirs))
+        values.update(_producer_indices(producer_block, reader))
+        (value,) = inline_body(producer_block, values)
         arguments = list(mine[:number]) + [value] + list(mine[number:]) + list(outs)
         return inline_body(consumer_block, dict(zip(consumer_block.arguments, arguments)))
 

@@ -1,11 +1,13 @@
 """The GPU targets' rewrites of linalg before scheduling: every op of a kernel in a form
 that tiles and fuses into the tiles of the kernel's roots.
 
-``prepare_module(module)`` changes kernel functions' signatures and callers: constants
+``prepare_module(module)`` changes kernel functions' signatures and callers: returned
+values no kernel computes get kernels of their own (``returned_values``), constants
 become arguments (a kernel has no constant arrays), reshaped results the callers'
 views. ``prepare_kernel(module)`` rewrites a module of one kernel function: erf / tanh /
-pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads as gathers
-(``gathers``), concatenated phases of a tensor as its transpose (``strided_concats``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+pow as arithmetic (``approximations``: SPIR-V's GLSL set has no erf), pads and reversed
+reads as gathers (``gathers``), concatenated phases of a tensor as its transpose (``strided_concats``), every named op a ``linalg.generic`` (``lowering/gpu/generalize.mlir``),
+ops of a 0-d result computed as one element (``scalar_results``),
 cyclic shifts computed from the kernel's arguments (``rotations``),
 arguments too big for one binding read in chunks (``oversized``),
 ops read in slices split (``slices``), readers of a collapse expanded into its
@@ -30,7 +32,7 @@ from ..passes import apply_script, run_passes, run_pipeline
 from .collapsed_reads import split_collapsed_reads
 from .concats import (concats_to_pieces, expand_concat_pieces, flatten_nested_concats, padded_results,
                       padded_results_to_pieces, split_concat_consumers, split_concat_pads)
-from .gathers import gathers_from_pads
+from .gathers import gathers_from_pads, gathers_from_reversed_reads
 from .offset_reads import fuse_offset_producers
 from .oversized import read_oversized_arguments_in_chunks
 from .precision import fold_widenings
@@ -38,8 +40,9 @@ from .permuted_products import fold_permuting_copies
 from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
 from .rotations import rotations_from_arguments
-from .scalar_results import scalar_results_through_copies
+from .scalar_results import widen_scalar_results
 from .returned_copies import copy_passed_on_results
+from .returned_values import returned_values_to_kernels
 from .slices import split_sliced_ops
 from .strided_concats import concats_of_phases
 
@@ -73,13 +76,14 @@ def check_supported(module: ir.Module):
 
 def prepare_module(module: ir.Module) -> int:
     """What changes kernel functions' signatures and their callers (after
-    ``check_supported``): constants passed in
+    ``check_supported``): returned values no kernel computes passed through kernels of
+    their own (``returned_values``), constants passed in
     (``constants_to_arguments``; before the pipeline's element-wise fusion, which would
     fold a bias broadcast into a constant of the whole result: 1.2 MB for GPT-2's merged
     projection), reshaped results reshaped by the callers (``reshapes_to_callers``).
     Returns how many ops changed."""
     check_supported(module)
-    rewritten = constants_to_arguments(module)
+    rewritten = returned_values_to_kernels(module) + constants_to_arguments(module)
     run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
     return rewritten + reshapes_to_callers(module)
 
@@ -89,12 +93,13 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     docstring), reading no argument of more than ``max_binding_bytes`` through one
     binding (``oversized``), for a ``phased`` schedule (``reshapes_into_consumers``);
     returns how many ops the Python rewrites changed."""
-    rewritten = approximate_math(module) + scalar_results_through_copies(module)
+    rewritten = approximate_math(module)
     rewritten += flatten_nested_concats(module) + split_concat_pads(module)
     rewritten += concats_of_phases(module)
     rewritten += gathers_from_pads(module, keep=padded_results(module))
     rewritten += splat_inits_to_fills(module)
     apply_script(module, read_transform_library("gpu/generalize.mlir"), "__dnnf_gpu_generalize", "generalizing linalg ops")
+    rewritten += widen_scalar_results(module)  # a root of no dims has no loop to map
     rewritten += fold_widenings(module)  # fp16 storage's conversions into their readers
     # Cyclic shifts computed from the kernel's arguments, before the concatenations
     # become pieces (``split_concat_consumers``): the pipeline below shares their copies.
@@ -132,6 +137,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     rewritten += expand_concat_pieces(module) + padded_results_to_pieces(module) + concats_to_pieces(module)
     rewritten += copy_passed_on_results(module)
     rewritten += reshapes_into_consumers(module, phased)  # the copies' views of values computed here (pieces, results)
+    rewritten += gathers_from_reversed_reads(module)  # after the rewrites that compose maps
     rewritten += fuse_offset_producers(module)  # a piece's reads at an offset: no span computed per tile
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 

@@ -53,7 +53,8 @@ def vectorize(s: Script, unrolled=()):
     stepped, stepped_loops = s.fresh("stepped"), s.fresh("stepped_loops")
     s.emit(f'{stepped} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{STEPPED_ATTR}}} in %root'
            " : (!transform.any_op) -> !transform.any_op")
-    s.emit(f'{stepped_loops} = transform.get_parent_op {stepped} {{deduplicate, op_name = "scf.for"}}'
+    # A reduction of one step (K = ``K_STEP``) has no loop left: allow_empty_results.
+    s.emit(f'{stepped_loops} = transform.get_parent_op {stepped} {{allow_empty_results, deduplicate, op_name = "scf.for"}}'
            " : (!transform.any_op) -> !transform.any_op")
     marked, ops = s.fresh("marked"), s.fresh("vectorizable")
     s.emit(f'{marked} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{VECTORIZE_ATTR}}} in %root'

@@ -15,7 +15,8 @@
 #  3. compile it for Vulkan (SPIR-V kernels, every one through spirv-val, and the Vulkan
 #     runtime in its library), run it on the Vulkan device found (lavapipe, on the CPU,
 #     here), check it against onnxruntime and show each dispatch's GPU time; then the same
-#     for OpenCL (OpenCL C kernels built by the OpenCL platform found: PoCL, on the CPU, here);
+#     for OpenCL (OpenCL C kernels built by the OpenCL platform found: PoCL, on the CPU, here, compiled
+#     for its device profile: convolutions channel-blocked, NC4HW4);
 #  4. benchmark the host code against onnxruntime on 1 and 2 threads (dnnf-bench), with
 #     DNNFusion's planner, TVM's fixed patterns and no fusion side by side.
 set -euo pipefail
@@ -52,7 +53,7 @@ echo "== 3. compile for Vulkan and OpenCL, run on the devices found, check"
 dnnf-compile "$onnx" --target vulkan --device lavapipe -o "build/$model-vulkan"
 dnnf-run "build/$model-vulkan" --check --repeat 2
 echo "-- for OpenCL"
-dnnf-compile "$onnx" --target opencl -o "build/$model-opencl"
+dnnf-compile "$onnx" --target opencl --device pocl -o "build/$model-opencl"
 dnnf-run "build/$model-opencl" --check --repeat 2
 
 echo "== 4. benchmark against onnxruntime"

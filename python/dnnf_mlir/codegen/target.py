@@ -38,7 +38,7 @@ class Target(ABC):
     kind: ClassVar[str]  # "cpu", "vulkan", "opencl": which backend compiles for it
     precisions: ClassVar[tuple] = ("fp32",)  # what its tensors may be stored in (``PRECISIONS``)
     # The layout of convolutions' activations where ``--gpu-layout`` is auto (GPU targets:
-    # nc4hw4 where it measured faster, ``codegen/gpu/channel_blocks.py``).
+    # nc4hw4 on the device profiles where it measured faster, ``GpuDevice.channel_blocks``).
     default_layout: ClassVar[str] = "nchw"
     name: str  # as given to get_target: "host", "aarch64", ...
 

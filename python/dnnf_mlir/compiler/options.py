@@ -45,7 +45,8 @@ class CompileOptions:
     device: str | None = _option(
         None, "GPU targets: the device profile compiled for: generic (the default: the limits every GPU of the "
         "brief offers, matmul tiles as measured on real GPUs) or, for Vulkan, lavapipe (Mesa's CPU device: taller "
-        "matmul tiles). The code runs on any device that meets the profile's limits",
+        "matmul tiles), for OpenCL, pocl (OpenCL on the CPU: convolutions channel-blocked). The code runs on any "
+        "device that meets the profile's limits",
         target_option=True, metavar="NAME")
     threads: int = _option(1, "threads the parallel loops are split for (OpenMP; host only)")
     rewrite: bool = _option(True, "run ecg-rewrite on the imported graph (--no-rewrite compiles it as imported)")

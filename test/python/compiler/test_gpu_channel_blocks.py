@@ -110,6 +110,21 @@ def test_fp16_storage(target, tmp_path):
     assert report.count("fp16 storage: rtol 8u") == 2, report
 
 
+@pytest.mark.parametrize("target, device, blocked", [("opencl", "pocl", True), ("opencl", None, False),
+                                                     ("vulkan", "lavapipe", False), ("vulkan", None, False)])
+def test_auto_layout_is_the_device_profiles(target, device, blocked, tmp_path):
+    """``--gpu-layout auto`` (the default) blocks on the profiles where it measured faster
+    only (``GpuDevice.channel_blocks``: OpenCL's ``pocl``): the fire module's NCHW copies
+    are there or not."""
+    model, copies = _fire()
+    onnx.save(model, tmp_path / "fire.onnx")
+    compile_model(tmp_path / "fire.onnx", tmp_path / "out", target=target, device=device)
+    session = Artifact(tmp_path / "out").session()
+    session.run([np.zeros([1, 8, 7, 7], np.float32)])
+    names = [kernel for kernel, _ in session.dispatch_times()]
+    assert sum(kernel.startswith(COPY) and kernel.endswith("_kernel") for kernel in names) == (copies if blocked else 0)
+
+
 def test_cpu_targets_refuse_the_layout(tmp_path):
     model, _ = _fire()
     onnx.save(model, tmp_path / "fire.onnx")

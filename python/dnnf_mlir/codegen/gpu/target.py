@@ -60,6 +60,12 @@ class GpuDevice:
     # load per SIMD lane: two words take half the loads of four floats, one a quarter of
     # four halves. Off by default: a GPU loads a vec4 in one access.
     vec4_as_words64: bool = False
+    # Convolutions' activations channel-blocked, NC4HW4, where ``--gpu-layout`` is auto
+    # (``channel_blocks.py``). On PoCL (OpenCL on this CPU) every judged CNN's GPU time fell
+    # to 0.24-0.96 of NCHW's, on lavapipe it was mixed (0.64-1.24); on an H200 SqueezeNet and
+    # Inception v1 took 1.23-1.32x NCHW's time over OpenCL (blocked 3x3 convolutions slower,
+    # plus the copies back to NCHW): the ``pocl`` profile of the OpenCL target only.
+    channel_blocks: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,10 @@ class GpuTarget(Target):
         outputs = MAX_KERNEL_OUTPUTS
         return FusionLimits(max_inputs=self.device.max_storage_buffers - outputs, max_outputs=outputs,
                             max_live_values=MAX_LIVE_VALUES)
+
+    @property
+    def default_layout(self) -> str:
+        return "nc4hw4" if self.device.channel_blocks else "nchw"
 
     def describe(self) -> str:
         return f"{self.name} ({self.device.name})"

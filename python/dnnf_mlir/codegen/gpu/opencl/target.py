@@ -6,20 +6,20 @@ fusion): 128 MiB per buffer (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``'s minimum), 24 buf
 kernel (two arguments each: a pointer and a byte offset, 384 bytes of the 1024 that
 ``CL_DEVICE_MAX_PARAMETER_SIZE`` guarantees), workgroups of up to 128 work-items and
 16 KiB of local memory (the full profile guarantees 32 KiB). The runtime refuses a
-device below it (``dnnf_opencl.c``).
+device below it (``dnnf_opencl.c``). ``pocl`` (PoCL, OpenCL on the CPU) has the same
+limits and computes convolutions channel-blocked (``GpuDevice.channel_blocks``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ..target import GpuDevice, GpuTarget, resolve_device
 
-DEVICES = {device.name: device for device in (
-    GpuDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24, max_workgroup_invocations=128,
-              max_shared_memory=16 << 10),
-)}
+_GENERIC = GpuDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24, max_workgroup_invocations=128,
+                     max_shared_memory=16 << 10)
+DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="pocl", channel_blocks=True))}
 DEFAULT_DEVICE = "generic"
 
 
@@ -27,12 +27,10 @@ DEFAULT_DEVICE = "generic"
 class OpenclTarget(GpuTarget):
     kind: ClassVar[str] = "opencl"
     precisions: ClassVar[tuple] = ("fp32", "fp16")  # fp16: half storage through vload_half / vstore_half
-    # On PoCL every judged CNN's GPU time fell (0.24-0.96 of NCHW's; channel_blocks.py).
-    default_layout: ClassVar[str] = "nc4hw4"
 
 
 def opencl_target(name: str = "opencl", device: str | None = None) -> OpenclTarget:
-    """The OpenCL target for the profile ``device`` (default ``generic``)."""
+    """The OpenCL target for the profile ``device`` (``generic``, the default, or ``pocl``)."""
     return OpenclTarget("opencl", resolve_device(DEVICES, device, DEFAULT_DEVICE, "OpenCL"))
 
 

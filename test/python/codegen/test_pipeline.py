@@ -109,9 +109,10 @@ def test_conv2d_nchw(n, c, h, w, f, kh, kw, pad, stride, threads):
         # 1x1 convolutions of one image become matmuls (W[F, C] @ X[C, H*W])
         assert [k.strategy for k in compute] == ["matmul"]
     elif stride > 1:
-        # one stride-1 convolution per phase of the input columns, each phase copied
+        # one stride-1 convolution per phase of the input columns, the phases copied out
+        # together by one transposing generic (planes this small: ``phase_split``)
         assert [k.strategy for k in compute] == ["conv2d"] * min(stride, kw)
-        assert sum(k.op == "linalg.copy" for k in report.schedules) == min(stride, kw)
+        assert [k.op for k in report.schedules if k not in compute] == ["linalg.generic"]
     else:
         assert [k.strategy for k in compute] == ["conv2d"]
 

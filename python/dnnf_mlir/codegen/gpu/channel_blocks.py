@@ -91,15 +91,15 @@ def _function_per_layout(module_body, layouts: dict, calls: dict) -> dict:
     return chosen
 
 
-def _unblock_readers(module_body, calls: list, blocked_readers: list) -> None:
-    """Each blocked result of ``calls`` read outside ``blocked_readers``: those readers
-    take an NCHW copy made once, right after the call."""
+def _unblock_readers(module_body, calls: list) -> None:
+    """Each blocked result of ``calls`` read by anything but another of ``calls``: those
+    readers take an NCHW copy made once, right after the call."""
     for call in calls:
         result = call.results[0]
         nchw = ir.RankedTensorType(result.type)
         result.set_type(blocked_type(nchw))
         others = [use for use in result.uses
-                  if not any(getattr(use.owner, "operation", use.owner) == reader for reader in blocked_readers)]
+                  if not any(getattr(use.owner, "operation", use.owner) == reader for reader in calls)]
         if not others:
             continue
         function = unblocking_kernel(module_body, nchw)
@@ -130,7 +130,7 @@ def block_channels(module: ir.Module) -> int:
     for op in list(body.operations):
         if op.operation.name == "func.func" and chosen.get(symbol_name(op.operation)) is not None:
             block_kernel(op.operation, list(chosen[symbol_name(op.operation)]), calls)
-    _unblock_readers(body, list(layouts), list(layouts))
+    _unblock_readers(body, list(layouts))
     launched, unique = kernel_counts(module.operation)
     module.operation.attributes[LAUNCHED_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), launched)
     module.operation.attributes[UNIQUE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), unique)

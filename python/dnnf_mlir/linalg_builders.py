@@ -16,6 +16,7 @@ def affine_map(dims: int, exprs) -> ir.AffineMap:
 
 
 def index_constant(value: int):
+    """An ``arith.constant`` of index type at the insertion point."""
     return _mlir.arith.constant(ir.IndexType.get(), value)
 
 
@@ -41,6 +42,20 @@ def affine_value(expr, dims: list):
         rounded = _mlir.arith.addi(affine_value(ratio.lhs, dims), _mlir.arith.subi(divisor, index_constant(1)))
         return _mlir.arith.divsi(rounded, divisor)
     raise ValueError(f"no arith form for the affine expression {expr} (a symbol)")
+
+
+def make_pad(source, low, high, value):
+    """``source`` padded by the static ``low`` / ``high`` amounts with the scalar ``value``."""
+    tensor = _mlir.tensor
+    t = ir.RankedTensorType(source.type)
+    shape = [d + lo + hi for d, lo, hi in zip(t.shape, low, high)]
+    result = ir.RankedTensorType.get(shape, t.element_type)
+    padded = tensor.pad(result, source, [], [], low, high)
+    pad_op = padded.owner
+    block = pad_op.regions[0].blocks.append(*([ir.IndexType.get()] * t.rank))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(value)
+    return padded
 
 
 def generic(inputs, maps, outputs, body, iterators=None):

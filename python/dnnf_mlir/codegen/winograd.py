@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _mlir
 from .._mlir import ir
-from ..linalg_builders import affine_map, generic
+from ..linalg_builders import affine_map, generic, make_pad
 from .linalg_queries import conv_params, is_f32, reassociation, static_tensor_type
 
 TILE, WINDOW = 4, 3  # F(TILE x TILE, WINDOW x WINDOW)
@@ -105,7 +105,7 @@ def _separable(matrix, grid):
 def _zero_padded(x, high_h: int, high_w: int):
     """``x`` with ``high_h`` / ``high_w`` more zero rows / columns; an existing zero
     ``tensor.pad`` producing it is widened instead of padded again."""
-    tensor, arith = _mlir.tensor, _mlir.arith
+    arith = _mlir.arith
     low, high = [0] * 4, [0] * 4
     pad_op = x.owner if isinstance(x, ir.OpResult) else None
     if pad_op is not None and pad_op.name == "tensor.pad" and _pads_with_zero(pad_op):
@@ -117,13 +117,7 @@ def _zero_padded(x, high_h: int, high_w: int):
             low, high = [0] * 4, [0] * 4
     high[2] += high_h
     high[3] += high_w
-    source_t = ir.RankedTensorType(x.type)
-    shape = [d + lo + hi for d, lo, hi in zip(source_t.shape, low, high)]
-    padded = tensor.pad(ir.RankedTensorType.get(shape, source_t.element_type), x, [], [], low, high)
-    block = padded.owner.regions[0].blocks.append(*([ir.IndexType.get()] * 4))
-    with ir.InsertionPoint(block):
-        tensor.YieldOp(arith.constant(source_t.element_type, 0.0))
-    return padded
+    return make_pad(x, low, high, arith.constant(ir.RankedTensorType(x.type).element_type, 0.0))
 
 
 def _pads_with_zero(pad_op) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import affine_map, generic
+from ...linalg_builders import affine_map, generic, make_pad
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
 from .target import CpuTarget
 from .tiles import conv_vector_tile, narrow_conv_rows
@@ -345,20 +345,5 @@ def phase_split(x, stride: int, width: int, init=None):
     return generic([pairs], [read, ir.AffineMap.get_identity(5)], [init], lambda value, _: value)[0]
 
 
-def make_pad(source, low, high, value):
-    """``source`` padded by the static ``low`` / ``high`` amounts with the scalar ``value``."""
-    tensor = _mlir.tensor
-    t = ir.RankedTensorType(source.type)
-    shape = [d + lo + hi for d, lo, hi in zip(t.shape, low, high)]
-    result = ir.RankedTensorType.get(shape, t.element_type)
-    padded = tensor.pad(result, source, [], [], low, high)
-    pad_op = padded.owner
-    block = pad_op.regions[0].blocks.append(*([ir.IndexType.get()] * t.rank))
-    with ir.InsertionPoint(block):
-        tensor.YieldOp(value)
-    return padded
-
-
-
-__all__ = ["MAX_TRANSPOSED_PHASE_PLANE", "convolutions_to_matmul", "make_pad", "pad_convolutions", "phase_split",
+__all__ = ["MAX_TRANSPOSED_PHASE_PLANE", "convolutions_to_matmul", "pad_convolutions", "phase_split",
            "split_grouped_convolutions", "split_strided_convolutions"]

@@ -51,10 +51,9 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import generic
+from ...linalg_builders import generic, make_pad
 from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_inputs, linalg_ops,
                               producer, reassociation, static_tensor_type)
-from .convolutions import make_pad
 from .depthwise import filled, static_pad
 from .windows import DEPTHWISE, replace_window, taken_epilogue, window_generic
 

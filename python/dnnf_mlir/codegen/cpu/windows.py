@@ -38,7 +38,7 @@ from ..._mlir import ir
 from ...linalg_builders import generic, inline_body
 from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_init, linalg_inputs,
                               linalg_ops, reassociation, static_tensor_type)
-from .convolutions import make_pad, phase_split
+from .convolutions import phase_split
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
 DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"

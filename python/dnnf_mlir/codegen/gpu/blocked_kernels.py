@@ -27,9 +27,11 @@ import numpy as np
 from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import KERNEL_ATTR
-from ...linalg_builders import affine_map, generic, with_operands
+from ...linalg_builders import affine_map, generic, make_pad, with_operands
 from ..constant_filters import ConstantFilters
+from ..linalg_queries import indexing_maps, producer
 from ..lowered_module import symbol_name
+from .gathers import pad_value
 
 BLOCK = 4  # channels a block: one vec4
 CONVOLUTION = "linalg.conv_2d_nchw_fchw"
@@ -57,19 +59,11 @@ def _is_activation(t: ir.Type) -> bool:
     return tensor.rank == 4 and tensor.has_static_shape and isinstance(tensor.element_type, ir.F32Type)
 
 
-def _owner(value):
-    return value.owner if isinstance(value, ir.OpResult) else None
-
-
-def _maps(op) -> list:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
 def _channel_values(value, reader, operand: int, calls: dict) -> ConstantFilters | None:
     """Where the per-channel values ``value`` (``[C, 1, 1]`` or ``[C]``, operand
     ``operand`` of ``reader``) come from: a constant, or a kernel argument every call
     passes a constant (maybe expanded); None when neither."""
-    owner = _owner(value)
+    owner = producer(value)
     if owner is not None and owner.name == "tensor.expand_shape":
         reader, operand = owner, 0
     values = ConstantFilters(reader, calls, operand)
@@ -95,24 +89,24 @@ def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=N
 
 def _convolution_ok(conv, calls: dict) -> bool:
     source = conv.operands[0]
-    pad = _owner(source)
+    pad = producer(source)
     if pad is not None and pad.name == "tensor.pad":
         low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
         high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
         if low[:2] != [0, 0] or high[:2] != [0, 0] or min(low + high) < 0 or _pad_value(pad) is None:
             return False
         source = pad.operands[0]
-    fill = _owner(conv.operands[2])
+    fill = producer(conv.operands[2])
     return (isinstance(source, ir.BlockArgument) and _is_activation(source.type)
             and fill is not None and fill.name == "linalg.fill" and ConstantFilters(conv, calls).constant())
 
 
 def _pad_value(pad) -> float | None:
-    value = list(pad.regions[0].blocks[0].operations)[-1].operands[0]
-    owner = _owner(value)
-    if owner is None or owner.name != "arith.constant" or not isinstance(owner.attributes["value"], ir.FloatAttr):
+    """The float a ``tensor.pad`` fills with, else None."""
+    constant = pad_value(pad)
+    if constant is None or not isinstance(constant.attributes["value"], ir.FloatAttr):
         return None
-    return ir.FloatAttr(owner.attributes["value"]).value
+    return ir.FloatAttr(constant.attributes["value"]).value
 
 
 def blockable(function, calls: dict) -> bool:
@@ -132,7 +126,7 @@ def blockable(function, calls: dict) -> bool:
             continue
         if len(op.results) != 1 or not _is_activation(op.results[0].type):
             return False
-        maps = _maps(op)
+        maps = indexing_maps(op)
         iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
         if any("parallel" not in i for i in iterators) or maps[-1] != ir.AffineMap.get_identity(4):
             return False
@@ -159,13 +153,7 @@ def _pad(value, low: list, high: list, fill: float):
     """``tensor.pad`` of ``value`` (static ``low`` / ``high``) with the constant ``fill``."""
     if not any(low) and not any(high):
         return value
-    source = ir.RankedTensorType(value.type)
-    shape = [d + lo + hi for d, lo, hi in zip(source.shape, low, high)]
-    padded = _mlir.tensor.pad(ir.RankedTensorType.get(shape, source.element_type), value, [], [], low, high)
-    block = padded.owner.regions[0].blocks.append(*([ir.IndexType.get()] * source.rank))
-    with ir.InsertionPoint(block):
-        _mlir.tensor.YieldOp(_mlir.arith.constant(source.element_type, fill))
-    return padded
+    return make_pad(value, low, high, _mlir.arith.constant(ir.RankedTensorType(value.type).element_type, fill))
 
 
 def _read(value, blocked: bool, spatial_low=(0, 0), spatial_high=(0, 0), fill=0.0):
@@ -208,7 +196,7 @@ def _blocked_init(like, fill=None):
 def _blocked_convolution(conv, layouts: dict, calls: dict):
     """The blocked generic computing ``conv``; its filters repacked (``_pack_filters``)."""
     source, low, high, fill = conv.operands[0], [0, 0], [0, 0], 0.0
-    pad = _owner(source)
+    pad = producer(source)
     if pad is not None and pad.name == "tensor.pad":
         low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))[2:]
         high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))[2:]
@@ -222,7 +210,7 @@ def _blocked_convolution(conv, layouts: dict, calls: dict):
     d = ir.AffineDimExpr.get
     x_map = _activation_map(9, blocked, 5, 8, d(2) * strides[0] + d(6) * dilations[0],
                             d(3) * strides[1] + d(7) * dilations[1])
-    init = _blocked_init(conv.results[0], _owner(conv.operands[2]).operands[0])
+    init = _blocked_init(conv.results[0], producer(conv.operands[2]).operands[0])
 
     def body(a, b, acc):
         return _mlir.arith.addf(acc, _mlir.arith.mulf(a, b))
@@ -234,7 +222,7 @@ def _blocked_convolution(conv, layouts: dict, calls: dict):
 def _blocked_elementwise(op, layouts: dict, calls: dict):
     """``op`` over the blocked domain ``(n, cb, h, w, ci)``."""
     inputs, maps = [], []
-    for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], _maps(op)[:-1])):
+    for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], indexing_maps(op)[:-1])):
         kind = "activation" if value in layouts else _operand_kind(value, indexing, op, number, calls)
         if kind == "activation":
             x, blocked = _read(*layouts[value])

@@ -29,6 +29,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel
+from ...linalg_builders import index_constant
 from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes
@@ -70,9 +71,6 @@ def _enclose(forall):
     return region
 
 
-def _index(value: int):
-    return _mlir.arith.constant(ir.IndexType.get(), value)
-
 
 def _constant(value) -> int:
     return ir.IntegerAttr(value.owner.attributes["value"]).value
@@ -93,16 +91,16 @@ def _merge_launches(launches):
     block = sizes[0][1]
     first = launches[-1]  # every value the bodies use is defined before the last launch
     with ir.InsertionPoint(first), first.location:
-        merged = gpu.LaunchOp((_index(sum(counts)), _index(1), _index(1)), tuple(_index(b) for b in block))
+        merged = gpu.LaunchOp((index_constant(sum(counts)), index_constant(1), index_constant(1)), tuple(index_constant(b) for b in block))
         body = merged.regions[0].blocks[0]
     args = list(body.arguments)
     workgroup = args[0]
     offset = 0
     with ir.InsertionPoint(body), first.location:
         for launch, ((gx, gy, gz), _), count in zip(launches, sizes, counts):
-            inside = arith.cmpi(arith.CmpIPredicate.ult, workgroup, _index(offset + count))
+            inside = arith.cmpi(arith.CmpIPredicate.ult, workgroup, index_constant(offset + count))
             if offset:
-                inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.uge, workgroup, _index(offset)))
+                inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.uge, workgroup, index_constant(offset)))
             branch = ir.Operation.create("scf.if", operands=[inside], regions=2,
                                          attributes={GROUP_BRANCH_ATTR: ir.UnitAttr.get()})
             then = branch.regions[0].blocks.append()
@@ -110,12 +108,12 @@ def _merge_launches(launches):
             with ir.InsertionPoint(branch.regions[1].blocks[0]):
                 ir.Operation.create("scf.yield")
             with ir.InsertionPoint(then):
-                local = arith.subi(workgroup, _index(offset)) if offset else workgroup
-                ids = [arith.remui(local, _index(gx)), arith.remui(arith.divui(local, _index(gx)), _index(gy)),
-                       arith.divui(local, _index(gx * gy))]
+                local = arith.subi(workgroup, index_constant(offset)) if offset else workgroup
+                ids = [arith.remui(local, index_constant(gx)), arith.remui(arith.divui(local, index_constant(gx)), index_constant(gy)),
+                       arith.divui(local, index_constant(gx * gy))]
                 terminator = ir.Operation.create("scf.yield")
             old = launch.regions[0].blocks[0]
-            replacements = ids + args[3:6] + [_index(g) for g in (gx, gy, gz)] + args[9:12]
+            replacements = ids + args[3:6] + [index_constant(g) for g in (gx, gy, gz)] + args[9:12]
             for old_arg, new in zip(old.arguments, replacements):
                 old_arg.replace_all_uses_with(new)
             for op in list(old.operations):

@@ -26,23 +26,20 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ...linalg_builders import generic
+from ...linalg_builders import generic, index_constant
 from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_slice, \
     static_tensor_type
 
 MAX_PUSHED_OPS = 64  # ops a rotation may copy on its way up; more: left to the pieces
 
 
-def _index(value: int):
-    return _mlir.arith.constant(ir.IndexType.get(), value)
-
 
 def _wrapped(index, shift: int, n: int):
     """``(index + shift) mod n`` for ``index`` in [0, n), ``shift`` in [0, n): a compare and
     a select, no division."""
     arith = _mlir.arith
-    moved = arith.addi(index, _index(shift))
-    return arith.select(arith.cmpi(arith.CmpIPredicate.uge, moved, _index(n)), arith.subi(moved, _index(n)), moved)
+    moved = arith.addi(index, index_constant(shift))
+    return arith.select(arith.cmpi(arith.CmpIPredicate.uge, moved, index_constant(n)), arith.subi(moved, index_constant(n)), moved)
 
 
 class _Permutation:
@@ -106,7 +103,7 @@ def _linearize(indices, dims, shape):
     arith = _mlir.arith
     position = indices[dims[0]]
     for d in dims[1:]:
-        position = arith.addi(arith.muli(position, _index(shape[d])), indices[d])
+        position = arith.addi(arith.muli(position, index_constant(shape[d])), indices[d])
     return position
 
 
@@ -116,8 +113,8 @@ def _delinearize(position, dims, shape) -> list:
     found, stride = [], math.prod(shape[d] for d in dims)
     for i, d in enumerate(dims):
         stride //= shape[d]
-        index = arith.divui(position, _index(stride)) if stride > 1 else position
-        found.append(index if i == 0 else arith.remui(index, _index(shape[d])))
+        index = arith.divui(position, index_constant(stride)) if stride > 1 else position
+        found.append(index if i == 0 else arith.remui(index, index_constant(shape[d])))
     return found
 
 

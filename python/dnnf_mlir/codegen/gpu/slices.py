@@ -33,6 +33,7 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from ...linalg_builders import index_constant
 from ..linalg_queries import (indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_slice,
                               static_tensor_type)
 from .kernels import expr_dims, loop_ranges
@@ -187,8 +188,7 @@ def _offset_indices(op, dim: int, offset: int) -> None:
             continue
         with ir.InsertionPoint(inner), inner.location:
             moved = inner.operation.clone()
-            shift = _mlir.arith.ConstantOp(ir.IndexType.get(), ir.IntegerAttr.get(ir.IndexType.get(), offset))
-            shifted = _mlir.arith.addi(moved.results[0], shift.result)
+            shifted = _mlir.arith.addi(moved.results[0], index_constant(offset))
         inner.results[0].replace_all_uses_with(shifted)
         inner.operation.erase()
 

@@ -24,14 +24,12 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from ...linalg_builders import index_constant
 
 VEC4 = 4
 VECTOR_ACCESSES = ("vector.load", "vector.store")
 ACCESSES = VECTOR_ACCESSES + ("memref.load", "memref.store")
 
-
-def _index(value: int):
-    return _mlir.arith.constant(ir.IndexType.get(), value)
 
 
 def _constant_index(value):
@@ -77,9 +75,9 @@ def _linear_index(indices, strides):
     arith = _mlir.arith
     total = None
     for index, stride in zip(indices, strides):
-        term = index if stride == 1 else arith.muli(index, _index(stride))
+        term = index if stride == 1 else arith.muli(index, index_constant(stride))
         total = term if total is None else arith.addi(total, term)
-    return total if total is not None else _index(0)
+    return total if total is not None else index_constant(0)
 
 
 def _vector_type(op):
@@ -138,14 +136,14 @@ def _to_vec4(function, argument, words64: bool):
         with ir.InsertionPoint(op), op.location:
             first = 1 if op.name in ("vector.load", "memref.load") else 2
             linear = _linear_index(list(op.operands)[first:], strides)
-            quad = arith.divui(linear, _index(VEC4))
+            quad = arith.divui(linear, index_constant(VEC4))
             if op.name == "vector.load":
                 op.results[0].replace_all_uses_with(load(quad))
             elif op.name == "vector.store":
                 value = op.operands[0]
                 memref.store(value if stored == vec4 else vector.bitcast(stored, value), argument, [quad])
             else:  # a scalar read: its lane of the vec4
-                lane = arith.remui(linear, _index(VEC4))
+                lane = arith.remui(linear, index_constant(VEC4))
                 dynamic = [ir.ShapedType.get_dynamic_size()]
                 op.results[0].replace_all_uses_with(vector.extract(load(quad), [lane], dynamic))
         op.erase()
@@ -167,7 +165,7 @@ def _scalarize(op):
         for lane in range(lanes):
             at = list(indices)
             if lane:
-                at[-1] = arith.addi(at[-1], _index(lane))
+                at[-1] = arith.addi(at[-1], index_constant(lane))
             addresses.append(at)
         if op.name == "vector.load":
             scalars = [memref.load(base, at) for at in addresses]

@@ -102,6 +102,11 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--iree-vulkan-target", default=DEFAULT_VULKAN_TARGET, metavar="NAME",
                         help="the IREE peer's --iree-vulkan-target with --target vulkan (default "
                         f"{DEFAULT_VULKAN_TARGET}: see dnnf_mlir/tools/iree_peer.py)")
+    parser.add_argument("--iree-seconds", type=float, default=600.0, metavar="S",
+                        help="with --target vulkan: IREE's time limit for a run (default 600): a run past it is "
+                        "stopped and IREE's latency reported as over S; a run so slow that the warm-up and rounds "
+                        "would take longer than S is timed once (IREE's code for a CNN can take minutes a run on "
+                        "lavapipe)")
     add_option_arguments(parser, skip=("target", "threads", "fusion"))  # host only; threads and modes are lists
     parser.add_argument("--keep", metavar="DIR", help="keep the compiled models in DIR/<model>-t<threads>/<fusion mode> "
                         "(vulkan: DIR/<model>/dnnf and DIR/<model>/iree)")

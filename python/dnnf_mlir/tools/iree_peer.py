@@ -1,7 +1,8 @@
 """IREE as dnnf-bench's peer on the same Vulkan device: an ONNX model imported with
 ``iree-import-onnx``, compiled with ``iree-compile --iree-hal-target-device=vulkan``
-for one of IREE's Vulkan targets, and run in this process through ``iree.runtime``
-(packages ``iree-base-compiler`` and ``iree-base-runtime``, pinned in tools/setup.sh).
+for one of IREE's Vulkan targets, and run through ``iree.runtime`` in this process (a
+first run in a process of its own, which a time limit can stop: ``run_once_within``;
+packages ``iree-base-compiler`` and ``iree-base-runtime``, pinned in tools/setup.sh).
 
 One compilation gives both the program and its dispatch count: the compilation's
 phases are dumped (weights elided) and the ``flow.dispatch`` ops of the flow phase are
@@ -25,10 +26,12 @@ Two steps make the transformers compile, both standard for IREE on mobile GPUs:
 """
 
 import importlib
+import multiprocessing
 import os
 import shutil
 import subprocess
 import sys
+import time
 from importlib import metadata
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,5 +213,57 @@ class IreeSession:
         return call
 
 
-__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProgram", "IreeSession", "compile_for_vulkan", "constant_folded", "count_dispatches", "installed_version",
-           "with_int32_inputs"]
+@dataclass(frozen=True)
+class IreeRun:
+    """One run of an IREE program: its milliseconds (the run alone, not the loading)
+    and its outputs on the host."""
+    ms: float
+    outputs: list
+
+
+def _run_in_child(program: IreeProgram, arrays: list, connection):
+    """The child's side of ``run_once_within``: load, say so, run once, send the run."""
+    try:
+        run = IreeSession(program).bind(arrays)
+        connection.send("loaded")
+        start = time.perf_counter()
+        run()
+        connection.send(IreeRun(1e3 * (time.perf_counter() - start), run.outputs))
+    except IreeError as error:
+        connection.send(error)
+
+
+def _received(connection, child):
+    """The child's next message; an IreeError it sent is raised here."""
+    try:
+        message = connection.recv()
+    except EOFError:
+        child.join()
+        raise IreeError(f"running: its process ended with exit code {child.exitcode}") from None
+    if isinstance(message, IreeError):
+        raise message
+    return message
+
+
+def run_once_within(program: IreeProgram, arrays: list, seconds: float) -> IreeRun | None:
+    """One run of ``program`` on ``arrays`` in a process of its own, or None when the
+    run had not finished ``seconds`` after the program was loaded there (the process is
+    then killed): IREE's code for a CNN can take many minutes an inference on lavapipe,
+    and a call into IREE's runtime cannot be interrupted in this process."""
+    context = multiprocessing.get_context("spawn")  # a fresh process: no Vulkan state forked from this one
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_run_in_child, args=(program, arrays, sender), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        _received(receiver, child)  # loaded: the time limit is the run's
+        if not receiver.poll(seconds):
+            return None
+        return _received(receiver, child)
+    finally:
+        child.kill()
+        child.join()
+
+
+__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProgram", "IreeRun", "IreeSession", "compile_for_vulkan",
+           "constant_folded", "count_dispatches", "installed_version", "run_once_within", "with_int32_inputs"]

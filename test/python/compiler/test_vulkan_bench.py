@@ -10,9 +10,13 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from dataclasses import replace
+
+from dnnf_mlir.tools import gpu_bench
 from dnnf_mlir.tools.bench import main
 from dnnf_mlir.tools.common import ToolError
-from dnnf_mlir.tools.iree_peer import DEFAULT_VULKAN_TARGET, IreeSession, compile_for_vulkan, constant_folded
+from dnnf_mlir.tools.iree_peer import (DEFAULT_VULKAN_TARGET, IreeSession, compile_for_vulkan, constant_folded,
+                                       run_once_within)
 
 from test_vulkan import GRAPHS
 
@@ -61,6 +65,48 @@ def test_iree_failure_is_reported(model, tmp_path, capsys):
     assert result["iree"]["error"].startswith("iree-compile: ") and "no-such-gpu" in result["iree"]["error"]
     assert "ratio_ms" not in result
     assert f"matmul_bias_relu: IREE failed: {result['iree']['error']}" in capsys.readouterr().out
+
+
+def _large_matmul(directory) -> str:
+    """A 512 x 512 x 512 MatMul: 268 MFLOP, many milliseconds a run on lavapipe."""
+    rng = np.random.default_rng(0)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"])], "large_matmul",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [512, 512])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [512, 512])],
+        [numpy_helper.from_array(rng.standard_normal((512, 512)).astype(np.float32), "b")])
+    path = directory / "large_matmul.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_iree_run_past_its_time_limit_is_a_bound(tmp_path, capsys):
+    """IREE's run stopped after 1 ms: its latency reported as over that, the ratio as
+    under its bound (the table's "<"), the geometric mean an upper bound; dnnf's numbers
+    all there."""
+    document = _bench(_large_matmul(tmp_path), tmp_path, "--iree-seconds", "0.001")
+    result = document["models"]["large_matmul"]
+    iree = result["iree"]
+    assert iree["ms_over"] == 1 and "ms" not in iree and "error_ratio" not in iree and iree["dispatches"] >= 1
+    assert result["ratio_ms_under"] == pytest.approx(result["dnnf"]["ms"]) and "ratio_ms" not in result
+    assert result["dnnf"]["error_ratio"] <= 1
+    assert document["summary"] | {"geomean_ratio_ms": None} == {
+        "models_iree_ran": 0, "models_iree_over_time": 1, "geomean_ratio_ms": None,
+        "geomean_ratio_ms_is_upper_bound": True, "geomean_ratio_dispatches": result["ratio_dispatches"]}
+    printed = capsys.readouterr().out
+    assert "large_matmul: IREE had not finished a run after 0.001 s: stopped" in printed
+    assert f"<{result['ratio_ms_under']:.2g}" in printed and "IREE over 0.001 s" in printed
+
+
+def test_iree_run_slower_than_the_rounds_allow_is_timed_once(model, tmp_path, monkeypatch):
+    """IREE's first run (made to report 20 minutes) is its time when the warm-up and
+    rounds would take longer than --iree-seconds: not timed again in rounds; its
+    outputs are still checked."""
+    slow = lambda *args: replace(run_once_within(*args), ms=1.2e6)
+    monkeypatch.setattr(gpu_bench, "run_once_within", slow)
+    result = _bench(model, tmp_path)["models"]["matmul_bias_relu"]
+    assert result["iree"]["ms"] == 1.2e6 and result["iree"]["runs"] == 1 and result["iree"]["error_ratio"] <= 1
+    assert result["runs"] == 2 and result["ratio_ms"] == pytest.approx(result["dnnf"]["ms"] / 1.2e6)
 
 
 def test_iree_tools_found_beside_python(model, tmp_path, monkeypatch):

@@ -105,16 +105,19 @@ class _Live(_Display):
 @contextlib.contextmanager
 def progress_display(tool: str, quiet: bool = False, stream=None):
     """Show the package's log records on ``stream`` (stderr) while the block runs: live on
-    a terminal, plain lines otherwise, nothing when ``quiet`` (Python warnings included)."""
+    a terminal, plain lines otherwise, nothing when ``quiet`` (Python warnings included).
+    Only there: a root handler installed meanwhile (``logging.debug`` in IREE's runtime
+    installs one) would print each record a second time."""
     stream = stream or sys.stderr
     package = logging.getLogger(PACKAGE_LOGGER)
-    level = package.level
+    level, propagate = package.level, package.propagate
     if quiet:
         handler = logging.NullHandler()
     else:
         handler = _Live(tool, stream) if stream.isatty() else _Lines(tool, stream)
     package.setLevel(logging.ERROR if quiet else logging.DEBUG)
     package.addHandler(handler)
+    package.propagate = False
     try:
         with warnings.catch_warnings():
             if quiet:
@@ -123,4 +126,5 @@ def progress_display(tool: str, quiet: bool = False, stream=None):
     finally:
         package.removeHandler(handler)
         package.setLevel(level)
+        package.propagate = propagate
         handler.close()

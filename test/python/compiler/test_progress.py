@@ -103,10 +103,25 @@ def test_live_display_on_a_pseudo_terminal(tmp_path):
     assert stdout.startswith("gelu_mlp: ")
 
 
+def test_each_record_shown_once_when_a_root_handler_appears(caplog):
+    """A library that calls ``logging.debug`` meanwhile (IREE's runtime does) gives the
+    root logger a handler: the display's records do not reach it too."""
+    stream = io.StringIO()
+    root = logging.getLogger()
+    with progress_display("tool", stream=stream):
+        root.addHandler(caplog.handler)
+        try:
+            _some_events()
+        finally:
+            root.removeHandler(caplog.handler)
+    assert len(stream.getvalue().splitlines()) == 3
+    assert not [r for r in caplog.records if r.name.startswith("dnnf_mlir")]
+
+
 @pytest.mark.parametrize("quiet", [False, True])
 def test_the_package_logger_is_restored(quiet):
     package = logging.getLogger("dnnf_mlir")
-    level = package.level
+    level, propagate = package.level, package.propagate
     with progress_display("tool", quiet=quiet, stream=io.StringIO()):
         assert package.handlers
-    assert package.level == level and not package.handlers
+    assert package.level == level and package.propagate == propagate and not package.handlers

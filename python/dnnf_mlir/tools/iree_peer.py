@@ -1,7 +1,7 @@
 """IREE as dnnf-bench's peer on the same Vulkan device: an ONNX model imported with
 ``iree-import-onnx``, compiled with ``iree-compile --iree-hal-target-device=vulkan``
 for one of IREE's Vulkan targets, and run through ``iree.runtime`` in this process (a
-first run in a process of its own, which a time limit can stop: ``run_once_within``;
+first run in a process of its own, which a time limit can stop: ``IreeProcess``;
 packages ``iree-base-compiler`` and ``iree-base-runtime``, pinned in tools/setup.sh).
 
 One compilation gives both the program and its dispatch count: the compilation's
@@ -221,49 +221,64 @@ class IreeRun:
     outputs: list
 
 
-def _run_in_child(program: IreeProgram, arrays: list, connection):
-    """The child's side of ``run_once_within``: load, say so, run once, send the run."""
+def _serve(program: IreeProgram, arrays: list, connection):
+    """The child of ``IreeProcess``: load the program, say so, then run it on each
+    request and send the run."""
     try:
         run = IreeSession(program).bind(arrays)
         connection.send("loaded")
-        start = time.perf_counter()
-        run()
-        connection.send(IreeRun(1e3 * (time.perf_counter() - start), run.outputs))
+        while connection.recv() == "run":
+            start = time.perf_counter()
+            run()
+            connection.send(IreeRun(1e3 * (time.perf_counter() - start), run.outputs))
     except IreeError as error:
         connection.send(error)
 
 
-def _received(connection, child):
-    """The child's next message; an IreeError it sent is raised here."""
-    try:
-        message = connection.recv()
-    except EOFError:
-        child.join()
-        raise IreeError(f"running: its process ended with exit code {child.exitcode}") from None
-    if isinstance(message, IreeError):
-        raise message
-    return message
+class IreeProcess:
+    """A compiled IREE program loaded on the Vulkan device in a process of its own, run
+    there on request under a time limit: IREE's code for a CNN can take many minutes an
+    inference on lavapipe, and a call into IREE's runtime cannot be interrupted in the
+    process that made it."""
 
+    def __init__(self, program: IreeProgram, arrays: list):
+        context = multiprocessing.get_context("spawn")  # a fresh process: no Vulkan state forked from this one
+        self._connection, child_end = context.Pipe()
+        self._child = context.Process(target=_serve, args=(program, arrays, child_end), daemon=True)
+        self._child.start()
+        child_end.close()
+        self._received()  # loaded
 
-def run_once_within(program: IreeProgram, arrays: list, seconds: float) -> IreeRun | None:
-    """One run of ``program`` on ``arrays`` in a process of its own, or None when the
-    run had not finished ``seconds`` after the program was loaded there (the process is
-    then killed): IREE's code for a CNN can take many minutes an inference on lavapipe,
-    and a call into IREE's runtime cannot be interrupted in this process."""
-    context = multiprocessing.get_context("spawn")  # a fresh process: no Vulkan state forked from this one
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_run_in_child, args=(program, arrays, sender), daemon=True)
-    child.start()
-    sender.close()
-    try:
-        _received(receiver, child)  # loaded: the time limit is the run's
-        if not receiver.poll(seconds):
+    def _received(self):
+        """The child's next message; an IreeError it sent is raised here."""
+        try:
+            message = self._connection.recv()
+        except EOFError:
+            self._child.join()
+            raise IreeError(f"running: its process ended with exit code {self._child.exitcode}") from None
+        if isinstance(message, IreeError):
+            raise message
+        return message
+
+    def run(self, seconds: float) -> IreeRun | None:
+        """One run, or None when it had not finished after ``seconds`` (the process is
+        then stopped)."""
+        self._connection.send("run")
+        if not self._connection.poll(seconds):
+            self.close()
             return None
-        return _received(receiver, child)
-    finally:
-        child.kill()
-        child.join()
+        return self._received()
+
+    def close(self):
+        self._child.kill()
+        self._child.join()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
-__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProgram", "IreeRun", "IreeSession", "compile_for_vulkan",
-           "constant_folded", "count_dispatches", "installed_version", "run_once_within", "with_int32_inputs"]
+__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProgram", "IreeProcess", "IreeRun", "IreeSession", "compile_for_vulkan",
+           "constant_folded", "count_dispatches", "installed_version", "with_int32_inputs"]

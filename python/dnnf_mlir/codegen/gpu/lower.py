@@ -144,7 +144,7 @@ def _compile_loop_kernel(function, device):
     read_only_arguments(copy)
     _bufferize(scratch)
     _copies_in_loops(scratch, copy, LOOP_WORKGROUP_SIZE)
-    single_invocations(copy)
+    single_invocations(copy, LOOP_WORKGROUP_SIZE, HOST_OPS)
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), LOOP_WORKGROUP_SIZE)
     copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get("per-op")
     launch_kernels(scratch, device.max_shared_memory)

@@ -24,6 +24,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from dnnf_mlir import InferenceSession
+from dnnf_mlir.checking import compare
+from dnnf_mlir.tools.common import onnxruntime_session
 
 TARGETS = ("vulkan", "opencl")
 
@@ -128,3 +130,31 @@ def test_mean_of_rows_divides_by_the_full_count(target):
     (got,) = InferenceSession(_model("ReduceMean", [2, 100000], [1], 0), target=target,
                               use_cache=False).run(None, {"x": x})
     np.testing.assert_allclose(got, [3.0, -1.5], rtol=1e-6)
+
+
+def _graph(nodes, shape) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+READERS = {  # a split reduction read by an op over the whole tensor
+    "centred": (_graph([helper.make_node("ReduceMean", ["x"], ["m"], keepdims=1),
+                        helper.make_node("Sub", ["x", "m"], ["y"])], [300, 331])),
+    "softmax_of_long_rows": _graph([helper.make_node("Softmax", ["x"], ["y"], axis=1)], [2, 100000]),
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", READERS)
+def test_split_reduction_read_by_the_whole_tensor(name, target, tmp_path):
+    """x - mean(x) and a softmax of rows of 10^5 (its maximum and sum both split) against
+    onnxruntime (``checking.compare``: |got - want| <= 3e-5 + 1e-4 |want|)."""
+    model = READERS[name]
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    (got,) = InferenceSession(model, target=target, use_cache=False).run(None, {"x": x})
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    (want,) = onnxruntime_session(tmp_path / "model.onnx").run(None, {"x": x})
+    result = compare(got, want)
+    assert result.ok and not result.degenerate, result

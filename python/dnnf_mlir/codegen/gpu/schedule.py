@@ -314,8 +314,8 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
         read_product(op, group) for op in staged_ops(group, shared_products=True))
     attention_tiling = _attention_tiling(group, attention, device, shared_scores) if attention is not None else None
     long = long_reductions(group)  # split over the workgroup's threads: the root's, or staged
-    staged = [op for op in group.ops if op in staged_ops(group, shared_products=attention_tiling is not None)
-              or (op in long and op != group.root)]
+    staged = staged_ops(group, shared_products=attention_tiling is not None)
+    staged = [op for op in group.ops if op in staged or (op in long and op != group.root)]
     staged_threads = attention_tiling.workgroup_size if attention_tiling is not None and shared_scores else MAX_THREADS
     anchors = _anchors(group)
     members = set(group.ops)
@@ -372,9 +372,10 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
         threads = _split(op, staged_threads) if op in staged else 1
         return threads, parallel_loops(op).index(False) if threads > 1 else None
 
+    splits = {op: split(op) for op in group.ops}
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
-                        split(op)[0], init_of(op), escapes(op), step(op), split(op)[1])
+                        splits[op][0], init_of(op), escapes(op), step(op), splits[op][1])
              for op in group.ops}
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
                      [plans[op] for op in staged], rows if matmul and not transposed else None, staged_threads)

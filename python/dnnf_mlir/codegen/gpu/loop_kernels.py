@@ -1,19 +1,23 @@
 """Kernels that are a sequential loop (the scatters: a copy of the data, then one
-``scf.for`` over the updates, ``conversion/ecg_to_linalg/scatter.py``).
+``scf.for`` over the updates, ``conversion/ecg_to_linalg/scatter.py``; TopK: a loop over
+rows, ``top_k.py``).
 
 The updates of a scatter may land on one element in any order, so the loop cannot be
 spread over threads. Such a kernel is compiled one dispatch per step: the copy tiled
 over workgroups and threads like any copy (its arguments read-only: the loop updates
-the copy, never a value another kernel may read), then the loop as a dispatch of a single
-invocation (a one-iteration loop over workgroups holding a one-iteration loop over
-threads, which ``mapping.launch_kernels`` turns into a launch like any other).
+the copy, never a value another kernel may read), then the loop (with what a loop of
+one iteration folded into beside it) as a dispatch of a single invocation (a
+one-iteration loop over workgroups holding a one-iteration loop over threads, which
+``mapping.launch_kernels`` turns into a launch like any other). TopK's rows are
+independent: its loop over them runs a row per thread.
 """
 
 from __future__ import annotations
 
 from ... import _mlir
-from ..._mlir import ir
-from ..errors import CodegenError
+from ..._mlir import arith, ir
+from ...conversion.ecg_to_linalg.top_k import INDEPENDENT_ATTR
+from ...linalg_builders import index_constant
 
 
 def is_loop_kernel(function) -> bool:
@@ -35,29 +39,88 @@ def read_only_arguments(function):
     function.attributes["arg_attrs"] = ir.ArrayAttr.get(merged)
 
 
-def _one_iteration(mapping: str):
-    """An ``scf.forall`` of one iteration (on buffers: no shared outputs) mapped to ``mapping``."""
-    loop = _mlir.scf.ForallOp([0], [1], [1], [])
+def _forall(mapping: str, count: int = 1):
+    """An ``scf.forall`` of ``count`` iterations (on buffers: no shared outputs) mapped to ``mapping``."""
+    loop = _mlir.scf.ForallOp([0], [count], [1], [])
     loop.attributes["mapping"] = ir.ArrayAttr.get([ir.Attribute.parse(mapping)])
     with ir.InsertionPoint(loop.regions[0].blocks[0]):
         terminator = _mlir.scf.InParallelOp()
     return loop, terminator
 
 
-def single_invocations(function) -> int:
-    """Put each top-level ``scf.for`` of ``function`` (on buffers, without results) into a
-    one-workgroup, one-thread loop pair. Returns how many."""
-    loops = [op.operation for op in function.regions[0].blocks[0].operations if op.operation.name == "scf.for"]
-    for loop in loops:
-        if len(loop.results):
-            raise CodegenError(f"a sequential loop of {function.attributes['sym_name']} still returns a value after "
-                             "bufferization")
-        with ir.InsertionPoint(loop), loop.location:
-            blocks, block_end = _one_iteration("#gpu.block<x>")
+def _constant(value):
+    """The integer ``value`` holds when an ``arith.constant`` defines it, else None."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView) or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def _independent(op) -> bool:
+    """Whether ``op`` is a loop of independent iterations (``INDEPENDENT_ATTR``) from 0 by 1
+    to a constant."""
+    if op.name != "scf.for" or INDEPENDENT_ATTR not in op.attributes:
+        return False
+    lower, upper, step = (_constant(v) for v in op.operands[:3])
+    return lower == 0 and step == 1 and upper is not None
+
+
+def _over_threads(loop, threads: int):
+    """The independent ``loop`` (on buffers, ``0 .. n`` by 1) as a launch of an iteration per
+    thread: ``ceil(n / threads)`` workgroups of ``threads``, the last one's surplus idle."""
+    count = _constant(loop.operands[1])
+    with ir.InsertionPoint(loop), loop.location:
+        blocks, block_end = _forall("#gpu.block<x>", -(-count // threads))
+        with ir.InsertionPoint(block_end):
+            per_block = min(count, threads)
+            lanes, lane_end = _forall("#gpu.thread<x>", per_block)
+        with ir.InsertionPoint(lane_end):
+            first = arith.muli(blocks.induction_variables[0], index_constant(per_block))
+            iteration = arith.addi(first, lanes.induction_variables[0])
+            guard = _mlir.scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, iteration, index_constant(count)))
+            with ir.InsertionPoint(guard.then_block):
+                end = _mlir.scf.YieldOp([])
+    body = loop.regions[0].blocks[0]
+    body.arguments[0].replace_all_uses_with(iteration)
+    for op in [op.operation for op in body.operations][:-1]:
+        op.move_before(end)
+    loop.erase()
+
+
+def _runs(function, host_ops) -> list:
+    """The top-level ops of ``function`` that compute (not ``host_ops``, not ``scf.forall``:
+    a copy's loop over workgroups), in runs of consecutive ones that no such loop
+    separates (the host ops between them do not count)."""
+    runs, current = [], []
+    for op in [op.operation for op in function.regions[0].blocks[0].operations]:
+        if op.name not in host_ops and op.name != "scf.forall":
+            current.append(op)
+        elif op.name == "scf.forall" and current:
+            runs.append(current)
+            current = []
+    return runs + [current] if current else runs
+
+
+def single_invocations(function, threads: int, host_ops) -> int:
+    """Move each run of the work ``function`` (on buffers) does outside its launches (its
+    loops, and what a loop of one iteration folded into: TopK of one row is a few loops
+    and the loads between them) into a one-workgroup, one-thread loop pair, in place of
+    the run's last op (so that what stays and the run reads is defined before it).
+    A run that is one independent loop runs an iteration per thread instead
+    (``_over_threads``, ``threads`` a workgroup). ``host_ops`` name the ops that stay in
+    ``function`` (constants, buffers, views). Returns how many launches."""
+    runs = _runs(function, host_ops)
+    for run in runs:
+        if len(run) == 1 and _independent(run[0]):
+            _over_threads(run[0], threads)
+            continue
+        with ir.InsertionPoint(run[-1]), run[-1].location:
+            _, block_end = _forall("#gpu.block<x>")
             with ir.InsertionPoint(block_end):
-                _, thread_end = _one_iteration("#gpu.thread<x>")
-        loop.move_before(thread_end)
-    return len(loops)
+                _, thread_end = _forall("#gpu.thread<x>")
+        for op in run:
+            op.move_before(thread_end)
+    return len(runs)
 
 
 __all__ = ["is_loop_kernel", "read_only_arguments", "single_invocations"]

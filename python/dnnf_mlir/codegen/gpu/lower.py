@@ -36,6 +36,7 @@ from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocation
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, PhaseError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
 from .partial_reads import drop_bounded_mods
+from .partial_reductions import partial_reductions
 from .phases import group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
 from .prepare import prepare_kernel, prepare_module
 from .private_arrays import check_private_arrays
@@ -72,10 +73,13 @@ def _compile_alone(function, schedule: str, index: int, device):
     prepare_kernel(scratch, device.max_storage_buffer_range, phased)
     if device.attention_tiles:
         defer_divisions(scratch)
+    partials = partial_reductions(copy)
+    if schedule == "fused" and partials:
+        raise PhaseError(f"{symbol_name(function)} reduces in two launches: partial results, then their combination")
     if schedule == "per-op":
         kernel = one_op_per_group(copy)
     else:
-        kernel = analyze(copy, phased, phase_boundaries(copy) if phased else ())
+        kernel = analyze(copy, phased, phase_boundaries(copy) + partials if phased else ())
     blocks = Script()
     plans = schedule_blocks(blocks, kernel, f"g{index}_", device)
     phases = phase_tags(kernel) if phased else {}
@@ -144,7 +148,7 @@ def _compile_loop_kernel(function, device):
     read_only_arguments(copy)
     _bufferize(scratch)
     _copies_in_loops(scratch, copy, LOOP_WORKGROUP_SIZE)
-    single_invocations(copy)
+    single_invocations(copy, LOOP_WORKGROUP_SIZE, HOST_OPS)
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), LOOP_WORKGROUP_SIZE)
     copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get("per-op")
     launch_kernels(scratch, device.max_shared_memory)

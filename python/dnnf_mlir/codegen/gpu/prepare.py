@@ -40,6 +40,7 @@ from .permuted_products import fold_permuting_copies
 from .reshaped_fills import fills_of_own_shape
 from .reshapes import reshapes_into_consumers
 from .rotations import rotations_from_arguments
+from .partial_reductions import split_partial_reductions
 from .scalar_results import widen_scalar_results
 from .returned_copies import copy_passed_on_results
 from .returned_values import returned_values_to_kernels
@@ -139,6 +140,9 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     rewritten += reshapes_into_consumers(module, phased)  # the copies' views of values computed here (pieces, results)
     rewritten += gathers_from_reversed_reads(module)  # after the rewrites that compose maps
     rewritten += fuse_offset_producers(module)  # a piece's reads at an offset: no span computed per tile
+    if split_partial_reductions(module):  # after the map rewrites; its inputs' expansions moved to the arguments
+        run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
+        rewritten += 1
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place
 
 

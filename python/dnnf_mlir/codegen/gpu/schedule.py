@@ -45,6 +45,7 @@ from .unrolling import REGISTER_ROWS_ATTR
 from .staged_inits import own_empty_init
 from .kernels import (Kernel, KernelError, RootGroup, direct_producers, expr_dims, has_reduction, is_contraction,
                       loop_ranges, read_product, staged_ops)
+from .long_reductions import SPLIT_THREADS, long_reductions, split_dim
 
 VECTOR = 4  # elements per storage-buffer access: vec4
 MAX_THREADS = 128  # per workgroup
@@ -219,6 +220,7 @@ class OpPlan:
     init: str | None = None  # the tag of the op computing its accumulator's init, if the group computes it
     escapes: bool = False  # its result is read outside the group too (a result of the kernel, yielded by the loops)
     step: tuple | None = None  # (reduction loop, step) of a matmul's register tile (contraction_steps)
+    split_dim: int | None = None  # the reduction loop split over ``split`` threads
 
     @property
     def loops(self) -> int:
@@ -311,7 +313,9 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
     shared_scores = attention is not None and any(
         read_product(op, group) for op in staged_ops(group, shared_products=True))
     attention_tiling = _attention_tiling(group, attention, device, shared_scores) if attention is not None else None
+    long = long_reductions(group)  # split over the workgroup's threads: the root's, or staged
     staged = staged_ops(group, shared_products=attention_tiling is not None)
+    staged = [op for op in group.ops if op in staged or (op in long and op != group.root)]
     staged_threads = attention_tiling.workgroup_size if attention_tiling is not None and shared_scores else MAX_THREADS
     anchors = _anchors(group)
     members = set(group.ops)
@@ -360,10 +364,18 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
             return None
         return reduction_step(op)
 
+    def split(op) -> tuple:
+        """(threads, the loop split over them) of ``op``'s reduction: a long one's
+        (``long_reductions``), a staged one's (``_split``), else none."""
+        if op in long:
+            return SPLIT_THREADS, split_dim(op, SPLIT_THREADS)
+        threads = _split(op, staged_threads) if op in staged else 1
+        return threads, parallel_loops(op).index(False) if threads > 1 else None
+
+    splits = {op: split(op) for op in group.ops}
     plans = {op: OpPlan(_tag(op), _tag_of(op, group, index), op in anchors, computed_with(op),
                         [ir.AffineDimExpr(e).position for e in indexing_maps(op)[-1].results], parallel_loops(op),
-                        _split(op, staged_threads) if op in staged else 1, init_of(op), escapes(op),
-                        step(op))
+                        splits[op][0], init_of(op), escapes(op), step(op), splits[op][1])
              for op in group.ops}
     return GroupPlan(name, index, group.kind, group.shape, tiling, plans[group.root], [plans[op] for op in group.ops],
                      [plans[op] for op in staged], rows if matmul and not transposed else None, staged_threads)
@@ -464,7 +476,7 @@ def _threads(s: Script, group: GroupPlan, staged_shapes: dict) -> int:
         _, forall = tile_mapped(s, handle, _per_loop(op, tiling.thread_tile, 0), _per_loop(op, tiling.threads, 1),
                                 "thread", list(reversed(op.output_dims)))
         _fuse_and_tile_anchors(s, op, by_tag, forall, block, tiling.thread_tile[-1] if tiling.thread_tile else 0)
-    return max([tiling.workgroup_size for _, tiling in loops] + [op.split for op in group.staged])
+    return max([tiling.workgroup_size for _, tiling in loops] + [op.split for op in group.staged + [group.root]])
 
 
 def _split_reduction(s: Script, op: OpPlan, rows: Tiling, handle: str, by_tag: dict, block: str):
@@ -473,7 +485,7 @@ def _split_reduction(s: Script, op: OpPlan, rows: Tiling, handle: str, by_tag: d
     reads fused in; then the partials combined over ``rows``' threads, a row each, from
     the reduction's own init. The combining op's loops are the result's dims, then the
     split (a softmax over an outer axis reduces its first loop): tiled by result dim."""
-    threads = [op.split if not p else 0 for p in op.parallel]
+    threads = [op.split if d == op.split_dim else 0 for d in range(op.loops)]
     fill, split, combine, forall = s.fresh("fill"), s.fresh("split"), s.fresh("combine"), s.fresh("forall")
     s.emit(f"{fill}, {split}, {combine}, {forall} = transform.structured.tile_reduction_using_forall {handle} "
            f"by num_threads = {threads} tile_sizes = [] mapping = [#gpu.thread<linear_dim_0>] : (!transform.any_op) -> "

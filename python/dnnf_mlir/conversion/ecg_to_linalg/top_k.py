@@ -27,6 +27,10 @@ from .builders import (
 )
 from .registry import lowers
 
+# On the loop over rows: its iterations write disjoint rows, so a GPU runs a row per
+# thread (``codegen/gpu/loop_kernels.py``).
+INDEPENDENT_ATTR = "dnnf.independent_iterations"
+
 # Elements per block of the pre-filter: one AVX-512 vector of f32 (two of AVX2).
 BLOCK = 16
 
@@ -126,6 +130,7 @@ def lower_top_k(op, args):
     element = element_of(x)
     loop = _mlir.scf.ForOp(index(0), index(outer * inner), index(1),
                            [empty((outer, k, inner), element), empty((outer, k, inner), _i64())])
+    loop.attributes[INDEPENDENT_ATTR] = ir.UnitAttr.get()
     with ir.InsertionPoint(loop.body):
         row = loop.induction_variable
         o = arith.divui(row, index(inner)) if inner != 1 else row

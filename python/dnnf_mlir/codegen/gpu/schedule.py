@@ -294,25 +294,26 @@ def _attention_tiling(group: RootGroup, rows: int, device: GpuDevice, tall: bool
     rows (``tall``: up to ``device.matmul_rows``) by ``VECTOR`` columns of P V (K
     stepped by 4, ``contraction_steps``), a workgroup as many rows as their staged
     values fit the device's shared memory (``ATTENTION_ROW_VALUES`` rows of K, a maximum
-    and a sum, each); None where one row does not fit.
+    and a sum, each) and a thread's share of their scores, computed in a private array,
+    half its private memory (a 600-token sequence's 6 rows went over, one op a dispatch);
+    None where one row does not fit.
 
     Tall threads in a small workgroup where the scores are staged: the staged loops
     then take P V's threads only (``GroupPlan.staged_threads``), and lavapipe runs a
     workgroup's invocations a SIMD width at a time, masked-off lanes included, so that
-    P V over a few threads of a wide workgroup cost as much as over all of them.
-    MobileBERT's attention (4 heads of 32): 8 threads of 8 rows a workgroup, in 0.6x
-    the time of 16 threads of 4 rows among 128 (the staged loops')."""
+    P V over a few threads of a wide workgroup cost as much as over all of them."""
     shape, rank = group.shape, len(group.shape)
     ranges = loop_ranges(group.contraction)
     if ranges is None:
         return None
     extent = math.prod(r for r, p in zip(ranges, parallel_loops(group.contraction)) if not p)
-    fitting = device.max_shared_memory // ((ATTENTION_ROW_VALUES * extent + 2) * 4)
-    if fitting < 1:
-        return None
     tile, threads = [1] * rank, [1] * rank
     tile[-1] = divisor(shape[-1], VECTOR)
     threads[-1] = divisor(shape[-1] // tile[-1], MAX_THREADS_X)
+    fitting = min(device.max_shared_memory // ((ATTENTION_ROW_VALUES * extent + 2) * 4),
+                  device.max_private_memory // 2 * threads[-1] // (extent * 4))
+    if fitting < 1:
+        return None
     tile[rows] = divisor(shape[rows], min(device.matmul_rows if tall else VECTOR, fitting))
     threads[rows] = divisor(shape[rows] // tile[rows], max(1, min(MAX_THREADS // threads[-1], fitting // tile[rows])))
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)

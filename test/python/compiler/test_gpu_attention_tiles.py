@@ -58,11 +58,11 @@ def _reference(inputs: dict) -> np.ndarray:
 
 CASES = {
     # name: (batch, heads, sequence, head size, mask)
-    "mobilebert_heads": (1, 4, 128, 32, True),  # 8 rows a workgroup, K of both products stepped by 4
+    "mobilebert_heads": (1, 4, 128, 32, True),  # 16 rows a workgroup, K of both products stepped by 4
     "distilbert_heads": (1, 12, 128, 64, True),
     "one_head_odd_sequence": (1, 1, 37, 20, True),  # P V's K (37) not stepped, 1 row a thread
     "odd_head_size": (2, 3, 50, 6, False),  # 2 columns and 2 rows a thread, two batches
-    "long_sequence": (1, 2, 600, 16, False),  # 3 rows a workgroup: what 16 KiB of shared memory holds
+    "long_sequence": (1, 2, 600, 16, False),  # 3 rows a workgroup: a thread's scores in 2 KiB
 }
 
 
@@ -96,16 +96,18 @@ def _attention_launch(artifact) -> list:
 
 
 @pytest.mark.parametrize("name,device,grid,block", [
-    # A thread 8 rows (16 KiB hold 15 rows of 2 x 128 staged floats) by 4 columns, 8 x 1
-    # threads: 8 rows of a head a workgroup, 16 x 4 of them; the staged loops over the
-    # same 8 threads (lavapipe runs a workgroup's invocations 8 at a time, idle ones
-    # included: P V by 16 threads of a workgroup of 128 took 1.7x the time).
-    ("mobilebert_heads", "lavapipe", ["16", "4", "1"], ["8", "1", "1"]),
-    # 16 x 1 threads of 8 rows: 16 x 12 workgroups; the generic profile's reduction
+    # A thread 16 rows (the profile's 32 KiB hold 31 rows of 2 x 128 staged floats; 16 KiB
+    # held 15, threads of 8 rows) by 4 columns, 8 x 1 threads: 16 rows of a head a
+    # workgroup, 8 x 4 of them; the staged loops over the same 8 threads (lavapipe runs a
+    # workgroup's invocations 8 at a time, idle ones included: P V by 16 threads of a
+    # workgroup of 128 took 1.7x the time).
+    ("mobilebert_heads", "lavapipe", ["8", "4", "1"], ["8", "1", "1"]),
+    # 16 x 1 threads of 16 rows: 8 x 12 workgroups; the generic profile's reduction
     # tiling: 6 heads of one row a workgroup, 2 x 128, in 96 threads.
-    ("distilbert_heads", "lavapipe", ["16", "12", "1"], ["16", "1", "1"]),
+    ("distilbert_heads", "lavapipe", ["8", "12", "1"], ["16", "1", "1"]),
     ("distilbert_heads", None, ["2", "128", "1"], ["96", "1", "1"]),
-    # 600 rows of 2 x 600 staged floats: 16 KiB holds 3 rows a workgroup, a thread's.
+    # 600 rows of 2 x 600 staged floats: 32 KiB hold 6 rows a workgroup, but a thread's
+    # quarter of their scores (4 threads of columns) 2 KiB only 3: 3 rows, a thread's.
     ("long_sequence", "lavapipe", ["200", "2", "1"], ["4", "1", "1"]),
 ])
 def test_workgroups_take_rows_of_one_head(name, device, grid, block, compiled):

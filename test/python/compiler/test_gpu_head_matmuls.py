@@ -92,6 +92,11 @@ CASES = {
     "heads_product": (_heads_product, (1, 4, 36, 64, 32)),  # K stepped
     "heads_product_odd": (_heads_product, (3, 2, 37, 61, 45)),  # K odd: steps of 1; N odd: thread rows of 1 column
     "transposed_product": (_heads_product, (1, 2, 32, 64, 40, (0, 1, 3, 2))),  # stored [width, seq]: rows innermost
+    # lavapipe's tall K^T tiles (schedule._register_tile): MobileBERT's merged Q / K^T (16x8 a
+    # thread), S 144 by heads of 24 (16x4), and heads of 13 (D in no vec4s: the 4x4 tile)
+    "transposed_merged_tall": (_projection, (128, 128, 4, True, (0, 2, 3, 1))),
+    "transposed_projection_tall_odd": (_projection, (144, 72, 3, False, (0, 2, 3, 1))),
+    "transposed_projection_odd_heads": (_projection, (40, 39, 3, False, (0, 2, 3, 1))),
 }
 
 
@@ -114,7 +119,9 @@ def test_matches_numpy(name, target, precision, compiled):
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
-@pytest.mark.parametrize("name", ["transposed_projection_odd", "transposed_residual", "transposed_product"])
+@pytest.mark.parametrize("name", ["transposed_projection_odd", "transposed_residual", "transposed_product",
+                                  "transposed_merged_tall", "transposed_projection_tall_odd",
+                                  "transposed_projection_odd_heads"])
 def test_transposed_matches_numpy_on_lavapipe_profile(name, precision, compiled):
     """K^T written from the register tile through the lavapipe profile's 64-bit words."""
     _assert_matches_numpy(name, "vulkan", precision, "lavapipe", compiled)
@@ -143,3 +150,20 @@ def test_takes_the_matmul_workgroup(name, compiled):
     kernels = [line.split() for line in (artifact.path / "plan.txt").read_text().splitlines()
                if line.startswith("kernel ")]
     assert kernels and all(int(fields[5]) == MATMUL_WORKGROUP for fields in kernels), kernels
+
+
+@pytest.mark.parametrize("name, workgroups", [
+    # Q: 16x8 a thread, 2 heads of its 4 a workgroup (4 x 2 workgroups); K^T: 16 of S by 8 of D
+    # a thread, 8 x 2 threads, 128 x 16 a workgroup (2 x 4 heads). The 4x4 K^T tile took 64.
+    ("transposed_merged_tall", 8 + 8),
+    # 16 of S by 4 of D a thread (24 is not 2 vec4s a thread for 8 workgroups), 3 x 3 threads,
+    # 48 x 12 a workgroup: 3 x 2 x 3 heads (the 4x4 tile: 6 x 3 x 3).
+    ("transposed_projection_tall_odd", 18),
+])
+def test_transposed_takes_the_tall_tile_on_lavapipe(name, workgroups, compiled):
+    """On the lavapipe profile a product written transposed takes the plain matmul's
+    tall thread tile, its rows along S, the dim its store makes contiguous."""
+    artifact, _, _ = compiled(name, "vulkan", "fp32", "lavapipe")
+    grids = [[int(n) for n in line.split()[2:5]] for line in (artifact.path / "plan.txt").read_text().splitlines()
+             if line.startswith("dispatch ")]
+    assert [g[0] * g[1] * g[2] for g in grids] == [workgroups], grids

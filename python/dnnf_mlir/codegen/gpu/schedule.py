@@ -23,7 +23,7 @@ workgroup) and up to its ``matmul_rows`` rows a thread (4 on the generic profile
 on lavapipe's: fewer elements loaded per FMA, each a scalar load per SIMD lane there;
 fewer where the grid would drop below ``MIN_MATMUL_WORKGROUPS``), by two vec4s of
 columns where the grid still keeps that many (``_wide_columns``), its grid down the
-rows first. On a device profile with ``attention_tiles``, an attention chain (scores,
+rows first; a product written transposed (K^T) the same, its rows innermost. On a device profile with ``attention_tiles``, an attention chain (scores,
 softmax, P V) stages its scores once and tiles P V as a matmul (``_attention_tiling``),
 its staged loops spread over P V's threads only.
 """
@@ -105,10 +105,9 @@ def choose_tiling(kernel: RootGroup, whole_rows: bool = False, matmul_threads: t
     tile[-1] = divisor(shape[-1], VECTOR)
     rows = _rows_dim(kernel)
     if rows is not None:
-        plain = matmul_threads is not None and product_dims(kernel)[1] == rank - 1
-        tile[rows] = divisor(shape[rows], _matmul_rows(shape, matmul_threads, matmul_rows) if plain else VECTOR)
-        if plain and _wide_columns(shape, tile[rows], matmul_threads):
-            tile[-1] = 2 * VECTOR
+        tile[rows] = divisor(shape[rows], VECTOR)
+        if matmul_threads is not None:
+            _register_tile(tile, shape, rows, product_dims(kernel)[1] != rank - 1, matmul_threads, matmul_rows)
     counts = [s // t for s, t in zip(shape, tile)]
     threads_x, budget = (matmul_threads if rows is not None and matmul_threads else (MAX_THREADS_X, MAX_THREADS))
     threads[-1] = divisor(counts[-1], threads_x)
@@ -135,14 +134,31 @@ def _matmul_rows(shape, matmul_threads: tuple, matmul_rows: int) -> int:
     return max(VECTOR, min(matmul_rows, math.prod(shape) // per_row))
 
 
-def _wide_columns(shape, rows: int, matmul_threads: tuple) -> bool:
-    """Whether a matmul's thread of ``rows`` rows takes two vec4s of columns: where it is
-    taller than ``VECTOR`` (its loops over rows and over the two vec4s then have distinct
-    trip counts, unrolled in turn) and the grid keeps ``MIN_MATMUL_WORKGROUPS``. 16x8
-    reads 96 elements per 512 FMAs, 16x4 80 per 256."""
-    columns = 2 * VECTOR
-    return (rows > VECTOR and shape[-1] % columns == 0
-            and math.prod(shape) // (rows * columns * matmul_threads[1]) >= MIN_MATMUL_WORKGROUPS)
+def _register_tile(tile: list, shape, rows: int, transposed: bool, matmul_threads: tuple, matmul_rows: int):
+    """A matmul's thread tile, set in ``tile``: up to ``matmul_rows`` rows of its product
+    (``_matmul_rows``) by two vec4s of columns where ``_wide_columns`` says. ``rows`` is
+    the root's dim besides its innermost that the thread tiles; a root written
+    ``transposed`` (K^T) has the product's columns there and its rows innermost, stored
+    a vec4 at a time: rows in vec4s, where the columns (the product's vectors) are too.
+    On lavapipe MobileBERT's Q/K^T kernel took 0.73x the time of K^T's 4x4 with 16x8."""
+    tall, wide = (len(shape) - 1, rows) if transposed else (rows, len(shape) - 1)
+    most = _matmul_rows(shape, matmul_threads, matmul_rows)
+    if not transposed:
+        tile[tall] = divisor(shape[tall], most)
+    elif shape[tall] % VECTOR == 0 and shape[wide] % VECTOR == 0:
+        tile[tall] = VECTOR * divisor(shape[tall] // VECTOR, most // VECTOR)
+    if _wide_columns(shape, tile[tall], shape[wide], matmul_threads):
+        tile[wide] = 2 * VECTOR
+
+
+def _wide_columns(shape, rows: int, columns: int, matmul_threads: tuple) -> bool:
+    """Whether a matmul's thread of ``rows`` rows takes two vec4s of its ``columns``:
+    where it is taller than ``VECTOR`` (its loops over rows and over the two vec4s then
+    have distinct trip counts, unrolled in turn) and the grid keeps
+    ``MIN_MATMUL_WORKGROUPS``. 16x8 reads 96 elements per 512 FMAs, 16x4 80 per 256."""
+    wide = 2 * VECTOR
+    return (rows > VECTOR and columns % wide == 0
+            and math.prod(shape) // (rows * wide * matmul_threads[1]) >= MIN_MATMUL_WORKGROUPS)
 
 
 def beyond_grid(trips) -> list:
@@ -280,25 +296,26 @@ def _attention_tiling(group: RootGroup, rows: int, device: GpuDevice, tall: bool
     rows (``tall``: up to ``device.matmul_rows``) by ``VECTOR`` columns of P V (K
     stepped by 4, ``contraction_steps``), a workgroup as many rows as their staged
     values fit the device's shared memory (``ATTENTION_ROW_VALUES`` rows of K, a maximum
-    and a sum, each); None where one row does not fit.
+    and a sum, each) and a thread's share of their scores, computed in a private array,
+    half its private memory (a 600-token sequence's 6 rows went over, one op a dispatch);
+    None where one row does not fit.
 
     Tall threads in a small workgroup where the scores are staged: the staged loops
     then take P V's threads only (``GroupPlan.staged_threads``), and lavapipe runs a
     workgroup's invocations a SIMD width at a time, masked-off lanes included, so that
-    P V over a few threads of a wide workgroup cost as much as over all of them.
-    MobileBERT's attention (4 heads of 32): 8 threads of 8 rows a workgroup, in 0.6x
-    the time of 16 threads of 4 rows among 128 (the staged loops')."""
+    P V over a few threads of a wide workgroup cost as much as over all of them."""
     shape, rank = group.shape, len(group.shape)
     ranges = loop_ranges(group.contraction)
     if ranges is None:
         return None
     extent = math.prod(r for r, p in zip(ranges, parallel_loops(group.contraction)) if not p)
-    fitting = device.max_shared_memory // ((ATTENTION_ROW_VALUES * extent + 2) * 4)
-    if fitting < 1:
-        return None
     tile, threads = [1] * rank, [1] * rank
     tile[-1] = divisor(shape[-1], VECTOR)
     threads[-1] = divisor(shape[-1] // tile[-1], MAX_THREADS_X)
+    fitting = min(device.max_shared_memory // ((ATTENTION_ROW_VALUES * extent + 2) * 4),
+                  device.max_private_memory // 2 * threads[-1] // (extent * 4))
+    if fitting < 1:
+        return None
     tile[rows] = divisor(shape[rows], min(device.matmul_rows if tall else VECTOR, fitting))
     threads[rows] = divisor(shape[rows] // tile[rows], max(1, min(MAX_THREADS // threads[-1], fitting // tile[rows])))
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)

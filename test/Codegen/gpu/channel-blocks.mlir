@@ -23,7 +23,7 @@
 // CHECK-SAME:      %[[X:.*]]: tensor<1x3x5x5xf32>, %[[W:.*]]: tensor<2x1x3x3x4x4xf32>) -> tensor<1x2x5x5x4xf32>
 // CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 1, 1, 1]
 // CHECK:         %[[C:.*]] = linalg.generic {indexing_maps = [#[[NCHW_IN]], #[[FILTERS]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[P]], %[[W]] : tensor<1x4x7x7xf32>, tensor<2x1x3x3x4x4xf32>)
-// CHECK:         %[[BIASES:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x4xf32>
+// CHECK:         %[[BIASES:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 6.000000e+00, 6.000000e+00]]> : tensor<2x4xf32>
 // CHECK:         linalg.generic {indexing_maps = [{{.*}}, #[[BIAS]], {{.*}}]{{.*}} ins(%[[C]], %[[BIASES]] : tensor<1x2x5x5x4xf32>, tensor<2x4xf32>)
 // CHECK:           arith.maximumf
 // CHECK-LABEL: func.func private @kernel_1_conv(

@@ -26,6 +26,8 @@ def _model(nodes, inputs: dict, outputs: dict, weights: dict):
     rng = np.random.default_rng(7)
     initializers = [numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
                     for name, shape in weights.items()]
+    initializers = [numpy_helper.from_array(np.abs(numpy_helper.to_array(t)) + 0.5, t.name) if t.name == "var" else t
+                    for t in initializers]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()],
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in outputs.items()], initializers)
@@ -79,16 +81,19 @@ def _pools():
 
 def _concatenation():
     """Three branches concatenated along channels, 8 + 4 + 6 (the last a partial block,
-    which a blocked concatenation takes), a relu and a 3x3 convolution: one NCHW copy
-    (the result)."""
+    which a blocked concatenation takes), a batch normalization (not folded into a
+    convolution: DenseNet's; its division by sqrt(var + eps) per channel), a relu and a
+    3x3 convolution: one NCHW copy (the result)."""
     node = helper.make_node
     return _model([
         node("Conv", ["x", "wa"], ["a"], pads=[1, 1, 1, 1]), node("Conv", ["x", "wb", "bb"], ["b"]),
         node("Conv", ["x", "wc"], ["c"], pads=[1, 1, 1, 1]),
-        node("Concat", ["a", "b", "c"], ["k"], axis=1), node("Relu", ["k"], ["r"]),
+        node("Concat", ["a", "b", "c"], ["k"], axis=1),
+        node("BatchNormalization", ["k", "scale", "shift", "mean", "var"], ["n"]), node("Relu", ["n"], ["r"]),
         node("Conv", ["r", "wy"], ["y"], pads=[1, 1, 1, 1])],
         {"x": [1, 5, 6, 6]}, {"y": [1, 7, 6, 6]},
-        {"wa": [8, 5, 3, 3], "wb": [4, 5, 1, 1], "bb": [4], "wc": [6, 5, 3, 3], "wy": [7, 18, 3, 3]}), 1
+        {"wa": [8, 5, 3, 3], "wb": [4, 5, 1, 1], "bb": [4], "wc": [6, 5, 3, 3], "wy": [7, 18, 3, 3], "scale": [18],
+         "shift": [18], "mean": [18], "var": [18]}), 1
 
 
 def _global_pooling():
@@ -146,14 +151,16 @@ def test_nchw_copies_only_where_others_read(name, target, compiled):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_fp16_storage(target, tmp_path):
-    """fp16 storage (run after the blocking) keeps the blocked values in half: checked by
-    dnnf-run --check with its fp16 bound (``half_tolerance.py``)."""
-    model, _ = _chain()
-    onnx.save(model, tmp_path / "chain.onnx")
-    report = compile_and_check(tmp_path / "chain.onnx", tmp_path / "out", target, "dnnf", precision="fp16",
+@pytest.mark.parametrize("name", ["chain", "pools", "global_pooling"])
+def test_fp16_storage(name, target, tmp_path):
+    """fp16 storage (run after the blocking) keeps the blocked values in half, through
+    the poolings and the global pooling too: checked by dnnf-run --check with its fp16
+    bound (``half_tolerance.py``), every output."""
+    model, _ = GRAPHS[name]()
+    onnx.save(model, tmp_path / f"{name}.onnx")
+    report = compile_and_check(tmp_path / f"{name}.onnx", tmp_path / "out", target, "dnnf", precision="fp16",
                                extra=("--gpu-layout", "nc4hw4"))
-    assert report.count("fp16 storage: rtol 8u") == 2, report
+    assert report.count("fp16 storage: rtol 8u") == len(model.graph.output), report
 
 
 @pytest.mark.parametrize("target, device, blocked", [("opencl", "pocl", True), ("opencl", None, False),

@@ -38,7 +38,7 @@ ACCEPTED = ("arith.constant", "tensor.empty", "linalg.fill", "tensor.expand_shap
             "func.return") + REORGANIZING
 PLAIN_READERS = ("linalg.generic", "tensor.expand_shape", "tensor.collapse_shape")
 # Element-wise ops that may make an infinity of the values past C, which the next
-# convolution's zero filters would turn into NaN (a division only by a constant is safe).
+# convolution's zero filters would turn into NaN (see ``_bounded`` for the safe ones).
 UNBOUNDED = ("arith.divf", "math.log", "math.log1p", "math.log2", "math.log10", "math.rsqrt", "math.powf")
 
 
@@ -70,15 +70,29 @@ def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=N
     return None
 
 
-def _bounded(inner) -> bool:
-    """Whether the scalar op ``inner`` of an element-wise body keeps finite values finite
-    (as far as this check knows: not in ``UNBOUNDED``, or a division by a nonzero constant)."""
-    if inner.name == "arith.divf":
-        divisor = producer(inner.operands[1])
-        return (divisor is not None and divisor.name == "arith.constant"
-                and isinstance(divisor.attributes["value"], ir.FloatAttr)
-                and ir.FloatAttr(divisor.attributes["value"]).value != 0.0)
-    return inner.name not in UNBOUNDED
+def _bounded(body, constant_inputs: set) -> bool:
+    """Whether an element-wise ``body`` keeps finite values finite in the lanes past C:
+    each op of ``UNBOUNDED`` there divides by a nonzero constant or computes on values
+    made of per-channel and scalar constants only (``constant_inputs``: those block
+    arguments), which the lanes past C take from channel C - 1 (``_pack_channels``), so
+    that they are as finite as that channel's (a batch normalization's
+    ``scale / sqrt(var + eps)``)."""
+    constant = set(constant_inputs)
+    for inner in body.operations:
+        operands = list(inner.operands)
+        made_of_constants = all(v in constant or (producer(v) is not None and producer(v).name == "arith.constant")
+                                or (isinstance(v, ir.BlockArgument) and v.owner != body) for v in operands)
+        if made_of_constants:
+            constant.update(inner.results)
+        elif inner.name == "arith.divf":
+            divisor = producer(operands[1])
+            if not (divisor is not None and divisor.name == "arith.constant"
+                    and isinstance(divisor.attributes["value"], ir.FloatAttr)
+                    and ir.FloatAttr(divisor.attributes["value"]).value != 0.0) and operands[1] not in constant:
+                return False
+        elif inner.name in UNBOUNDED:
+            return False
+    return True
 
 
 def _elementwise_ok(op, activations: set, calls: dict) -> bool:
@@ -88,13 +102,17 @@ def _elementwise_ok(op, activations: set, calls: dict) -> bool:
     iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
     if any("parallel" not in i for i in iterators) or maps[-1] != ir.AffineMap.get_identity(4):
         return False
-    if any(inner.name == "linalg.index" or not _bounded(inner) for inner in op.regions[0].blocks[0].operations):
+    body = op.regions[0].blocks[0]
+    if any(inner.name == "linalg.index" for inner in body.operations):
         return False
+    constant_inputs = set()
     for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], maps[:-1])):
         kind = _operand_kind(value, indexing, op, number, calls)
         if kind is None or (kind == "activation" and value not in activations):
             return False
-    return True
+        if kind != "activation":
+            constant_inputs.add(body.arguments[number])
+    return _bounded(body, constant_inputs)
 
 
 def _convolution_ok(conv, activations: set, calls: dict) -> bool:
@@ -159,8 +177,8 @@ def _pack_filters(w: np.ndarray) -> np.ndarray:
 
 
 def _pack_channels(values: np.ndarray) -> np.ndarray:
-    """``[C]`` (or ``[C, 1, 1]``) -> ``[C/4, 4]``, zero past C."""
-    padded = np.zeros(blocks(values.size) * BLOCK, values.dtype)
+    """``[C]`` (or ``[C, 1, 1]``) -> ``[C/4, 4]``, channel C - 1's value past C (see ``_bounded``)."""
+    padded = np.full(blocks(values.size) * BLOCK, values.reshape(-1)[-1], values.dtype)
     padded[:values.size] = values.reshape(-1)
     return padded.reshape(-1, BLOCK)
 
@@ -210,9 +228,10 @@ def block_kernel(function, blocked: list, calls: dict):
     block = function.regions[0].blocks[0]
     layouts = {}
     for argument, is_blocked in zip(block.arguments, blocked):
+        if is_activation(argument.type):
+            layouts[argument] = (argument, is_blocked)
         if is_blocked:
             argument.set_type(blocked_type(argument.type))
-        layouts[argument] = (argument, is_blocked)
     ops = [op.operation for op in block.operations]
     for op in ops:
         with ir.InsertionPoint(op), op.location:

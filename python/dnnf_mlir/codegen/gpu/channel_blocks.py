@@ -1,16 +1,17 @@
-"""``dnnf-gpu-channel-blocks`` / ``block_channels``: GPU convolution kernels computed in
-NC4HW4 (``blocked_kernels.py``), the values between them kept in that layout.
+"""``dnnf-gpu-channel-blocks`` / ``block_channels``: GPU kernels computed in NC4HW4
+(``blocked_kernels.py``), the values between them kept in that layout.
 
 Run on linalg on tensors with kernel functions (after ``convert-ecg-to-linalg``). Every
-call of a ``blockable`` kernel function (a convolution with constant filters and its
-element-wise epilogue) in a run with a windowed convolution (``_runs_with_windows``)
-computes its result blocked; a kernel reads an argument blocked
-where the value passed is such a result, and as NCHW otherwise, so a run of such
-kernels starts without a transform. Where a blocked value is read by anything else (a
-pooling, a concatenation, a reshape, the entry function's result), one kernel of its
-own (``unblocking_kernel``) copies it back to NCHW first: the transforms sit at the
-boundaries of the runs only. A kernel function called with arguments in different
-layouts is cloned, one function per layout.
+call of a ``blockable`` kernel function (a convolution with constant filters, pooling,
+concatenation and slices along channels, element-wise ops, a global pooling's
+flattening: the layout-tolerant ops) in a run with a windowed convolution
+(``_runs_with_windows``) computes its activations blocked; a kernel reads an argument
+blocked where the value passed is such a result, and as NCHW otherwise, so a run of
+such kernels starts without a transform. Where a blocked value is read by anything
+else (a reshape, a softmax, a concatenation that would split a block, the entry
+function's result), one kernel of its own (``unblocking_kernel``) copies it back to
+NCHW first: the transforms sit at the boundaries of the runs only. A kernel function
+called with arguments in different layouts is cloned, one function per layout.
 
 Measured on this machine's lavapipe and PoCL (one conv+bias+relu kernel, NCHW against
 blocked, medians of interleaved runs): 3x3 convolutions took 0.1-0.5 of the NCHW

@@ -413,3 +413,64 @@ func.func private @kernel_1_global_average_pool(%x: tensor<1x3x5x5xf32>) -> tens
   } -> tensor<1x3xf32>
   return %m : tensor<1x3xf32>
 }
+
+// -----
+
+// Per-channel divisions: a batch normalization's scale / sqrt(var + eps), made of
+// per-channel constants only, computes blocked (the constants past C repeat channel
+// C - 1's: [4, 5, 5, 5]); a division by the activation itself could make an infinity
+// past C, so that kernel stays NCHW on a copy.
+// CHECK-LABEL: func.func @divisions(
+// CHECK:         %[[A:.*]] = call @kernel_0_conv(%{{.*}}, %{{.*}}) : (tensor<1x4x5x5xf32>, tensor<2x1x3x3x4x4xf32>) -> tensor<1x2x5x5x4xf32>
+// CHECK-NEXT:    %[[A_NCHW:.*]] = call @kernel_nc4hw4_to_nchw_1x6x5x5(%[[A]])
+// CHECK:         %[[VAR:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [4.000000e+00, 5.000000e+00, 5.000000e+00, 5.000000e+00]]> : tensor<2x4xf32>
+// CHECK-NEXT:    %[[N:.*]] = call @kernel_1_normalization(%[[A]], %{{.*}}, %[[VAR]]) : (tensor<1x2x5x5x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x5x5x4xf32>
+// CHECK:         call @kernel_2_reciprocal(%[[A_NCHW]]) : (tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+// CHECK-LABEL: func.func private @kernel_1_normalization(
+// CHECK:         math.sqrt
+// CHECK:         arith.divf
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @divisions(%x: tensor<1x4x5x5xf32>) -> (tensor<1x6x5x5xf32>, tensor<1x6x5x5xf32>) {
+  %w = arith.constant dense<"0x0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F"> : tensor<6x4x3x3xf32>
+  %a = call @kernel_0_conv(%x, %w) : (tensor<1x4x5x5xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32>
+  %scale = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 3.0, 5.0]> : tensor<6xf32>
+  %var = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 4.0, 5.0]> : tensor<6xf32>
+  %n = call @kernel_1_normalization(%a, %scale, %var) : (tensor<1x6x5x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<1x6x5x5xf32>
+  %r = call @kernel_2_reciprocal(%a) : (tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  return %n, %r : tensor<1x6x5x5xf32>, tensor<1x6x5x5xf32>
+}
+func.func private @kernel_0_conv(%x: tensor<1x4x5x5xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x5x5xf32> to tensor<1x4x7x7xf32>
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x7x7xf32>, tensor<6x4x3x3xf32>) outs(%f : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  return %c : tensor<1x6x5x5xf32>
+}
+func.func private @kernel_1_normalization(%a: tensor<1x6x5x5xf32>, %scale: tensor<6xf32>, %var: tensor<6xf32>) -> tensor<1x6x5x5xf32> attributes {dnnf.kernel} {
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %n = linalg.generic {indexing_maps = [#id, #channel, #channel, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a, %scale, %var : tensor<1x6x5x5xf32>, tensor<6xf32>, tensor<6xf32>) outs(%e : tensor<1x6x5x5xf32>) {
+  ^bb0(%in: f32, %s: f32, %v: f32, %out: f32):
+    %eps = arith.constant 1.0e-5 : f32
+    %ve = arith.addf %v, %eps : f32
+    %root = math.sqrt %ve : f32
+    %k = arith.divf %s, %root : f32
+    %y = arith.mulf %in, %k : f32
+    linalg.yield %y : f32
+  } -> tensor<1x6x5x5xf32>
+  return %n : tensor<1x6x5x5xf32>
+}
+func.func private @kernel_2_reciprocal(%a: tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32> attributes {dnnf.kernel} {
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a : tensor<1x6x5x5xf32>) outs(%e : tensor<1x6x5x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %y = arith.divf %one, %in : f32
+    linalg.yield %y : f32
+  } -> tensor<1x6x5x5xf32>
+  return %r : tensor<1x6x5x5xf32>
+}

@@ -1,8 +1,9 @@
 """``--gpu-layout nc4hw4`` (``dnnf-gpu-channel-blocks``) end to end on both GPU targets:
 small graphs whose convolutions compute in NC4HW4, channel counts not multiples of 4
 (3, 5, 6, 7: the padded channels must stay out of every result), a run of convolutions
-with a residual add, a stride, a pooling and a concatenation reading blocked values
-through NCHW copies; run on the device found (lavapipe, PoCL) and compared with
+with a residual add, a stride, max and average pooling, concatenations (blocked, and one
+that splits a block, on NCHW copies), a batch normalization, a global pooling then a
+Gemm; the NCHW copies counted; run on the device found (lavapipe, PoCL) and compared with
 onnxruntime within ``checking.compare``'s tolerance (|got - want| <= 3e-5 + 1e-4 *
 |want| per element) on standard normal inputs; every SPIR-V binary passes spirv-val;
 with --precision fp16 too, within dnnf-run's fp16 bound.

@@ -65,7 +65,8 @@ def tolerated(op, activations: set) -> bool:
     """Whether the op (one of ``REORGANIZING``) reads only ``activations`` and has a
     blocked form: a concatenation along channels whose inputs but the last fill their
     blocks (a partial block in the middle would shift the channels after it), a slice
-    starting at a block, a collapse of ``[N, C, 1, 1]`` to ``[N, C]``."""
+    starting at a block, a sum over rows and columns or a collapse of ``[N, C, 1, 1]``
+    to ``[N, C]`` (a global pooling)."""
     name = op.name
     if name == "tensor.pad":
         return op.operands[0] in activations and _spatial_pad(op) is not None

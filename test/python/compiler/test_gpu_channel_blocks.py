@@ -165,11 +165,11 @@ def test_fp16_storage(name, target, tmp_path):
 
 
 @pytest.mark.parametrize("target, device, blocked", [("opencl", "pocl", True), ("opencl", None, False),
-                                                     ("vulkan", "lavapipe", False), ("vulkan", None, False)])
+                                                     ("vulkan", "lavapipe", True), ("vulkan", None, False)])
 def test_auto_layout_is_the_device_profiles(target, device, blocked, tmp_path):
     """``--gpu-layout auto`` (the default) blocks on the profiles where it measured faster
-    only (``GpuDevice.channel_blocks``: OpenCL's ``pocl``): the fire module's NCHW copies
-    are there or not."""
+    only (``GpuDevice.channel_blocks``: OpenCL's ``pocl``, Vulkan's ``lavapipe``): the
+    fire module's NCHW copies are there or not."""
     model, copies = _fire()
     onnx.save(model, tmp_path / "fire.onnx")
     compile_model(tmp_path / "fire.onnx", tmp_path / "out", target=target, device=device)

@@ -157,8 +157,8 @@ def blockable(function, calls: dict) -> bool:
         (plain if op.name in FLATTENING else activations).add(op.results[0])
     returned = list(ops[-1].operands)
     computed = (activations | plain) - set(block.arguments)
-    return bool(returned) and all(value in computed and (value in activations or ir.RankedTensorType(value.type).rank != 4)
-                                  for value in returned)
+    return bool(returned) and all(
+        value in computed and (value in activations or ir.RankedTensorType(value.type).rank != 4) for value in returned)
 
 
 def has_window(function) -> bool:

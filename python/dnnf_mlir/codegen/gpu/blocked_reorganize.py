@@ -23,7 +23,7 @@ from .nc4hw4 import BLOCK, activation_map, blocked_init, blocks, is_activation, 
 
 POOLINGS = ("linalg.pooling_nchw_max", "linalg.pooling_nchw_sum")
 FLATTENING = ("linalg.reduce", "tensor.collapse_shape")  # a global pooling's [N, C], NCHW's own
-REORGANIZING = ("tensor.pad", "tensor.concat", "tensor.extract_slice", "tensor.collapse_shape", "linalg.reduce") + POOLINGS
+REORGANIZING = ("tensor.pad", "tensor.concat", "tensor.extract_slice") + FLATTENING + POOLINGS
 
 
 def _channels(value) -> int:
@@ -124,7 +124,8 @@ def blocked_op(op, layouts: dict) -> tuple:
         sliced = ir.RankedTensorType.get(sizes, element)
         return _mlir.tensor.extract_slice(sliced, x, [], [], [], offsets, sizes, [1] * 5), True
     if name == "linalg.reduce":  # over (n, cb, ci | h, w), into [N, C/4, 4]
-        init = _mlir.linalg.fill(producer(op.operands[1]).operands[0], outs=[_mlir.tensor.empty([n, cb, BLOCK], element)])
+        sums = _mlir.tensor.empty([n, cb, BLOCK], element)
+        init = _mlir.linalg.fill(producer(op.operands[1]).operands[0], outs=[sums])
         x = with_operands(op, [x], [affine_map(5, [0, 1, 3, 4, 2]), affine_map(5, [0, 1, 2])], [init],
                           ["parallel"] * 3 + ["reduction"] * 2)[0]
     # [N, C/4, 1, 1, 4] or [N, C/4, 4] as [N, C]: the blocks' channels in order, less those past C.

@@ -11,10 +11,11 @@ stage (Adreno's; Mali and lavapipe have more), workgroups of up to 128 invocatio
 16 KiB of shared memory (both the Vulkan minimums).
 
 ``lavapipe`` (Mesa's CPU device) has the same limits, matmul threads of 16 rows,
-register-tiled attention and vec4s stored as 64-bit words: it reads buffers a
-scalar load per lane and component, so a thread's loads per FMA set a matmul's speed
-there (``GpuDevice.matmul_rows``, ``attention_tiles``, ``vec4_as_words64``; the
-device must have shaderInt64, as lavapipe does).
+register-tiled attention, vec4s stored as 64-bit words and convolutions in NC4HW4: it
+reads buffers a scalar load per lane and component, so a thread's loads per FMA set a
+matmul's speed there (``GpuDevice.matmul_rows``, ``attention_tiles``,
+``vec4_as_words64``, ``channel_blocks``; the device must have shaderInt64, as lavapipe
+does).
 Code for it runs on any device, slower on a real GPU.
 """
 
@@ -29,8 +30,8 @@ VulkanDevice = GpuDevice  # maxPerStageDescriptorStorageBuffers, maxComputeWorkG
 
 _GENERIC = VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24,
                         max_workgroup_invocations=128, max_shared_memory=16 << 10)
-DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="lavapipe", matmul_rows=16,
-                                                                     attention_tiles=True, vec4_as_words64=True))}
+DEVICES = {device.name: device for device in (_GENERIC, replace(
+    _GENERIC, name="lavapipe", matmul_rows=16, attention_tiles=True, vec4_as_words64=True, channel_blocks=True))}
 DEFAULT_DEVICE = "generic"
 
 

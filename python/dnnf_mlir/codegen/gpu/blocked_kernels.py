@@ -221,6 +221,17 @@ def _blocked_elementwise(op, layouts: dict, calls: dict):
                          ["parallel"] * 5)[0]
 
 
+def computes_blocked_convolution(op) -> bool:
+    """Whether the linalg op is a convolution ``_blocked_convolution`` made (filters read
+    ``[F/4, C/4, KH, KW, 4 ci, 4 fi]``, result ``[N, F/4, OH, OW, 4 fi]``): the schedule
+    tiles its output-channel blocks where the width has no divisor of 4."""
+    if op.name != "linalg.generic":
+        return False
+    maps = indexing_maps(op)  # its input may be read in its body by then (a pad as a gather)
+    return (maps[-1] == affine_map(9, [0, 1, 2, 3, 4]) and maps[-1].n_dims == 9
+            and any(m == affine_map(9, [1, 5, 6, 7, 8, 4]) for m in maps[:-1]))
+
+
 def block_kernel(function, blocked: list, calls: dict):
     """Rewrite the ``blockable`` kernel ``function`` to compute in NC4HW4: argument i
     read blocked where ``blocked[i]`` (retyped), as NCHW elsewhere; its activation
@@ -282,4 +293,5 @@ def unblocking_kernel(module_body, nchw: ir.RankedTensorType):
     return function
 
 
-__all__ = ["BLOCK", "block_kernel", "blockable", "blocked_type", "blocks", "has_window", "unblocking_kernel"]
+__all__ = ["BLOCK", "block_kernel", "blockable", "blocked_type", "blocks", "computes_blocked_convolution", "has_window",
+           "unblocking_kernel"]

@@ -45,8 +45,8 @@ class CompileOptions:
     device: str | None = _option(
         None, "GPU targets: the device profile compiled for: generic (the default: the limits every GPU of the "
         "brief offers, matmul tiles as measured on real GPUs) or, for Vulkan, lavapipe (Mesa's CPU device: taller "
-        "matmul tiles), for OpenCL, pocl (OpenCL on the CPU: convolutions channel-blocked). The code runs on any "
-        "device that meets the profile's limits",
+        "matmul tiles, convolutions channel-blocked), for OpenCL, pocl (OpenCL on the CPU: convolutions "
+        "channel-blocked). The code runs on any device that meets the profile's limits",
         target_option=True, metavar="NAME")
     threads: int = _option(1, "threads the parallel loops are split for (OpenMP; host only)")
     rewrite: bool = _option(True, "run ecg-rewrite on the imported graph (--no-rewrite compiles it as imported)")
@@ -66,7 +66,7 @@ class CompileOptions:
     gpu_layout: str = _option(
         "auto", "GPU targets: the layout of convolution kernels' activations: nchw, nc4hw4 (channels in blocks "
         "of 4 innermost, one vec4 per pixel; NCHW copies where other kernels read them) or auto (the default: "
-        "the target's, nc4hw4 for opencl, where it measured faster, nchw elsewhere)",
+        "the device profile's: nc4hw4 for pocl and lavapipe, where it measured faster, nchw elsewhere)",
         choices=("auto", "nchw", "nc4hw4"))
     profile_kernels: bool = _option(
         False, "time every kernel launch (dnnf-run OUT --profile; CPU targets): timers compiled in around each "

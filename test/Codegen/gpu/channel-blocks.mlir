@@ -23,7 +23,7 @@
 // CHECK-SAME:      %[[X:.*]]: tensor<1x3x5x5xf32>, %[[W:.*]]: tensor<2x1x3x3x4x4xf32>) -> tensor<1x2x5x5x4xf32>
 // CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 1, 1, 1]
 // CHECK:         %[[C:.*]] = linalg.generic {indexing_maps = [#[[NCHW_IN]], #[[FILTERS]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[P]], %[[W]] : tensor<1x4x7x7xf32>, tensor<2x1x3x3x4x4xf32>)
-// CHECK:         %[[BIASES:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x4xf32>
+// CHECK:         %[[BIASES:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 6.000000e+00, 6.000000e+00]]> : tensor<2x4xf32>
 // CHECK:         linalg.generic {indexing_maps = [{{.*}}, #[[BIAS]], {{.*}}]{{.*}} ins(%[[C]], %[[BIASES]] : tensor<1x2x5x5x4xf32>, tensor<2x4xf32>)
 // CHECK:           arith.maximumf
 // CHECK-LABEL: func.func private @kernel_1_conv(
@@ -222,4 +222,255 @@ func.func private @kernel_2_window_log(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x3
     linalg.yield %g : f32
   } -> tensor<1x4x2x2xf32>
   return %l : tensor<1x4x2x2xf32>
+}
+
+// -----
+
+// A max-pooling between two convolutions reads and writes NC4HW4: no NCHW copy between
+// them; its -inf pad is spatial only (the blocked lanes past C stay finite).
+// CHECK-DAG:   #[[POOL_IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d5, d3 * 2 + d6, d4)>
+// CHECK-DAG:   #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d5, d6)>
+// CHECK-LABEL: func.func @pooling_between(
+// CHECK:         %[[A:.*]] = call @kernel_0_conv(%{{.*}}, %{{.*}}) : (tensor<1x6x6x6xf32>, tensor<2x2x3x3x4x4xf32>) -> tensor<1x2x6x6x4xf32>
+// CHECK-NEXT:    %[[P:.*]] = call @kernel_1_max_pool(%[[A]]) : (tensor<1x2x6x6x4xf32>) -> tensor<1x2x3x3x4xf32>
+// CHECK-NOT:     nc4hw4_to_nchw
+// CHECK:         %[[C:.*]] = call @kernel_2_conv(%[[P]], %{{.*}}) : (tensor<1x2x3x3x4xf32>, tensor<1x2x1x1x4x4xf32>) -> tensor<1x1x3x3x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = call @kernel_nc4hw4_to_nchw_1x4x3x3(%[[C]])
+// CHECK-NEXT:    return %[[Y]]
+// CHECK-LABEL: func.func private @kernel_1_max_pool(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x2x6x6x4xf32>) -> tensor<1x2x3x3x4xf32>
+// CHECK:         %[[PAD:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x3x3x4xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[POOL_IN]], #[[WINDOW]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[PAD]], %{{.*}} : tensor<1x2x8x8x4xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x2x3x3x4xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         return %[[R]]
+func.func @pooling_between(%x: tensor<1x6x6x6xf32>) -> tensor<1x4x3x3xf32> {
+  %w0 = arith.constant dense<"0x0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF"> : tensor<6x6x3x3xf32>
+  %a = call @kernel_0_conv(%x, %w0) : (tensor<1x6x6x6xf32>, tensor<6x6x3x3xf32>) -> tensor<1x6x6x6xf32>
+  %p = call @kernel_1_max_pool(%a) : (tensor<1x6x6x6xf32>) -> tensor<1x6x3x3xf32>
+  %w1 = arith.constant dense<"0x000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE"> : tensor<4x6x1x1xf32>
+  %c = call @kernel_2_conv(%p, %w1) : (tensor<1x6x3x3xf32>, tensor<4x6x1x1xf32>) -> tensor<1x4x3x3xf32>
+  return %c : tensor<1x4x3x3xf32>
+}
+func.func private @kernel_0_conv(%x: tensor<1x6x6x6xf32>, %w: tensor<6x6x3x3xf32>) -> tensor<1x6x6x6xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x6x6x6xf32> to tensor<1x6x8x8xf32>
+  %e = tensor.empty() : tensor<1x6x6x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x6xf32>) -> tensor<1x6x6x6xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x6x8x8xf32>, tensor<6x6x3x3xf32>) outs(%f : tensor<1x6x6x6xf32>) -> tensor<1x6x6x6xf32>
+  return %c : tensor<1x6x6x6xf32>
+}
+func.func private @kernel_1_max_pool(%x: tensor<1x6x6x6xf32>) -> tensor<1x6x3x3xf32> attributes {dnnf.kernel} {
+  %ninf = arith.constant 0xFF800000 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %ninf : f32
+  } : tensor<1x6x6x6xf32> to tensor<1x6x8x8xf32>
+  %e = tensor.empty() : tensor<1x6x3x3xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x6x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %k = tensor.empty() : tensor<3x3xf32>
+  %m = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %k : tensor<1x6x8x8xf32>, tensor<3x3xf32>) outs(%f : tensor<1x6x3x3xf32>) -> tensor<1x6x3x3xf32>
+  return %m : tensor<1x6x3x3xf32>
+}
+func.func private @kernel_2_conv(%x: tensor<1x6x3x3xf32>, %w: tensor<4x6x1x1xf32>) -> tensor<1x4x3x3xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x3x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x6x3x3xf32>, tensor<4x6x1x1xf32>) outs(%f : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  return %c : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// Concatenations along channels: 8 then 6 channels concatenate blocked (the partial
+// block last) with a relu, no NCHW copy; 6 then 8 would shift the second input's
+// channels within its blocks, so that kernel stays NCHW and reads copies.
+// CHECK-LABEL: func.func @concatenations(
+// CHECK:         %[[A:.*]] = call @kernel_0_conv(%{{.*}}, %{{.*}}) : (tensor<1x4x5x5xf32>, tensor<2x1x3x3x4x4xf32>) -> tensor<1x2x5x5x4xf32>
+// CHECK-NEXT:    %[[A_NCHW:.*]] = call @kernel_nc4hw4_to_nchw_1x8x5x5(%[[A]])
+// CHECK:         %[[B:.*]] = call @kernel_1_conv(%{{.*}}, %{{.*}}) : (tensor<1x4x5x5xf32>, tensor<2x1x3x3x4x4xf32>) -> tensor<1x2x5x5x4xf32>
+// CHECK-NEXT:    %[[B_NCHW:.*]] = call @kernel_nc4hw4_to_nchw_1x6x5x5(%[[B]])
+// CHECK-NEXT:    %[[K:.*]] = call @kernel_2_concat_relu(%[[A]], %[[B]]) : (tensor<1x2x5x5x4xf32>, tensor<1x2x5x5x4xf32>) -> tensor<1x4x5x5x4xf32>
+// CHECK-NEXT:    %[[K_NCHW:.*]] = call @kernel_nc4hw4_to_nchw_1x14x5x5(%[[K]])
+// CHECK-NEXT:    %[[S:.*]] = call @kernel_3_concat(%[[B_NCHW]], %[[A_NCHW]]) : (tensor<1x6x5x5xf32>, tensor<1x8x5x5xf32>) -> tensor<1x14x5x5xf32>
+// CHECK-NEXT:    return %[[K_NCHW]], %[[S]]
+// CHECK-LABEL: func.func private @kernel_2_concat_relu(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x2x5x5x4xf32>, %[[Y:.*]]: tensor<1x2x5x5x4xf32>) -> tensor<1x4x5x5x4xf32>
+// CHECK:         %[[C:.*]] = tensor.concat dim(1) %[[X]], %[[Y]] : (tensor<1x2x5x5x4xf32>, tensor<1x2x5x5x4xf32>) -> tensor<1x4x5x5x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[C]] : tensor<1x4x5x5x4xf32>)
+// CHECK-LABEL: func.func private @kernel_3_concat(
+// CHECK:         tensor.concat dim(1) %{{.*}}, %{{.*}} : (tensor<1x6x5x5xf32>, tensor<1x8x5x5xf32>) -> tensor<1x14x5x5xf32>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @concatenations(%x: tensor<1x4x5x5xf32>) -> (tensor<1x14x5x5xf32>, tensor<1x14x5x5xf32>) {
+  %w0 = arith.constant dense<"0x0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF"> : tensor<8x4x3x3xf32>
+  %a = call @kernel_0_conv(%x, %w0) : (tensor<1x4x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x5x5xf32>
+  %w1 = arith.constant dense<"0x000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F0000403F000040BF000000BF000080BE000000000000803E0000003F"> : tensor<6x4x3x3xf32>
+  %b = call @kernel_1_conv(%x, %w1) : (tensor<1x4x5x5xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32>
+  %k = call @kernel_2_concat_relu(%a, %b) : (tensor<1x8x5x5xf32>, tensor<1x6x5x5xf32>) -> tensor<1x14x5x5xf32>
+  %s = call @kernel_3_concat(%b, %a) : (tensor<1x6x5x5xf32>, tensor<1x8x5x5xf32>) -> tensor<1x14x5x5xf32>
+  return %k, %s : tensor<1x14x5x5xf32>, tensor<1x14x5x5xf32>
+}
+func.func private @kernel_0_conv(%x: tensor<1x4x5x5xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x5x5xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x5x5xf32> to tensor<1x4x7x7xf32>
+  %e = tensor.empty() : tensor<1x8x5x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x7x7xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32>
+  return %c : tensor<1x8x5x5xf32>
+}
+func.func private @kernel_1_conv(%x: tensor<1x4x5x5xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x5x5xf32> to tensor<1x4x7x7xf32>
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x7x7xf32>, tensor<6x4x3x3xf32>) outs(%f : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  return %c : tensor<1x6x5x5xf32>
+}
+func.func private @kernel_2_concat_relu(%a: tensor<1x8x5x5xf32>, %b: tensor<1x6x5x5xf32>) -> tensor<1x14x5x5xf32> attributes {dnnf.kernel} {
+  %c = tensor.concat dim(1) %a, %b : (tensor<1x8x5x5xf32>, tensor<1x6x5x5xf32>) -> tensor<1x14x5x5xf32>
+  %e = tensor.empty() : tensor<1x14x5x5xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x14x5x5xf32>) outs(%e : tensor<1x14x5x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x14x5x5xf32>
+  return %r : tensor<1x14x5x5xf32>
+}
+func.func private @kernel_3_concat(%b: tensor<1x6x5x5xf32>, %a: tensor<1x8x5x5xf32>) -> tensor<1x14x5x5xf32> attributes {dnnf.kernel} {
+  %c = tensor.concat dim(1) %b, %a : (tensor<1x6x5x5xf32>, tensor<1x8x5x5xf32>) -> tensor<1x14x5x5xf32>
+  return %c : tensor<1x14x5x5xf32>
+}
+
+// -----
+
+// A convolution whose result is sliced along channels into several results (merged 1x1
+// convolutions, as Inception's branches are): each slice starting at a block is taken
+// from the blocked value, the results blocked; a global average pooling of one reads it
+// blocked and flattens [N, C/4, 4] to [N, C] itself: the only NCHW copy is the other
+// result's.
+// CHECK-DAG:   #[[REDUCE_IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4, d2)>
+// CHECK-LABEL: func.func @slices_and_global_pooling(
+// CHECK:         %[[R:.*]]:2 = call @kernel_0_conv_slice(%{{.*}}, %{{.*}}) : (tensor<1x4x5x5xf32>, tensor<3x1x3x3x4x4xf32>) -> (tensor<1x2x5x5x4xf32>, tensor<1x1x5x5x4xf32>)
+// CHECK-NEXT:    %[[Y:.*]] = call @kernel_nc4hw4_to_nchw_1x8x5x5(%[[R]]#0)
+// CHECK-NEXT:    %[[G:.*]] = call @kernel_1_global_average_pool(%[[R]]#1) : (tensor<1x1x5x5x4xf32>) -> tensor<1x3xf32>
+// CHECK-NEXT:    return %[[Y]], %[[G]]
+// CHECK-LABEL: func.func private @kernel_0_conv_slice(
+// CHECK:         %[[C:.*]] = linalg.generic
+// CHECK:         %[[S0:.*]] = tensor.extract_slice %[[C]][0, 0, 0, 0, 0] [1, 2, 5, 5, 4] [1, 1, 1, 1, 1] : tensor<1x3x5x5x4xf32> to tensor<1x2x5x5x4xf32>
+// CHECK:         %[[S1:.*]] = tensor.extract_slice %[[C]][0, 2, 0, 0, 0] [1, 1, 5, 5, 4] [1, 1, 1, 1, 1] : tensor<1x3x5x5x4xf32> to tensor<1x1x5x5x4xf32>
+// CHECK:         return %[[S0]], %[[S1]]
+// CHECK-LABEL: func.func private @kernel_1_global_average_pool(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x1x5x5x4xf32>) -> tensor<1x3xf32>
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[REDUCE_IN]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[X]] : tensor<1x1x5x5x4xf32>) outs(%{{.*}} : tensor<1x1x4xf32>)
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[SUM]] {{\[\[}}0], [1, 2]] : tensor<1x1x4xf32> into tensor<1x4xf32>
+// CHECK:         %[[NC:.*]] = tensor.extract_slice %[[FLAT]][0, 0] [1, 3] [1, 1] : tensor<1x4xf32> to tensor<1x3xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[NC]] : tensor<1x3xf32>)
+// CHECK:           arith.divf
+func.func @slices_and_global_pooling(%x: tensor<1x4x5x5xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x3xf32>) {
+  %w = arith.constant dense<"0x0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF00000000"> : tensor<11x4x3x3xf32>
+  %s:2 = call @kernel_0_conv_slice(%x, %w) : (tensor<1x4x5x5xf32>, tensor<11x4x3x3xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x3x5x5xf32>)
+  %g = call @kernel_1_global_average_pool(%s#1) : (tensor<1x3x5x5xf32>) -> tensor<1x3xf32>
+  return %s#0, %g : tensor<1x8x5x5xf32>, tensor<1x3xf32>
+}
+func.func private @kernel_0_conv_slice(%x: tensor<1x4x5x5xf32>, %w: tensor<11x4x3x3xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x3x5x5xf32>) attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x5x5xf32> to tensor<1x4x7x7xf32>
+  %e = tensor.empty() : tensor<1x11x5x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x11x5x5xf32>) -> tensor<1x11x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x7x7xf32>, tensor<11x4x3x3xf32>) outs(%f : tensor<1x11x5x5xf32>) -> tensor<1x11x5x5xf32>
+  %s0 = tensor.extract_slice %c[0, 0, 0, 0] [1, 8, 5, 5] [1, 1, 1, 1] : tensor<1x11x5x5xf32> to tensor<1x8x5x5xf32>
+  %s1 = tensor.extract_slice %c[0, 8, 0, 0] [1, 3, 5, 5] [1, 1, 1, 1] : tensor<1x11x5x5xf32> to tensor<1x3x5x5xf32>
+  return %s0, %s1 : tensor<1x8x5x5xf32>, tensor<1x3x5x5xf32>
+}
+func.func private @kernel_1_global_average_pool(%x: tensor<1x3x5x5xf32>) -> tensor<1x3xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3xf32>) -> tensor<1x3xf32>
+  %r = linalg.reduce ins(%x : tensor<1x3x5x5xf32>) outs(%f : tensor<1x3xf32>) dimensions = [2, 3]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  %e2 = tensor.empty() : tensor<1x3xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<1x3xf32>) outs(%e2 : tensor<1x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.constant 25.0 : f32
+    %d = arith.divf %in, %n : f32
+    linalg.yield %d : f32
+  } -> tensor<1x3xf32>
+  return %m : tensor<1x3xf32>
+}
+
+// -----
+
+// Per-channel divisions: a batch normalization's scale / sqrt(var + eps), made of
+// per-channel constants only, computes blocked (the constants past C repeat channel
+// C - 1's: [4, 5, 5, 5]); a division by the activation itself could make an infinity
+// past C, so that kernel stays NCHW on a copy.
+// CHECK-LABEL: func.func @divisions(
+// CHECK:         %[[A:.*]] = call @kernel_0_conv(%{{.*}}, %{{.*}}) : (tensor<1x4x5x5xf32>, tensor<2x1x3x3x4x4xf32>) -> tensor<1x2x5x5x4xf32>
+// CHECK-NEXT:    %[[A_NCHW:.*]] = call @kernel_nc4hw4_to_nchw_1x6x5x5(%[[A]])
+// CHECK:         %[[VAR:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [4.000000e+00, 5.000000e+00, 5.000000e+00, 5.000000e+00]]> : tensor<2x4xf32>
+// CHECK-NEXT:    %[[N:.*]] = call @kernel_1_normalization(%[[A]], %{{.*}}, %[[VAR]]) : (tensor<1x2x5x5x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x5x5x4xf32>
+// CHECK:         call @kernel_2_reciprocal(%[[A_NCHW]]) : (tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+// CHECK-LABEL: func.func private @kernel_1_normalization(
+// CHECK:         math.sqrt
+// CHECK:         arith.divf
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @divisions(%x: tensor<1x4x5x5xf32>) -> (tensor<1x6x5x5xf32>, tensor<1x6x5x5xf32>) {
+  %w = arith.constant dense<"0x0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F0000C03F0000C0BF000080BF000000BF000000000000003F0000803F"> : tensor<6x4x3x3xf32>
+  %a = call @kernel_0_conv(%x, %w) : (tensor<1x4x5x5xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32>
+  %scale = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 3.0, 5.0]> : tensor<6xf32>
+  %var = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 4.0, 5.0]> : tensor<6xf32>
+  %n = call @kernel_1_normalization(%a, %scale, %var) : (tensor<1x6x5x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<1x6x5x5xf32>
+  %r = call @kernel_2_reciprocal(%a) : (tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  return %n, %r : tensor<1x6x5x5xf32>, tensor<1x6x5x5xf32>
+}
+func.func private @kernel_0_conv(%x: tensor<1x4x5x5xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x5x5xf32> to tensor<1x4x7x7xf32>
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x7x7xf32>, tensor<6x4x3x3xf32>) outs(%f : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  return %c : tensor<1x6x5x5xf32>
+}
+func.func private @kernel_1_normalization(%a: tensor<1x6x5x5xf32>, %scale: tensor<6xf32>, %var: tensor<6xf32>) -> tensor<1x6x5x5xf32> attributes {dnnf.kernel} {
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %n = linalg.generic {indexing_maps = [#id, #channel, #channel, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a, %scale, %var : tensor<1x6x5x5xf32>, tensor<6xf32>, tensor<6xf32>) outs(%e : tensor<1x6x5x5xf32>) {
+  ^bb0(%in: f32, %s: f32, %v: f32, %out: f32):
+    %eps = arith.constant 1.0e-5 : f32
+    %ve = arith.addf %v, %eps : f32
+    %root = math.sqrt %ve : f32
+    %k = arith.divf %s, %root : f32
+    %y = arith.mulf %in, %k : f32
+    linalg.yield %y : f32
+  } -> tensor<1x6x5x5xf32>
+  return %n : tensor<1x6x5x5xf32>
+}
+func.func private @kernel_2_reciprocal(%a: tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32> attributes {dnnf.kernel} {
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a : tensor<1x6x5x5xf32>) outs(%e : tensor<1x6x5x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %y = arith.divf %one, %in : f32
+    linalg.yield %y : f32
+  } -> tensor<1x6x5x5xf32>
+  return %r : tensor<1x6x5x5xf32>
 }

@@ -1,8 +1,9 @@
 """``--gpu-layout nc4hw4`` (``dnnf-gpu-channel-blocks``) end to end on both GPU targets:
 small graphs whose convolutions compute in NC4HW4, channel counts not multiples of 4
 (3, 5, 6, 7: the padded channels must stay out of every result), a run of convolutions
-with a residual add, a stride, a pooling and a concatenation reading blocked values
-through NCHW copies; run on the device found (lavapipe, PoCL) and compared with
+with a residual add, a stride, max and average pooling, concatenations (blocked, and one
+that splits a block, on NCHW copies), a batch normalization, a global pooling then a
+Gemm; the NCHW copies counted; run on the device found (lavapipe, PoCL) and compared with
 onnxruntime within ``checking.compare``'s tolerance (|got - want| <= 3e-5 + 1e-4 *
 |want| per element) on standard normal inputs; every SPIR-V binary passes spirv-val;
 with --precision fp16 too, within dnnf-run's fp16 bound.
@@ -26,6 +27,8 @@ def _model(nodes, inputs: dict, outputs: dict, weights: dict):
     rng = np.random.default_rng(7)
     initializers = [numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
                     for name, shape in weights.items()]
+    initializers = [numpy_helper.from_array(np.abs(numpy_helper.to_array(t)) + 0.5, t.name) if t.name == "var" else t
+                    for t in initializers]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()],
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in outputs.items()], initializers)
@@ -35,8 +38,8 @@ def _model(nodes, inputs: dict, outputs: dict, weights: dict):
 def _chain():
     """3 -> 6 (3x3, bias, relu) -> 6 (1x1, bias, + the first's result, relu) -> 5 (3x3,
     stride 2); the first's result is also added after the second (a kernel of its own
-    with the relu and a max-pooling): three NCHW copies (both inputs of that kernel, the
-    last convolution's result)."""
+    with the relu and a max-pooling, which reads both blocked): two NCHW copies (the
+    graph's outputs)."""
     conv = helper.make_node
     return _model([
         conv("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]), conv("Relu", ["c0"], ["a"]),
@@ -44,13 +47,14 @@ def _chain():
         conv("Conv", ["b", "w2"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2]),
         conv("MaxPool", ["b"], ["z"], kernel_shape=[2, 2], strides=[2, 2])],
         {"x": [1, 3, 9, 9]}, {"y": [1, 5, 5, 5], "z": [1, 6, 4, 4]},
-        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [6, 6, 1, 1], "b1": [6], "w2": [5, 6, 3, 3]}), 3
+        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [6, 6, 1, 1], "b1": [6], "w2": [5, 6, 3, 3]}), 2
 
 
 def _fire():
     """SqueezeNet's fire module: a squeeze 1x1 convolution read by a 1x1 and a 3x3 one
     whose results are concatenated (5 + 7 channels), the 1x1 one in the concatenation's
-    kernel: two NCHW copies (the squeezed values, the 3x3 convolution's result)."""
+    kernel: two NCHW copies (the squeezed values, the 3x3 convolution's result: 5
+    channels, a partial block, cannot come first in a blocked concatenation)."""
     node = helper.make_node
     return _model([
         node("Conv", ["x", "ws", "bs"], ["s0"]), node("Relu", ["s0"], ["s"]),
@@ -60,7 +64,55 @@ def _fire():
         {"ws": [6, 8, 1, 1], "bs": [6], "we1": [5, 6, 1, 1], "be1": [5], "we3": [7, 6, 3, 3], "be3": [7]}), 2
 
 
-GRAPHS = {"chain": _chain, "fire": _fire}
+def _pools():
+    """Max-pooling the graph's input (3 channels, padded with -inf: the channels past 3
+    must stay zero, not -inf, for the next convolution's zero filters), a 3x3
+    convolution to 6 channels, a padded max-pooling, one to 8, an average pooling and a
+    relu: all in NC4HW4, one NCHW copy (the result)."""
+    node = helper.make_node
+    return _model([
+        node("MaxPool", ["x"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        node("Conv", ["p", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]), node("Relu", ["c0"], ["a"]),
+        node("MaxPool", ["a"], ["m"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        node("Conv", ["m", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        node("AveragePool", ["c1"], ["v"], kernel_shape=[2, 2], strides=[2, 2]), node("Relu", ["v"], ["y"])],
+        {"x": [1, 3, 10, 10]}, {"y": [1, 8, 2, 2]},
+        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [8, 6, 3, 3]}), 1
+
+
+def _concatenation():
+    """Three branches concatenated along channels, 8 + 4 + 6 (the last a partial block,
+    which a blocked concatenation takes), a batch normalization (not folded into a
+    convolution: DenseNet's; its division by sqrt(var + eps) per channel), a relu and a
+    3x3 convolution: one NCHW copy (the result)."""
+    node = helper.make_node
+    return _model([
+        node("Conv", ["x", "wa"], ["a"], pads=[1, 1, 1, 1]), node("Conv", ["x", "wb", "bb"], ["b"]),
+        node("Conv", ["x", "wc"], ["c"], pads=[1, 1, 1, 1]),
+        node("Concat", ["a", "b", "c"], ["k"], axis=1),
+        node("BatchNormalization", ["k", "scale", "shift", "mean", "var"], ["n"]), node("Relu", ["n"], ["r"]),
+        node("Conv", ["r", "wy"], ["y"], pads=[1, 1, 1, 1])],
+        {"x": [1, 5, 6, 6]}, {"y": [1, 7, 6, 6]},
+        {"wa": [8, 5, 3, 3], "wb": [4, 5, 1, 1], "bb": [4], "wc": [6, 5, 3, 3], "wy": [7, 18, 3, 3], "scale": [18],
+         "shift": [18], "mean": [18], "var": [18]}), 1
+
+
+def _global_pooling():
+    """A 3x3 convolution to 10 channels, a residual add of a 1x1 one, a relu, global
+    average pooling, flattening and a Gemm: the pooling's kernel flattens the blocked
+    [1, 10, 1, 1] itself, no NCHW copy."""
+    node = helper.make_node
+    return _model([
+        node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]), node("Conv", ["x", "w1"], ["c1"]),
+        node("Add", ["c0", "c1"], ["s"]), node("Relu", ["s"], ["r"]),
+        node("GlobalAveragePool", ["r"], ["g"]), node("Flatten", ["g"], ["f"]),
+        node("Gemm", ["f", "wg", "bg"], ["y"], transB=1)],
+        {"x": [1, 5, 6, 7]}, {"y": [1, 3]},
+        {"w0": [10, 5, 3, 3], "b0": [10], "w1": [10, 5, 1, 1], "wg": [3, 10], "bg": [3]}), 0
+
+
+GRAPHS = {"chain": _chain, "fire": _fire, "pools": _pools, "concatenation": _concatenation,
+          "global_pooling": _global_pooling}
 
 
 @pytest.fixture(scope="module")
@@ -100,22 +152,24 @@ def test_nchw_copies_only_where_others_read(name, target, compiled):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_fp16_storage(target, tmp_path):
-    """fp16 storage (run after the blocking) keeps the blocked values in half: checked by
-    dnnf-run --check with its fp16 bound (``half_tolerance.py``)."""
-    model, _ = _chain()
-    onnx.save(model, tmp_path / "chain.onnx")
-    report = compile_and_check(tmp_path / "chain.onnx", tmp_path / "out", target, "dnnf", precision="fp16",
+@pytest.mark.parametrize("name", ["chain", "pools", "global_pooling"])
+def test_fp16_storage(name, target, tmp_path):
+    """fp16 storage (run after the blocking) keeps the blocked values in half, through
+    the poolings and the global pooling too: checked by dnnf-run --check with its fp16
+    bound (``half_tolerance.py``), every output."""
+    model, _ = GRAPHS[name]()
+    onnx.save(model, tmp_path / f"{name}.onnx")
+    report = compile_and_check(tmp_path / f"{name}.onnx", tmp_path / "out", target, "dnnf", precision="fp16",
                                extra=("--gpu-layout", "nc4hw4"))
-    assert report.count("fp16 storage: rtol 8u") == 2, report
+    assert report.count("fp16 storage: rtol 8u") == len(model.graph.output), report
 
 
 @pytest.mark.parametrize("target, device, blocked", [("opencl", "pocl", True), ("opencl", None, False),
-                                                     ("vulkan", "lavapipe", False), ("vulkan", None, False)])
+                                                     ("vulkan", "lavapipe", True), ("vulkan", None, False)])
 def test_auto_layout_is_the_device_profiles(target, device, blocked, tmp_path):
     """``--gpu-layout auto`` (the default) blocks on the profiles where it measured faster
-    only (``GpuDevice.channel_blocks``: OpenCL's ``pocl``): the fire module's NCHW copies
-    are there or not."""
+    only (``GpuDevice.channel_blocks``: OpenCL's ``pocl``, Vulkan's ``lavapipe``): the
+    fire module's NCHW copies are there or not."""
     model, copies = _fire()
     onnx.save(model, tmp_path / "fire.onnx")
     compile_model(tmp_path / "fire.onnx", tmp_path / "out", target=target, device=device)

@@ -1,20 +1,19 @@
-"""A convolution kernel function computed in NC4HW4, the channel-blocked layout of MNN
-and ncnn (``channel_blocks.py`` decides which kernels and values).
+"""Kernel functions computed in NC4HW4 (``nc4hw4.py``; ``channel_blocks.py`` decides
+which kernels and values): a convolution with constant filters, element-wise ops, and
+the reorganizing ops of ``blocked_reorganize.py`` (pooling, concatenation, slices).
 
-An activation ``[N, C, H, W]`` is kept as ``[N, ceil(C/4), H, W, 4]``: four channels of
-one pixel innermost, the channels past C zero (a convolution's filters are zero there,
-so whatever its padded input channels hold is never read into a result). The
-convolution becomes a generic over ``(n, fb, oh, ow, fi, cb, kh, kw, ci)`` whose
+The convolution becomes a generic over ``(n, fb, oh, ow, fi, cb, kh, kw, ci)`` whose
 filters are packed at compile time as ``[F/4, C/4, KH, KW, 4 ci, 4 fi]``: a thread's
 tile is four output channels of a pixel, one vec4 store, and each step of the
 reduction loads a vec4 of filters for one input element (the NCHW schedule loads four
-input elements, bounds-checked, per filter element). Its element-wise epilogue iterates
-over the blocked domain, a per-channel operand (a bias) packed as ``[F/4, 4]``.
+input elements, bounds-checked, per filter element). An element-wise op iterates over
+the blocked domain, a per-channel operand (a bias) packed as ``[C/4, 4]``.
 
-``blockable(function)`` says whether a kernel function has that form (a convolution
-with constant filters, element-wise ops after it); ``block_kernel(function, blocked,
-calls)`` rewrites it, its activation arguments read blocked where ``blocked`` says so
-and as NCHW (channels padded) elsewhere, its result blocked. ``unblocking_kernel``
+``blockable(function)`` says whether a kernel function has that form (every op one of
+those, each activation it reads an argument or computed there, every result an
+activation or a flattened global pooling); ``block_kernel(function, blocked, calls)``
+rewrites it, its activation arguments read blocked where ``blocked`` says so and as
+NCHW (channels padded) elsewhere, its activation results blocked. ``unblocking_kernel``
 makes the kernel function that brings a blocked value back to NCHW.
 """
 
@@ -27,36 +26,20 @@ import numpy as np
 from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import KERNEL_ATTR
-from ...linalg_builders import affine_map, generic, make_pad, with_operands
+from ...linalg_builders import affine_map, generic, with_operands
 from ..constant_filters import ConstantFilters
 from ..linalg_queries import indexing_maps, producer
 from ..lowered_module import symbol_name
-from .gathers import pad_value
+from .blocked_reorganize import FLATTENING, REORGANIZING, blocked_op, tolerated
+from .nc4hw4 import BLOCK, activation_map, blocked_init, blocked_type, blocks, is_activation, materialized, read
 
-BLOCK = 4  # channels a block: one vec4
 CONVOLUTION = "linalg.conv_2d_nchw_fchw"
-ACCEPTED = ("arith.constant", "tensor.empty", "linalg.fill", "tensor.expand_shape", "tensor.pad", CONVOLUTION,
-            "linalg.generic", "func.return")
-# Element-wise ops that may make an infinity of the zeros past C, which the next
-# convolution's zero filters would turn into NaN.
+ACCEPTED = ("arith.constant", "tensor.empty", "linalg.fill", "tensor.expand_shape", CONVOLUTION, "linalg.generic",
+            "func.return") + REORGANIZING
+PLAIN_READERS = ("linalg.generic", "tensor.expand_shape", "tensor.collapse_shape")
+# Element-wise ops that may make an infinity of the values past C, which the next
+# convolution's zero filters would turn into NaN (see ``_bounded`` for the safe ones).
 UNBOUNDED = ("arith.divf", "math.log", "math.log1p", "math.log2", "math.log10", "math.rsqrt", "math.powf")
-
-
-def blocks(channels: int) -> int:
-    return -(-channels // BLOCK)
-
-
-def blocked_type(t: ir.Type) -> ir.RankedTensorType:
-    """``[N, C, H, W]`` -> ``[N, ceil(C/4), H, W, 4]``."""
-    n, c, h, w = ir.RankedTensorType(t).shape
-    return ir.RankedTensorType.get([n, blocks(c), h, w, BLOCK], ir.RankedTensorType(t).element_type)
-
-
-def _is_activation(t: ir.Type) -> bool:
-    if not isinstance(t, ir.RankedTensorType):
-        return False
-    tensor = ir.RankedTensorType(t)
-    return tensor.rank == 4 and tensor.has_static_shape and isinstance(tensor.element_type, ir.F32Type)
 
 
 def _channel_values(value, reader, operand: int, calls: dict) -> ConstantFilters | None:
@@ -78,7 +61,7 @@ def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=N
     if not all(isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)) for e in indexing.results):
         return None
     positions = [ir.AffineDimExpr(e).position for e in dims]
-    if positions == [0, 1, 2, 3] and len(indexing.results) == 4 and _is_activation(value.type):
+    if positions == [0, 1, 2, 3] and len(indexing.results) == 4 and is_activation(value.type):
         return "activation"
     if not positions:
         return "scalar"
@@ -87,90 +70,102 @@ def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=N
     return None
 
 
-def _convolution_ok(conv, calls: dict) -> bool:
-    source = conv.operands[0]
-    pad = producer(source)
-    if pad is not None and pad.name == "tensor.pad":
-        low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
-        high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
-        if low[:2] != [0, 0] or high[:2] != [0, 0] or min(low + high) < 0 or _pad_value(pad) is None:
+def _bounded(body, constant_inputs: set) -> bool:
+    """Whether an element-wise ``body`` keeps finite values finite in the lanes past C:
+    each op of ``UNBOUNDED`` there divides by a nonzero constant or computes on values
+    made of per-channel and scalar constants only (``constant_inputs``: those block
+    arguments), which the lanes past C take from channel C - 1 (``_pack_channels``), so
+    that they are as finite as that channel's (a batch normalization's
+    ``scale / sqrt(var + eps)``)."""
+    constant = set(constant_inputs)
+    for inner in body.operations:
+        operands = list(inner.operands)
+        made_of_constants = all(v in constant or (producer(v) is not None and producer(v).name == "arith.constant")
+                                or (isinstance(v, ir.BlockArgument) and v.owner != body) for v in operands)
+        if made_of_constants:
+            constant.update(inner.results)
+        elif inner.name == "arith.divf":
+            divisor = producer(operands[1])
+            if not (divisor is not None and divisor.name == "arith.constant"
+                    and isinstance(divisor.attributes["value"], ir.FloatAttr)
+                    and ir.FloatAttr(divisor.attributes["value"]).value != 0.0) and operands[1] not in constant:
+                return False
+        elif inner.name in UNBOUNDED:
             return False
-        source = pad.operands[0]
+    return True
+
+
+def _elementwise_ok(op, activations: set, calls: dict) -> bool:
+    if len(op.results) != 1 or not is_activation(op.results[0].type):
+        return False
+    maps = indexing_maps(op)
+    iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if any("parallel" not in i for i in iterators) or maps[-1] != ir.AffineMap.get_identity(4):
+        return False
+    body = op.regions[0].blocks[0]
+    if any(inner.name == "linalg.index" for inner in body.operations):
+        return False
+    constant_inputs = set()
+    for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], maps[:-1])):
+        kind = _operand_kind(value, indexing, op, number, calls)
+        if kind is None or (kind == "activation" and value not in activations):
+            return False
+        if kind != "activation":
+            constant_inputs.add(body.arguments[number])
+    return _bounded(body, constant_inputs)
+
+
+def _convolution_ok(conv, activations: set, calls: dict) -> bool:
     fill = producer(conv.operands[2])
-    return (isinstance(source, ir.BlockArgument) and _is_activation(source.type)
-            and fill is not None and fill.name == "linalg.fill" and ConstantFilters(conv, calls).constant())
+    return (conv.operands[0] in activations and fill is not None and fill.name == "linalg.fill"
+            and ConstantFilters(conv, calls).constant())
 
 
-def _pad_value(pad) -> float | None:
-    """The float a ``tensor.pad`` fills with, else None."""
-    constant = pad_value(pad)
-    if constant is None or not isinstance(constant.attributes["value"], ir.FloatAttr):
-        return None
-    return ir.FloatAttr(constant.attributes["value"]).value
+def _reads_plain(op, plain: set) -> bool:
+    """Whether ``op`` computes on a global pooling's ``[N, C]`` (``plain``), which stays
+    NCHW: the ops after it are kept as they are."""
+    return op.name in PLAIN_READERS and any(value in plain for value in op.operands)
 
 
 def blockable(function, calls: dict) -> bool:
-    """Whether the kernel ``function`` is one convolution (constant filters, its input
-    an argument maybe padded spatially) and element-wise ops over its result, returning
-    one activation computed there."""
+    """Whether every op of the kernel ``function`` has a blocked form reading activations
+    that are its arguments or computed there (at most one convolution), or computes on a
+    global pooling's ``[N, C]``, and it returns values computed there, each 4-D one an
+    activation."""
     block = function.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
-    convolutions = [op for op in ops if op.name == CONVOLUTION]
-    if len(convolutions) != 1 or any(op.name not in ACCEPTED for op in ops):
+    if sum(op.name == CONVOLUTION for op in ops) > 1 or any(op.name not in ACCEPTED for op in ops):
         return False
-    if not _convolution_ok(convolutions[0], calls):
-        return False
-    computed = {convolutions[0].results[0]}
+    activations = {argument for argument in block.arguments if is_activation(argument.type)}
+    plain = set()
     for op in ops:
-        if op.name != "linalg.generic":
-            continue
-        if len(op.results) != 1 or not _is_activation(op.results[0].type):
-            return False
-        maps = indexing_maps(op)
-        iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
-        if any("parallel" not in i for i in iterators) or maps[-1] != ir.AffineMap.get_identity(4):
-            return False
-        if any(inner.name == "linalg.index" or inner.name in UNBOUNDED for inner in op.regions[0].blocks[0].operations):
-            return False
-        for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], maps[:-1])):
-            kind = _operand_kind(value, indexing, op, number, calls)
-            if kind is None or (kind == "activation" and value not in computed
-                                and not isinstance(value, ir.BlockArgument)):
+        if _reads_plain(op, plain):
+            if any(value in activations for value in op.operands):
                 return False
-        computed.add(op.results[0])
+            plain.add(op.results[0])
+            continue
+        if op.name == CONVOLUTION:
+            ok = _convolution_ok(op, activations, calls)
+        elif op.name == "linalg.generic":
+            ok = _elementwise_ok(op, activations, calls)
+        elif op.name in REORGANIZING:
+            ok = tolerated(op, activations)
+        else:
+            continue
+        if not ok:
+            return False
+        (plain if op.name in FLATTENING else activations).add(op.results[0])
     returned = list(ops[-1].operands)
-    return len(returned) == 1 and returned[0] in computed
+    computed = (activations | plain) - set(block.arguments)
+    return bool(returned) and all(
+        value in computed and (value in activations or ir.RankedTensorType(value.type).rank != 4) for value in returned)
 
 
 def has_window(function) -> bool:
-    """Whether the convolution of the ``blockable`` kernel ``function`` has a window
+    """Whether the ``blockable`` kernel ``function`` has a convolution with a window
     (filters of more than one position)."""
-    conv = next(op.operation for op in function.regions[0].blocks[0].operations if op.operation.name == CONVOLUTION)
-    return math.prod(ir.RankedTensorType(conv.operands[1].type).shape[2:]) > 1
-
-
-def _pad(value, low: list, high: list, fill: float):
-    """``tensor.pad`` of ``value`` (static ``low`` / ``high``) with the constant ``fill``."""
-    if not any(low) and not any(high):
-        return value
-    return make_pad(value, low, high, _mlir.arith.constant(ir.RankedTensorType(value.type).element_type, fill))
-
-
-def _read(value, blocked: bool, spatial_low=(0, 0), spatial_high=(0, 0), fill=0.0):
-    """An activation as a blocked op reads it: (tensor, the exprs of its channel dims
-    (``(cb, ci)`` blocked, ``(cb * 4 + ci,)`` NCHW with its channels padded to a
-    multiple of 4)), padded spatially as given."""
-    if blocked:
-        return _pad(value, [0, 0, *spatial_low, 0], [0, 0, *spatial_high, 0], fill), True
-    channels = ir.RankedTensorType(value.type).shape[1]
-    return _pad(value, [0, 0, *spatial_low], [0, blocks(channels) * BLOCK - channels, *spatial_high], fill), False
-
-
-def _activation_map(dims: int, blocked: bool, cb: int, ci: int, rows, columns) -> ir.AffineMap:
-    d = ir.AffineDimExpr.get
-    channel = [d(cb), d(ci)] if blocked else [d(cb) * BLOCK + d(ci)]
-    result = [d(0), channel[0], rows, columns] + channel[1:]
-    return affine_map(dims, result)
+    return any(op.operation.name == CONVOLUTION and math.prod(ir.RankedTensorType(op.operands[1].type).shape[2:]) > 1
+               for op in function.regions[0].blocks[0].operations)
 
 
 def _pack_filters(w: np.ndarray) -> np.ndarray:
@@ -182,35 +177,23 @@ def _pack_filters(w: np.ndarray) -> np.ndarray:
 
 
 def _pack_channels(values: np.ndarray) -> np.ndarray:
-    """``[C]`` (or ``[C, 1, 1]``) -> ``[C/4, 4]``, zero past C."""
-    padded = np.zeros(blocks(values.size) * BLOCK, values.dtype)
+    """``[C]`` (or ``[C, 1, 1]``) -> ``[C/4, 4]``, channel C - 1's value past C (see ``_bounded``)."""
+    padded = np.full(blocks(values.size) * BLOCK, values.reshape(-1)[-1], values.dtype)
     padded[:values.size] = values.reshape(-1)
     return padded.reshape(-1, BLOCK)
 
 
-def _blocked_init(like, fill=None):
-    empty = _mlir.tensor.empty(blocked_type(like.type).shape, ir.RankedTensorType(like.type).element_type)
-    return empty if fill is None else _mlir.linalg.fill(fill, outs=[empty])
-
-
 def _blocked_convolution(conv, layouts: dict, calls: dict):
     """The blocked generic computing ``conv``; its filters repacked (``_pack_filters``)."""
-    source, low, high, fill = conv.operands[0], [0, 0], [0, 0], 0.0
-    pad = producer(source)
-    if pad is not None and pad.name == "tensor.pad":
-        low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))[2:]
-        high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))[2:]
-        fill, source = _pad_value(pad), pad.operands[0]
     strides = [int(s) for s in ir.DenseIntElementsAttr(conv.attributes["strides"])]
     dilations = [int(s) for s in ir.DenseIntElementsAttr(conv.attributes["dilations"])]
-    value, blocked = layouts[source]
-    x, blocked = _read(value, blocked, low, high, fill)
+    x, blocked = read(*layouts[conv.operands[0]])
     filters = ConstantFilters(conv, calls).transformed(_pack_filters)
     # Loops: n, fb, oh, ow, fi | cb, kh, kw, ci.
     d = ir.AffineDimExpr.get
-    x_map = _activation_map(9, blocked, 5, 8, d(2) * strides[0] + d(6) * dilations[0],
-                            d(3) * strides[1] + d(7) * dilations[1])
-    init = _blocked_init(conv.results[0], producer(conv.operands[2]).operands[0])
+    x_map = activation_map(9, blocked, 5, 8, d(2) * strides[0] + d(6) * dilations[0],
+                           d(3) * strides[1] + d(7) * dilations[1])
+    init = blocked_init(conv.results[0], producer(conv.operands[2]).operands[0])
 
     def body(a, b, acc):
         return _mlir.arith.addf(acc, _mlir.arith.mulf(a, b))
@@ -225,37 +208,58 @@ def _blocked_elementwise(op, layouts: dict, calls: dict):
     for number, (value, indexing) in enumerate(zip(list(op.operands)[:-1], indexing_maps(op)[:-1])):
         kind = "activation" if value in layouts else _operand_kind(value, indexing, op, number, calls)
         if kind == "activation":
-            x, blocked = _read(*layouts[value])
+            x, blocked = read(*layouts[value])
             inputs.append(x)
-            maps.append(_activation_map(5, blocked, 1, 4, ir.AffineDimExpr.get(2), ir.AffineDimExpr.get(3)))
+            maps.append(activation_map(5, blocked, 1, 4, ir.AffineDimExpr.get(2), ir.AffineDimExpr.get(3)))
         elif kind == "channel":
             inputs.append(_channel_values(value, op, number, calls).transformed(_pack_channels))
             maps.append(affine_map(5, [1, 4]))
         else:
             inputs.append(value)
             maps.append(ir.AffineMap.get(5, 0, list(indexing.results)))
-    return with_operands(op, inputs, maps + [affine_map(5, [0, 1, 2, 3, 4])], [_blocked_init(op.results[0])],
+    return with_operands(op, inputs, maps + [affine_map(5, [0, 1, 2, 3, 4])], [blocked_init(op.results[0])],
                          ["parallel"] * 5)[0]
+
+
+def computes_blocked_convolution(op) -> bool:
+    """Whether the linalg op is a convolution ``_blocked_convolution`` made (filters read
+    ``[F/4, C/4, KH, KW, 4 ci, 4 fi]``, result ``[N, F/4, OH, OW, 4 fi]``): the schedule
+    tiles its output-channel blocks where the width has no divisor of 4."""
+    if op.name != "linalg.generic":
+        return False
+    maps = indexing_maps(op)  # its input may be read in its body by then (a pad as a gather)
+    return (maps[-1] == affine_map(9, [0, 1, 2, 3, 4]) and maps[-1].n_dims == 9
+            and any(m == affine_map(9, [1, 5, 6, 7, 8, 4]) for m in maps[:-1]))
 
 
 def block_kernel(function, blocked: list, calls: dict):
     """Rewrite the ``blockable`` kernel ``function`` to compute in NC4HW4: argument i
-    read blocked where ``blocked[i]`` (retyped), as NCHW elsewhere; its result blocked."""
+    read blocked where ``blocked[i]`` (retyped), as NCHW elsewhere; its activation
+    results blocked."""
     block = function.regions[0].blocks[0]
     layouts = {}
     for argument, is_blocked in zip(block.arguments, blocked):
+        if is_activation(argument.type):
+            layouts[argument] = (argument, is_blocked)
         if is_blocked:
             argument.set_type(blocked_type(argument.type))
-        layouts[argument] = (argument, is_blocked)
     ops = [op.operation for op in block.operations]
     for op in ops:
         with ir.InsertionPoint(op), op.location:
-            if op.name == CONVOLUTION:
+            if _reads_plain(op, {value for value, (_, blocked) in layouts.items() if blocked is None}):
+                for number, value in enumerate(list(op.operands)):
+                    op.operands[number] = layouts.get(value, (value,))[0]
+                layouts[op.results[0]] = (op.results[0], None)
+            elif op.name == CONVOLUTION:
                 layouts[op.results[0]] = (_blocked_convolution(op, layouts, calls), True)
             elif op.name == "linalg.generic":
                 layouts[op.results[0]] = (_blocked_elementwise(op, layouts, calls), True)
+            elif op.name in REORGANIZING:
+                layouts[op.results[0]] = blocked_op(op, layouts)
             elif op.name == "func.return":
-                op.operands[0] = layouts[op.operands[0]][0]
+                for number, value in enumerate(list(op.operands)):
+                    x, blocked = layouts[value]
+                    op.operands[number] = x if blocked is None else materialized(x, blocked)
     # The NCHW ops now unread, from the block as it is (repacking erased constants).
     for op in reversed([op.operation for op in block.operations][:-1]):
         if all(len(list(r.uses)) == 0 for r in op.results):
@@ -289,4 +293,5 @@ def unblocking_kernel(module_body, nchw: ir.RankedTensorType):
     return function
 
 
-__all__ = ["BLOCK", "block_kernel", "blockable", "blocked_type", "blocks", "has_window", "unblocking_kernel"]
+__all__ = ["BLOCK", "block_kernel", "blockable", "blocked_type", "blocks", "computes_blocked_convolution", "has_window",
+           "unblocking_kernel"]

@@ -1,16 +1,17 @@
-"""``dnnf-gpu-channel-blocks`` / ``block_channels``: GPU convolution kernels computed in
-NC4HW4 (``blocked_kernels.py``), the values between them kept in that layout.
+"""``dnnf-gpu-channel-blocks`` / ``block_channels``: GPU kernels computed in NC4HW4
+(``blocked_kernels.py``), the values between them kept in that layout.
 
 Run on linalg on tensors with kernel functions (after ``convert-ecg-to-linalg``). Every
-call of a ``blockable`` kernel function (a convolution with constant filters and its
-element-wise epilogue) in a run with a windowed convolution (``_runs_with_windows``)
-computes its result blocked; a kernel reads an argument blocked
-where the value passed is such a result, and as NCHW otherwise, so a run of such
-kernels starts without a transform. Where a blocked value is read by anything else (a
-pooling, a concatenation, a reshape, the entry function's result), one kernel of its
-own (``unblocking_kernel``) copies it back to NCHW first: the transforms sit at the
-boundaries of the runs only. A kernel function called with arguments in different
-layouts is cloned, one function per layout.
+call of a ``blockable`` kernel function (a convolution with constant filters, pooling,
+concatenation and slices along channels, element-wise ops, a global pooling's
+flattening: the layout-tolerant ops) in a run with a windowed convolution
+(``_runs_with_windows``) computes its activations blocked; a kernel reads an argument
+blocked where the value passed is such a result, and as NCHW otherwise, so a run of
+such kernels starts without a transform. Where a blocked value is read by anything
+else (a reshape, a softmax, a concatenation that would split a block, the entry
+function's result), one kernel of its own (``unblocking_kernel``) copies it back to
+NCHW first: the transforms sit at the boundaries of the runs only. A kernel function
+called with arguments in different layouts is cloned, one function per layout.
 
 Measured on this machine's lavapipe and PoCL (one conv+bias+relu kernel, NCHW against
 blocked, medians of interleaved runs): 3x3 convolutions took 0.1-0.5 of the NCHW
@@ -27,11 +28,17 @@ from ...transforms.registry import described_by_table
 from ..constant_filters import calls_by_callee
 from ..lower_pass import ModuleView
 from ..lowered_module import symbol_name
-from .blocked_kernels import block_kernel, blockable, blocked_type, has_window, unblocking_kernel
+from .blocked_kernels import block_kernel, blockable, has_window, unblocking_kernel
+from .nc4hw4 import blocked_type, is_activation
 
 
 def _callee(call) -> str:
     return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def _activation_results(call) -> list:
+    """The results of ``call`` that are activations (a blocked kernel computes them blocked)."""
+    return [result for result in call.results if is_activation(result.type)]
 
 
 def _layouts(entry, candidates: set) -> dict:
@@ -39,7 +46,7 @@ def _layouts(entry, candidates: set) -> dict:
     kernel in ``candidates`` made by ``entry``."""
     blocked_calls = [op.operation for op in entry.regions[0].blocks[0].operations
                      if op.operation.name == "func.call" and _callee(op.operation) in candidates]
-    produced = {call.results[0] for call in blocked_calls}
+    produced = {result for call in blocked_calls for result in _activation_results(call)}
     return {call: tuple(value in produced for value in call.operands) for call in blocked_calls}
 
 
@@ -57,15 +64,15 @@ def _runs_with_windows(layouts: dict, windowed: set) -> dict:
             i = run[i]
         return i
 
-    results = [call.results[0] for call in calls]
+    results = [_activation_results(call) for call in calls]
     for j, call in enumerate(calls):
         for operand in call.operands:
-            for i, result in enumerate(results):
-                if operand == result:
+            for i, produced in enumerate(results):
+                if any(operand == result for result in produced):
                     run[root(i)] = root(j)
     kept_runs = {root(i) for i, call in enumerate(calls) if _callee(call) in windowed}
     kept = [call for i, call in enumerate(calls) if root(i) in kept_runs]
-    produced = [call.results[0] for call in kept]
+    produced = [result for call in kept for result in _activation_results(call)]
     return {call: tuple(any(value == result for result in produced) for value in call.operands) for call in kept}
 
 
@@ -95,20 +102,20 @@ def _unblock_readers(module_body, calls: list) -> None:
     """Each blocked result of ``calls`` read by anything but another of ``calls``: those
     readers take an NCHW copy made once, right after the call."""
     for call in calls:
-        result = call.results[0]
-        nchw = ir.RankedTensorType(result.type)
-        result.set_type(blocked_type(nchw))
-        others = [use for use in result.uses
-                  if not any(getattr(use.owner, "operation", use.owner) == reader for reader in calls)]
-        if not others:
-            continue
-        function = unblocking_kernel(module_body, nchw)
-        with ir.InsertionPoint(call), call.location:
-            copy = ir.Operation.create("func.call", results=[nchw], operands=[result], attributes={
-                "callee": ir.FlatSymbolRefAttr.get(symbol_name(function.operation))})
-        call.move_before(copy)
-        for use in others:
-            use.owner.operands[use.operand_number] = copy.results[0]
+        for result in _activation_results(call):
+            nchw = ir.RankedTensorType(result.type)
+            result.set_type(blocked_type(nchw))
+            others = [use for use in result.uses
+                      if not any(getattr(use.owner, "operation", use.owner) == reader for reader in calls)]
+            if not others:
+                continue
+            function = unblocking_kernel(module_body, nchw)
+            with ir.InsertionPoint(call), call.location:
+                copy = ir.Operation.create("func.call", results=[nchw], operands=[result], attributes={
+                    "callee": ir.FlatSymbolRefAttr.get(symbol_name(function.operation))})
+            call.move_before(copy)
+            for use in others:
+                use.owner.operands[use.operand_number] = copy.results[0]
 
 
 def block_channels(module: ir.Module) -> int:

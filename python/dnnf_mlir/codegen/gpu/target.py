@@ -61,10 +61,11 @@ class GpuDevice:
     # four halves. Off by default: a GPU loads a vec4 in one access.
     vec4_as_words64: bool = False
     # Convolutions' activations channel-blocked, NC4HW4, where ``--gpu-layout`` is auto
-    # (``channel_blocks.py``). On PoCL (OpenCL on this CPU) every judged CNN's GPU time fell
-    # to 0.24-0.96 of NCHW's, on lavapipe it was mixed (0.64-1.24); on an H200 SqueezeNet and
-    # Inception v1 took 1.23-1.32x NCHW's time over OpenCL (blocked 3x3 convolutions slower,
-    # plus the copies back to NCHW): the ``pocl`` profile of the OpenCL target only.
+    # (``channel_blocks.py``). With pooling, concatenation and batch normalization blocked
+    # too, every judged CNN measured took 0.27-0.94 of NCHW's GPU time on PoCL (OpenCL on
+    # this CPU) and 0.64-0.97 on lavapipe; on an H200 (before those) SqueezeNet and
+    # Inception v1 took 1.23-1.32x NCHW's time over OpenCL (blocked 3x3 convolutions
+    # slower, plus the copies back to NCHW): the ``pocl`` and ``lavapipe`` profiles only.
     channel_blocks: bool = False
 
 

@@ -13,10 +13,11 @@ stage (Adreno's; Mali and lavapipe have more), workgroups of up to 128 invocatio
 ``lavapipe`` (Mesa's CPU device) has the same limits but 32 KiB of shared memory (its
 own maxComputeSharedMemorySize: an attention workgroup stages 16 rows of 128 scores
 where 16 KiB held 8, and MobileBERT's attention kernel ran in 0.89x the time), matmul
-threads of 16 rows, register-tiled attention and vec4s stored as 64-bit words: it reads buffers a
-scalar load per lane and component, so a thread's loads per FMA set a matmul's speed
-there (``GpuDevice.matmul_rows``, ``attention_tiles``, ``vec4_as_words64``; the
-device must have shaderInt64, as lavapipe does).
+threads of 16 rows, register-tiled attention, vec4s stored as 64-bit words and
+convolutions in NC4HW4: it reads buffers a scalar load per lane and component, so a
+thread's loads per FMA set a matmul's speed there (``GpuDevice.matmul_rows``,
+``attention_tiles``, ``vec4_as_words64``, ``channel_blocks``; the device must have
+shaderInt64, as lavapipe does).
 Code for it runs on any device, slower on a real GPU.
 """
 
@@ -31,9 +32,9 @@ VulkanDevice = GpuDevice  # maxPerStageDescriptorStorageBuffers, maxComputeWorkG
 
 _GENERIC = VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24,
                         max_workgroup_invocations=128, max_shared_memory=16 << 10)
-DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="lavapipe", matmul_rows=16,
-                                                                     attention_tiles=True, vec4_as_words64=True,
-                                                                     max_shared_memory=32 << 10))}
+DEVICES = {device.name: device for device in (_GENERIC, replace(
+    _GENERIC, name="lavapipe", matmul_rows=16, attention_tiles=True, vec4_as_words64=True, channel_blocks=True,
+    max_shared_memory=32 << 10))}
 DEFAULT_DEVICE = "generic"
 
 

@@ -54,7 +54,7 @@ from .attention import confirm_head_loops
 from .byte_bools import bools_as_bytes
 from .buffer_reads import to_buffer_per_reader
 from .buffers import post_bufferization_script, vector_lowering_script
-from .loop_inits import fresh_inits_in_loops
+from .loop_inits import fresh_inits_in_loops, fresh_inits_of_slices
 from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llvm_target
 from .objects import compile_object, emit_llvm_ir
 from .openmp import parallelize
@@ -95,6 +95,7 @@ class CpuBackend(Backend):
     def bufferize(self, module: ir.Module, target: CpuTarget, threads: int, stages: Stages) -> None:
         with stages.stage("bufferize", module):
             fresh_inits_in_loops(module)
+            fresh_inits_of_slices(module)
             to_buffer_per_reader(module)
             run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
             results_in_place(module)

@@ -9,9 +9,10 @@ activation) becomes the root of the tiling, applied to the accumulators before t
 single store (epilogue fusion). The accumulator stays in registers across k
 (``CpuPlanner.finish`` hoists it, once for the whole function). An M or N that is not a
 multiple of its tile ends in a partial tile, peeled off its loop: every tile is static
-and keeps the epilogue. Only where the threads could split nothing but such a dim is
-the op padded to whole tiles instead (an uneven split is dynamic), its epilogue then
-a pass of its own.
+and keeps the epilogue. The op is padded to whole tiles instead, its epilogue then a
+pass of its own, where the threads could split nothing but such a dim (an uneven
+split is dynamic) or the partial columns are more than a vector but not whole vectors
+(LLVM's code for those is slower than the padding).
 """
 
 from __future__ import annotations
@@ -54,8 +55,14 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     tiles = [pm // mr, pn // nr]
     # Dims with a partial last tile: peeled after tiling (whole tiles, then one partial
     # tile, each static and with the epilogue) unless the threads can split only such a
-    # dim, whose uneven chunks would be dynamic: then the op is padded to whole tiles.
-    partial = [False] * nb + [pm != m, pn != n]
+    # dim, whose uneven chunks would be dynamic, or the partial columns are more than a
+    # vector but not whole vectors: then the op is padded to whole tiles. (Measured,
+    # batch matmuls [36, 192, N, 128], one thread: AVX-512, N = 41 (9 columns left)
+    # 0.52 -> 0.40 ms peeled, but N = 49 (17) 0.53 -> 1.19 ms and N = 57 (25) 0.56 ->
+    # 1.86 ms; AVX2, N = 49 (1 left) 1.10 -> 0.99 ms, N = 41 (9) 0.83 -> 1.15 ms.)
+    lanes = planner.target.lanes(32)
+    ragged = n % nr > lanes and n % nr % lanes != 0
+    partial = [False] * nb + ([False, False] if ragged else [pm != m, pn != n])
     details = dict(register_tile=(mr, nr))
     split_dim = None
     if planner.threads > 1:

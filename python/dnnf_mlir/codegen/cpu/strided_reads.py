@@ -32,6 +32,8 @@ def _strided_row_read(op):
     and the others static, its vector a row (leading dims of one) of at least 2 lanes
     read along the innermost dim; else None."""
     read = op.opview
+    if not isinstance(read.base.type, ir.MemRefType):
+        return None  # a read of a tensor (code left on tensors, e.g. a constant's)
     source = ir.MemRefType(read.base.type)
     vector = ir.VectorType(read.result.type)
     if read.mask is not None or not source.has_static_shape or vector.rank != source.rank:

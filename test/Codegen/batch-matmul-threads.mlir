@@ -5,11 +5,16 @@
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --threads=2 --emit=schedules | FileCheck %s
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --target=host --cpu=x86-64-v4 --threads=2 --emit=mlir --stop-after=schedule | FileCheck %s --check-prefix=IR
 
-// CHECK: linalg.batch_matmul [36, 64, 196, 64] matmul {{.*}}'forall': [18, 0, 0, 0]
+// CHECK: linalg.batch_matmul [36, 64, 196, 64] matmul {{.*}}'peeled': 'n', 'forall': [18, 0, 0, 0]
 
+// The 196 columns are 6 whole tiles of 32 and a partial one of 4, peeled off (no padded
+// copy of the operands).
 // IR-LABEL: func.func @points
 // IR: scf.forall (%{{.*}}) in (2) shared_outs
-// IR: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0, 0] [18, 64, 224] [1, 1, 1]
+// IR: scf.for %{{.*}} = %c0 to %c192 step %c32
+// IR: vector.contract {{.*}} into vector<1x8x32xf32>
+// IR: vector.contract {{.*}} into vector<1x8x4xf32>
+// IR: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0, 0] [18, 64, 196] [1, 1, 1]
 
 func.func @points(%u: tensor<36x64x64xf32>, %v: tensor<36x64x196xf32>) -> tensor<36x64x196xf32> {
   %zero = arith.constant 0.0 : f32

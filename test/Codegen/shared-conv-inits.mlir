@@ -2,8 +2,9 @@
 // CSE) and, when they read one input with one window, the im2col patches of the
 // narrow ones (output rows narrower than a vector: matmuls over [C*KH*KW, OH*OW]).
 // Nothing of a convolution that is rewritten is changed in place: the other users keep
-// the init, and after bufferization each matmul's padded B copy reads the patches it
-// was given. Here @narrow_convs_share_patches's patches of %y are written into the
+// the init, and after bufferization each matmul (16 whole columns of 25, the partial
+// tile of 9 peeled off) reads the patches it was given, and writes its result where it
+// belongs (no copy: codegen/cpu/loop_inits.py). Here @narrow_convs_share_patches's patches of %y are written into the
 // tensor.empty that the patches of %x (read again by the third convolution) were
 // written into; they must get a buffer of their own (codegen/cpu/buffer_reads.py).
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v4 | FileCheck %s --check-prefix=PREP
@@ -26,11 +27,22 @@
 
 // CHECK-LABEL: func.func @narrow_convs_share_patches(
 // CHECK:         %[[BX:.*]] = memref.collapse_shape %[[PX:[^ ]*]] {{\[}}[0, 1, 2], [3, 4]] : memref<8x3x3x5x5xf32> into memref<72x25xf32>
-// CHECK:         linalg.copy ins(%[[BX]] : memref<72x25xf32>)
+// CHECK-NOT:     linalg.copy
+// CHECK:         %[[X16:.*]] = memref.subview %[[BX]][0, 0] [72, 16]
+// CHECK-NOT:     linalg.copy
+// CHECK:         %[[X9:.*]] = memref.subview %[[BX]][0, 16] [72, 9]
 // CHECK-NOT:     memref.subview %[[PX]][
+// CHECK-NOT:     linalg.copy
 // CHECK:         %[[BY:.*]] = memref.collapse_shape %{{[^ ]*}} {{\[}}[0, 1, 2], [3, 4]] : memref<8x3x3x5x5xf32> into memref<72x25xf32>
-// CHECK:         linalg.copy ins(%[[BY]] : memref<72x25xf32>)
-// CHECK:         linalg.copy ins(%[[BX]] : memref<72x25xf32>)
+// CHECK-NOT:     linalg.copy
+// CHECK:         memref.subview %[[BY]][0, 0] [72, 16]
+// CHECK-NOT:     linalg.copy
+// CHECK:         memref.subview %[[BY]][0, 16] [72, 9]
+// CHECK-NOT:     linalg.copy
+// CHECK:         memref.subview %[[X16]][
+// CHECK-NOT:     linalg.copy
+// CHECK:         memref.subview %[[X9]][
+// CHECK-NOT:     linalg.copy
 func.func @narrow_convs_share_patches(%x: tensor<1x8x7x7xf32>, %y: tensor<1x8x7x7xf32>, %w1: tensor<16x8x3x3xf32>,
                                       %w2: tensor<16x8x3x3xf32>, %w3: tensor<16x8x3x3xf32>)
     -> (tensor<1x16x5x5xf32>, tensor<1x16x5x5xf32>, tensor<1x16x5x5xf32>) {

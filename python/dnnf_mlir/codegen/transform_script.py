@@ -75,6 +75,12 @@ class Script:
         )
         return handle
 
+    def merge(self, handles) -> str:
+        """One handle to the ops of all ``handles``."""
+        merged = self.fresh("merged")
+        self.emit(f"{merged} = transform.merge_handles {', '.join(handles)} : !transform.any_op")
+        return merged
+
     def match_func(self, within: str = "%root") -> str:
         return self.match(["func.func"], within, hint="func")
 

@@ -54,7 +54,8 @@ from .attention import confirm_head_loops
 from .byte_bools import bools_as_bytes
 from .buffer_reads import to_buffer_per_reader
 from .buffers import post_bufferization_script, vector_lowering_script
-from .loop_inits import fresh_inits_in_loops
+from .strided_reads import contiguous_strided_reads
+from .loop_inits import fresh_inits_in_loops, fresh_inits_of_slices
 from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llvm_target
 from .objects import compile_object, emit_llvm_ir
 from .openmp import parallelize
@@ -95,6 +96,7 @@ class CpuBackend(Backend):
     def bufferize(self, module: ir.Module, target: CpuTarget, threads: int, stages: Stages) -> None:
         with stages.stage("bufferize", module):
             fresh_inits_in_loops(module)
+            fresh_inits_of_slices(module)
             to_buffer_per_reader(module)
             run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
             results_in_place(module)
@@ -108,6 +110,7 @@ class CpuBackend(Backend):
             apply_script(module, vectorize, "__dnnf_vectorize_buffers", "vectorizing copies")
             run_passes("canonicalize,cse", module)
             run_pipeline(read_pipeline("cpu/deallocate.pipeline"), module)
+            contiguous_strided_reads(module)
             lowering = vector_lowering_script()
             apply_script(module, lowering, "__dnnf_lower_vectors", "vector lowering")
             run_passes("cse", module)

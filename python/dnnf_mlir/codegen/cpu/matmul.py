@@ -2,19 +2,24 @@
 micro-kernel whose steps are the transform library ``lowering/cpu/matmul.mlir``.
 
 This computes what depends on the shapes and the target: MR x NR register tiles (8 x
-2 vectors on AVX-512 and NEON, ``tiles.matmul_register_tile``), whether the op is
-padded to whole tiles, split over the threads (``tile_using_forall``, the zero fill
-fused with ``fuse_into_containing_op``), its B panel packed, its k loop unrolled, and
-whether an element-wise consumer (bias, activation) becomes the root of the tiling,
-applied to the accumulators before the single store (epilogue fusion). The
-accumulator stays in registers across k (``CpuPlanner.finish`` hoists it, once for the
-whole function).
+2 vectors on AVX-512 and NEON, ``tiles.matmul_register_tile``), split over the threads
+(``tile_using_forall``, the zero fill fused with ``fuse_into_containing_op``), its B
+panel packed, its k loop unrolled, and whether an element-wise consumer (bias,
+activation) becomes the root of the tiling, applied to the accumulators before the
+single store (epilogue fusion). The accumulator stays in registers across k
+(``CpuPlanner.finish`` hoists it, once for the whole function). An M or N that is not a
+multiple of its tile ends in a partial tile, peeled off its loop: every tile is static
+and keeps the epilogue. The op is padded to whole tiles instead, its epilogue then a
+pass of its own, where the threads could split nothing but such a dim (an uneven
+split is dynamic) or the partial columns are more than a vector but not whole vectors
+(LLVM's code for those is slower than the padding).
 """
 
 from __future__ import annotations
 
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule
+from ..transform_script import TAG
 from .cpu_planner import CpuPlanner
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
@@ -47,15 +52,46 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     tag = planner.new_tag(op)
     mr, nr, pm, pn = matmul_register_tile(m, n, planner.target)
     nb = 1 if batch else 0
-    details = dict(register_tile=(mr, nr), padded=(pm, pn) != (m, n))
-    if (pm, pn) != (m, n):
+    tiles = [pm // mr, pn // nr]
+    # Dims with a partial last tile: peeled after tiling (whole tiles, then one partial
+    # tile, each static and with the epilogue) unless the threads can split only such a
+    # dim, whose uneven chunks would be dynamic, or the partial columns are more than a
+    # vector but not whole vectors: then the op is padded to whole tiles. (Measured,
+    # batch matmuls [36, 192, N, 128], one thread: AVX-512, N = 41 (9 columns left)
+    # 0.52 -> 0.40 ms peeled, but N = 49 (17) 0.53 -> 1.19 ms and N = 57 (25) 0.56 ->
+    # 1.86 ms; AVX2, N = 49 (1 left) 1.10 -> 0.99 ms, N = 41 (9) 0.83 -> 1.15 ms.)
+    lanes = planner.target.lanes(32)
+    ragged = n % nr > lanes and n % nr % lanes != 0
+    partial = [False] * nb + ([False, False] if ragged else [pm != m, pn != n])
+    details = dict(register_tile=(mr, nr))
+    split_dim = None
+    if planner.threads > 1:
+        counts = ([bsz] if batch else []) + tiles
+        # Split the dim whose tiles divide evenly among the threads (static tiles in
+        # every thread), preferring N (each thread packs its own B panels), then the
+        # batch (the same, and no shared A rows: Winograd's 36 products), then M
+        # (every thread packs every B panel); else the one with most tiles.
+        order = [nb + 1] + ([0] if batch else []) + [nb]
+        split_dim = even_split(counts, [d for d in order if not partial[d]], planner.threads)
+        if split_dim is None and any(partial):
+            split_dim = even_split(counts, order, planner.threads)
+            partial = [False] * len(partial)
+        if split_dim is None:
+            # Uneven chunks would make the tiles of the last thread dynamic, which
+            # the vectorizer cannot handle unmasked: stay on one thread.
+            details["threads"] = 1
+    padded = (pm, pn) != (m, n) and not any(partial)
+    details["padded"] = padded
+    if any(partial):
+        details["peeled"] = "".join(d for d, p in zip("mn", partial[nb:]) if p)
+    if padded:
         epilogue = None
     h = s.match([op.name], tag=tag)
     h, isolated = planner.isolate_operands(op, h, [0, 1, 2])
     if isolated:
         details["materialized_operands"] = True
 
-    if (pm, pn) != (m, n):
+    if padded:
         func = s.parent_func(h)
         s.include(LIBRARY, f"__dnnf_{kind}_pad_to_register_tiles", [h], [mr, nr], results=1)
         s.canonicalize(func)
@@ -64,31 +100,19 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         # (the pad of a zero-filled accumulator folded into a bigger fill).
         init = op.operands[2]
         init_is_fill = isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill"
-        for index, padded in ((0, pm != m), (1, pn != n), (2, not init_is_fill)):
-            if padded:
+        for index, pad in ((0, pm != m), (1, pn != n), (2, not init_is_fill)):
+            if pad:
                 s.bufferize_to_allocation(s.producer_of(h, index))
                 h = s.match([op.name], tag=tag)
 
     split = None
-    if planner.threads > 1:
-        tiles = [pm // mr, pn // nr]
-        if batch:
-            tiles = [bsz] + tiles
-        # Split the dim whose tiles divide evenly among the threads (static tiles in
-        # every thread), preferring N (each thread packs its own B panels), then the
-        # batch (the same, and no shared A rows: Winograd's 36 products), then M
-        # (every thread packs every B panel); else the one with most tiles.
-        order = [len(tiles) - 1] + ([0] if batch else []) + [len(tiles) - 2]
-        dim = even_split(tiles, order, planner.threads)
-        if dim is None:
-            # Uneven chunks would make the tiles of the last thread dynamic, which
-            # the vectorizer cannot handle unmasked: stay on one thread.
-            details["threads"] = 1
-        else:
-            split = [0] * (nb + 2)
-            split[dim] = tiles[dim] // planner.threads * (([1] if batch else []) + [mr, nr])[dim]
+    if split_dim is not None:
+        split = [0] * (nb + 2)
+        split[split_dim] = (([bsz] if batch else []) + tiles)[split_dim] // planner.threads * \
+            (([1] if batch else []) + [mr, nr])[split_dim]
 
     root, fill, etag = planner.contraction_root(op, h, epilogue, details)
+    func = s.parent_func(root)
     if split is not None:
         sizes = split if epilogue is not None else split + [0]
         root, forall = s.tile_forall(root, sizes)
@@ -98,26 +122,56 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
             s.fuse_into(fill, forall)
         details["forall"] = sizes
 
-    if epilogue is None:
-        h, tiles = s.include(LIBRARY, f"__dnnf_{kind}_register_tiles", [root], [mr, nr], results=2)
-    else:
-        _, tiles = s.include(LIBRARY, f"__dnnf_{kind}_epilogue_register_tiles", [root], [mr, nr], results=2)
-        h = s.match([op.name], within=tiles, tag=tag)
-    if (pm // mr) >= 4 and k >= 16 and not _one_panel(op.operands[1], nr):
-        # Few row tiles would not repay the copy, nor a B that is one panel already.
-        (h,) = s.include(LIBRARY, f"__dnnf_{kind}_pack_b", [h], results=1)
+    kind_tiles = "register_tiles" if epilogue is None else "epilogue_register_tiles"
+    _, *loops = s.include(LIBRARY, f"__dnnf_{kind}_{kind_tiles}", [root], [mr, nr], results=3 + nb)
+    # The accumulators' fills in the tiles, tagged to be found after peeling.
+    fill_tag = f"{tag}.acc"
+    s.annotate(s.match(["linalg.fill"], within=loops[0]), TAG, fill_tag)
+    tags, scope = _peel_partial_tiles(s, loops, partial[nb:], func, op, tag)
+
+    def tiled():
+        return s.merge([s.match([op.name], within=scope, tag=t) for t in tags]) if len(tags) > 1 else \
+            s.match([op.name], within=scope, tag=tag)
+
+    if (m // mr) >= 4 and k >= 16 and not _one_panel(op.operands[1], nr):
+        # Few row tiles would not repay the copy, nor a B that is one panel already; a
+        # peeled last row tile (no loop to hoist the copy out of) reads B unpacked.
+        s.include(LIBRARY, f"__dnnf_{kind}_pack_b", [s.match([op.name], within=scope, tag=tags[0])], results=1)
         details["packed_b"] = (k, nr)
-    (kloop,) = s.include(LIBRARY, f"__dnnf_{kind}_k_steps", [h], results=1)
+    (kloop,) = s.include(LIBRARY, f"__dnnf_{kind}_k_steps", [tiled()], results=1)
     unroll = next((u for u in (4, 2) if k % u == 0 and k > u), 1)
     if unroll > 1:
         s.unroll(kloop, unroll)
         details["k_unroll"] = unroll
-    s.include(LIBRARY, "__dnnf_matmul_vectorize", [s.match([op.name], tag=tag, within=tiles), tiles])
+    fills = s.match(["linalg.fill"], within=scope, tag=fill_tag)
+    s.include(LIBRARY, "__dnnf_matmul_vectorize", [tiled(), fills])
     if epilogue is not None:
-        s.vectorize(s.match([epilogue.name], within=tiles, tag=etag))
+        s.vectorize(s.match([epilogue.name], within=scope, tag=etag))
     planner.cleanup()
     planner.add_schedule(OpSchedule(tag, op.name, (bsz, m, n, k) if batch else (m, n, k), "matmul", details))
     return epilogue is not None
+
+
+def _peel_partial_tiles(s, loops: list, partial: list, func: str, op, tag: str):
+    """Peel the partial last tile off the m and n tile loops (``loops``: [batch,] n, m)
+    where ``partial`` ([m, n]) says so, then canonicalize ``func`` so that every tile is
+    static. The m loop goes first (peeling it after n fails); the tiled ``op`` in its
+    loop of whole row tiles is retagged ``<tag>.rows``. Returns the tags of the tiled
+    ops (the first one's op in a loop of whole row tiles) and the handle to match them
+    in: the outermost loop, or the function once a peeled loop of one iteration may
+    have been folded away."""
+    if not any(partial):
+        return [tag], loops[0]
+    m_partial, n_partial = partial
+    tags = [tag]
+    if m_partial:
+        whole_rows, _ = s.include(LIBRARY, "__dnnf_peel_partial_tile", [loops[-1]], results=2)
+        tags.insert(0, f"{tag}.rows")
+        s.annotate(s.match([op.name], within=whole_rows, tag=tag), TAG, tags[0])
+    if n_partial:
+        s.include(LIBRARY, "__dnnf_peel_partial_tile", [loops[-2]], results=2)
+    s.canonicalize(func)
+    return tags, func
 
 
 def _one_panel(b: ir.Value, nr: int) -> bool:

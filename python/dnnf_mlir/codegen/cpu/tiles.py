@@ -53,7 +53,9 @@ def matmul_register_tile(m: int, n: int, target: CpuTarget):
         # broadcast of A times a row of B.
         nr = largest_divisor(n, [v * lanes for v in range(acc_budget, 0, -1)]) or 2 * lanes
     else:
-        nr = largest_divisor(n, [2 * lanes, lanes, 4 * lanes]) or 2 * lanes
+        # One whole vector (and a partial tile after it) where two would be mostly
+        # padding: N = 20 as 16 + 4 columns, not 32.
+        nr = largest_divisor(n, [2 * lanes, lanes, 4 * lanes]) or (2 * lanes if n > 2 * lanes else lanes)
     nvec = max(1, math.ceil(nr / lanes))
     mr_max = max(1, acc_budget // nvec)
     if m <= mr_max:

@@ -1,0 +1,90 @@
+"""After bufferization: a short vector read with a row stride of 2 becomes one
+contiguous read of the span it covers and a shuffle of its even lanes.
+
+A strided window (a 3x3/2 depthwise convolution or pooling on planes narrower than a
+vector, ``windows.py``) reads each tap as ``x[.., 2*ow + j]`` for ``ow < OW``: a
+``vector.transfer_read`` of a view whose innermost stride is 2, which LLVM can only do
+one lane at a time (a scalar load and an insert per lane: 12 instructions for the 6
+lanes of MobileNetV2's 13x13 -> 6x6 rows, 9 taps per row). ``contiguous_strided_reads``
+reads the ``2*(L-1) + 1`` elements from the first lane's to the last one's instead (the
+same bytes the lanes span, so nothing past the view is read) and keeps lanes 0, 2, 4,
+... with a ``vector.shuffle`` (a permute or two).
+"""
+
+from __future__ import annotations
+
+from ... import _mlir
+from ..._mlir import ir
+from ...ir_walk import walk_ops
+
+STRIDE = 2  # the row stride taken (the strided windows' ones)
+MAX_SPAN = 64  # elements read at once: up to four AVX-512 registers
+
+
+def _zero(value) -> bool:
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    return owner is not None and owner.name == "arith.constant" and ir.IntegerAttr(owner.attributes["value"]).value == 0
+
+
+def _strided_row_read(op):
+    """(memref type, vector type) of a ``vector.transfer_read`` this rewrites: unmasked,
+    in bounds, at index 0 of a static memref view whose innermost stride is ``STRIDE``
+    and the others static, its vector a row (leading dims of one) of at least 2 lanes
+    read along the innermost dim; else None."""
+    read = op.opview
+    if not isinstance(read.base.type, ir.MemRefType):
+        return None  # a read of a tensor (code left on tensors, e.g. a constant's)
+    source = ir.MemRefType(read.base.type)
+    vector = ir.VectorType(read.result.type)
+    if read.mask is not None or not source.has_static_shape or vector.rank != source.rank:
+        return None
+    strides, _ = source.get_strides_and_offset()
+    lanes = vector.shape[-1]
+    if strides[-1] != STRIDE or any(source.is_dynamic_stride_or_offset(s) for s in strides):
+        return None
+    if any(d != 1 for d in vector.shape[:-1]) or lanes < 2 or STRIDE * (lanes - 1) + 1 > MAX_SPAN:
+        return None
+    if read.permutation_map.value != ir.AffineMap.get_identity(source.rank):
+        return None
+    if not all(ir.BoolAttr(b).value for b in read.in_bounds) or not all(_zero(i) for i in read.indices):
+        return None
+    return source, vector
+
+
+def _contiguous_read(op, source: ir.MemRefType, vector: ir.VectorType):
+    """The row of ``op`` read contiguously and its even lanes shuffled out."""
+    memref, vec = _mlir.memref, _mlir.vector
+    read = op.opview
+    strides, _ = source.get_strides_and_offset()
+    lanes, span = vector.shape[-1], STRIDE * (vector.shape[-1] - 1) + 1
+    shape = list(source.shape[:-1]) + [span]
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    layout = ir.StridedLayoutAttr.get(dynamic, list(strides[:-1]) + [1])
+    f32 = source.element_type
+    with ir.InsertionPoint(op), op.location:
+        meta = memref.ExtractStridedMetadataOp(read.base)
+        view = memref.reinterpret_cast(ir.MemRefType.get(shape, f32, layout), meta.base_buffer, [meta.offset], [], [],
+                                       [dynamic], shape, list(strides[:-1]) + [1])
+        row_t = ir.VectorType.get([1] * (len(shape) - 1) + [span], f32)
+        row = vec.transfer_read(row_t, view, list(read.indices), ir.AffineMap.get_identity(len(shape)), read.padding,
+                                [True] * len(shape))
+        flat = vec.shape_cast(ir.VectorType.get([span], f32), row)
+        even = vec.shuffle(flat, flat, [STRIDE * k for k in range(lanes)])
+        return vec.shape_cast(vector, even)
+
+
+def contiguous_strided_reads(module: ir.Module) -> int:
+    """Rewrite every f32 row read with innermost stride ``STRIDE`` (see the module
+    docstring). Returns how many were rewritten."""
+    count = 0
+    for op in walk_ops(module.operation, {"vector.transfer_read"}):
+        found = _strided_row_read(op)
+        if found is None or found[0].element_type != ir.F32Type.get():
+            continue
+        op.results[0].replace_all_uses_with(_contiguous_read(op, *found))
+        op.erase()
+        count += 1
+    return count
+
+
+__all__ = ["contiguous_strided_reads"]

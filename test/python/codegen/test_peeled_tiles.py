@@ -1,0 +1,100 @@
+"""Matmuls whose M or N is not a multiple of the register tile (codegen/cpu/matmul.py):
+the partial last tile of each such dim is peeled off, so the bias, activation and
+residual add stay fused into every tile and no operand is padded (DeepLab's 1x1
+convolution over 45 x 45 = 2025 columns, padded to 2048, took a second pass for its
+epilogue). A 1x1 convolution is a matmul ``W [F, C] @ X [C, H*W]``: M = F, N = H*W.
+
+Each case checks the plan (which dims were peeled, the epilogue fused, nothing padded)
+and the numbers against numpy in float64, on AVX2 (x86-64-v3) and AVX-512
+(x86-64-v4), at 1 and 2 threads (at 2 the threads split a dim with whole tiles only;
+where only a dim with a partial tile could be split, or the partial columns are more
+than a vector but not whole vectors, the op is padded as before, its epilogue separate). Inputs are standard normal, weights scaled by 1/sqrt(C) so that
+about half the outputs are negative and the ReLU cuts them; a wrong element (a tile
+written twice, a column of the partial tile left unwritten or given the wrong bias)
+is off by about 1. Tolerance: rtol 1e-4, atol 1e-5 (float32 sums of up to 64 products
+in another order).
+"""
+
+import numpy as np
+import pytest
+
+import dnnf_mlir
+from dnnf_mlir._mlir import ir
+from dnnf_mlir.codegen import get_target
+from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
+from dnnf_mlir.transforms.pipeline import build_pass_manager
+
+RNG = np.random.default_rng(29)
+CPUS = ["x86-64-v3", "x86-64-v4"]
+
+
+def conv1x1_block(c: int, f: int, h: int, w: int, residual: bool) -> str:
+    """An ECG 1x1 convolution (+ bias) [+ residual add] + relu."""
+    x, wt, out = f"tensor<1x{c}x{h}x{w}xf32>", f"tensor<{f}x{c}x1x1xf32>", f"tensor<1x{f}x{h}x{w}xf32>"
+    args = f"%x: {x}, %w: {wt}, %b: tensor<{f}xf32>" + (f", %r: {out}" if residual else "")
+    add = f'%a = "ecg.add"(%y, %r) : ({out}, {out}) -> {out}' if residual else ""
+    return f"""
+func.func @main({args}) -> {out} {{
+  %y = "ecg.conv"(%x, %w, %b) {{auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64,
+      kernel_shape = array<i64: 1, 1>, operandSegmentSizes = array<i32: 1, 1, 1>,
+      pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}} : ({x}, {wt}, tensor<{f}xf32>) -> {out}
+  {add}
+  %z = "ecg.relu"({"%a" if residual else "%y"}) : ({out}) -> {out}
+  return %z : {out}
+}}"""
+
+
+def run(text: str, inputs, cpu: str, threads: int):
+    """(compiled results, schedules) of an ECG module lowered for ``cpu``."""
+    context = dnnf_mlir.make_context()
+    with context:
+        module = ir.Module.parse(text)
+        build_pass_manager("builtin.module(convert-ecg-to-linalg)", context).run(module.operation)
+        report = lower_to_llvm(module, get_target("host", cpu), threads=threads)
+        got = jit(module, threads=threads)["main"](*inputs)
+    return got, report.schedules
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "c,f,h,w,residual,fused",
+    [
+        (16, 64, 45, 45, False, True),  # DeepLab's: N = 2025, the last 9 (AVX-512) or 1 (AVX2) columns peeled
+        (13, 37, 7, 11, False, True),  # prime M and N: both peeled, a partial row tile in each column tile
+        (13, 37, 7, 11, True, True),  # and a residual add, read by the partial tiles too
+        (24, 1, 17, 19, False, True),  # one row (F = 1): M is one tile, N = 323 peeled
+        (40, 67, 1, 1, False, False),  # one column (its epilogue stays apart): M = 67 peeled
+        (64, 96, 4, 5, True, True),  # N = 20: a whole vector and a partial tile of 4 (AVX-512)
+        (64, 29, 12, 12, False, True),  # M = 29 (not a multiple of 8 or 7), N = 144 whole
+        (16, 64, 7, 7, True, True),  # N = 49: 17 columns left (AVX-512): padded; 1 left (AVX2): peeled
+    ],
+)
+def test_peeled_matmul(c, f, h, w, residual, fused, threads, cpu):
+    text = conv1x1_block(c, f, h, w, residual)
+    x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
+    weights = (RNG.standard_normal((f, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
+    bias = RNG.uniform(-0.5, 0.5, f).astype(np.float32)
+    inputs = [x, weights, bias]
+    want = np.einsum("fc,chw->fhw", weights[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64))[None]
+    want += bias.astype(np.float64)[None, :, None, None]
+    if residual:
+        inputs.append(RNG.standard_normal((1, f, h, w)).astype(np.float32))
+        want += inputs[-1]
+    want = np.maximum(want, 0.0)
+    (got,), schedules = run(text, inputs, cpu, threads)
+    (matmul,) = [s for s in schedules if s.strategy == "matmul"]
+    if fused and not matmul.details["padded"]:
+        assert "epilogue" in matmul.details, matmul.details
+        assert [s for s in schedules if s.strategy != "matmul"] == [], [(s.op, s.details) for s in schedules]
+    if threads == 1:
+        # One thread: every dim with a partial tile is peeled, none padded, unless the
+        # partial columns are more than a vector but not whole vectors: then padded.
+        mr, nr = matmul.details["register_tile"]
+        lanes, rest = get_target("host", cpu).lanes(32), h * w % nr
+        ragged = rest > lanes and rest % lanes != 0
+        partial = "".join(d for d, size, tile in (("m", f, mr), ("n", h * w, nr)) if size % tile)
+        assert matmul.details.get("peeled", "") == ("" if ragged else partial), matmul.details
+        assert matmul.details["padded"] == (ragged and partial != ""), matmul.details
+    assert 0.2 < np.mean(want == 0) < 0.8  # the ReLU cuts a part, not all or nothing
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -14,7 +14,7 @@
 // CHECK: call @kmp_set_blocktime
 // CHECK: omp.parallel {
 // CHECK: omp.wsloop {
-// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<1x32xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<32xf32>
 // CHECK-NOT: scf.forall
 
 // ONE-NOT: dnnf.codegen.openmp

@@ -7,10 +7,10 @@ The cases are branches of one model compiled once per CPU (AVX-512 and AVX2) and
 count: DeepLab's 3 -> 16 channel 3x3/2 first layer with HardSwish; a 7x7/2 first layer
 on odd sizes; no padding with prime channel counts; asymmetric padding with strides
 (1, 2); a 2x2/2 window (one tap per phase); stride 3 (three phases); a 1x3 window of
-strides (1, 2). Every output is at least 11 columns wide, so that none is a matmul over
-its patches instead (``convolutions_to_matmul``), and every plane is under
-``MAX_TRANSPOSED_PHASE_PLANE`` (larger ones copy each phase from a strided slice, as
-before: the judged models' first layers). Inputs standard normal, filters
+strides (1, 2); ShuffleNet's 3 -> 24 channel 3x3/2 first layer on a 224x224 image (rows of
+[2, 113] phases, transposed whole: ``rows.MAX_WHOLE_TRANSPOSED_ROW``). Every output is at
+least 11 columns wide, so that none is a matmul over its patches instead
+(``convolutions_to_matmul``). Inputs standard normal, filters
 scaled by 1/sqrt(C*KH*KW) so outputs are O(1). Tolerance: 1e-5 + 1e-5 * |want| against
 float64 (sums of up to 175 f32 products), and no more than 8 times onnxruntime's own
 error plus 1e-6.
@@ -33,6 +33,7 @@ CASES = [
     (13, 24, 15, 40, (2, 2), (2, 2), (0, 0, 0, 0), "Relu"),  # one tap per phase
     (3, 16, 19, 49, (3, 3), (3, 3), (1, 1, 1, 1), None),  # three phases
     (11, 32, 9, 70, (1, 3), (1, 2), (0, 1, 0, 1), "Relu"),  # a 1x3 window
+    (3, 24, 224, 224, (3, 3), (2, 2), (1, 1, 1, 1), "Relu"),  # ShuffleNet's first layer
 ]
 
 

@@ -22,7 +22,8 @@ it depends on shapes:
    (split among the threads when big), ``hoist_redundant_vector_transfers``, masked
    transfers lowered (``buffers.py``); ``buffer-loop-hoisting`` +
    ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); then the vector lowering
-   patterns: ``lower_contraction`` (outer products), ``lower_outerproduct`` (FMAs),
+   patterns: contiguous n-D transfers flattened to 1-D in the functions ``flat_transfers.py``
+   marks, ``lower_contraction`` (outer products), ``lower_outerproduct`` (FMAs),
    transfer permutations, multi-reductions, ``lower_transfer`` (rank 1), broadcasts,
    transposes, shape casts (``vector-lowering.mlir``). Stage ``parallel``: ``scf.forall``
    loops become OpenMP (threads > 1, ``openmp.py``) or plain loops; then a big function
@@ -55,6 +56,7 @@ from .byte_bools import bools_as_bytes
 from .buffer_reads import to_buffer_per_reader
 from .buffers import post_bufferization_script, vector_lowering_script
 from .strided_reads import contiguous_strided_reads
+from .flat_transfers import mark_flat_transfer_functions
 from .loop_inits import fresh_inits_in_loops, fresh_inits_of_slices
 from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llvm_target
 from .objects import compile_object, emit_llvm_ir
@@ -111,6 +113,7 @@ class CpuBackend(Backend):
             run_passes("canonicalize,cse", module)
             run_pipeline(read_pipeline("cpu/deallocate.pipeline"), module)
             contiguous_strided_reads(module)
+            mark_flat_transfer_functions(module)
             lowering = vector_lowering_script()
             apply_script(module, lowering, "__dnnf_lower_vectors", "vector lowering")
             run_passes("cse", module)

@@ -238,27 +238,18 @@ def convolutions_to_matmul(module: ir.Module, target: CpuTarget) -> int:
     return count
 
 
-# Input planes (H x W, padded) up to which a strided convolution's phases are one
-# transposing copy (``phase_split``) rather than a strided copy per phase, which the
-# vectorizer lowers to one masked element at a time through the stack. Measured on
-# AVX-512 (1 thread, 3x3/2 + ReLU layers, single-layer medians), transposed over
-# per-phase time: 3 -> 16 channels on 92x129 0.66 (DeepLab's first layer, HardSwish),
-# 3 -> 32 on 130x130 0.77 and on 162x193 0.42, 16 -> 32 on 114x129 0.75, but 3 -> 24,
-# 32 and 64 channels on 226x257 and 224x257 1.11-1.22 (ShuffleNet's, MobileNetV2's and
-# SqueezeNet's first layers); ResNet's 7x7/2 on 230x261 1.0.
-MAX_TRANSPOSED_PHASE_PLANE = 162 * 193
-
-
 def split_strided_convolutions(module: ir.Module) -> int:
     """A ``conv_2d_nchw_fchw`` with horizontal stride S > 1 -> S convolutions of
     horizontal stride 1, one per phase of the input columns.
 
     Phase p reads the columns ``S*w + p`` with the filter taps ``kw = p, p + S, ...``;
     the phases accumulate into the same result (the first one into the original init).
-    Vector loads along the output width are then contiguous instead of gathers. Over
-    input planes of up to ``MAX_TRANSPOSED_PHASE_PLANE`` the phases are copied once, all
-    together (``phase_split``), else each by a copy of a strided slice. Returns how
-    many convolutions were split.
+    Vector loads along the output width are then contiguous instead of gathers. The
+    phases are copied once, all together (``phase_split``), not each by a copy of a
+    strided slice, which the vectorizer lowers to one masked element at a time through
+    the stack (the transposing copy, in whole rows, measured 0.71-0.92 of that time on
+    224x224 images' first layers, 0.67-0.82 on smaller planes; AVX-512 and AVX2, 1
+    thread). Returns how many convolutions were split.
     """
     linalg, tensor = _mlir.linalg, _mlir.tensor
     count = 0
@@ -271,21 +262,14 @@ def split_strided_convolutions(module: ir.Module) -> int:
         f32 = out_t.element_type
         h = x_t.shape[2]
         result = op.operands[2]
-        transposed = h * x_t.shape[3] <= MAX_TRANSPOSED_PHASE_PLANE
         with ir.InsertionPoint(op), op.location:
-            if transposed:
-                phases = phase_split(op.operands[0], sw, ow + len(range(0, kw, sw)) - 1)
+            phases = phase_split(op.operands[0], sw, ow + len(range(0, kw, sw)) - 1)
             for phase in range(min(sw, kw)):
                 taps = len(range(phase, kw, sw))
                 width = ow + taps - 1
                 sliced_t = ir.RankedTensorType.get([n, c, h, width], f32)
-                if transposed:
-                    x_phase = tensor.extract_slice(sliced_t, phases, [], [], [], [0, 0, 0, phase, 0],
-                                                   [n, c, h, 1, width], [1, 1, 1, 1, 1])
-                else:
-                    view = tensor.extract_slice(sliced_t, op.operands[0], [], [], [], [0, 0, 0, phase],
-                                                [n, c, h, width], [1, 1, 1, sw])
-                    x_phase = linalg.copy(view, outs=[tensor.empty([n, c, h, width], f32)])
+                x_phase = tensor.extract_slice(sliced_t, phases, [], [], [], [0, 0, 0, phase, 0],
+                                               [n, c, h, 1, width], [1, 1, 1, 1, 1])
                 w_phase_t = ir.RankedTensorType.get([f, c, kh, taps], f32)
                 w_phase = tensor.extract_slice(w_phase_t, op.operands[1], [], [], [], [0, 0, 0, phase], [f, c, kh, taps], [1, 1, 1, sw])
                 result = linalg.conv_2d_nchw_fchw(x_phase, w_phase, outs=[result], strides=[sh, 1], dilations=[dh, 1])
@@ -345,5 +329,5 @@ def phase_split(x, stride: int, width: int, init=None):
     return generic([pairs], [read, ir.AffineMap.get_identity(5)], [init], lambda value, _: value)[0]
 
 
-__all__ = ["MAX_TRANSPOSED_PHASE_PLANE", "convolutions_to_matmul", "pad_convolutions", "phase_split",
+__all__ = ["convolutions_to_matmul", "pad_convolutions", "phase_split",
            "split_grouped_convolutions", "split_strided_convolutions"]

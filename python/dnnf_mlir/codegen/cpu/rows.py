@@ -3,8 +3,10 @@ fills, transposes, reductions, pooling taps.
 
 Rows of vectors: every parallel dim but the innermost is tiled to 1 and the op is
 vectorized (masked where a row is not a multiple of the vector), except that a transpose
-moving the innermost dim is tiled in square blocks (``transposes.py``); failures there are
-silenced and the op becomes scalar loops. Scalar loops too, by choice, for 0-d ops and
+moving the innermost dim is tiled in square blocks (``transposes.py``) and one reading
+short groups transposed (``short_transposed_dim``: a strided convolution's or window's
+phases) takes whole rows (``MAX_WHOLE_TRANSPOSED_ROW``); failures there are silenced and
+the op becomes scalar loops. Scalar loops too, by choice, for 0-d ops and
 ops walking an operand backwards (negative Slice steps, which tiling gets wrong), and
 gathers of bool elements (no x86 or NEON gather moves bytes: LLVM would scalarize the
 vector gather into more code than the loop). Other ops reading or writing bool (i1)
@@ -59,6 +61,8 @@ def schedule_rows(planner: Planner, op):
         block = None if across is not None else transpose_block(op, loop_ranges, element_bits(out))
         if across is not None:
             sizes[across] = vsizes[across] = loop_ranges[across]
+            if loop_ranges[across] * loop_ranges[inner] <= MAX_WHOLE_TRANSPOSED_ROW:
+                sizes[inner] = vsizes[inner] = loop_ranges[inner]
         elif block is not None:
             across, width = block
             sizes[across] = vsizes[across] = sizes[inner] = vsizes[inner] = width
@@ -119,6 +123,14 @@ def gathers_bools(op) -> bool:
 
 # A transposed read is vectorized whole along an input's innermost dim up to this long.
 MAX_TRANSPOSED_INNER = 4
+# ... and along the output's innermost dim (the row of phases: [S, W/S]) up to this many
+# elements in all. A row cut into vectors of 4 * lanes columns has a ragged last one, and
+# its tiles are masked, every one: a mask computed at run time, a masked load of each
+# input column pair, spills. The phases of a 224x224 image's columns, [2, 129]: 3 -> 24,
+# 32, 64 channel 3x3/2 first layers 0.71-0.83 of the time of a strided copy per phase,
+# where tiles of 64 columns took 1.03-1.19 (AVX-512; AVX2 0.69-0.85, was 0.77-0.89;
+# ResNet's 7x7/2 0.92 on AVX-512, 1.0 on AVX2).
+MAX_WHOLE_TRANSPOSED_ROW = 1024
 
 
 def short_transposed_dim(op, loop_ranges: list) -> Optional[int]:

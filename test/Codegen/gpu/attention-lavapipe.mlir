@@ -1,7 +1,7 @@
 // Attention kernels on the Vulkan target's lavapipe profile (GpuDevice.attention_tiles),
 // through its steps 1-4: the softmax's division deferred past P V
 // (codegen/gpu/deferred_divisions.py), the scores staged once in shared memory beside
-// their exponentials (kernels.staged_ops), P V register-tiled (schedule._attention_tiling);
+// their exponentials (kernels.staged_ops), P V register-tiled (tilings.attention_tiling);
 // the generic profile's schedule for contrast.
 // RUN: dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-codegen-prepare{target=vulkan device=lavapipe})" \
 // RUN:   | dnnf-opt --split-input-file --pass-pipeline="builtin.module(dnnf-codegen-schedule{target=vulkan device=lavapipe})" \

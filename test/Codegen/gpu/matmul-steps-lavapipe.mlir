@@ -12,7 +12,7 @@
 
 // An attention's Q K^T (B given as [batch, N, K]): the device profile's matmul workgroup
 // (8x2 threads of 16 rows by two vec4s of columns, GpuDevice.matmul_rows and
-// schedule._wide_columns: 32 rows by 64 columns), the grid down the rows first (x: 64 /
+// tilings._wide_columns: 32 rows by 64 columns), the grid down the rows first (x: 64 /
 // 32 rows, y: batch); 32 vec4 accumulators in registers; per step a vec4 of each of
 // Q's 16 rows and one vec4 along K of each of eight rows of K (each read once),
 // transposed in registers, four FMAs per row and vec4 of columns.
@@ -72,7 +72,7 @@ func.func @main(%a: tensor<3x37x61xf32>, %b: tensor<3x61x45xf32>) -> tensor<3x37
 
 // fp16 storage (dnnf-gpu-fp16-storage widens in the body): f16 vec4 loads, each row of
 // B^T and each element of A widened to f32, f32 accumulators (5 rows a thread: 2880
-// outputs keep 8 workgroups of 16 threads with 5 rows of 4, schedule._matmul_rows).
+// outputs keep 8 workgroups of 16 threads with 5 rows of 4, tilings._matmul_rows).
 // CHECK-LABEL: gpu.func @kernel_0_kernel(
 // CHECK: scf.for %{{.*}} iter_args({{.*}}) -> ({{(vector<4xf32>, ){4}vector<4xf32>}}) {
 // CHECK: vector.load %{{.*}} : memref<2x40x32xf16>, vector<4xf16>

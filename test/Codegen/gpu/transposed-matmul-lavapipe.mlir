@@ -1,7 +1,7 @@
 // A product written transposed (K's heads, [S, D] -> [D, S], through a bias) on the Vulkan
 // target's lavapipe profile, through its steps 1-4: the thread takes the profile's tall
 // matmul tile with the product's rows along S, the dim the transposed store makes
-// contiguous (schedule._register_tile): 16 rows of S by two vec4s of D, K stepped by 4,
+// contiguous (tilings._register_tile): 16 rows of S by two vec4s of D, K stepped by 4,
 // then each of its 8 columns stored as 4 vec4s of S. The generic profile keeps 4x4.
 // RUN: dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-codegen-prepare{target=vulkan device=lavapipe})" \
 // RUN:   | dnnf-opt --split-input-file --pass-pipeline="builtin.module(dnnf-codegen-schedule{target=vulkan device=lavapipe})" \

@@ -1,6 +1,6 @@
 """Attention kernels on the Vulkan target's ``lavapipe`` profile (``GpuDevice.attention_tiles``):
 the scores staged once in shared memory, the softmax's division deferred to the product's
-epilogue (``codegen/gpu/deferred_divisions.py``), P V register-tiled (``schedule._attention_tiling``).
+epilogue (``codegen/gpu/deferred_divisions.py``), P V register-tiled (``tilings.attention_tiling``).
 
 Each graph is ``softmax(Q K^T / sqrt(d) [+ mask]) V`` with its heads transposed back and
 merged, as the transformers write it, on standard normal inputs (the mask too: a

@@ -92,7 +92,7 @@ CASES = {
     "heads_product": (_heads_product, (1, 4, 36, 64, 32)),  # K stepped
     "heads_product_odd": (_heads_product, (3, 2, 37, 61, 45)),  # K odd: steps of 1; N odd: thread rows of 1 column
     "transposed_product": (_heads_product, (1, 2, 32, 64, 40, (0, 1, 3, 2))),  # stored [width, seq]: rows innermost
-    # lavapipe's tall K^T tiles (schedule._register_tile): MobileBERT's merged Q / K^T (16x8 a
+    # lavapipe's tall K^T tiles (tilings._register_tile): MobileBERT's merged Q / K^T (16x8 a
     # thread), S 144 by heads of 24 (16x4), and heads of 13 (D in no vec4s: the 4x4 tile)
     "transposed_merged_tall": (_projection, (128, 128, 4, True, (0, 2, 3, 1))),
     "transposed_projection_tall_odd": (_projection, (144, 72, 3, False, (0, 2, 3, 1))),

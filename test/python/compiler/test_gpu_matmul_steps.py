@@ -62,11 +62,11 @@ CASES = {
     "transposed_b": ([2, 40, 32], [2, 36, 32], True, False),  # Q K^T: B^T read along K
     "transposed_b_odd": ([2, 19, 12], [2, 23, 12], True, False),
     # A thread of 16 rows (GpuDevice.matmul_rows) where the result has the elements for it
-    # (schedule._matmul_rows): its accumulators and its epilogue's rows unrolled.
+    # (tilings._matmul_rows): its accumulators and its epilogue's rows unrolled.
     "tall_rows_epilogue": ([1, 128, 64], [64, 96], False, True),  # 16 rows, bias and ReLU per row
     "tall_rows_odd": ([2, 120, 32], [2, 32, 68], False, False),  # 15 rows (120 = 8 x 15), 17 column threads
     "tall_rows_transposed_b": ([4, 96, 64], [4, 80, 64], True, False),  # Q K^T, 16 rows by 2 vec4s
-    # Two vec4s of columns a thread (schedule._wide_columns), its loops over rows and
+    # Two vec4s of columns a thread (tilings._wide_columns), its loops over rows and
     # over the vec4s unrolled in turn.
     "wide_columns_epilogue": ([1, 256, 64], [64, 128], False, True),  # 16 x 8, bias and ReLU
     "wide_columns_odd_rows": ([2, 120, 32], [2, 32, 136], False, False),  # 15 x 8, 17 column threads

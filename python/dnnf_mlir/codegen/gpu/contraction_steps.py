@@ -2,7 +2,7 @@
 
 A thread of a matmul-like contraction (a matmul, a batch matmul, an attention's
 ``Q K^T``: every operand indexed by plain loop dims) computes ``VECTOR`` rows of
-``VECTOR`` outputs (``schedule.choose_tiling``). Stepping its reduction loop by 1 reads
+``VECTOR`` outputs (``tilings.choose_tiling``). Stepping its reduction loop by 1 reads
 one scalar of A per row and step; stepping it by ``K_STEP`` where K is A's innermost
 (contiguous) dim reads a vec4 of A per row and ``K_STEP`` vec4 rows of B (or of B^T),
 then does ``K_STEP`` FMAs of a broadcast A element and a row of B per output row, as

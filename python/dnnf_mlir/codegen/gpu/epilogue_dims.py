@@ -3,7 +3,7 @@
 A kernel's root is its contraction, or the last of an epilogue of element-wise ops
 reading it (bias, activation, residual add), possibly written permuted: an attention
 projection's [S, H, D] product stored as heads, [H, S, D], or a product of heads
-stored back as [S, H, D]. The matmul schedule (``schedule._rows_dim``) tiles the
+stored back as [S, H, D]. The matmul schedule (``tilings.rows_dim``) tiles the
 root's result; knowing which of its dims are the product's rows and columns lets it
 give such a root the register tile and K step of a plain matmul.
 """

@@ -40,7 +40,8 @@ from .partial_reductions import partial_reductions
 from .phases import group_loops_by_phase, mark_phases, phase_boundaries, phase_tags
 from .prepare import prepare_kernel, prepare_module
 from .private_arrays import check_private_arrays
-from .schedule import beyond_grid, divisor, schedule_blocks, schedule_threads, tile_mapped
+from .schedule import schedule_blocks, schedule_threads, tile_mapped
+from .tilings import beyond_grid, divisor
 from .unrolling import mark_unrolled_loops
 from .vectorization import fold_unit_dims, mark_vectorizable, vectorize
 

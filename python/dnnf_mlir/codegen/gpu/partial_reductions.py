@@ -32,7 +32,7 @@ from ..linalg_queries import (indexing_maps, linalg_init, linalg_input_count, pa
                               static_tensor_type)
 from .kernels import expr_dims, loop_ranges
 from .long_reductions import FEW_RESULTS
-from .schedule import divisor
+from .tilings import divisor
 
 PARTIAL_ATTR = "dnnf.gpu.partial_reduction"
 MIN_ELEMENTS = 32768  # the fewest elements per result worth a launch more (fewer: ``long_reductions``)

@@ -39,7 +39,7 @@ class GpuDevice:
     # workgroup of one row of threads) ran as fast.
     matmul_threads: tuple = (8, 16)
     # Rows of a matmul's output one thread computes at most (4 columns each, K stepped by
-    # 4; ``schedule.choose_tiling``). 4, IREE's Mali tile, is what real GPUs were measured
+    # 4; ``tilings.choose_tiling``). 4, IREE's Mali tile, is what real GPUs were measured
     # with (an H100, an H200; 16 rows by 8 columns is 128 accumulators a thread, too many for
     # a mobile GPU). On lavapipe (Mesa 22.3) every element a thread reads from a buffer is
     # a scalar load per SIMD lane, so the loads per FMA decide: 16 rows read 80 elements per
@@ -50,7 +50,7 @@ class GpuDevice:
     # shared memory once (not recomputed by the softmax's max and its exponentials), the
     # softmax's division deferred to the product's epilogue and P V register-tiled, K
     # stepped by 4, up to ``matmul_rows`` rows a thread, the staged loops over P V's threads
-    # only (``schedule._attention_tiling``). On lavapipe MobileBERT's attention kernel ran
+    # only (``tilings.attention_tiling``). On lavapipe MobileBERT's attention kernel ran
     # in about 0.7x the time, then 0.6x that with tall threads in a workgroup of 8; not
     # measured on a real GPU, so off by default.
     attention_tiles: bool = False

@@ -10,7 +10,7 @@ from ...ir_walk import walk_ops
 from ..transform_script import Script
 from .contraction_steps import STEPPED_ATTR
 from .kernels import loop_ranges
-from .schedule import VECTOR
+from .tilings import VECTOR
 from .unrolling import unrolled_tag
 
 VECTORIZE_ATTR = "dnnf.gpu.vectorize"

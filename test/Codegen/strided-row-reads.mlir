@@ -2,13 +2,14 @@
 // bufferization, before the vector lowering): each tap's row, a read with an innermost
 // stride of 2, is read contiguously over the span its lanes cover (11 elements for 6
 // lanes, through a view of stride 1 at the same offset: nothing past the last lane) and
-// its even lanes are shuffled out. A stride-1 row read is left as it is.
+// its even lanes are shuffled out (the read flattened to one load: flat_transfers.py).
+// A stride-1 row read is left as it is.
 // RUN: %PYTHON -m dnnf_mlir.codegen %s --cpu=x86-64-v4 --stop-after=lower-vectors | FileCheck %s
 
 // CHECK-LABEL: func.func @depthwise_13x13_stride2
 // CHECK: %[[META:.*]], %[[OFFSET:.*]], %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata
 // CHECK: %[[ROW:.*]] = memref.reinterpret_cast %[[META]] to offset: [%[[OFFSET]]], sizes: [1, 1, 1, 11], strides: [32448, 169, 26, 1]
-// CHECK: vector.transfer_read %[[ROW]]{{.*}} : memref<1x1x1x11xf32, strided<[32448, 169, 26, 1], offset: ?>>, vector<1x1x1x11xf32>
+// CHECK: vector.load %[[ROW]]{{.*}} : memref<1x1x1x11xf32, strided<[32448, 169, 26, 1], offset: ?>>, vector<11xf32>
 // CHECK: vector.shuffle %[[FLAT:.*]], %[[FLAT]] [0, 2, 4, 6, 8, 10] : vector<11xf32>, vector<11xf32>
 // CHECK-NOT: strided<[32448, 169, 26, 2]{{.*}}vector<1x1x1x6xf32>
 func.func @depthwise_13x13_stride2(%x: tensor<1x192x13x13xf32>, %k: tensor<192x3x3xf32>) -> tensor<1x192x6x6xf32> {

@@ -151,11 +151,11 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
     # with 16, DistilBERT's first attention kernel took 2.1x its time.
     shared_scores = attention is not None and any(
         read_product(op, group) for op in staged_ops(group, shared_products=True))
-    attention_tiling = attention_tiling(group, attention, device, shared_scores) if attention is not None else None
+    attention_tile = attention_tiling(group, attention, device, shared_scores) if attention is not None else None
     long = long_reductions(group)  # split over the workgroup's threads: the root's, or staged
-    staged = staged_ops(group, shared_products=attention_tiling is not None)
+    staged = staged_ops(group, shared_products=attention_tile is not None)
     staged = [op for op in group.ops if op in staged or (op in long and op != group.root)]
-    staged_threads = attention_tiling.workgroup_size if attention_tiling is not None and shared_scores else MAX_THREADS
+    staged_threads = attention_tile.workgroup_size if attention_tile is not None and shared_scores else MAX_THREADS
     anchors = _anchors(group)
     members = set(group.ops)
 
@@ -178,8 +178,8 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
     def escapes(op) -> bool:
         return op != group.root and any(use.owner not in members for use in op.results[0].uses)
 
-    if attention_tiling is not None:
-        tiling, rows, matmul = attention_tiling, attention, True
+    if attention_tile is not None:
+        tiling, rows, matmul = attention_tile, attention, True
     else:
         rows = rows_dim(group)
         matmul = rows is not None and is_matmul_like(group.contraction)
@@ -188,7 +188,7 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
                                matmul_rows=device.matmul_rows)
     # Not a thread of one output column (it would reduce its step horizontally); a
     # product written transposed has its columns where the tiling's rows are.
-    transposed = matmul and attention_tiling is None and rows == product_dims(group)[1]
+    transposed = matmul and attention_tile is None and rows == product_dims(group)[1]
     stepped = matmul and tiling.thread_tile[rows if transposed else -1] > 1
 
     def step(op):
@@ -198,7 +198,7 @@ def _plan_group(group: RootGroup, name: str, index: int, device: GpuDevice) -> G
         # (``_spread``), by single columns where their count is no multiple of 4: such a
         # thread would reduce its step horizontally (in fp16 storage, a mixed-precision
         # dot product that no lowering takes).
-        if (attention_tiling is not None and op not in (group.root, group.contraction)
+        if (attention_tile is not None and op not in (group.root, group.contraction)
                 and static_tensor_type(op.results[0]).shape[-1] % VECTOR):
             return None
         return reduction_step(op)

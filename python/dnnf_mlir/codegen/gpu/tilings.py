@@ -203,4 +203,5 @@ def attention_tiling(group: RootGroup, rows: int, device: GpuDevice, tall: bool)
     return _grid_of_three(Tiling(tuple(tile), tuple(threads)), shape)
 
 
-__all__ = ["ATTENTION_ROW_VALUES", "MAX_THREADS", "MAX_THREADS_X", "MIN_MATMUL_WORKGROUPS", "Tiling", "VECTOR", "attention_rows", "attention_tiling", "beyond_grid", "choose_tiling", "divisor", "rows_dim"]
+__all__ = ["ATTENTION_ROW_VALUES", "MAX_THREADS", "MAX_THREADS_X", "MIN_MATMUL_WORKGROUPS", "Tiling", "VECTOR",
+           "attention_rows", "attention_tiling", "beyond_grid", "choose_tiling", "divisor", "rows_dim"]

@@ -29,7 +29,7 @@ FLATTEN = "dnnf.flatten_transfers"
 
 def _carries_unit_rows(loop) -> bool:
     """Whether the ``scf.for`` ``loop`` carries a vector of several one-element rows."""
-    return any(isinstance(result.type, ir.VectorType) and result.type.shape[-1] == 1
+    return any(isinstance(result.type, ir.VectorType) and result.type.rank > 0 and result.type.shape[-1] == 1
                and math.prod(result.type.shape) > 1 for result in loop.results)
 
 

@@ -36,7 +36,7 @@ def _strided_row_read(op):
         return None  # a read of a tensor (code left on tensors, e.g. a constant's)
     source = ir.MemRefType(read.base.type)
     vector = ir.VectorType(read.result.type)
-    if read.mask is not None or not source.has_static_shape or vector.rank != source.rank:
+    if read.mask is not None or not source.has_static_shape or vector.rank != source.rank or source.rank == 0:
         return None
     strides, _ = source.get_strides_and_offset()
     lanes = vector.shape[-1]

@@ -11,11 +11,10 @@ outputs back, for both). IREE's first run goes in a process of its own under a t
 limit (``--iree-seconds``): on lavapipe IREE's code for a CNN can take many minutes a
 run, so a run past the limit is stopped and reported as a bound (IREE over the limit,
 the ratio under its bound), and where the first is too slow for rounds the second is
-IREE's one timed run.
-Reported: the median milliseconds, the dispatches per inference (dnnf: the manifest's;
-IREE: the ``flow.dispatch`` ops of its program) and dnnf's distinct SPIR-V kernels, and
-the ratios dnnf / IREE (below 1: dnnf is better). A
-model IREE cannot import, compile or run is reported with IREE's first error line.
+IREE's one timed run. Reported: the median milliseconds, the dispatches per inference
+(dnnf: the manifest's; IREE: the ``flow.dispatch`` ops of its program) and dnnf's
+distinct SPIR-V kernels, and the ratios dnnf / IREE (below 1: dnnf is better). A model
+IREE cannot import, compile or run is reported with IREE's first error line.
 """
 
 import time
@@ -29,7 +28,7 @@ from ..session import ModelSource
 from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
 from .common import onnxruntime_session, write_json_document
 from .float64_reference import judged_reference
-from .iree_peer import IreeError, IreeSession, compile_for_vulkan, installed_version, IreeProcess
+from .iree_peer import IreeError, IreeProcess, IreeSession, compile_for_vulkan, installed_version
 
 
 def _say(message: str):

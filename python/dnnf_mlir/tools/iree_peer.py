@@ -247,7 +247,11 @@ class IreeProcess:
         self._child = context.Process(target=_serve, args=(program, arrays, child_end), daemon=True)
         self._child.start()
         child_end.close()
-        self._received()  # loaded
+        try:
+            self._received()  # loaded
+        except IreeError:
+            self.close()
+            raise
 
     def _received(self):
         """The child's next message; an IreeError it sent is raised here."""
@@ -280,5 +284,5 @@ class IreeProcess:
         self.close()
 
 
-__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProgram", "IreeProcess", "IreeRun", "IreeSession", "compile_for_vulkan",
-           "constant_folded", "count_dispatches", "installed_version", "with_int32_inputs"]
+__all__ = ["DEFAULT_VULKAN_TARGET", "IreeError", "IreeProcess", "IreeProgram", "IreeRun", "IreeSession",
+           "compile_for_vulkan", "constant_folded", "count_dispatches", "installed_version", "with_int32_inputs"]

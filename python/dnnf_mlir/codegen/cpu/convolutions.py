@@ -329,5 +329,5 @@ def phase_split(x, stride: int, width: int, init=None):
     return generic([pairs], [read, ir.AffineMap.get_identity(5)], [init], lambda value, _: value)[0]
 
 
-__all__ = ["convolutions_to_matmul", "pad_convolutions", "phase_split",
-           "split_grouped_convolutions", "split_strided_convolutions"]
+__all__ = ["convolutions_to_matmul", "pad_convolutions", "phase_split", "split_grouped_convolutions",
+           "split_strided_convolutions"]

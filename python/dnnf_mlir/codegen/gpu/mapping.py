@@ -71,7 +71,6 @@ def _enclose(forall):
     return region
 
 
-
 def _constant(value) -> int:
     return ir.IntegerAttr(value.owner.attributes["value"]).value
 
@@ -91,7 +90,8 @@ def _merge_launches(launches):
     block = sizes[0][1]
     first = launches[-1]  # every value the bodies use is defined before the last launch
     with ir.InsertionPoint(first), first.location:
-        merged = gpu.LaunchOp((index_constant(sum(counts)), index_constant(1), index_constant(1)), tuple(index_constant(b) for b in block))
+        merged = gpu.LaunchOp((index_constant(sum(counts)), index_constant(1), index_constant(1)),
+                              tuple(index_constant(b) for b in block))
         body = merged.regions[0].blocks[0]
     args = list(body.arguments)
     workgroup = args[0]
@@ -109,7 +109,8 @@ def _merge_launches(launches):
                 ir.Operation.create("scf.yield")
             with ir.InsertionPoint(then):
                 local = arith.subi(workgroup, index_constant(offset)) if offset else workgroup
-                ids = [arith.remui(local, index_constant(gx)), arith.remui(arith.divui(local, index_constant(gx)), index_constant(gy)),
+                ids = [arith.remui(local, index_constant(gx)),
+                       arith.remui(arith.divui(local, index_constant(gx)), index_constant(gy)),
                        arith.divui(local, index_constant(gx * gy))]
                 terminator = ir.Operation.create("scf.yield")
             old = launch.regions[0].blocks[0]

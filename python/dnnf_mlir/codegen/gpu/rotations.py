@@ -33,13 +33,13 @@ from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, 
 MAX_PUSHED_OPS = 64  # ops a rotation may copy on its way up; more: left to the pieces
 
 
-
 def _wrapped(index, shift: int, n: int):
     """``(index + shift) mod n`` for ``index`` in [0, n), ``shift`` in [0, n): a compare and
     a select, no division."""
     arith = _mlir.arith
     moved = arith.addi(index, index_constant(shift))
-    return arith.select(arith.cmpi(arith.CmpIPredicate.uge, moved, index_constant(n)), arith.subi(moved, index_constant(n)), moved)
+    wrapped = arith.cmpi(arith.CmpIPredicate.uge, moved, index_constant(n))
+    return arith.select(wrapped, arith.subi(moved, index_constant(n)), moved)
 
 
 class _Permutation:

@@ -31,7 +31,6 @@ VECTOR_ACCESSES = ("vector.load", "vector.store")
 ACCESSES = VECTOR_ACCESSES + ("memref.load", "memref.store")
 
 
-
 def _constant_index(value):
     owner = value.owner if isinstance(value, ir.OpResult) else None
     if owner is not None and owner.name == "arith.constant" and isinstance(value.type, ir.IndexType):

@@ -241,6 +241,14 @@ def producer(value):
     return value.owner if isinstance(value, ir.OpResult) else None
 
 
+def constant_index(value) -> int | None:
+    """The integer an ``arith.constant`` of index type gives ``value``, else None."""
+    owner = producer(value)
+    if owner is None or owner.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
 def accumulator_fill(contraction):
     """The ``linalg.fill`` that initializes ``contraction``'s accumulator (its operand 2),
     if one does."""
@@ -278,6 +286,7 @@ def linalg_ops(module: ir.Module):
 
 
 __all__ = [
+    "constant_index",
     "conv_params",
     "element_bits",
     "elementwise_consumer",

@@ -16,14 +16,10 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from ..linalg_queries import constant_index
 
 STRIDE = 2  # the row stride taken (the strided windows' ones)
 MAX_SPAN = 64  # elements read at once: up to four AVX-512 registers
-
-
-def _zero(value) -> bool:
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    return owner is not None and owner.name == "arith.constant" and ir.IntegerAttr(owner.attributes["value"]).value == 0
 
 
 def _strided_row_read(op):
@@ -46,7 +42,7 @@ def _strided_row_read(op):
         return None
     if read.permutation_map.value != ir.AffineMap.get_identity(source.rank):
         return None
-    if not all(ir.BoolAttr(b).value for b in read.in_bounds) or not all(_zero(i) for i in read.indices):
+    if not all(ir.BoolAttr(b).value for b in read.in_bounds) or any(constant_index(i) != 0 for i in read.indices):
         return None
     return source, vector
 

@@ -15,17 +15,12 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import static_slice
+from ..linalg_queries import constant_index, static_slice
 
 
 def _constants(values) -> list | None:
-    result = []
-    for value in values:
-        owner = value.owner if isinstance(value, ir.OpResult) else None
-        if owner is None or owner.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
-            return None
-        result.append(ir.IntegerAttr(owner.attributes["value"]).value)
-    return result
+    result = [constant_index(value) for value in values]
+    return None if None in result else result
 
 
 def _slice(op) -> tuple | None:

@@ -18,6 +18,7 @@ from ... import _mlir
 from ..._mlir import arith, ir
 from ...conversion.ecg_to_linalg.top_k import INDEPENDENT_ATTR
 from ...linalg_builders import index_constant
+from ..linalg_queries import constant_index
 
 
 def is_loop_kernel(function) -> bool:
@@ -48,27 +49,19 @@ def _forall(mapping: str, count: int = 1):
     return loop, terminator
 
 
-def _constant(value):
-    """The integer ``value`` holds when an ``arith.constant`` defines it, else None."""
-    owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
-
-
 def _independent(op) -> bool:
     """Whether ``op`` is a loop of independent iterations (``INDEPENDENT_ATTR``) from 0 by 1
     to a constant."""
     if op.name != "scf.for" or INDEPENDENT_ATTR not in op.attributes:
         return False
-    lower, upper, step = (_constant(v) for v in op.operands[:3])
+    lower, upper, step = (constant_index(v) for v in op.operands[:3])
     return lower == 0 and step == 1 and upper is not None
 
 
 def _over_threads(loop, threads: int):
     """The independent ``loop`` (on buffers, ``0 .. n`` by 1) as a launch of an iteration per
     thread: ``ceil(n / threads)`` workgroups of ``threads``, the last one's surplus idle."""
-    count = _constant(loop.operands[1])
+    count = constant_index(loop.operands[1])
     with ir.InsertionPoint(loop), loop.location:
         blocks, block_end = _forall("#gpu.block<x>", -(-count // threads))
         with ir.InsertionPoint(block_end):

@@ -19,12 +19,11 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from ..linalg_queries import constant_index
 
 
 def _zero(value) -> bool:
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    return (owner is not None and owner.name == "arith.constant" and isinstance(value.type, ir.IndexType)
-            and ir.IntegerAttr(owner.attributes["value"]).value == 0)
+    return constant_index(value) == 0
 
 
 def _overwrites_whole(op) -> bool:

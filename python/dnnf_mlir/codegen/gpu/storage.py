@@ -25,24 +25,18 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import index_constant
+from ..linalg_queries import constant_index
 
 VEC4 = 4
 VECTOR_ACCESSES = ("vector.load", "vector.store")
 ACCESSES = VECTOR_ACCESSES + ("memref.load", "memref.store")
 
 
-def _constant_index(value):
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is not None and owner.name == "arith.constant" and isinstance(value.type, ir.IndexType):
-        return ir.IntegerAttr(owner.attributes["value"]).value
-    return None
-
-
 def _multiple_of(value, factor: int, seen=None) -> bool:
     """Whether the index ``value`` is provably a multiple of ``factor``: constants,
     products with such a constant, sums of such terms, loop variables starting at and
     stepping by multiples."""
-    constant = _constant_index(value)
+    constant = constant_index(value)
     if constant is not None:
         return constant % factor == 0
     seen = seen if seen is not None else set()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from ..linalg_queries import constant_index
 from ..passes import apply_script, run_passes
 from ..transform_script import TAG, Script
 from .mapping import PRIVATE
@@ -15,13 +16,6 @@ from .mapping import PRIVATE
 UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled
 # on a loop over a matmul thread's rows (``schedule``), unrolled up to ``GpuDevice.matmul_rows``
 REGISTER_ROWS_ATTR = "dnnf.gpu.register_rows"
-
-
-def _constant(value):
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
 
 
 def mark_unrolled_loops(module, matmul_rows: int = UNROLL) -> list:
@@ -47,7 +41,7 @@ def mark_unrolled_loops(module, matmul_rows: int = UNROLL) -> list:
 
 
 def _trip_count(loop) -> int | None:
-    bounds = [_constant(v) for v in list(loop.operands)[:3]]
+    bounds = [constant_index(v) for v in list(loop.operands)[:3]]
     if None in bounds or bounds[2] <= 0:
         return None
     return -(-(bounds[1] - bounds[0]) // bounds[2])

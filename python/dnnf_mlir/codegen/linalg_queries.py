@@ -241,6 +241,21 @@ def producer(value):
     return value.owner if isinstance(value, ir.OpResult) else None
 
 
+def pad_value(pad):
+    """The ``arith.constant`` a ``tensor.pad`` fills with (its region yields it), else None."""
+    operations = pad.regions[0].blocks[0].operations
+    owner = producer(operations[len(operations) - 1].operands[0])
+    return owner if owner is not None and owner.name == "arith.constant" else None
+
+
+def pad_fill(pad) -> float | None:
+    """The float a ``tensor.pad`` fills with, else None."""
+    constant = pad_value(pad)
+    if constant is None or not isinstance(constant.attributes["value"], ir.FloatAttr):
+        return None
+    return ir.FloatAttr(constant.attributes["value"]).value
+
+
 def constant_index(value) -> int | None:
     """The integer an ``arith.constant`` of index type gives ``value``, else None."""
     owner = producer(value)
@@ -298,6 +313,8 @@ __all__ = [
     "is_f32",
     "is_i1",
     "linalg_ops",
+    "pad_fill",
+    "pad_value",
     "parallel_loops",
     "reassociation",
     "reduced_dims",

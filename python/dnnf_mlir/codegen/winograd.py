@@ -32,7 +32,7 @@ import numpy as np
 from .. import _mlir
 from .._mlir import ir
 from ..linalg_builders import affine_map, generic, make_pad
-from .linalg_queries import conv_params, is_f32, reassociation, static_tensor_type
+from .linalg_queries import conv_params, is_f32, pad_fill, reassociation, static_tensor_type
 
 TILE, WINDOW = 4, 3  # F(TILE x TILE, WINDOW x WINDOW)
 SPAN = TILE + WINDOW - 1  # the input tile: 6 x 6
@@ -108,7 +108,7 @@ def _zero_padded(x, high_h: int, high_w: int):
     arith = _mlir.arith
     low, high = [0] * 4, [0] * 4
     pad_op = x.owner if isinstance(x, ir.OpResult) else None
-    if pad_op is not None and pad_op.name == "tensor.pad" and _pads_with_zero(pad_op):
+    if pad_op is not None and pad_op.name == "tensor.pad" and pad_fill(pad_op) == 0.0:
         low = list(ir.DenseI64ArrayAttr(pad_op.attributes["static_low"]))
         high = list(ir.DenseI64ArrayAttr(pad_op.attributes["static_high"]))
         if all(v >= 0 for v in low + high):
@@ -118,16 +118,6 @@ def _zero_padded(x, high_h: int, high_w: int):
     high[2] += high_h
     high[3] += high_w
     return make_pad(x, low, high, arith.constant(ir.RankedTensorType(x.type).element_type, 0.0))
-
-
-def _pads_with_zero(pad_op) -> bool:
-    terminator = list(pad_op.regions[0].blocks[0].operations)[-1]
-    value = terminator.operands[0]
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "arith.constant":
-        return False
-    attr = owner.attributes["value"]
-    return isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == 0.0
 
 
 def _is_zero_fill(init) -> bool:

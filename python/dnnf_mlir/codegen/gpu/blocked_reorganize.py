@@ -17,8 +17,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import affine_map, with_operands
-from ..linalg_queries import conv_params, producer, reassociation_groups, static_slice
-from .gathers import pad_value
+from ..linalg_queries import conv_params, pad_fill, producer, reassociation_groups, static_slice
 from .nc4hw4 import BLOCK, activation_map, blocked_init, blocks, is_activation, materialized, read
 
 POOLINGS = ("linalg.pooling_nchw_max", "linalg.pooling_nchw_sum")
@@ -28,14 +27,6 @@ REORGANIZING = ("tensor.pad", "tensor.concat", "tensor.extract_slice") + FLATTEN
 
 def _channels(value) -> int:
     return ir.RankedTensorType(value.type).shape[1]
-
-
-def pad_fill(pad) -> float | None:
-    """The float a ``tensor.pad`` fills with, else None."""
-    constant = pad_value(pad)
-    if constant is None or not isinstance(constant.attributes["value"], ir.FloatAttr):
-        return None
-    return ir.FloatAttr(constant.attributes["value"]).value
 
 
 def _spatial_pad(pad) -> tuple[list, list] | None:
@@ -135,4 +126,4 @@ def blocked_op(op, layouts: dict) -> tuple:
     return _mlir.tensor.extract_slice(op.results[0].type, flat, [], [], [], [0, 0], shape, [1, 1]), None
 
 
-__all__ = ["FLATTENING", "POOLINGS", "REORGANIZING", "blocked_op", "pad_fill", "tolerated"]
+__all__ = ["FLATTENING", "POOLINGS", "REORGANIZING", "blocked_op", "tolerated"]

@@ -30,9 +30,8 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import copy_into, generic, inline_body
-from ..linalg_queries import (indexing_maps, linalg_init, linalg_input_count, linalg_inputs, parallel_loops,
+from ..linalg_queries import (indexing_maps, linalg_init, linalg_input_count, linalg_inputs, pad_value, parallel_loops,
                               reassociation_groups, set_linalg_init, static_tensor_type)
-from .gathers import pad_value
 from .kernels import expr_dims
 
 RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")

@@ -26,7 +26,8 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import affine_value, generic, index_constant, inline_body
-from ..linalg_queries import indexing_maps, linalg_input_count, linalg_inputs, parallel_loops, reversed_map, static_tensor_type
+from ..linalg_queries import (indexing_maps, linalg_input_count, linalg_inputs, pad_value, parallel_loops, reversed_map,
+                              static_tensor_type)
 
 
 def _clamp(i, size: int):
@@ -37,15 +38,6 @@ def _clamp(i, size: int):
 
 def _loop_indices(rank: int) -> list:
     return [_mlir.linalg.IndexOp(d).result for d in range(rank)]
-
-
-def pad_value(pad):
-    """The constant a ``tensor.pad`` fills with (its region yields it), else None."""
-    operations = pad.regions[0].blocks[0].operations
-    yielded = operations[len(operations) - 1]
-    value = yielded.operands[0]
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    return owner if owner is not None and owner.name == "arith.constant" else None
 
 
 def _static(values) -> bool:
@@ -206,4 +198,4 @@ def gathers_from_reversed_reads(module: ir.Module) -> int:
     return rewritten
 
 
-__all__ = ["gathers_from_pads", "gathers_from_reversed_reads", "inline_gathered_producers", "pad_value"]
+__all__ = ["gathers_from_pads", "gathers_from_reversed_reads", "inline_gathered_producers"]

@@ -52,7 +52,7 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     tag = planner.new_tag(op)
     mr, nr, pm, pn = matmul_register_tile(m, n, planner.target)
     nb = 1 if batch else 0
-    tiles = [pm // mr, pn // nr]
+    counts = ([bsz] if batch else []) + [pm // mr, pn // nr]  # tiles per dim
     # Dims with a partial last tile: peeled after tiling (whole tiles, then one partial
     # tile, each static and with the epilogue) unless the threads can split only such a
     # dim, whose uneven chunks would be dynamic, or the partial columns are more than a
@@ -66,7 +66,6 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     details = dict(register_tile=(mr, nr))
     split_dim = None
     if planner.threads > 1:
-        counts = ([bsz] if batch else []) + tiles
         # Split the dim whose tiles divide evenly among the threads (static tiles in
         # every thread), preferring N (each thread packs its own B panels), then the
         # batch (the same, and no shared A rows: Winograd's 36 products), then M
@@ -108,8 +107,7 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     split = None
     if split_dim is not None:
         split = [0] * (nb + 2)
-        split[split_dim] = (([bsz] if batch else []) + tiles)[split_dim] // planner.threads * \
-            (([1] if batch else []) + [mr, nr])[split_dim]
+        split[split_dim] = counts[split_dim] // planner.threads * (([1] if batch else []) + [mr, nr])[split_dim]
 
     root, fill, etag = planner.contraction_root(op, h, epilogue, details)
     func = s.parent_func(root)

@@ -76,17 +76,18 @@ def _read_plainly(op, loop: int) -> bool:
 
 def _parts(op) -> int | None:
     """C for the reduction ``op`` (see the module docstring), or None when it is not split."""
-    if op.name != "linalg.generic" or len(op.results) != 1 or all(parallel_loops(op) or [True]):
+    parallel = parallel_loops(op) if op.name == "linalg.generic" and len(op.results) == 1 else None
+    if not parallel or all(parallel):
         return None
-    result, ranges, parallel = static_tensor_type(op.results[0]), loop_ranges(op), parallel_loops(op)
+    result, ranges, loop = static_tensor_type(op.results[0]), loop_ranges(op), _split_loop(op)
     if (result is None or ranges is None or not isinstance(result.element_type, ir.FloatType)
             or math.prod(result.shape) > FEW_RESULTS or _combiner(op) is None
             or any(inner.name == "linalg.index" for inner in op.regions[0].blocks[0].operations)
-            or not _read_plainly(op, _split_loop(op))):
+            or not _read_plainly(op, loop)):
         return None
     if math.prod(ranges[d] for d, p in enumerate(parallel) if not p) < MIN_ELEMENTS:
         return None
-    parts = divisor(ranges[_split_loop(op)], MAX_PARTS)
+    parts = divisor(ranges[loop], MAX_PARTS)
     return parts if parts >= MIN_PARTS else None
 
 

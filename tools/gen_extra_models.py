@@ -7,9 +7,11 @@ windows, patch merging), MobileNetV2 (depthwise convolutions, ReLU6 as Clip,
 TF-style padding), EfficientNet-B0 (SiLU, squeeze-and-excitation) and ConvNeXt
 (7x7 depthwise convolutions, LayerNorm over channels, GELU); two recurrent nets
 built from torch.nn (``Recurrent``): a bidirectional LSTM tagger and a two-layer GRU;
-and three that up-sample, torch.nn modules in gen_upsampling_models: a UNet
+three that up-sample, torch.nn modules in gen_upsampling_models: a UNet
 (ConvTranspose), a DeepLab-style segmenter (bilinear Resize to a non-integer scale)
-and a YOLOv8-style detector (nearest Resize in its FPN/PAN neck).
+and a YOLOv8-style detector (nearest Resize in its FPN/PAN neck); and two convolution
+families, torch.nn modules in gen_conv_models: a speech encoder of 1-D convolutions
+and a ResNeXt (grouped 3x3 convolutions, 32 groups).
 
 Each is a Hugging Face ``transformers`` model built from a small config (so that
 generating and compiling stay fast; the layer structure is the real one) with
@@ -18,7 +20,8 @@ tools/gen_models.py exports its transformers (TorchScript exporter, opset 17,
 static shapes, weights in the file). Text models take ``input_ids`` and
 ``attention_mask`` (int64 [1, seq], seq 50 and 77: not multiples of a vector
 width; 512 for the long BERT), traced with a padded mask; image models take ``pixel_values`` (float32
-[1, 3, side, side]; the up-sampling models [1, 3, height, width]); the output is the model's first (logits, last hidden state).
+[1, 3, side, side]; the up-sampling models and the ResNeXt [1, 3, height, width]); the speech
+encoder takes ``input_features`` (float32 [1, 80 mels, 500 frames]); the output is the model's first (logits, last hidden state).
 
 Two more are quantized by onnxruntime's own tool (gen_quantized_models.py): a
 ResNet-like CNN in QDQ format (quantize_static) and a BERT-like encoder quantized
@@ -28,8 +31,8 @@ The classifiers (MobileNetV2, EfficientNet) output softmax(logits). Their defaul
 init (normal, std 0.02, BatchNorm scales included) makes activations vanish and
 the softmax uniform, so their convolutions get He init, their BatchNorms random
 scale and shift as in gen_models, and statistics measured on random images, which
-keeps every layer near unit variance and the softmax informative; the up-sampling
-models are initialised the same way (their outputs are not softmaxed).
+keeps every layer near unit variance and the softmax informative; the torch.nn
+models (up-sampling, convolution families) are initialised the same way.
 
 A model is only published after onnx.checker (full check) and onnxruntime equal to
 torch within gen_models.TRANSFORMER_ATOL times the output's largest magnitude (at
@@ -54,6 +57,7 @@ import numpy as np
 import onnx
 import onnxruntime
 
+from gen_conv_models import CONV_FAMILIES
 from gen_models import TRANSFORMER_ATOL, TRANSFORMER_OPSET, check_cnn, seed_of
 from gen_quantized_models import QUANTIZED
 from gen_upsampling_models import UPSAMPLING
@@ -113,13 +117,15 @@ EXTRA |= {
     "bilstm_tagger": Recurrent("LSTM", bidirectional=True),
     "gru_2layer": Recurrent("GRU", layers=2),
 }
-EXTRA_NAMES = tuple(EXTRA) + tuple(UPSAMPLING) + tuple(QUANTIZED)
+# The torch.nn models of gen_upsampling_models and gen_conv_models: name -> (builder, input shape).
+TORCH_MODULES = UPSAMPLING | CONV_FAMILIES
+EXTRA_NAMES = tuple(EXTRA) + tuple(TORCH_MODULES) + tuple(QUANTIZED)
 
 # Keyed by this script and gen_models (whose checks and seeds it uses), as gen_models'
 # cache is, so that a changed derivation never reuses stale models.
 _KEY = zlib.crc32(b"".join(Path(__file__).with_name(f).read_bytes()
                            for f in ("gen_extra_models.py", "gen_models.py", "gen_quantized_models.py",
-                                     "gen_upsampling_models.py"))) & 0xFFFFFFFF
+                                     "gen_upsampling_models.py", "gen_conv_models.py"))) & 0xFFFFFFFF
 EXTRA_DIR = Path(os.environ.get(
     "DNNF_EXTRA_MODELS", Path.home() / ".cache" / "dnnf-mlir" / f"extra-models-{_KEY:08x}"))
 
@@ -130,15 +136,16 @@ def _calibrate_batchnorm(model, sample, rng):
     import torch
 
     def calibrate(norm, inputs):
-        norm.running_mean.copy_(inputs[0].mean((0, 2, 3)))
-        norm.running_var.copy_(inputs[0].var((0, 2, 3)))
+        per_channel = (0, *range(2, inputs[0].dim()))
+        norm.running_mean.copy_(inputs[0].mean(per_channel))
+        norm.running_var.copy_(inputs[0].var(per_channel))
 
     hooks = []
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, (torch.nn.Conv2d, torch.nn.ConvTranspose2d)):
+            if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.ConvTranspose2d)):
                 torch.nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
-            elif isinstance(m, torch.nn.BatchNorm2d):
+            elif isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
                 m.weight.copy_(torch.from_numpy(rng.uniform(0.9, 1.1, m.num_features).astype(np.float32)))
                 m.bias.copy_(torch.from_numpy(rng.uniform(-0.1, 0.1, m.num_features).astype(np.float32)))
                 hooks.append(m.register_forward_pre_hook(calibrate))
@@ -197,18 +204,19 @@ def _export_recurrent(name, path):
     return sum(p.numel() for p in model.parameters()), _export_checked(name, model, ["sequence"], samples, path)
 
 
-def _export_upsampling(name, path):
-    """``export_extra`` for a model of gen_upsampling_models: BatchNorms calibrated as
-    the classifiers' are, then checked as the image models are."""
+def _export_torch_module(name, path):
+    """``export_extra`` for a model of gen_upsampling_models or gen_conv_models:
+    BatchNorms calibrated as the classifiers' are, then checked as the image models are."""
     import torch
 
-    build, shape = UPSAMPLING[name]
+    build, shape = TORCH_MODULES[name]
     torch.manual_seed(seed_of(name))
     gen = torch.Generator().manual_seed(seed_of(name))
     model = build().eval()
     _calibrate_batchnorm(model, torch.randn(8, *shape[1:], generator=gen), np.random.default_rng(seed_of(name)))
     samples = [(torch.randn(*shape, generator=gen),) for _ in range(2)]
-    summary = _export_checked(name, model, ["pixel_values"], samples, path)
+    input_name = "pixel_values" if len(shape) == 4 else "input_features"
+    summary = _export_checked(name, model, [input_name], samples, path)
     return (sum(p.numel() for p in model.parameters()),
             f"{summary}; {check_cnn(name, onnx.load(str(path)), str(path))}")
 
@@ -218,8 +226,8 @@ def export_extra(name, path):
     return (parameter count, summary)."""
     if name in QUANTIZED:
         return QUANTIZED[name](name, path)
-    if name in UPSAMPLING:
-        return _export_upsampling(name, path)
+    if name in TORCH_MODULES:
+        return _export_torch_module(name, path)
     import torch
     import transformers
 

@@ -3,7 +3,8 @@ encoder, two BERT-base layers on a 512-token sequence, Swin, MobileNetV2,
 EfficientNet-B0, ConvNeXt; small configs of the real layer structure; a bidirectional
 LSTM tagger and a two-layer GRU built from torch.nn; three up-sampling nets built
 from torch.nn: a UNet (ConvTranspose), a DeepLab-style segmenter (bilinear Resize)
-and a YOLOv8-style detector (nearest Resize); a QDQ CNN and a dynamically
+and a YOLOv8-style detector (nearest Resize); a speech encoder of 1-D convolutions and a
+ResNeXt (grouped convolutions) built from torch.nn; a QDQ CNN and a dynamically
 quantized encoder from onnxruntime's quantization tool) compiled and
 checked against onnxruntime exactly as test_models checks the judged ones (dnnf-run
 --check's element-wise tolerance, the classifiers' logits compared as well; why:

@@ -1,6 +1,8 @@
 """Building linalg.generic ops from Python: shared by the ECG -> linalg conversion and
 the code generator's own rewrites, two layers that do not import each other."""
 
+import math
+
 from . import _mlir
 from ._mlir import ir
 
@@ -18,6 +20,19 @@ def affine_map(dims: int, exprs) -> ir.AffineMap:
 def index_constant(value: int):
     """An ``arith.constant`` of index type at the insertion point."""
     return _mlir.arith.constant(ir.IndexType.get(), value)
+
+
+def delinearize_index(position, shape) -> list:
+    """The row-major indices within ``shape`` of the index value ``position``, in unsigned
+    arithmetic; the outermost one is not reduced, so a position past the shape's product
+    gives an outermost index past its size rather than wrapping around."""
+    arith = _mlir.arith
+    indices, stride = [], math.prod(shape)
+    for i, size in enumerate(shape):
+        stride //= size
+        index = arith.divui(position, index_constant(stride)) if stride > 1 else position
+        indices.append(index if i == 0 else arith.remui(index, index_constant(size)))
+    return indices
 
 
 # Indices are not negative: a floor division truncates, a modulo is the remainder.

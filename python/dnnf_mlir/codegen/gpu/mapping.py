@@ -29,7 +29,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel
-from ...linalg_builders import index_constant
+from ...linalg_builders import delinearize_index, index_constant
 from ..errors import CodegenError
 from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes
@@ -109,9 +109,7 @@ def _merge_launches(launches):
                 ir.Operation.create("scf.yield")
             with ir.InsertionPoint(then):
                 local = arith.subi(workgroup, index_constant(offset)) if offset else workgroup
-                ids = [arith.remui(local, index_constant(gx)),
-                       arith.remui(arith.divui(local, index_constant(gx)), index_constant(gy)),
-                       arith.divui(local, index_constant(gx * gy))]
+                ids = delinearize_index(local, [gz, gy, gx])[::-1]
                 terminator = ir.Operation.create("scf.yield")
             old = launch.regions[0].blocks[0]
             replacements = ids + args[3:6] + [index_constant(g) for g in (gx, gy, gz)] + args[9:12]

@@ -26,7 +26,7 @@ import math
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ...linalg_builders import generic, inline_body
+from ...linalg_builders import delinearize_index, generic, inline_body
 from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, static_tensor_type
 from .kernels import is_contraction
 
@@ -139,18 +139,13 @@ def _unflatten_reads(view, argument) -> None:
     element's n-d index, so that they read chunks as other gathers do."""
     if static_tensor_type(view.results[0]).rank != 1:
         return
-    arith, index = _mlir.arith, ir.IndexType.get()
     dims = static_tensor_type(argument).shape
     for use in list(view.results[0].uses):
         extract = use.owner
         if extract.name != "tensor.extract":
             continue
         with ir.InsertionPoint(extract), extract.location:
-            rest, indices = extract.operands[1], []
-            for size in reversed(dims[1:]):
-                indices.insert(0, arith.remui(rest, arith.constant(index, size)))
-                rest = arith.divui(rest, arith.constant(index, size))
-            element = _mlir.tensor.extract(argument, [rest] + indices)
+            element = _mlir.tensor.extract(argument, delinearize_index(extract.operands[1], dims))
         extract.results[0].replace_all_uses_with(element)
         extract.erase()
     if not list(view.results[0].uses):

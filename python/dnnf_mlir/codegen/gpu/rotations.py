@@ -21,12 +21,10 @@ indexing none of them (a normalization's weights) is read as it was.
 
 from __future__ import annotations
 
-import math
-
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ...linalg_builders import generic, index_constant
+from ...linalg_builders import delinearize_index, generic, index_constant
 from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_slice, \
     static_tensor_type
 
@@ -107,17 +105,6 @@ def _linearize(indices, dims, shape):
     return position
 
 
-def _delinearize(position, dims, shape) -> list:
-    """The indices at ``dims`` of ``shape`` of the row-major ``position`` (< their product)."""
-    arith = _mlir.arith
-    found, stride = [], math.prod(shape[d] for d in dims)
-    for i, d in enumerate(dims):
-        stride //= shape[d]
-        index = arith.divui(position, index_constant(stride)) if stride > 1 else position
-        found.append(index if i == 0 else arith.remui(index, index_constant(shape[d])))
-    return found
-
-
 def _through_expand(permutation: _Permutation, groups, source_shape) -> _Permutation:
     """``permutation`` of an expand_shape's result moved to its source (source dim ``s``
     is result dims ``groups[s]``)."""
@@ -127,7 +114,7 @@ def _through_expand(permutation: _Permutation, groups, source_shape) -> _Permuta
     def apply(indices):
         wide = [None] * len(wide_shape)
         for s in axes:
-            for d, index in zip(groups[s], _delinearize(indices[s], groups[s], wide_shape)):
+            for d, index in zip(groups[s], delinearize_index(indices[s], [wide_shape[d] for d in groups[s]])):
                 wide[d] = index
         moved, out = permutation.apply(wide), list(indices)
         for s in axes:
@@ -148,7 +135,7 @@ def _through_collapse(permutation: _Permutation, groups, source_shape) -> _Permu
             narrow[r] = _linearize(indices, groups[r], source_shape)
         moved, out = permutation.apply(narrow), list(indices)
         for r in touched:
-            for d, index in zip(groups[r], _delinearize(moved[r], groups[r], source_shape)):
+            for d, index in zip(groups[r], delinearize_index(moved[r], [source_shape[d] for d in groups[r]])):
                 out[d] = index
         return out
 

@@ -264,6 +264,15 @@ def constant_index(value) -> int | None:
     return ir.IntegerAttr(owner.attributes["value"]).value
 
 
+def launch_sizes(launch) -> tuple:
+    """(grid x, y, z), (block x, y, z) of a ``gpu.launch`` or ``gpu.launch_func``; the GPU
+    pipeline only makes launches of constant sizes, so another is a ValueError."""
+    sizes = [constant_index(v) for v in list(launch.operands)[0:6]]
+    if None in sizes:
+        raise ValueError(f"a {launch.name} whose sizes are not constants")
+    return tuple(sizes[0:3]), tuple(sizes[3:6])
+
+
 def accumulator_fill(contraction):
     """The ``linalg.fill`` that initializes ``contraction``'s accumulator (its operand 2),
     if one does."""

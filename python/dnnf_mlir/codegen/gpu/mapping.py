@@ -31,6 +31,7 @@ from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel
 from ...linalg_builders import delinearize_index, index_constant
 from ..errors import CodegenError
+from ..linalg_queries import launch_sizes
 from ..lowered_module import functions, symbol_name
 from ..passes import apply_script, run_passes
 from ..transform_script import Script
@@ -71,21 +72,11 @@ def _enclose(forall):
     return region
 
 
-def _constant(value) -> int:
-    return ir.IntegerAttr(value.owner.attributes["value"]).value
-
-
-def _launch_sizes(launch) -> tuple:
-    """(grid x, y, z), (block x, y, z) of a gpu.launch with constant sizes."""
-    operands = list(launch.operands)
-    return [_constant(v) for v in operands[0:3]], [_constant(v) for v in operands[3:6]]
-
-
 def _merge_launches(launches):
     """One gpu.launch running each of ``launches`` (same workgroup size) on its own range
     of workgroup ids."""
     arith, gpu = _mlir.arith, _mlir.gpu
-    sizes = [_launch_sizes(launch) for launch in launches]
+    sizes = [launch_sizes(launch) for launch in launches]
     counts = [gx * gy * gz for (gx, gy, gz), _ in sizes]
     block = sizes[0][1]
     first = launches[-1]  # every value the bodies use is defined before the last launch

@@ -27,6 +27,7 @@ from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...kernel_functions import is_kernel, is_public
 from ..errors import CodegenError
+from ..linalg_queries import launch_sizes
 from ..lowered_module import functions, signatures, symbol_name
 from .device import WRITES_ATTR
 
@@ -129,10 +130,6 @@ def _rounded(n: int) -> int:
     return -(-n // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT
 
 
-def _constant(value) -> int:
-    return ir.IntegerAttr(value.owner.attributes["value"]).value
-
-
 def required_features(module: ir.Module) -> list:
     """The device features the module's kernels need (``REQUIRES_ATTR`` of its binaries)."""
     features = set()
@@ -227,8 +224,7 @@ class _Planner:
     def launch(self, launch, frame: dict, function: str):
         binary_name, entry = ir.SymbolRefAttr(launch.attributes["kernel"]).value
         operands = list(launch.operands)
-        groups = tuple(_constant(v) for v in operands[0:3])
-        size = tuple(_constant(v) for v in operands[3:6])
+        groups, size = launch_sizes(launch)
         writes = tuple(ir.BoolAttr(w).value for w in ir.ArrayAttr(launch.attributes[WRITES_ATTR]))
         if binary_name not in self.kernel_ids:
             self.kernel_ids[binary_name] = len(self.program.kernels)

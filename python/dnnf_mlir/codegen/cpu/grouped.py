@@ -36,10 +36,14 @@ from .depthwise import channel_block, filled
 from .tiles import largest_divisor
 
 MARK = "dnnf.grouped_taps"  # unit attribute on the taps generic
-MAX_GROUP_CHANNELS = 16  # input channels per group up to which ``grouped_taps`` applies
+# Input channels per group up to which ``grouped_taps`` applies; wider groups keep the
+# loop of dense convolutions. Measured (AVX-512, one thread, kernels in context): 16
+# channels per group took 0.81-0.85 of the dense loop's time, 32 0.95-0.98 and 48 (5x5,
+# two groups) about the same: no reason to leave the dense kernel there.
+MAX_GROUP_CHANNELS = 16
 
 
-def grouped_register_tile(fg: int, oh: int, ow: int, strided: bool, target) -> tuple:
+def _register_tile(fg: int, oh: int, ow: int, strided: bool, target) -> tuple:
     """(FR output channels, R rows, WV columns) of the register tile: WV one or two
     vectors (one when it covers the row), FR * R * WV / lanes accumulators within three
     quarters of the vector registers. A horizontally strided convolution takes one row:
@@ -200,7 +204,7 @@ def _group_loop(op, epilogue, target):
     tensor, scf, arith = _mlir.tensor, _mlir.scf, _mlir.arith
     n, g, fg, oh, ow = static_tensor_type(op.results[0]).shape
     (_, sw), _ = conv_params(op)
-    wv = grouped_register_tile(fg, oh, ow, sw > 1, target)[2]
+    wv = _register_tile(fg, oh, ow, sw > 1, target)[2]
     width = math.ceil(ow / wv) * wv
     root = epilogue if epilogue is not None else op
     f32 = static_tensor_type(root.results[0]).element_type
@@ -232,7 +236,7 @@ def _group_loop(op, epilogue, target):
                                  reassociation([[0], [1, 2], [3], [4]]))
 
 
-def takes_grouped_taps(op) -> bool:
+def _takes_grouped_taps(op) -> bool:
     """Whether the grouped convolution ``op`` (f32, static) becomes the taps generic:
     few channels per group (``MAX_GROUP_CHANNELS``), and not a single image's 1x1 one
     (ShuffleNet's: one batched matmul, ``convolutions.split_grouped_convolutions``)."""
@@ -243,11 +247,11 @@ def takes_grouped_taps(op) -> bool:
 
 
 def grouped_taps(module: ir.Module, target) -> int:
-    """Rewrite every grouped convolution ``takes_grouped_taps`` accepts (see the module
+    """Rewrite every grouped convolution ``_takes_grouped_taps`` accepts (see the module
     docstring). Returns how many were rewritten."""
     count = 0
     for op in linalg_ops(module):
-        if op.name != "linalg.conv_2d_ngchw_gfchw" or len(op.results) != 1 or not takes_grouped_taps(op):
+        if op.name != "linalg.conv_2d_ngchw_gfchw" or len(op.results) != 1 or not _takes_grouped_taps(op):
             continue
         epilogue = _grouped_epilogue(op)
         root = epilogue if epilogue is not None else op
@@ -275,13 +279,13 @@ def _tap_stride(op) -> int:
 
 
 def schedule_grouped(planner: CpuPlanner, op):
-    """The register tile of ``grouped_taps``'s generic (``grouped_register_tile``, on
+    """The register tile of ``grouped_taps``'s generic (``_register_tile``, on
     one thread: the loop over the groups is what the threads share), its fill and its
     element-wise consumer (the epilogue) fused in, the input channels a loop inside
     it. Returns the epilogue scheduled with it, or None."""
     s = planner.script
     n, g, fg, oh, ow = static_tensor_type(op.results[0]).shape
-    fr, rows, wv = grouped_register_tile(fg, oh, ow, _tap_stride(op) > 1, planner.target)
+    fr, rows, wv = _register_tile(fg, oh, ow, _tap_stride(op) > 1, planner.target)
     tag = planner.new_tag(op)
     epilogue = elementwise_consumer(op)
     details = dict(register_tile=(fr, rows, wv))
@@ -308,5 +312,4 @@ def schedule_grouped(planner: CpuPlanner, op):
     return epilogue
 
 
-__all__ = ["MARK", "MAX_GROUP_CHANNELS", "grouped_fill", "grouped_register_tile", "grouped_taps", "schedule_grouped",
-           "takes_grouped_taps"]
+__all__ = ["MARK", "MAX_GROUP_CHANNELS", "grouped_fill", "grouped_taps", "schedule_grouped"]

@@ -93,6 +93,26 @@ def generic(inputs, maps, outputs, body, iterators=None):
     return list(op.results)
 
 
+def split_offsets(offsets: list):
+    """(dynamic offset values, static offsets with the dynamic marker in their place)."""
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return [o for o in offsets if isinstance(o, ir.Value)], [dynamic if isinstance(o, ir.Value) else o for o in offsets]
+
+
+def slice_at(value, offsets: list, sizes: list):
+    """``value[offsets : offsets + sizes]`` (unit strides); an offset may be an index value."""
+    values, static = split_offsets(offsets)
+    result = ir.RankedTensorType.get(list(sizes), element_of(value))
+    return _mlir.tensor.extract_slice(result, value, values, [], [], static, list(sizes), [1] * len(sizes))
+
+
+def insert_at(value, into, offsets: list):
+    """``value`` inserted into ``into`` at ``offsets`` (an offset may be an index value)."""
+    values, static = split_offsets(offsets)
+    shape = list(ir.RankedTensorType(value.type).shape)
+    return _mlir.tensor.insert_slice(value, into, values, [], [], static, shape, [1] * len(shape))
+
+
 def copy_into(value, init):
     """A ``linalg.generic`` copying the tensor ``value`` into ``init`` (same type): its result."""
     identity = ir.AffineMap.get_identity(ir.RankedTensorType(value.type).rank)

@@ -48,3 +48,20 @@ func.func @max_pool_stride1(%x: tensor<1x8x9x9xf32>) -> tensor<1x8x7x7xf32> {
        ins(%x, %window : tensor<1x8x9x9xf32>, tensor<3x3xf32>) outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
   return %y : tensor<1x8x7x7xf32>
 }
+
+// A grouped 3x3/2 convolution's taps (grouped.py): rows of 16 lanes, a power of two, are
+// read as two whole registers, the 32nd lane masked off (a transfer past the 31-element
+// view, not read), and shuffled: one vpermt2ps where a vector of 31 floats is split by
+// LLVM into pieces of 16, 8, 4, 2 and 1 lanes gathered by inserts.
+// CHECK-LABEL: func.func @grouped_3x3_stride2
+// CHECK: %[[ROW:.*]] = memref.reinterpret_cast {{.*}} sizes: [31], strides: [1]
+// CHECK: %[[READ:.*]] = vector.transfer_read %[[ROW]][%c0], %{{.*}} : memref<31xf32, strided<[1], offset: ?>>, vector<32xf32>
+// CHECK: vector.shuffle %[[READ]], %[[READ]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
+func.func @grouped_3x3_stride2(%x: tensor<1x2x2x5x20xf32>, %w: tensor<2x3x2x3x3xf32>) -> tensor<1x2x3x2x9xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x3x2x9xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x3x2x9xf32>) -> tensor<1x2x3x2x9xf32>
+  %conv = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+          ins(%x, %w : tensor<1x2x2x5x20xf32>, tensor<2x3x2x3x3xf32>) outs(%init : tensor<1x2x3x2x9xf32>) -> tensor<1x2x3x2x9xf32>
+  return %conv : tensor<1x2x3x2x9xf32>
+}

@@ -51,12 +51,13 @@ func.func @main(%x: tensor<1x{g}x{c}x{h}x{h}xf32>, %w: tensor<{g}x{f}x{c}x{k}x{k
 
 
 @pytest.mark.parametrize("g,c,f,h,k,s,threads,strategy", [
-    (2, 8, 16, 12, 3, 1, 1, "conv2d"), (4, 6, 10, 9, 1, 2, 1, "matmul"), (32, 4, 4, 9, 3, 2, 2, "matmul"),
+    (2, 24, 16, 12, 3, 1, 1, "conv2d"), (4, 6, 10, 9, 1, 2, 1, "matmul"), (2, 8, 16, 12, 3, 1, 1, "grouped"),
+    (32, 4, 4, 9, 3, 2, 2, "grouped"),
 ])
 def test_grouped_convolution(g, c, f, h, k, s, threads, strategy):
-    """A loop over the groups (shared by the threads) of one register-tiled convolution
-    each (a matmul over its patches where its output rows, 4 wide, are narrower than a
-    vector), or 1x1 ones as one batched matmul."""
+    """Few channels per group: per group, one register-tiled generic over the taps
+    (``grouped.py``; the blocks of groups shared by the threads); more: a loop over the
+    groups of one register-tiled convolution each; 1x1 ones: one batched matmul."""
     o = (h - k) // s + 1
     compiled, report, _, _ = compile_text(GROUPED.format(g=g, c=c, f=f, h=h, k=k, s=s, o=o), threads)
     assert {kernel.strategy for kernel in report.schedules} >= {strategy}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import copy_into
+from ...linalg_builders import copy_into, insert_at, slice_at, split_offsets
 from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_init, linalg_inputs, linalg_ops, producer,
                               static_tensor_type)
 from .convolutions import phase_split
@@ -32,7 +32,7 @@ from .windows import DEPTHWISE, phase_width, replace_window, taken_epilogue, tap
 MAX_BLOCKS = 16  # channel blocks of the parallel loop: enough for the threads, few buffers
 
 
-def _channel_block(channels: int) -> int:
+def channel_block(channels: int) -> int:
     """Channels per block: the smallest divisor of ``channels`` that leaves at most
     ``MAX_BLOCKS`` blocks (equal blocks: static slices in every thread)."""
     return next(d for d in range(1, channels + 1) if channels % d == 0 and channels // d <= MAX_BLOCKS)
@@ -61,26 +61,6 @@ def static_pad(op):
     return pad.operands[0], low, high, value
 
 
-def _split_offsets(offsets: list):
-    """(dynamic offset values, static offsets with the dynamic marker in their place)."""
-    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    return [o for o in offsets if isinstance(o, ir.Value)], [dynamic if isinstance(o, ir.Value) else o for o in offsets]
-
-
-def _slice(value, offsets: list, sizes: list):
-    """``value[offsets : offsets + sizes]`` (unit strides); an offset may be an index value."""
-    values, static = _split_offsets(offsets)
-    result = ir.RankedTensorType.get(list(sizes), static_tensor_type(value).element_type)
-    return _mlir.tensor.extract_slice(result, value, values, [], [], static, list(sizes), [1] * len(sizes))
-
-
-def _insert(value, into, offsets: list):
-    """``value`` inserted into ``into`` at ``offsets`` (an offset may be an index value)."""
-    values, static = _split_offsets(offsets)
-    shape = list(static_tensor_type(value).shape)
-    return _mlir.tensor.insert_slice(value, into, values, [], [], static, shape, [1] * len(shape))
-
-
 def _channel_slice(value, amap, channel):
     """The slice of an epilogue operand read through ``amap`` (a broadcast map) that one
     output channel (loop dim 1) reads."""
@@ -89,7 +69,7 @@ def _channel_slice(value, amap, channel):
     for position, expr in enumerate(amap.results):
         if isinstance(expr, ir.AffineDimExpr) and ir.AffineDimExpr(expr).position == 1:
             offsets[position], sizes[position] = channel, 1
-    return _slice(value, offsets, sizes)
+    return slice_at(value, offsets, sizes)
 
 
 def filled(shape: list, value, element):
@@ -106,9 +86,9 @@ def _padded_plane(source, channel, low, high, value, columns: int):
     n, _, h, w = static_tensor_type(source).shape
     width = max(w + low[3] + high[3], columns)
     plane = filled([n, 1, h + low[2] + high[2], width], value, static_tensor_type(source).element_type)
-    inner = _slice(plane, [0, 0, low[2], low[3]], [n, 1, h, w])
-    copied = copy_into(_slice(source, [0, channel, 0, 0], [n, 1, h, w]), inner)
-    return _insert(copied, plane, [0, 0, low[2], low[3]])
+    inner = slice_at(plane, [0, 0, low[2], low[3]], [n, 1, h, w])
+    copied = copy_into(slice_at(source, [0, channel, 0, 0], [n, 1, h, w]), inner)
+    return insert_at(copied, plane, [0, 0, low[2], low[3]])
 
 
 def _channel_taps(op, source, channel, pad, lanes: int) -> list:
@@ -130,7 +110,7 @@ def _channel_taps(op, source, channel, pad, lanes: int) -> list:
     sw, dw, ow = strides[1], dilations[1], out_shape[3]
     if sw == 1 or ow <= lanes:
         x = _padded_plane(source, channel, low, high, value, 0) if any(low + high) else \
-            _slice(source, [0, channel, 0, 0], [n, 1, h, w])
+            slice_at(source, [0, channel, 0, 0], [n, 1, h, w])
         return tap_slices(x, out_shape, window, strides, dilations)
     if w % sw:
         x = _padded_plane(source, channel, low, high, value, sw * phase_width(window[1], sw, dw, ow))
@@ -141,9 +121,9 @@ def _channel_taps(op, source, channel, pad, lanes: int) -> list:
     width = max(phase_width(window[1], sw, dw, ow, shift), first + w // sw)
     phases = filled([n, 1, h + low[2] + high[2], sw, width], value, static_tensor_type(source).element_type)
     offsets = [0, 0, low[2], 0, first]
-    inner = phase_split(_slice(source, [0, channel, 0, 0], [n, 1, h, w]), sw, w // sw,
-                        init=_slice(phases, offsets, [n, 1, h, sw, w // sw]))
-    return tap_slices(_insert(inner, phases, offsets), out_shape, window, strides, dilations, phases=True, shift=shift)
+    inner = phase_split(slice_at(source, [0, channel, 0, 0], [n, 1, h, w]), sw, w // sw,
+                        init=slice_at(phases, offsets, [n, 1, h, sw, w // sw]))
+    return tap_slices(insert_at(inner, phases, offsets), out_shape, window, strides, dilations, phases=True, shift=shift)
 
 
 def _channel_loop(op, epilogue, lanes: int):
@@ -162,7 +142,7 @@ def _channel_loop(op, epilogue, lanes: int):
     shared = linalg_init(root)
     if fill is not None and epilogue is None:
         shared = tensor.empty([n, c, oh, ow], f32)
-    block = _channel_block(c)
+    block = channel_block(c)
     index = ir.IndexType.get()
 
     def constant(v):
@@ -172,25 +152,25 @@ def _channel_loop(op, epilogue, lanes: int):
     b, acc = outer.regions[0].blocks[0].arguments
     with ir.InsertionPoint(outer.regions[0].blocks[0]):
         first = arith.muli(b, constant(block))
-        inner = scf.ForOp(constant(0), constant(block), constant(1), [_slice(acc, [0, first, 0, 0], [n, block, oh, ow])])
+        inner = scf.ForOp(constant(0), constant(block), constant(1), [slice_at(acc, [0, first, 0, 0], [n, block, oh, ow])])
         with ir.InsertionPoint(inner.body):
             local, t = inner.induction_variable, inner.inner_iter_args[0]
             channel = arith.addi(first, local)
             taps = _channel_taps(op, source, channel, (low, high, value), lanes)
-            out = _slice(t, [0, local, 0, 0], [n, 1, oh, ow])
+            out = slice_at(t, [0, local, 0, 0], [n, 1, oh, ow])
             if fill is not None:
                 start = linalg.fill(fill.operands[0], outs=[out])
             else:
-                start = _slice(init, [0, channel, 0, 0], [n, 1, oh, ow])
+                start = slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
             tail = None
             if epilogue is not None:
                 operands = [(None if v == op.results[0] else _channel_slice(v, m, channel), m)
                             for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
                 tail = epilogue.regions[0].blocks[0], operands, out
-            y = window_generic("sum", taps, _slice(weights, [channel, 0, 0], [1, kh, kw]), start, tail)
-            scf.YieldOp([_insert(y, t, [0, local, 0, 0])])
+            y = window_generic("sum", taps, slice_at(weights, [channel, 0, 0], [1, kh, kw]), start, tail)
+            scf.YieldOp([insert_at(y, t, [0, local, 0, 0])])
         with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
-            values, static = _split_offsets([0, first, 0, 0])
+            values, static = split_offsets([0, first, 0, 0])
             tensor.parallel_insert_slice(inner.results[0], acc, values, [], [], static, [n, block, oh, ow], [1] * 4)
     return outer.results[0]
 
@@ -215,4 +195,4 @@ def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
     return count
 
 
-__all__ = ["depthwise_channel_loops", "filled", "static_pad"]
+__all__ = ["channel_block", "depthwise_channel_loops", "filled", "static_pad"]

@@ -19,6 +19,7 @@ from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_
 from .attention import attention_chains, schedule_head_loop
 from .conv import schedule_conv
 from .cpu_planner import CpuPlanner
+from .grouped import MARK as GROUPED_MARK, grouped_fill, schedule_grouped
 from .gather_sums import is_gather_sum, schedule_gather_sum, zero_fill
 from .matmul import schedule_matmul
 from .matvec import MARK, schedule_matvec
@@ -42,6 +43,7 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     # Fills that initialize a contraction's accumulator are fused into its tiles.
     fused_fills = {fill for op in contractions if (fill := accumulator_fill(op)) is not None}
     fused_fills |= {fill for op in ops if is_gather_sum(op) and (fill := zero_fill(op)) is not None}
+    fused_fills |= {fill for op in ops if GROUPED_MARK in op.attributes and (fill := grouped_fill(op)) is not None}
     # Softmax, layer normalization: a loop over rows with the whole group fused in.
     groups = {group.root: group for group in row_groups([op for op in ops if op not in contractions])}
     in_groups = {member for group in groups.values() for member in group.members}
@@ -56,17 +58,22 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     # Program order: the producers of a contraction's operands are tiled before it (so
     # that structured.fuse, which fuses producers greedily, only finds the fill), and
     # an element-wise consumer is known to be an epilogue before it is reached. The
-    # body of a loop over a grouped convolution's groups (``prepare``) runs on one
-    # thread, like a head loop's ops: the loop is what the threads share. So does the body of a
+    # body of an scf.forall of ``prepare`` (over a grouped convolution's blocks of groups,
+    # loops within them included) runs on one thread, like a head loop's ops: the loop is
+    # what the threads share. So does the body of a
     # recurrence's loop over its time steps (an scf.for): a parallel region per step costs more
     # than its small matmul.
     consumed = []
     for op in ops:
         first = len(planner.schedules)
-        planner.threads = 1 if op in in_head_loops or op.parent.name == "scf.forall" or is_time_step_loop(op.parent) \
+        planner.threads = 1 if op in in_head_loops or _in_parallel_loop(op) or is_time_step_loop(op.parent) \
             else threads
         if MARK in op.attributes:
             schedule_matvec(planner, op)
+        elif GROUPED_MARK in op.attributes:
+            epilogue = schedule_grouped(planner, op)
+            if epilogue is not None:
+                consumed.append(epilogue)
         elif op.name in CONTRACTIONS:
             out = static_tensor_type(op.results[0]) if op.results else None
             if out is None or not is_f32(out):
@@ -94,6 +101,17 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
     planner.finish()
     return planner.script, planner.schedules
 
+
+
+def _in_parallel_loop(op) -> bool:
+    """Whether ``op`` is inside an ``scf.forall`` of the function (directly, or in a
+    loop of its body: a grouped convolution's groups within a block)."""
+    parent = op.parent
+    while parent.name != "func.func":
+        if parent.name == "scf.forall":
+            return True
+        parent = parent.parent
+    return False
 
 
 __all__ = ["CONTRACTIONS", "plan"]

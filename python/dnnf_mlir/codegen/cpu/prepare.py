@@ -7,7 +7,8 @@ arithmetic (``approximations``); contractions written as ``linalg.generic`` rebu
 as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
 transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
 operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutions
-split per group; depthwise convolutions become loops over channels (rows at least a
+of few channels per group become one register-tiled generic over their taps
+(``grouped``), the others split per group; depthwise convolutions become loops over channels (rows at least a
 vector wide: ``depthwise``) or flat rows of whole vectors (narrower, unstrided:
 ``flat_planes``); pooling and the other depthwise convolutions become element-wise
 ops over the taps of their window (``windows``); single-image 1x1 convolutions and
@@ -30,6 +31,7 @@ from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .depthwise import depthwise_channel_loops
 from .flat_planes import flat_plane_taps
+from .grouped import grouped_taps
 from .convolutions import convolutions_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
@@ -48,6 +50,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += generic_contractions_to_matmul(module)
     rewritten += rewrite_matvecs(module, lanes)
     rewritten += normalize_matmuls(module)
+    rewritten += grouped_taps(module, target)
     rewritten += split_grouped_convolutions(module)
     rewritten += depthwise_channel_loops(module, lanes)
     rewritten += flat_plane_taps(module, lanes)

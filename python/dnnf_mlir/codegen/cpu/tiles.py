@@ -103,11 +103,13 @@ def peeled_conv_columns(ow: int, f: int, target: CpuTarget) -> int:
     """The output columns of a strided convolution's last, partial register tile when it
     is computed as a tile of its own (peeled, ``conv.py``) rather than padded, else 0:
     at most one vector (LLVM's code for a few vectors and a ragged one is slower than
-    the padding). Peeled, the phases write the model's output directly, without the
-    copy of the columns the model has out of the widened result."""
+    the padding), after one whole tile at least (a row that is one ragged tile, 14
+    columns of 16, would load every tap of every input channel in pieces). Peeled, the
+    phases write the model's output directly, without the copy of the columns the
+    model has out of the widened result."""
     _, wv, padded = conv_vector_tile(ow, f, target)
     partial = ow % wv
-    return partial if padded != ow and partial <= target.lanes(32) else 0
+    return partial if padded != ow and ow > wv and partial <= target.lanes(32) else 0
 
 
 def narrow_conv_rows(ow: int, f: int, target: CpuTarget) -> bool:

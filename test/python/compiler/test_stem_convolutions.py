@@ -87,15 +87,12 @@ def _branch(index, case, nodes, initializers):
 
 def _model():
     """The model of ``CASES`` (one branch each), its feeds and the float64 results."""
-    inputs, nodes, initializers, feeds, wants = [], [], [], {}, []
-    for index, case in enumerate(CASES):
-        value, feeds[f"x{index}"], want = _branch(index, case, nodes, initializers)
-        inputs.append(value)
-        wants.append(want)
+    nodes, initializers = [], []
+    branches = [_branch(index, case, nodes, initializers) for index, case in enumerate(CASES)]
     outputs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(CASES))]
-    model = helper.make_model(helper.make_graph(nodes, "stems", inputs, outputs, initializers),
-                              opset_imports=[helper.make_opsetid("", 17)])
-    return model, feeds, wants
+    graph = helper.make_graph(nodes, "stems", [value for value, _, _ in branches], outputs, initializers)
+    feeds = {f"x{index}": feed for index, (_, feed, _) in enumerate(branches)}
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds, [want for *_, want in branches]
 
 
 @pytest.mark.parametrize("cpu,threads", [("native", 1), ("native", 2), ("x86-64-v3", 1), ("x86-64-v3", 2)])

@@ -7,7 +7,10 @@ materialized once (``bufferize_to_allocation``), the thread split (output channe
 first), the register tile (FR channels x one row x WV columns), which window loops
 are unrolled, and whether an element-wise consumer (bias, activation, residual add;
 ``epilogues.py`` moves it into the widened shape) becomes the root of the tiling,
-applied to the accumulators before the single store.
+applied to the accumulators before the single store. A strided convolution's phases
+(``convolutions.split_strided_convolutions``) share the register tiles of the last one,
+whose partial last column tile is peeled rather than padded where it is at most a
+vector (``tiles.peeled_conv_columns``).
 """
 
 from __future__ import annotations
@@ -37,14 +40,8 @@ def feeds_accumulated_convolution(op) -> bool:
     """Whether ``op`` is a phase that a later convolution's schedule computes in its tiles
     (``accumulated_convolutions``), rather than a convolution scheduled on its own."""
     user = only_user(op.results[0]) if op.results else None
-    return (op.name == "linalg.conv_2d_nchw_fchw" and user is not None and user.name == op.name
-            and user.operands[2] == op.results[0] and schedule_conv_tile(user) == schedule_conv_tile(op))
-
-
-def schedule_conv_tile(op):
-    """The output shape that sets a convolution's register tile (None when not static)."""
-    out = static_tensor_type(op.results[0]) if op.results else None
-    return tuple(out.shape) if out is not None else None
+    return op.name == "linalg.conv_2d_nchw_fchw" and user is not None and user.name == op.name \
+        and user.operands[2] == op.results[0]
 
 
 def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
@@ -54,15 +51,16 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
     returns whether ``epilogue`` (an element-wise linalg.generic consuming its result)
     was fused into its tiles."""
     s = planner.script
+    chain = accumulated_convolutions(op)
     inp, w = static_tensor_type(op.operands[0]), static_tensor_type(op.operands[1])
     out = static_tensor_type(op.results[0])
     if inp is None or w is None or out is None:
-        schedule_rows(planner, op)
+        for conv in chain:
+            schedule_rows(planner, conv)
         return False
     nb, f, oh, ow = out.shape
     tag = planner.new_tag(op)
     fr, wv, padded = conv_vector_tile(ow, f, planner.target)
-    chain = accumulated_convolutions(op)
     peeled = peeled_conv_columns(ow, f, planner.target) if len(chain) > 1 else 0
     if padded != ow and not peeled:  # pad_convolutions did not apply (e.g. not enough input)
         for conv in chain:

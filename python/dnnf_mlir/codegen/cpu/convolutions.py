@@ -122,8 +122,9 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
 
     The input gets extra zero columns on the right (merged into its ``tensor.pad``
     when it has one), the convolution computes ``OW'`` columns into a fill of the
-    wider shape, and an ``extract_slice`` keeps the first ``OW``. Returns how many
-    convolutions were widened.
+    wider shape, and an ``extract_slice`` keeps the first ``OW``. Not those split by
+    phase whose last column tile is peeled instead (``tiles.peeled_conv_columns``).
+    Returns how many convolutions were widened.
     """
     linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
     count = 0

@@ -5,6 +5,7 @@
 // split, which window loops to unroll) and calls these sequences in this order:
 //
 //   @__dnnf_conv2d_register_tiles      (@__dnnf_conv2d_epilogue_register_tiles with an epilogue)
+//   [@__dnnf_conv2d_peel_partial_columns]  a strided one's partial last column tile
 //   @__dnnf_conv2d_reduction_steps    then the kw (and kh) loops unrolled
 //   @__dnnf_conv2d_vectorize
 //
@@ -39,6 +40,18 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.yield %tiled, %n : !transform.any_op, !transform.any_op
+  }
+
+  // Peel the partial last column tile off the tile loop of a tiled convolution (or its
+  // epilogue), the loop enclosing it: a strided convolution's phases then write the
+  // model's output width directly (conv.py). Returns the loop of whole tiles and the
+  // partial one.
+  transform.named_sequence @__dnnf_conv2d_peel_partial_columns(
+      %tiled: !transform.any_op {transform.readonly}) -> (!transform.any_op, !transform.any_op) {
+    %loop = transform.get_parent_op %tiled {op_name = "scf.for"} : (!transform.any_op) -> !transform.op<"scf.for">
+    %whole, %partial = transform.loop.peel %loop
+      : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.yield %whole, %partial : !transform.any_op, !transform.any_op
   }
 
   // The reductions one step at a time, input channels outermost: the KH x KW window of

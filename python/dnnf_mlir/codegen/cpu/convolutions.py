@@ -20,7 +20,7 @@ from ..._mlir import ir
 from ...linalg_builders import affine_map, generic, make_pad
 from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
 from .target import CpuTarget
-from .tiles import conv_vector_tile, narrow_conv_rows
+from .tiles import conv_vector_tile, narrow_conv_rows, peeled_conv_columns
 
 def _grouped_1x1_as_batch_matmul(op, strides):
     """A single-image 1x1 grouped convolution as ``W[G, F, C] @ X[G, C, OH*OW]``: one
@@ -122,8 +122,9 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
 
     The input gets extra zero columns on the right (merged into its ``tensor.pad``
     when it has one), the convolution computes ``OW'`` columns into a fill of the
-    wider shape, and an ``extract_slice`` keeps the first ``OW``. Returns how many
-    convolutions were widened.
+    wider shape, and an ``extract_slice`` keeps the first ``OW``. Not those split by
+    phase whose last column tile is peeled instead (``tiles.peeled_conv_columns``).
+    Returns how many convolutions were widened.
     """
     linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
     count = 0
@@ -131,9 +132,9 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
         n, f, oh, ow = out_t.shape
         kw = w_t.shape[3]
         _, _, padded = conv_vector_tile(ow, f, target)
-        if padded == ow:
-            continue
         (sh, sw), (dh, dw) = conv_params(op)
+        if padded == ow or (splits_by_phase(sw, dw, kw) and peeled_conv_columns(ow, f, target)):
+            continue
         x = op.operands[0]
         need = (padded - 1) * sw + (kw - 1) * dw + 1
         delta = need - x_t.shape[3]
@@ -257,7 +258,7 @@ def split_strided_convolutions(module: ir.Module) -> int:
         (sh, sw), (dh, dw) = conv_params(op)
         n, f, oh, ow = out_t.shape
         _, c, kh, kw = w_t.shape
-        if sw == 1 or dw != 1 or kw == 1:
+        if not splits_by_phase(sw, dw, kw):
             continue
         f32 = out_t.element_type
         h = x_t.shape[2]
@@ -277,6 +278,12 @@ def split_strided_convolutions(module: ir.Module) -> int:
         op.erase()
         count += 1
     return count
+
+
+def splits_by_phase(sw: int, dw: int, kw: int) -> bool:
+    """Whether ``split_strided_convolutions`` splits a convolution of horizontal stride
+    ``sw``, dilation ``dw`` and window width ``kw`` by phase."""
+    return sw > 1 and dw == 1 and kw > 1
 
 
 def _static_pad(pad_op):
@@ -330,4 +337,4 @@ def phase_split(x, stride: int, width: int, init=None):
 
 
 __all__ = ["convolutions_to_matmul", "pad_convolutions", "phase_split", "split_grouped_convolutions",
-           "split_strided_convolutions"]
+           "split_strided_convolutions", "splits_by_phase"]

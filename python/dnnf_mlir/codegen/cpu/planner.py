@@ -17,7 +17,7 @@ from ...kernel_functions import is_time_step_loop
 from ..linalg_queries import (accumulator_fill, elementwise_consumer, enclosing_function, is_f32, linalg_ops,
                               static_tensor_type)
 from .attention import attention_chains, schedule_head_loop
-from .conv import schedule_conv
+from .conv import feeds_accumulated_convolution, schedule_conv
 from .cpu_planner import CpuPlanner
 from .grouped import MARK as GROUPED_MARK, grouped_fill, schedule_grouped
 from .gather_sums import is_gather_sum, schedule_gather_sum, zero_fill
@@ -83,7 +83,9 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
                 epilogue = elementwise_consumer(op)
                 if epilogue in in_groups or epilogue in groups:
                     epilogue = None
-                if op.name == "linalg.conv_2d_nchw_fchw":
+                if feeds_accumulated_convolution(op):
+                    fused = False  # computed in the tiles of the convolution it feeds
+                elif op.name == "linalg.conv_2d_nchw_fchw":
                     fused = schedule_conv(planner, op, epilogue=epilogue)
                 else:
                     fused = schedule_matmul(planner, op, batch=op.name == "linalg.batch_matmul", epilogue=epilogue)

@@ -99,6 +99,19 @@ def conv_vector_tile(ow: int, f: int, target: CpuTarget):
     return fr, wv, padded
 
 
+def peeled_conv_columns(ow: int, f: int, target: CpuTarget) -> int:
+    """The output columns of a strided convolution's last, partial register tile when it
+    is computed as a tile of its own (peeled, ``conv.py``) rather than padded, else 0:
+    at most one vector (LLVM's code for a few vectors and a ragged one is slower than
+    the padding), after one whole tile at least (a row that is one ragged tile, 14
+    columns of 16, would load every tap of every input channel in pieces). Peeled, the
+    phases write the model's output directly, without the copy of the columns the
+    model has out of the widened result."""
+    _, wv, padded = conv_vector_tile(ow, f, target)
+    partial = ow % wv
+    return partial if padded != ow and ow > wv and partial <= target.lanes(32) else 0
+
+
 def narrow_conv_rows(ow: int, f: int, target: CpuTarget) -> bool:
     """Whether the direct convolution would run on rows narrower than a vector register
     (``conv_vector_tile``): a single-image one is then a matmul over its patches
@@ -117,4 +130,5 @@ __all__ = [
     "fits_in_vectors",
     "matmul_register_tile",
     "narrow_conv_rows",
+    "peeled_conv_columns",
 ]

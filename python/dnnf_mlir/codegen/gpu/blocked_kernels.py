@@ -31,6 +31,7 @@ from ..constant_filters import ConstantFilters
 from ..linalg_queries import indexing_maps, producer
 from ..lowered_module import symbol_name
 from .blocked_reorganize import FLATTENING, REORGANIZING, blocked_op, tolerated
+from .blocked_windows import blocked_channel_window, channel_pad, is_channel_window
 from .nc4hw4 import BLOCK, activation_map, blocked_init, blocked_type, blocks, is_activation, materialized, read
 
 CONVOLUTION = "linalg.conv_2d_nchw_fchw"
@@ -112,7 +113,8 @@ def _elementwise_ok(op, activations: set, calls: dict) -> bool:
             return False
         if kind != "activation":
             constant_inputs.add(body.arguments[number])
-    return _bounded(body, constant_inputs)
+    whole_blocks = ir.RankedTensorType(op.results[0].type).shape[1] % BLOCK == 0  # no lanes past C
+    return whole_blocks or _bounded(body, constant_inputs)
 
 
 def _convolution_ok(conv, activations: set, calls: dict) -> bool:
@@ -144,7 +146,13 @@ def blockable(function, calls: dict) -> bool:
                 return False
             plain.add(op.results[0])
             continue
-        if op.name == CONVOLUTION:
+        if channel_pad(op) is not None:  # read by its window only (``is_channel_window``)
+            ok = op.operands[0] in activations
+            if ok:
+                continue
+        elif is_channel_window(op):
+            ok = producer(op.operands[0]).operands[0] in activations
+        elif op.name == CONVOLUTION:
             ok = _convolution_ok(op, activations, calls)
         elif op.name == "linalg.generic":
             ok = _elementwise_ok(op, activations, calls)
@@ -250,6 +258,10 @@ def block_kernel(function, blocked: list, calls: dict):
                 for number, value in enumerate(list(op.operands)):
                     op.operands[number] = layouts.get(value, (value,))[0]
                 layouts[op.results[0]] = (op.results[0], None)
+            elif channel_pad(op) is not None:
+                continue  # computed by its window's gather
+            elif is_channel_window(op):
+                layouts[op.results[0]] = (blocked_channel_window(op, layouts), True)
             elif op.name == CONVOLUTION:
                 layouts[op.results[0]] = (_blocked_convolution(op, layouts, calls), True)
             elif op.name == "linalg.generic":

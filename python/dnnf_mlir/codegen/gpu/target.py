@@ -67,6 +67,9 @@ class GpuDevice:
     # Inception v1 took 1.23-1.32x NCHW's time over OpenCL (blocked 3x3 convolutions
     # slower, plus the copies back to NCHW): the ``pocl`` and ``lavapipe`` profiles only.
     channel_blocks: bool = False
+    # A LRN computed in the kernel of the pooling that reads it (``fusion/lrn_pools.py``),
+    # again where the pooling's windows overlap: one dispatch less per LRN.
+    lrn_in_pools: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,10 @@ class GpuTarget(Target):
     @property
     def default_layout(self) -> str:
         return "nc4hw4" if self.device.channel_blocks else "nchw"
+
+    @property
+    def lrn_in_pools(self) -> bool:
+        return self.device.lrn_in_pools
 
     def describe(self) -> str:
         return f"{self.name} ({self.device.name})"

@@ -146,11 +146,11 @@ def blockable(function, calls: dict) -> bool:
                 return False
             plain.add(op.results[0])
             continue
-        if channel_pad(op) is not None:  # read by its window only (``is_channel_window``)
-            ok = op.operands[0] in activations
-            if ok:
-                continue
-        elif is_channel_window(op):
+        if channel_pad(op) is not None:  # computed by the gather of its window (``is_channel_window``)
+            if op.operands[0] not in activations:
+                return False
+            continue
+        if is_channel_window(op):
             ok = producer(op.operands[0]).operands[0] in activations
         elif op.name == CONVOLUTION:
             ok = _convolution_ok(op, activations, calls)

@@ -19,7 +19,7 @@ from ..target import GpuDevice, GpuTarget, resolve_device
 
 _GENERIC = GpuDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24, max_workgroup_invocations=128,
                      max_shared_memory=16 << 10)
-DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="pocl", channel_blocks=True, lrn_in_pools=True))}
+DEVICES = {device.name: device for device in (_GENERIC, replace(_GENERIC, name="pocl", channel_blocks=True))}
 DEFAULT_DEVICE = "generic"
 
 

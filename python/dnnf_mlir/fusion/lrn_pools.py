@@ -8,6 +8,9 @@ instead, computing it again where windows overlap (a 3x3 / 2 pooling about 2.25 
 the unit holding the LRN merges into the unit holding the pooling when
 
 - the LRN's result is read by that pooling only (nothing else, not returned);
+- the pooling reads it unpadded (no pads, no ceil mode): a GPU kernel pads a value it
+  computes by gathering from it, which it computes first, a dispatch of its own
+  (``codegen/gpu/kernels.GatherError``), so a padded pooling would save no dispatch;
 - neither unit holds a contraction (a convolution's tiles would be computed again);
 - the union closes no cycle and stays within the fused op's limits.
 """
@@ -19,11 +22,18 @@ from .plan import Block, FusionPlan
 POOLINGS = frozenset({"max_pool", "average_pool"})
 
 
+def _unpadded(pooling) -> bool:
+    attrs = pooling.operation.opview.attrs
+    return (not any(attrs["pads"]) and attrs["auto_pad"] in ("NOTSET", "VALID") and not attrs["ceil_mode"])
+
+
 def _pair(graph, unit_of: dict, lrn: int):
-    """(LRN unit, pooling unit) when the LRN ``lrn`` is read by one pooling only, else None."""
+    """(LRN unit, pooling unit) when the LRN ``lrn`` is read by one unpadded pooling only,
+    else None."""
     (result,) = graph.results[lrn]
     users = graph.users[result]
-    if len(users) != 1 or graph.external[result] or graph.nodes[users[0]].mnemonic not in POOLINGS:
+    if (len(users) != 1 or graph.external[result] or graph.nodes[users[0]].mnemonic not in POOLINGS
+            or not _unpadded(graph.nodes[users[0]])):
         return None
     first, second = unit_of[lrn], unit_of[users[0]]
     if first == second or any(graph.nodes[m].mnemonic in CONTRACTIONS for m in first | second):

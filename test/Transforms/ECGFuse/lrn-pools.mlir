@@ -54,3 +54,17 @@ func.func @lrn_then_conv(%x: tensor<1x8x7x7xf32>, %w: tensor<4x8x1x1xf32>) -> te
   %c = "ecg.conv"(%l, %w) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 1, 1>, operandSegmentSizes = array<i32: 1, 1, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x7x7xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x7x7xf32>
   return %c : tensor<1x4x7x7xf32>
 }
+
+// -----
+
+// A padded pooling would gather from the LRN computed first (a dispatch of its own):
+// apart everywhere.
+// CHECK-LABEL: func.func @lrn_padded_pool
+// CHECK:         %[[L:.*]] = "ecg.lrn"
+// CHECK:         "ecg.max_pool"(%[[L]])
+// APART-LABEL: func.func @lrn_padded_pool
+func.func @lrn_padded_pool(%x: tensor<1x8x7x7xf32>) -> tensor<1x8x4x4xf32> {
+  %l = "ecg.lrn"(%x) {alpha = 1.0e-4 : f64, beta = 7.5e-01 : f64, bias = 1.0 : f64, size = 3 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %p = "ecg.max_pool"(%l) {auto_pad = "NOTSET", ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, storage_order = 0 : i64, strides = array<i64: 2, 2>} : (tensor<1x8x7x7xf32>) -> tensor<1x8x4x4xf32>
+  return %p : tensor<1x8x4x4xf32>
+}

@@ -1,6 +1,8 @@
 """Kernel functions computed in NC4HW4 (``nc4hw4.py``; ``channel_blocks.py`` decides
-which kernels and values): a convolution with constant filters, element-wise ops, and
-the reorganizing ops of ``blocked_reorganize.py`` (pooling, concatenation, slices).
+which kernels and values): a convolution with constant filters (grouped too, where each
+group's channels fill their blocks: ``blocked_groups.py``), element-wise ops, a LRN's
+window of channels (``blocked_windows.py``), and the reorganizing ops of
+``blocked_reorganize.py`` (pooling, concatenation, slices, flattenings).
 
 The convolution becomes a generic over ``(n, fb, oh, ow, fi, cb, kh, kw, ci)`` whose
 filters are packed at compile time as ``[F/4, C/4, KH, KW, 4 ci, 4 fi]``: a thread's

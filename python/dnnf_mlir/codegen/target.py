@@ -40,6 +40,9 @@ class Target(ABC):
     # The layout of convolutions' activations where ``--gpu-layout`` is auto (GPU targets:
     # nc4hw4 on the device profiles where it measured faster, ``GpuDevice.channel_blocks``).
     default_layout: ClassVar[str] = "nchw"
+    # Whether ecg-fuse merges a LRN into the pooling reading it (``fusion/lrn_pools.py``;
+    # GPU targets: ``GpuDevice.lrn_in_pools``).
+    lrn_in_pools: ClassVar[bool] = False
     name: str  # as given to get_target: "host", "aarch64", ...
 
     @property

@@ -15,6 +15,7 @@ from ..transforms.registry import described_by_table
 from .attention import fuse_attention
 from .graph import OpGraph
 from .horizontal import combine_siblings
+from .lrn_pools import fuse_lrn_pools
 from .oracle import ConservativeOracle
 from .outline import outline
 from .picture import PictureError, plan_svg
@@ -46,6 +47,8 @@ def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = Tr
             plan = combine_siblings(plan)
         if attention:
             plan = fuse_attention(plan)
+        if get_target(target).lrn_in_pools:
+            plan = fuse_lrn_pools(plan)
     elif mode == "tvm":
         plan_tvm(plan)
     plan.seconds = time.perf_counter() - start

@@ -92,6 +92,9 @@ func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {{
         ("%r = math.exp %in : f32", np.exp),
         ("%r = math.tanh %in : f32", np.tanh),
         ("%c = arith.constant 3.0 : f32\n    %r = math.powf %in, %c : f32", lambda v: v**3),
+        # A LRN's exponent, as two square roots: NaN below 0 as powf.
+        ("%c = arith.constant 0.75 : f32\n    %r = math.powf %in, %c : f32",
+         lambda v: np.where(v >= 0, np.abs(v) ** 0.75, np.nan)),
     ],
 )
 def test_math_approximations(body, reference):

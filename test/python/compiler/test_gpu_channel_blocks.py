@@ -3,7 +3,7 @@ small graphs whose convolutions compute in NC4HW4, channel counts not multiples 
 (3, 5, 6, 7: the padded channels must stay out of every result), a run of convolutions
 with a residual add, a stride, max and average pooling, concatenations (blocked, and one
 that splits a block, on NCHW copies), a batch normalization, a global pooling then a
-Gemm; the NCHW copies counted; run on the device found (lavapipe, PoCL) and compared with
+Gemm, grouped convolutions; the NCHW copies counted; run on the device found (lavapipe, PoCL) and compared with
 onnxruntime within ``checking.compare``'s tolerance (|got - want| <= 3e-5 + 1e-4 *
 |want| per element) on standard normal inputs; every SPIR-V binary passes spirv-val;
 with --precision fp16 too, within dnnf-run's fp16 bound.
@@ -111,8 +111,23 @@ def _global_pooling():
         {"w0": [10, 5, 3, 3], "b0": [10], "w1": [10, 5, 1, 1], "wg": [3, 10], "bg": [3]}), 0
 
 
+def _groups():
+    """A 3x3 convolution to 8 channels, relu, a grouped 3x3 one (2 groups of 4 channels:
+    blocked, each output block over its group's input block), relu, a 3x3 one, and a
+    grouped one to 2 groups of 3 output channels (not whole blocks: NCHW, on a copy): one
+    NCHW copy (two with the grouped convolutions NCHW)."""
+    node = helper.make_node
+    return _model([
+        node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]), node("Relu", ["c0"], ["a"]),
+        node("Conv", ["a", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], group=2), node("Relu", ["c1"], ["b"]),
+        node("Conv", ["b", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        node("Conv", ["c2", "w3"], ["y"], pads=[1, 1, 1, 1], group=2)],
+        {"x": [1, 5, 7, 7]}, {"y": [1, 6, 7, 7]},
+        {"w0": [8, 5, 3, 3], "b0": [8], "w1": [8, 4, 3, 3], "b1": [8], "w2": [8, 8, 3, 3], "w3": [6, 4, 3, 3]}), 1
+
+
 GRAPHS = {"chain": _chain, "fire": _fire, "pools": _pools, "concatenation": _concatenation,
-          "global_pooling": _global_pooling}
+          "global_pooling": _global_pooling, "groups": _groups}
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
 """Kernel functions computed in NC4HW4 (``nc4hw4.py``; ``channel_blocks.py`` decides
-which kernels and values): a convolution with constant filters, element-wise ops, and
-the reorganizing ops of ``blocked_reorganize.py`` (pooling, concatenation, slices).
+which kernels and values): a convolution with constant filters (grouped too, where each
+group's channels fill their blocks: ``blocked_groups.py``), element-wise ops, a LRN's
+window of channels (``blocked_windows.py``), and the reorganizing ops of
+``blocked_reorganize.py`` (pooling, concatenation, slices, flattenings).
 
 The convolution becomes a generic over ``(n, fb, oh, ow, fi, cb, kh, kw, ci)`` whose
 filters are packed at compile time as ``[F/4, C/4, KH, KW, 4 ci, 4 fi]``: a thread's
@@ -28,14 +30,17 @@ from ..._mlir import ir
 from ...kernel_functions import KERNEL_ATTR
 from ...linalg_builders import affine_map, generic, with_operands
 from ..constant_filters import ConstantFilters
-from ..linalg_queries import indexing_maps, producer
+from ..linalg_queries import indexing_maps, only_user, producer
 from ..lowered_module import symbol_name
+from .blocked_groups import GROUPED, GroupedConvolution, collapses_groups
 from .blocked_reorganize import FLATTENING, REORGANIZING, blocked_op, tolerated
+from .blocked_windows import blocked_channel_window, channel_pad, is_channel_window
 from .nc4hw4 import BLOCK, activation_map, blocked_init, blocked_type, blocks, is_activation, materialized, read
 
 CONVOLUTION = "linalg.conv_2d_nchw_fchw"
-ACCEPTED = ("arith.constant", "tensor.empty", "linalg.fill", "tensor.expand_shape", CONVOLUTION, "linalg.generic",
-            "func.return") + REORGANIZING
+CONVOLUTIONS = (CONVOLUTION, GROUPED)
+ACCEPTED = ("arith.constant", "tensor.empty", "linalg.fill", "tensor.expand_shape", "linalg.generic",
+            "func.return") + CONVOLUTIONS + REORGANIZING
 PLAIN_READERS = ("linalg.generic", "tensor.expand_shape", "tensor.collapse_shape")
 # Element-wise ops that may make an infinity of the values past C, which the next
 # convolution's zero filters would turn into NaN (see ``_bounded`` for the safe ones).
@@ -112,13 +117,18 @@ def _elementwise_ok(op, activations: set, calls: dict) -> bool:
             return False
         if kind != "activation":
             constant_inputs.add(body.arguments[number])
-    return _bounded(body, constant_inputs)
+    whole_blocks = ir.RankedTensorType(op.results[0].type).shape[1] % BLOCK == 0  # no lanes past C
+    return whole_blocks or _bounded(body, constant_inputs)
 
 
 def _convolution_ok(conv, activations: set, calls: dict) -> bool:
     fill = producer(conv.operands[2])
-    return (conv.operands[0] in activations and fill is not None and fill.name == "linalg.fill"
-            and ConstantFilters(conv, calls).constant())
+    if fill is None or fill.name != "linalg.fill":
+        return False
+    if conv.name == GROUPED:
+        grouped = GroupedConvolution.of(conv, calls)
+        return grouped is not None and grouped.x in activations
+    return conv.operands[0] in activations and ConstantFilters(conv, calls).constant()
 
 
 def _reads_plain(op, plain: set) -> bool:
@@ -134,7 +144,7 @@ def blockable(function, calls: dict) -> bool:
     activation."""
     block = function.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
-    if sum(op.name == CONVOLUTION for op in ops) > 1 or any(op.name not in ACCEPTED for op in ops):
+    if sum(op.name in CONVOLUTIONS for op in ops) > 1 or any(op.name not in ACCEPTED for op in ops):
         return False
     activations = {argument for argument in block.arguments if is_activation(argument.type)}
     plain = set()
@@ -144,7 +154,18 @@ def blockable(function, calls: dict) -> bool:
                 return False
             plain.add(op.results[0])
             continue
-        if op.name == CONVOLUTION:
+        if channel_pad(op) is not None:  # computed by the gather of its window (``is_channel_window``)
+            if op.operands[0] not in activations:
+                return False
+            continue
+        if collapses_groups(op):
+            if op.operands[0] not in activations:
+                return False
+            activations.add(op.results[0])
+            continue
+        if is_channel_window(op):
+            ok = producer(op.operands[0]).operands[0] in activations
+        elif op.name in CONVOLUTIONS:  # a grouped one's [N, G, F/G, OH, OW] is read by its collapse only
             ok = _convolution_ok(op, activations, calls)
         elif op.name == "linalg.generic":
             ok = _elementwise_ok(op, activations, calls)
@@ -164,7 +185,7 @@ def blockable(function, calls: dict) -> bool:
 def has_window(function) -> bool:
     """Whether the ``blockable`` kernel ``function`` has a convolution with a window
     (filters of more than one position)."""
-    return any(op.operation.name == CONVOLUTION and math.prod(ir.RankedTensorType(op.operands[1].type).shape[2:]) > 1
+    return any(op.operation.name in CONVOLUTIONS and math.prod(ir.RankedTensorType(op.operands[1].type).shape[-2:]) > 1
                for op in function.regions[0].blocks[0].operations)
 
 
@@ -184,16 +205,19 @@ def _pack_channels(values: np.ndarray) -> np.ndarray:
 
 
 def _blocked_convolution(conv, layouts: dict, calls: dict):
-    """The blocked generic computing ``conv``; its filters repacked (``_pack_filters``)."""
+    """The blocked generic computing ``conv`` (grouped: each output block over its group's
+    input blocks, ``blocked_groups.py``); its filters repacked (``_pack_filters``)."""
     strides = [int(s) for s in ir.DenseIntElementsAttr(conv.attributes["strides"])]
     dilations = [int(s) for s in ir.DenseIntElementsAttr(conv.attributes["dilations"])]
-    x, blocked = read(*layouts[conv.operands[0]])
-    filters = ConstantFilters(conv, calls).transformed(_pack_filters)
     # Loops: n, fb, oh, ow, fi | cb, kh, kw, ci.
     d = ir.AffineDimExpr.get
-    x_map = activation_map(9, blocked, 5, 8, d(2) * strides[0] + d(6) * dilations[0],
-                           d(3) * strides[1] + d(7) * dilations[1])
-    init = blocked_init(conv.results[0], producer(conv.operands[2]).operands[0])
+    grouped = GroupedConvolution.of(conv, calls) if conv.name == GROUPED else None
+    x, blocked = read(*layouts[grouped.x if grouped else conv.operands[0]])
+    filters = (grouped.filters if grouped else ConstantFilters(conv, calls)).transformed(_pack_filters)
+    x_map = activation_map(9, blocked, grouped.input_block(d(1), d(5)) if grouped else d(5), d(8),
+                           d(2) * strides[0] + d(6) * dilations[0], d(3) * strides[1] + d(7) * dilations[1])
+    result = only_user(conv.results[0]).results[0] if grouped else conv.results[0]  # grouped: its collapse
+    init = blocked_init(result, producer(conv.operands[2]).operands[0])
 
     def body(a, b, acc):
         return _mlir.arith.addf(acc, _mlir.arith.mulf(a, b))
@@ -250,7 +274,13 @@ def block_kernel(function, blocked: list, calls: dict):
                 for number, value in enumerate(list(op.operands)):
                     op.operands[number] = layouts.get(value, (value,))[0]
                 layouts[op.results[0]] = (op.results[0], None)
-            elif op.name == CONVOLUTION:
+            elif channel_pad(op) is not None:
+                continue  # computed by its window's gather
+            elif is_channel_window(op):
+                layouts[op.results[0]] = (blocked_channel_window(op, layouts), True)
+            elif collapses_groups(op):
+                layouts[op.results[0]] = layouts[op.operands[0]]
+            elif op.name in CONVOLUTIONS:
                 layouts[op.results[0]] = (_blocked_convolution(op, layouts, calls), True)
             elif op.name == "linalg.generic":
                 layouts[op.results[0]] = (_blocked_elementwise(op, layouts, calls), True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import affine_map, with_operands
+from ...linalg_builders import affine_map, generic, with_operands
 from ..linalg_queries import conv_params, pad_fill, producer, reassociation_groups, static_slice
 from .nc4hw4 import BLOCK, activation_map, blocked_init, blocks, is_activation, materialized, read
 
@@ -75,9 +75,10 @@ def tolerated(op, activations: set) -> bool:
         fill = producer(op.operands[1])
         dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
         return op.operands[0] in activations and dims == [2, 3] and fill is not None and fill.name == "linalg.fill"
-    if name == "tensor.collapse_shape":
+    if name == "tensor.collapse_shape":  # a flattening: of [N, C, 1, 1], or of whole blocks (``_flattened``)
         shape = ir.RankedTensorType(op.operands[0].type).shape
-        return op.operands[0] in activations and shape[2:] == [1, 1] and reassociation_groups(op) == [[0], [1, 2, 3]]
+        return (op.operands[0] in activations and (shape[2:] == [1, 1] or shape[1] % BLOCK == 0)
+                and reassociation_groups(op) == [[0], [1, 2, 3]])
     return False
 
 
@@ -89,6 +90,17 @@ def _pooling(op, x, blocked: bool):
     init = blocked_init(op.results[0], producer(op.operands[2]).operands[0])
     return with_operands(op, [x, op.operands[1]], [x_map, affine_map(7, [5, 6]), affine_map(7, [0, 1, 2, 3, 4])],
                          [init], ["parallel"] * 5 + ["reduction"] * 2)[0]
+
+
+def _flattened(x, flat: ir.Type):
+    """The blocked ``x`` (whole blocks) flattened to NCHW's ``[N, C*H*W]`` (``flat``): its
+    blocks' lanes moved before the rows, in the kernel that computes it, so that a
+    classifier's flattening reads the blocked pooling before it with no copy kernel."""
+    n, cb, h, w, _ = ir.RankedTensorType(x.type).shape
+    element = ir.RankedTensorType(x.type).element_type
+    moved = generic([x], [affine_map(5, [0, 1, 3, 4, 2]), affine_map(5, [0, 1, 2, 3, 4])],
+                    [_mlir.tensor.empty([n, cb, BLOCK, h, w], element)], lambda v, _out: v)[0]
+    return _mlir.tensor.collapse_shape(flat, moved, [[0], [1, 2, 3, 4]])
 
 
 def blocked_op(op, layouts: dict) -> tuple:
@@ -109,6 +121,8 @@ def blocked_op(op, layouts: dict) -> tuple:
     x = materialized(*source)
     n, cb, h, w, _ = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
+    if name == "tensor.collapse_shape" and (h, w) != (1, 1):
+        return _flattened(x, op.results[0].type), None
     if name == "tensor.extract_slice":
         sizes = [n, blocks(_channels(op.results[0])), h, w, BLOCK]
         offsets = [0, _channel_slice(op) // BLOCK, 0, 0, 0]

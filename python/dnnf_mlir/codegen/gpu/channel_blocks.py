@@ -2,8 +2,8 @@
 (``blocked_kernels.py``), the values between them kept in that layout.
 
 Run on linalg on tensors with kernel functions (after ``convert-ecg-to-linalg``). Every
-call of a ``blockable`` kernel function (a convolution with constant filters, pooling,
-concatenation and slices along channels, element-wise ops, a global pooling's
+call of a ``blockable`` kernel function (a convolution with constant filters, grouped
+too, pooling, concatenation and slices along channels, element-wise ops, a LRN, a
 flattening: the layout-tolerant ops) in a run with a windowed convolution
 (``_runs_with_windows``) computes its activations blocked; a kernel reads an argument
 blocked where the value passed is such a result, and as NCHW otherwise, so a run of

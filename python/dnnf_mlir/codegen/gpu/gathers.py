@@ -83,15 +83,16 @@ def _pad_to_generic(pad) -> bool:
 
 def _elementwise_producer(value):
     """The element-wise ``linalg.generic`` computing ``value`` (one result, every input
-    read through a projected permutation), whose body a gather can evaluate on the one
-    element it reads; else None."""
+    read through a map of its loops without symbols: a projected permutation, or an NCHW
+    argument read by a blocked op's ``cb * 4 + ci``), whose body a gather can evaluate
+    on the one element it reads; else None."""
     op = value.owner if isinstance(value, ir.OpResult) else None
     if op is None or op.name != "linalg.generic" or len(op.results) != 1:
         return None
     if not all(ir.Attribute.parse("#linalg.iterator_type<parallel>") == kind for kind in ir.ArrayAttr(op.attributes["iterator_types"])):
         return None
     maps = indexing_maps(op)
-    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or not all(m.is_projected_permutation for m in maps):
+    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or any(m.n_symbols for m in maps):
         return None
     body = op.regions[0].blocks[0]
     if any(inner.name in ("linalg.index", "tensor.extract") for inner in body.operations):
@@ -115,7 +116,7 @@ def _inline_producer(extract) -> bool:
     with ir.InsertionPoint(extract), extract.location:
         values = {}
         for argument, value, amap in zip(body.arguments, inputs, maps):
-            at = [indices[ir.AffineDimExpr(e).position] for e in amap.results]
+            at = [affine_value(e, indices) for e in amap.results]
             values[argument] = _mlir.tensor.extract(value, at) if isinstance(value.type, ir.RankedTensorType) else value
         result = inline_body(body, values)[0]
     extract.results[0].replace_all_uses_with(result)

@@ -55,11 +55,13 @@ def read(value, blocked: bool, spatial_low=(0, 0), spatial_high=(0, 0), fill=0.0
     return _pad(_pad(value, [0] * 4, [0, extra, 0, 0], 0.0), [0, 0, *spatial_low], [0, 0, *spatial_high], fill), False
 
 
-def activation_map(dims: int, blocked: bool, cb: int, ci: int, rows, columns) -> ir.AffineMap:
+def activation_map(dims: int, blocked: bool, cb, ci, rows, columns) -> ir.AffineMap:
     """How a loop nest of ``dims`` loops reads an activation: batch loop 0, the channel
-    loops ``cb`` and ``ci``, the spatial expressions ``rows`` and ``columns``."""
+    block and lane ``cb`` and ``ci`` (loops, or expressions of them), the spatial
+    expressions ``rows`` and ``columns``."""
     d = ir.AffineDimExpr.get
-    channel = [d(cb), d(ci)] if blocked else [d(cb) * BLOCK + d(ci)]
+    cb, ci = (d(e) if isinstance(e, int) else e for e in (cb, ci))
+    channel = [cb, ci] if blocked else [cb * BLOCK + ci]
     result = [d(0), channel[0], rows, columns] + channel[1:]
     return affine_map(dims, result)
 

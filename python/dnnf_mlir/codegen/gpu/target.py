@@ -67,6 +67,13 @@ class GpuDevice:
     # Inception v1 took 1.23-1.32x NCHW's time over OpenCL (blocked 3x3 convolutions
     # slower, plus the copies back to NCHW): the ``pocl`` and ``lavapipe`` profiles only.
     channel_blocks: bool = False
+    # A LRN computed in the kernel of the pooling that reads it (``fusion/lrn_pools.py``),
+    # again where the pooling's windows overlap: one dispatch less per LRN, at a cost in
+    # time where a dispatch is cheap. Measured on ZFNet (medians of interleaved runs, GPU
+    # time, NC4HW4): lavapipe 1.06x the time of the LRN in a kernel of its own, PoCL 1.09x
+    # (the merged kernels 3.1x the LRN kernels'). On for lavapipe, where the dispatch
+    # count is the measure (fewer than IREE's: ZFNet 12 against 14).
+    lrn_in_pools: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,10 @@ class GpuTarget(Target):
     @property
     def default_layout(self) -> str:
         return "nc4hw4" if self.device.channel_blocks else "nchw"
+
+    @property
+    def lrn_in_pools(self) -> bool:
+        return self.device.lrn_in_pools
 
     def describe(self) -> str:
         return f"{self.name} ({self.device.name})"

@@ -34,6 +34,7 @@ _GENERIC = VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage
                         max_workgroup_invocations=128, max_shared_memory=16 << 10)
 DEVICES = {device.name: device for device in (_GENERIC, replace(
     _GENERIC, name="lavapipe", matmul_rows=16, attention_tiles=True, vec4_as_words64=True, channel_blocks=True,
+    lrn_in_pools=True,
     max_shared_memory=32 << 10))}
 DEFAULT_DEVICE = "generic"
 

@@ -43,6 +43,39 @@ func.func @local_constant(%x: tensor<1x5x11x13xf32>) -> tensor<1x7x11x13xf32> {
 
 // -----
 
+// 13x13 outputs: 4x4 = 16 tiles, transformed over one flat dim of tiles (whole vectors):
+// the 36 taps copied out of their strided views, then the input transform over
+// [C, N, 16]; the output transform over [K, N, 16], its results expanded to 4x4 tiles.
+// CHECK-LABEL: func.func @flat_tiles(
+// CHECK:         %[[PH:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x18x4x5xf32>)
+// CHECK:         tensor.extract_slice %[[PH]][0, 0, 5, 1, 1] [1, 1, 4, 1, 4] [1, 1, 4, 1, 1] : tensor<1x1x18x4x5xf32> to tensor<1x1x4x4xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:      outs({{.*}} : tensor<1x1x4x4xf32>
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x1x4x4xf32> into tensor<1x1x16xf32>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK:         %[[B:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<36x1x1x16xf32> into tensor<36x1x16xf32>
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %[[B]] : tensor<36x2x1xf32>, tensor<36x1x16xf32>)
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [2, 1, 16] : tensor<2x16xf32> into tensor<2x1x16xf32>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[3, 3, 0, 0, 0] [1, 1, 1, 2, 16] [1, 1, 1, 1, 1] : tensor<1x2x16xf32> into tensor<4x4x1x2x16xf32>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2], [3], [4, 5]] output_shape [4, 4, 1, 2, 4, 4] : tensor<4x4x1x2x16xf32> into tensor<4x4x1x2x4x4xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 2, 13, 13] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x13x13xf32>
+func.func @flat_tiles(%x: tensor<1x1x13x13xf32>) -> tensor<1x2x13x13xf32> {
+  %filters = arith.constant dense<"0x000080BF000060BF000040BF000020BF000000BF0000C0BE000080BE000000BE000000000000003E0000803E0000C03E0000003F0000203F0000403F0000603F0000803F0000903F"> : tensor<2x1x3x3xf32>
+  %z = arith.constant 0.0 : f32
+  %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %z : f32
+  } : tensor<1x1x13x13xf32> to tensor<1x1x15x15xf32>
+  %e = tensor.empty() : tensor<1x2x13x13xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2x13x13xf32>) -> tensor<1x2x13x13xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%xp, %filters : tensor<1x1x15x15xf32>, tensor<2x1x3x3xf32>) outs(%f : tensor<1x2x13x13xf32>) -> tensor<1x2x13x13xf32>
+  return %y : tensor<1x2x13x13xf32>
+}
+
+// -----
+
 // A kernel function whose filters are an argument that every call passes a constant:
 // the argument is retyped to the transformed [36, K, C] form and each call's constant
 // replaced (the weights file then holds it). No padding: 8x8 outputs, 2x2 whole tiles.

@@ -7,7 +7,9 @@ Gray's F(4x4, 3x3), ``Y = A^T [(G g G^T) . (B^T d B)] A`` per 6x6 input tile of 
    column ``4 t + p`` at ``[.., p, t]``) so that each of the 36 positions of the 6x6 tile
    is a view of contiguous rows; one element-wise ``linalg.generic`` computes the 36
    values of ``B^T d B`` per tile and channel (two passes of six-term sums, zero
-   coefficients left out), gathered into ``V[36, C, tiles]``;
+   coefficients left out), gathered into ``V[36, C, tiles]``; on small planes the taps
+   are first copied out of their strided views and transformed over one flat dim of
+   the image's tiles (``MAX_FLAT_TILES``), whole vectors instead of short rows;
 2. ONE ``linalg.batch_matmul`` ``M[36, K, tiles] = U[36, K, C] x V[36, C, tiles]``: the
    CPU's matmul micro-kernel (packed B panels), 2.25 multiply-adds per output and input
    channel instead of 9;
@@ -37,6 +39,14 @@ from .linalg_queries import conv_params, is_f32, pad_fill, reassociation, static
 TILE, WINDOW = 4, 3  # F(TILE x TILE, WINDOW x WINDOW)
 SPAN = TILE + WINDOW - 1  # the input tile: 6 x 6
 POINTS = SPAN * SPAN  # the independent products: 36
+# An image of at most MAX_FLAT_TILES tiles (16x16 outputs), a multiple of
+# FLAT_TILE_MULTIPLE (a vector of AVX2, half one of AVX-512), is transformed over one flat
+# dim of tiles, not rows of TW tiles (``_tile_dims``). Measured (AVX-512, 1 thread, each
+# with bias and ReLU, Winograd before / after): 64 -> 256 channels at 13x13 0.50, 256 ->
+# 256 at 14x14 0.66; 9 tiles (masked vectors) lost: 50 -> 70 at 11x11 1.19, 96 -> 200 at
+# 9x9 1.05; rows of 14 tiles (56x56) 2.3 where flat (a row of 196 spills).
+MAX_FLAT_TILES = 16
+FLAT_TILE_MULTIPLE = 8
 
 # Lavin and Gray (2016), F(4, 3) with interpolation points 0, +-1, +-2.
 B_T = np.array([[4, 0, -5, 0, 1, 0],
@@ -144,9 +154,19 @@ def _column_phases(x, tiles_w: int):
                    lambda value, _: value)[0]
 
 
+def _tile_dims(tiles_h: int, tiles_w: int) -> list:
+    """The dims of an image's tiles in the transforms: one flat dim of TH x TW tiles on
+    small planes (``MAX_FLAT_TILES``: whole vectors where rows of TW would be short
+    ones), else rows of TW."""
+    tiles = tiles_h * tiles_w
+    return [tiles] if tiles <= MAX_FLAT_TILES and tiles % FLAT_TILE_MULTIPLE == 0 else [tiles_h, tiles_w]
+
+
 def _input_transform(x, n: int, c: int, tiles_h: int, tiles_w: int):
     """``V[36, C, N * tiles]``: ``B^T d B`` of every 6x6 tile (stride 4) of ``x``, padded
-    to ``[N, C, 4 TH + 2, 4 (TW + 1)]``."""
+    to ``[N, C, 4 TH + 2, 4 (TW + 1)]``. On small planes the 36 taps are first copied
+    out, each a contiguous ``[C, N, TH * TW]`` (``_tile_dims``; their rows are strided
+    views of ``x``), for the transform to run on whole vectors."""
     tensor = _mlir.tensor
     f32 = ir.RankedTensorType(x.type).element_type
     phases = _column_phases(x, tiles_w)
@@ -157,50 +177,63 @@ def _input_transform(x, n: int, c: int, tiles_h: int, tiles_w: int):
     # Loops (c, n, th, tw): each result is [C, N, TH, TW], the batch matmul's B layout.
     read = affine_map(4, [1, 0, 2, 3])
     identity = affine_map(4, [0, 1, 2, 3])
-    outputs = [tensor.empty([c, n, tiles_h, tiles_w], f32) for _ in range(POINTS)]
+    dims = _tile_dims(tiles_h, tiles_w)
+    if len(dims) == 1:
+        taps = generic(views, [read] * POINTS + [identity] * POINTS,
+                       [tensor.empty([c, n, tiles_h, tiles_w], f32) for _ in range(POINTS)], lambda *v: v[:POINTS])
+        tap_t = ir.RankedTensorType.get([c, n, *dims], f32)
+        views = [tensor.collapse_shape(tap_t, tap, reassociation([[0], [1], [2, 3]])) for tap in taps]
+        read = identity = affine_map(3, [0, 1, 2])
+    outputs = [tensor.empty([c, n, *dims], f32) for _ in range(POINTS)]
 
     def body(*scalars):
         grid = [list(scalars[u * SPAN:(u + 1) * SPAN]) for u in range(SPAN)]
         return [value for row in _separable(B_T, grid) for value in row]
 
     points = generic(views, [read] * POINTS + [identity] * POINTS, outputs, body)
-    gathered = tensor.empty([POINTS, c, n, tiles_h, tiles_w], f32)
+    gathered = tensor.empty([POINTS, c, n, *dims], f32)
     for index, point in enumerate(points):
-        gathered = tensor.insert_slice(point, gathered, [], [], [], [index, 0, 0, 0, 0],
-                                       [1, c, n, tiles_h, tiles_w], [1] * 5)
+        gathered = tensor.insert_slice(point, gathered, [], [], [], [index, 0, 0] + [0] * len(dims),
+                                       [1, c, n, *dims], [1] * (3 + len(dims)))
     return tensor.collapse_shape(ir.RankedTensorType.get([POINTS, c, n * tiles_h * tiles_w], f32), gathered,
-                                 reassociation([[0], [1], [2, 3, 4]]))
+                                 reassociation([[0], [1], list(range(2, 3 + len(dims)))]))
 
 
 def _output_transform(products, n: int, k: int, tiles_h: int, tiles_w: int):
-    """``A^T m A`` of every tile of ``products`` ``[36, K, N * tiles]``: ``[N, K, 4 TH, 4 TW]``."""
+    """``A^T m A`` of every tile of ``products`` ``[36, K, N * tiles]``: ``[N, K, 4 TH, 4 TW]``
+    (on small planes over one flat dim of tiles, ``_tile_dims``)."""
     tensor = _mlir.tensor
     f32 = ir.RankedTensorType(products.type).element_type
+    dims = _tile_dims(tiles_h, tiles_w)
+    rank = 2 + len(dims)
     flat_t = ir.RankedTensorType.get([k, n * tiles_h * tiles_w], f32)
-    tiled_t = ir.RankedTensorType.get([k, n, tiles_h, tiles_w], f32)
+    tiled_t = ir.RankedTensorType.get([k, n, *dims], f32)
     points = []
     for index in range(POINTS):
         point = tensor.extract_slice(flat_t, products, [], [], [], [index, 0, 0], [1, k, n * tiles_h * tiles_w],
                                      [1, 1, 1])
-        points.append(tensor.expand_shape(tiled_t, point, reassociation([[0], [1, 2, 3]]), [],
-                                          [k, n, tiles_h, tiles_w]))
-    identity = affine_map(4, [0, 1, 2, 3])
-    write = affine_map(4, [1, 0, 2, 3])  # loops (k, n, th, tw) -> [N, K, TH, TW]
-    outputs = [tensor.empty([n, k, tiles_h, tiles_w], f32) for _ in range(TILE * TILE)]
+        points.append(tensor.expand_shape(tiled_t, point, reassociation([[0], list(range(1, rank))]), [],
+                                          [k, n, *dims]))
+    identity = affine_map(rank, range(rank))
+    write = affine_map(rank, [1, 0] + list(range(2, rank)))  # loops (k, n, tiles) -> [N, K, tiles]
+    outputs = [tensor.empty([n, k, *dims], f32) for _ in range(TILE * TILE)]
 
     def body(*scalars):
         grid = [list(scalars[a * SPAN:(a + 1) * SPAN]) for a in range(SPAN)]
         return [value for row in _separable(A_T, grid) for value in row]
 
     results = generic(points, [identity] * POINTS + [write] * (TILE * TILE), outputs, body)
-    # Each output [i, j] a contiguous [N, K, TH, TW] (the generic writes it in place,
+    # Each output [i, j] a contiguous [N, K, tiles] (the generic writes it in place,
     # ``cpu/slice_copies.py``), then one transposing copy into the output's layout
     # [N, K, TH, i, TW, j].
-    phases = tensor.empty([TILE, TILE, n, k, tiles_h, tiles_w], f32)
+    phases = tensor.empty([TILE, TILE, n, k, *dims], f32)
     for index, result in enumerate(results):
         i, j = divmod(index, TILE)
-        phases = tensor.insert_slice(result, phases, [], [], [], [i, j, 0, 0, 0, 0], [1, 1, n, k, tiles_h, tiles_w],
-                                     [1] * 6)
+        phases = tensor.insert_slice(result, phases, [], [], [], [i, j] + [0] * rank, [1, 1, n, k, *dims],
+                                     [1] * (2 + rank))
+    if len(dims) == 1:
+        phases = tensor.expand_shape(ir.RankedTensorType.get([TILE, TILE, n, k, tiles_h, tiles_w], f32), phases,
+                                     reassociation([[0], [1], [2], [3], [4, 5]]), [], [TILE, TILE, n, k, tiles_h, tiles_w])
     whole = generic([phases], [affine_map(6, [3, 5, 0, 1, 2, 4]), affine_map(6, [0, 1, 2, 3, 4, 5])],
                     [tensor.empty([n, k, tiles_h, TILE, tiles_w, TILE], f32)], lambda value, _: value)[0]
     return tensor.collapse_shape(ir.RankedTensorType.get([n, k, TILE * tiles_h, TILE * tiles_w], f32), whole,

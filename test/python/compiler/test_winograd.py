@@ -104,6 +104,8 @@ HOST_CASES = [
     (2, 17, 9, 14, 23, [1, 1, 1, 1], True),  # two images, a residual add
     (1, 32, 33, 19, 6, [0, 1, 2, 1], True),  # asymmetric pads, a prime width of outputs
     (1, 9, 12, 12, 16, [1, 1, 1, 1], True),  # whole tiles: the epilogue folded into the output transform
+    (2, 19, 21, 13, 13, [1, 1, 1, 1], True),  # 16 tiles an image, transformed flat; two images
+    (1, 7, 10, 5, 15, [1, 1, 1, 1], False),  # 2 x 4 tiles, flat; prime sizes
 ]
 TWO_THREAD_CASES = [(1, 64, 64, 16, 16, [1, 1, 1, 1], True)]  # split among two threads
 AARCH64_CASES = [  # NEON, run under qemu
@@ -195,12 +197,13 @@ def _copies_from_fresh_buffers(module) -> int:
     return count
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_transforms_write_their_results_in_place(threads):
+@pytest.mark.parametrize("threads,size", [(1, 16), (2, 16), (1, 32)])
+def test_transforms_write_their_results_in_place(threads, size):
     """The 36 results of the input transform and the 16 of the output transform are
     written straight into the batch matmul's operand and the output's phases
     (``cpu/slice_copies.py``): after bufferization, no buffer is copied out of a
-    fresh one (there were 52 such serial copies)."""
+    fresh one (there were 52 such serial copies); over flat tiles (16x16 outputs) and rows
+    of tiles (32x32)."""
     from dnnf_mlir.codegen.pipeline import lower
 
     seen = {}
@@ -211,7 +214,7 @@ def test_transforms_write_their_results_in_place(threads):
             raise _Stop()
 
     with make_context():
-        module = ir.Module.parse(_conv_module(64, 64, 16))
+        module = ir.Module.parse(_conv_module(64, 64, size))
         assert winograd_convolutions(module, "always", threads) == 1
         with pytest.raises(_Stop):
             lower(module, "host", threads=threads, dump=dump)

@@ -89,11 +89,34 @@ def split_private_arrays(module):
     vector accesses scalar ones) into one private scalar per element (``sroa``, which
     drops the memory space: its scalars get the array's back)."""
     run_passes("canonicalize,sroa", module)  # constant offsets folded first
+    _order_by_first_use(walk_ops(module.operation, {"memref.alloca"}), module)
     private = ir.Attribute.parse(PRIVATE)
     for alloca in walk_ops(module.operation, {"memref.alloca"}):
         memref = ir.MemRefType(alloca.results[0].type)
         if memref.memory_space is None:
             alloca.results[0].set_type(ir.MemRefType.get(memref.shape, memref.element_type, memory_space=private))
+
+
+def _order_by_first_use(allocas: list, module):
+    """Put the operand-free ``allocas`` of each block first in it, in the order of their
+    first use in ``module``: ``sroa`` creates an array's scalars in the order of a set of
+    pointers, which differs from run to run, and the SPIR-V variables' ids with it."""
+    position = {}
+
+    def number(op):
+        position[op] = len(position)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(number)
+    by_block = {}
+    for alloca in allocas:
+        if not list(alloca.operands):
+            by_block.setdefault(alloca.block, []).append(alloca)
+    for block, in_block in by_block.items():
+        in_block.sort(key=lambda a: min(((position[u.owner], u.operand_number) for u in a.results[0].uses),
+                                        default=(len(position), 0)))
+        for alloca in reversed(in_block):
+            alloca.move_before(block.operations[0])
 
 
 def unrolled_tag(count: int) -> str:

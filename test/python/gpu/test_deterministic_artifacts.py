@@ -1,6 +1,7 @@
 """A compilation gives the same artifact every time: two ``dnnf-compile`` runs in
 processes of their own (different ``PYTHONHASHSEED``s, and address-space layouts)
-write the same SPIR-V words, OpenCL C source, dispatch plan and LLVM IR.
+write the same SPIR-V words, OpenCL C source, dispatch plan and LLVM IR, and build
+the same library and runner (whose run path named the temporary build directory).
 
 The graph is attention's projections (DistilBERT's QKV kernel, small): three matmuls of
 one input, one of them transposed to K^T, whose thread tiles the device code keeps as
@@ -21,9 +22,10 @@ from onnx import TensorProto, helper, numpy_helper
 HIDDEN, TOKENS, HEADS = 128, 128, 2
 
 # per target: the files that must be equal, and dnnf-compile's options
-ARTIFACT_FILES = {"vulkan": (["kernels/*.spv", "plan.txt"], []),
-                  "opencl": (["kernels.cl", "plan.txt"], []),
-                  "host": (["model.llvm.mlir"], ["--keep-ir"])}
+BUILT = ["libdnnf_model.so", "dnnf_runner"]
+ARTIFACT_FILES = {"vulkan": (["kernels/*.spv", "plan.txt", *BUILT], []),
+                  "opencl": (["kernels.cl", "plan.txt", *BUILT], []),
+                  "host": (["model.llvm.mlir", *BUILT], ["--keep-ir"])}
 
 
 def _projections() -> onnx.ModelProto:

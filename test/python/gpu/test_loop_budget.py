@@ -53,6 +53,9 @@ def _iterations(body: str) -> int:
     ("scf.for %i = %c0 to %c4 step %c1 { scf.for %j = %c0 to %c100 step %c1 { } }", 400),
     # a branch costs what its costlier side does
     ("scf.if %flag { scf.for %i = %c0 to %c300 step %c1 { } } else { scf.for %i = %c0 to %c100 step %c1 { } }", 300),
+    # a launch's groups, a chain of branches a workgroup takes one of: the costliest
+    ("scf.if %flag { scf.for %i = %c0 to %c300 step %c1 { } } scf.if %flag { scf.for %i = %c0 to %c100 step %c1 { } }"
+     " scf.for %i = %c0 to %c100 step %c1 { }", 400),
     # a run-time trip count counts nothing, its body included (a lower bound)
     ("scf.for %i = %c0 to %n step %c1 { scf.for %j = %c0 to %c100 step %c1 { } }", 0),
     # a thread's tile, the last one shorter: the first thread's full tile

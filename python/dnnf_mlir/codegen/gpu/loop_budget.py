@@ -26,26 +26,25 @@ from ..linalg_queries import constant_index
 UNROLLED_TRIPS = 32
 
 
-def trip_count(loop) -> int | None:
-    """The iterations of the ``scf.for`` ``loop`` when its bounds and step are constants."""
-    lower, upper, step = (constant_index(v) for v in list(loop.operands)[:3])
+def _trips(lower: int | None, upper: int | None, step: int | None) -> int | None:
     if None in (lower, upper, step) or step <= 0:
         return None
     return max(0, -(-(upper - lower) // step))
 
 
+def trip_count(loop) -> int | None:
+    """The iterations of the ``scf.for`` ``loop`` when its bounds and step are constants."""
+    return _trips(*(constant_index(v) for v in list(loop.operands)[:3]))
+
+
 def _tile_trips(loop) -> int | None:
     """``trip_count``, or for a loop from a constant to ``min(x, C)`` (a thread's tile of
     C, the last one shorter) C's trips: what the first thread runs."""
-    trips = trip_count(loop)
-    if trips is not None:
-        return trips
-    lower, upper, step = (list(loop.operands)[:3])
-    first, step = constant_index(lower), constant_index(step)
-    tile = _constant_of_min(upper.owner) if isinstance(upper, ir.OpResult) else None
-    if None in (first, step, tile) or step <= 0:
-        return None
-    return max(0, -(-(tile - first) // step))
+    lower, upper, step = list(loop.operands)[:3]
+    bound = constant_index(upper)
+    if bound is None and isinstance(upper, ir.OpResult):
+        bound = _constant_of_min(upper.owner)
+    return _trips(constant_index(lower), bound, constant_index(step))
 
 
 def _constant_of_min(op) -> int | None:
@@ -62,11 +61,16 @@ def _constant_of_min(op) -> int | None:
 
 def loop_iterations(op) -> int:
     """A lower bound of the loop iterations one thread runs in ``op``'s regions: ops in
-    sequence add up, an ``scf.if`` takes its costlier branch, a loop of constant trip
-    count multiplies its body's by that count (plus one per iteration past
-    ``UNROLLED_TRIPS``)."""
-    branches = [sum(_op_iterations(inner) for block in region.blocks for inner in block.operations)
-                for region in op.regions]
+    sequence add up, except ``scf.if``s, of which the costliest counts (the groups of a
+    launch are a chain of them, a workgroup taking one), an ``scf.if`` takes its
+    costlier branch, a loop of constant trip count multiplies its body's by that count
+    (plus one per iteration past ``UNROLLED_TRIPS``)."""
+    branches = []
+    for region in op.regions:
+        for block in region.blocks:
+            costs = [(inner.operation.name == "scf.if", _op_iterations(inner)) for inner in block.operations]
+            branches.append(sum(c for branch, c in costs if not branch) +
+                            max((c for branch, c in costs if branch), default=0))
     if op.name == "scf.if":
         return max(branches, default=0)
     return sum(branches)

@@ -8,8 +8,10 @@ over workgroups and threads like any copy (its arguments read-only: the loop upd
 the copy, never a value another kernel may read), then the loop (with what a loop of
 one iteration folded into beside it) as a dispatch of a single invocation (a
 one-iteration loop over workgroups holding a one-iteration loop over threads, which
-``mapping.launch_kernels`` turns into a launch like any other). TopK's rows are
-independent: its loop over them runs a row per thread.
+``mapping.launch_kernels`` turns into a launch like any other), in parts of a dispatch
+each where it would run past the device's budget of loop iterations a thread
+(``loop_budget.py``: lavapipe's 65535). TopK's rows are independent: its loop over them
+runs a row per thread.
 """
 
 from __future__ import annotations
@@ -135,8 +137,9 @@ def single_invocations(function, threads: int, host_ops, max_iterations: int | N
             _over_threads(run[0], threads)
             runs.append(run)
             continue
-        for part in [[chunk] for chunk in _chunks(run[0], max_iterations)] if len(run) == 1 and \
-                run[0].name == "scf.for" else [run]:
+        one_loop = len(run) == 1 and run[0].name == "scf.for"
+        parts = [[chunk] for chunk in _chunks(run[0], max_iterations)] if one_loop else [run]
+        for part in parts:
             with ir.InsertionPoint(part[-1]), part[-1].location:
                 _, block_end = _forall("#gpu.block<x>")
                 with ir.InsertionPoint(block_end):

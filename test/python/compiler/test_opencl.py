@@ -186,6 +186,28 @@ def test_a_warning_is_in_the_build_log(compiled, tmp_path, monkeypatch):
         assert re.match(r"warning: .*: implicit conversion from 'double' to 'int'", library.build_log), library.build_log
 
 
+def test_more_local_memory_than_the_device_has_is_refused(compiled, tmp_path, monkeypatch):
+    """A kernel sized for a device with more local (shared) memory than this one (its
+    ``__local`` array made larger than PoCL's 1 MiB) is refused at load, before any run,
+    naming the kernel, its bytes and the device's CL_DEVICE_LOCAL_MEM_SIZE."""
+    artifact = compiled("softmax")
+    source = (artifact.path / "kernels.cl").read_text()
+    declaration = re.search(r"__local float (m\d+)\[(\d+)\];", source)
+    assert declaration, "the softmax kernel stages its statistics in local memory"
+    floats = (1 << 20) // 4 + 1
+    larger = _rebuilt(artifact, tmp_path / "larger", declaration.group(0),
+                      f"__local float {declaration.group(1)}[{floats}];")
+    monkeypatch.setenv("DNNF_OPENCL_CACHE", "off")
+    with pytest.raises(ArtifactError) as failure:
+        larger.session()
+    message = str(failure.value)
+    found = re.search(r"OpenCL: kernel (\w+) needs (\d+) bytes of local \(shared\) memory; (.+) has (\d+) "
+                      r"\(CL_DEVICE_LOCAL_MEM_SIZE\)", message)
+    assert found, message
+    assert found.group(1) in source and int(found.group(4)) == 1 << 20  # PoCL's
+    assert int(found.group(2)) >= 4 * floats > int(found.group(4))
+
+
 def test_options_the_target_does_not_take():
     with pytest.raises(ValueError, match="target 'opencl' takes no option cpu"):
         get_target("opencl", cpu="znver3")

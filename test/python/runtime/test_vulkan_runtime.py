@@ -545,6 +545,69 @@ def test_limit_violations(runtime, spirv, limits, tmp_path, case):
         re.search(rf"offset {value} is not a multiple of the device's {limit} {maximum}$", failure.message), failure.message
 
 
+def _reverse_with_shared_floats(floats: int, tmp_path) -> np.ndarray:
+    """shaders/reverse.spvasm with its workgroup array of ``floats`` floats."""
+    source = tmp_path / "reverse.spvasm"
+    source.write_text((SHADERS / "reverse.spvasm").read_text().replace(
+        "%shared_floats = OpConstant %uint 64", f"%shared_floats = OpConstant %uint {floats}"))
+    return assemble(source, tmp_path / "reverse.spv")
+
+
+REVERSE_PLAN = """dnnf-vulkan-plan 1
+                  buffer 0 4096 input 0
+                  buffer 1 4096 output 0
+                  kernel 0 0 reverse 2 64 1 1 reverse
+                  dispatch 0 16 1 1 0 0:0:4096 1:0:4096"""
+
+
+def test_shared_memory_up_to_the_limit_runs(runtime, limits, tmp_path):
+    """A kernel declaring exactly the device's maxComputeSharedMemorySize loads and runs."""
+    words = _reverse_with_shared_floats(limits["maxComputeSharedMemorySize"][0] // 4, tmp_path)
+    with runtime.load(REVERSE_PLAN, [words]) as model:
+        a = np.random.default_rng(17).standard_normal(1024).astype(np.float32)
+        (b,) = model.run(a)
+        np.testing.assert_array_equal(b, a.reshape(16, 64)[:, ::-1].reshape(-1))
+
+
+def test_shared_memory_over_the_limit_is_refused(runtime, limits, tmp_path):
+    """A kernel declaring more workgroup memory than the device has (an artifact compiled
+    for a device profile with more) is refused at load, naming the kernel, its bytes and
+    the device's limit."""
+    limit = limits["maxComputeSharedMemorySize"][0]
+    words = _reverse_with_shared_floats(limit // 4 + 1, tmp_path)
+    failure = runtime.load_error(REVERSE_PLAN, [words])
+    assert failure.code == UNSUPPORTED, failure.message
+    assert re.fullmatch(rf"kernel 0 'reverse' \(plan line 4\): {limit + 4} exceeds the device's "
+                        rf"maxComputeSharedMemorySize \(bytes of workgroup memory its SPIR-V declares\) {limit}",
+                        failure.message), failure.message
+
+
+LOOPS_PLAN = """dnnf-vulkan-plan 1
+                buffer 0 16 input 0
+                buffer 1 16 output 0
+                kernel 0 0 main 2 1 1 1 loops
+                dispatch 0 1 1 1 0 0:0:16 1:0:16"""
+LOOP_CASES = {  # counts n0..n3 of shaders/loops.spvasm -> what lavapipe runs of them
+    "one_loop_of_65535": ((65535, 0, 0, 0), (65535, 0, 0, 0)),
+    "one_loop_past_it": ((100000, 10, 0, 0), (65535, 1, 0, 0)),
+    "two_loops_sharing_it": ((40000, 40000, 0, 0), (40000, 25534, 0, 0)),
+    "nested_loops_each_under_it": ((0, 0, 300, 300), (0, 0, 65100, 217)),
+}
+
+
+@pytest.mark.parametrize("case", LOOP_CASES)
+def test_a_threads_loops_share_one_budget_on_lavapipe(runtime, spirv, device_name, case):
+    """What ``codegen/gpu/loop_budget.py`` and the Vulkan profiles'
+    ``max_loop_iterations`` (65535) rest on: lavapipe ends every loop of an invocation
+    once its loops ran 65535 iterations in all, one after another or nested, silently.
+    Another device runs every loop to its end."""
+    counts, on_lavapipe = LOOP_CASES[case]
+    with runtime.load(LOOPS_PLAN, [spirv["loops"]]) as model:
+        (got,) = model.run(np.array(counts, np.uint32), dtype=np.uint32)
+    complete = (counts[0], counts[1], counts[2] * counts[3], counts[2])
+    assert tuple(got) == (on_lavapipe if device_name.startswith("llvmpipe") else complete)
+
+
 DISPATCH = "\nbuffer 0 4000 scratch\ndispatch 0 1 1 1 0 0:0:4000 0:0:4000 0:0:4000"
 MALFORMED = [  # (plan after the header line or a whole plan, a fragment of the message)
     ("", "plan: empty (no 'dnnf-vulkan-plan 1' line)"),

@@ -8,8 +8,10 @@ over workgroups and threads like any copy (its arguments read-only: the loop upd
 the copy, never a value another kernel may read), then the loop (with what a loop of
 one iteration folded into beside it) as a dispatch of a single invocation (a
 one-iteration loop over workgroups holding a one-iteration loop over threads, which
-``mapping.launch_kernels`` turns into a launch like any other). TopK's rows are
-independent: its loop over them runs a row per thread.
+``mapping.launch_kernels`` turns into a launch like any other), in parts of a dispatch
+each where it would run past the device's budget of loop iterations a thread
+(``loop_budget.py``: lavapipe's 65535). TopK's rows are independent: its loop over them
+runs a row per thread.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..._mlir import arith, ir
 from ...conversion.ecg_to_linalg.top_k import INDEPENDENT_ATTR
 from ...linalg_builders import index_constant
 from ..linalg_queries import constant_index
+from .loop_budget import loop_iterations, trip_count
 
 
 def is_loop_kernel(function) -> bool:
@@ -94,25 +97,56 @@ def _runs(function, host_ops) -> list:
     return runs + [current] if current else runs
 
 
-def single_invocations(function, threads: int, host_ops) -> int:
+def _chunks(loop, max_iterations: int | None) -> list:
+    """``loop`` (an ``scf.for`` without results) as consecutive loops over parts of its
+    range, each running at most ``max_iterations`` loop iterations with the loops in its
+    body (``loop_budget``); [``loop``] when it fits, has no constant bounds, or one
+    iteration alone does not fit (``check_loop_iterations`` then refuses it)."""
+    trips = trip_count(loop)
+    if max_iterations is None or trips is None or list(loop.results):
+        return [loop]
+    per_iteration = loop_iterations(loop) + 1
+    per_chunk = max_iterations // per_iteration
+    if trips * per_iteration <= max_iterations or per_chunk == 0:
+        return [loop]
+    lower, step = constant_index(loop.operands[0]), constant_index(loop.operands[2])
+    chunks = []
+    for first in range(0, trips, per_chunk):
+        with ir.InsertionPoint(loop), loop.location:
+            chunk = loop.clone()
+            chunk.operands[0] = index_constant(lower + first * step)
+            chunk.operands[1] = index_constant(lower + min(trips, first + per_chunk) * step)
+        chunks.append(chunk)
+    loop.erase()
+    return chunks
+
+
+def single_invocations(function, threads: int, host_ops, max_iterations: int | None = None) -> int:
     """Move each run of the work ``function`` (on buffers) does outside its launches (its
     loops, and what a loop of one iteration folded into: TopK of one row is a few loops
     and the loads between them) into a one-workgroup, one-thread loop pair, in place of
     the run's last op (so that what stays and the run reads is defined before it).
     A run that is one independent loop runs an iteration per thread instead
-    (``_over_threads``, ``threads`` a workgroup). ``host_ops`` name the ops that stay in
+    (``_over_threads``, ``threads`` a workgroup); a run that is one loop of more than
+    ``max_iterations`` iterations (a scatter's over 65535 updates) runs in parts, a
+    launch each, in order (``_chunks``). ``host_ops`` name the ops that stay in
     ``function`` (constants, buffers, views). Returns how many launches."""
-    runs = _runs(function, host_ops)
-    for run in runs:
+    runs = []
+    for run in _runs(function, host_ops):
         if len(run) == 1 and _independent(run[0]):
             _over_threads(run[0], threads)
+            runs.append(run)
             continue
-        with ir.InsertionPoint(run[-1]), run[-1].location:
-            _, block_end = _forall("#gpu.block<x>")
-            with ir.InsertionPoint(block_end):
-                _, thread_end = _forall("#gpu.thread<x>")
-        for op in run:
-            op.move_before(thread_end)
+        one_loop = len(run) == 1 and run[0].name == "scf.for"
+        parts = [[chunk] for chunk in _chunks(run[0], max_iterations)] if one_loop else [run]
+        for part in parts:
+            with ir.InsertionPoint(part[-1]), part[-1].location:
+                _, block_end = _forall("#gpu.block<x>")
+                with ir.InsertionPoint(block_end):
+                    _, thread_end = _forall("#gpu.thread<x>")
+            for op in part:
+                op.move_before(thread_end)
+            runs.append(part)
     return len(runs)
 
 

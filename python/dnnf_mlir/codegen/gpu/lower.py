@@ -32,6 +32,7 @@ from .contraction_steps import mark_stepped, widen_rows
 from .deferred_divisions import defer_divisions
 from .forwarding import forward_transfers
 from .overwrites import rebase_overwrites
+from .loop_budget import check_loop_iterations
 from .loop_kernels import is_loop_kernel, read_only_arguments, single_invocations
 from .kernels import FALLBACK_ATTR, SCHEDULE_ATTR, WORKGROUP_SIZE_ATTR, PhaseError, analyze, one_op_per_group
 from .mapping import bound_buffers, launch_kernels
@@ -118,8 +119,8 @@ def _compile_alone(function, schedule: str, index: int, device):
 
 def _check_launches(scratch: ir.Module, function, name: str, device):
     """Canonicalize the launches of the compiled ``function``; a ``CodegenError`` when work
-    is left outside them or a launch binds more buffers or keeps more private arrays per
-    thread than ``device`` allows."""
+    is left outside them or a launch binds more buffers, keeps more private arrays per
+    thread or runs more loop iterations a thread than ``device`` allows."""
     try:  # here, where a failure falls back, not in the host's bufferization, which canonicalizes it again
         run_passes("canonicalize", scratch)
     except MLIRError as error:
@@ -133,6 +134,7 @@ def _check_launches(scratch: ir.Module, function, name: str, device):
             raise CodegenError(f"{name} would bind {bindings} buffers in one launch; the device allows "
                                f"{device.max_storage_buffers}")
     check_private_arrays(function, name, device)
+    check_loop_iterations(function, name, device)
 
 
 LOOP_WORKGROUP_SIZE = 64  # threads per workgroup of a loop kernel's copies (its loops use one)
@@ -149,7 +151,7 @@ def _compile_loop_kernel(function, device):
     read_only_arguments(copy)
     _bufferize(scratch)
     _copies_in_loops(scratch, copy, LOOP_WORKGROUP_SIZE)
-    single_invocations(copy, LOOP_WORKGROUP_SIZE, HOST_OPS)
+    single_invocations(copy, LOOP_WORKGROUP_SIZE, HOST_OPS, device.max_loop_iterations)
     copy.attributes[WORKGROUP_SIZE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), LOOP_WORKGROUP_SIZE)
     copy.attributes[SCHEDULE_ATTR] = ir.StringAttr.get("per-op")
     launch_kernels(scratch, device.max_shared_memory)

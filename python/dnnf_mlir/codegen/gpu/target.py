@@ -33,6 +33,9 @@ class GpuDevice:
     # error (PoCL right). A launch over it is scheduled one op a dispatch, or refused
     # (``private_arrays.py``); a thread's register tiles take a few hundred bytes.
     max_private_memory: int = 4 << 10
+    # Loop iterations one thread may run, all its loops together (None: no limit):
+    # lavapipe ends a thread's loops after 65535, silently (``loop_budget.py``).
+    max_loop_iterations: int | None = None
     # A matmul's workgroup: threads along its output's innermost dim, threads in all (each
     # thread ``matmul_rows`` x 4 or x 8 outputs). IREE's Mali configuration, 8x2; on lavapipe it
     # beat 16x2 and the 64x2 of the other kernels (codegen/gpu/schedule.py), and 8x1 (a

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import constant_index
 from ..passes import apply_script, run_passes
 from ..transform_script import TAG, Script
+from .loop_budget import trip_count
 from .mapping import PRIVATE
 
 UNROLL = 4  # the most iterations of a thread's innermost loop that are unrolled
@@ -33,18 +33,11 @@ def mark_unrolled_loops(module, matmul_rows: int = UNROLL) -> list:
         nested = walk_ops(loop, {"scf.for"})
         if nested != [loop] and not (REGISTER_ROWS_ATTR in loop.attributes and len(nested) == 2):
             continue  # not innermost, nor a thread's rows around its vec4s of columns
-        count = _trip_count(loop)
+        count = trip_count(loop)
         if count is not None and 1 < count <= (max(UNROLL, matmul_rows) if REGISTER_ROWS_ATTR in loop.attributes else UNROLL):
             loop.attributes[TAG] = ir.StringAttr.get(unrolled_tag(count))
             trips.add(count)
     return sorted(trips)
-
-
-def _trip_count(loop) -> int | None:
-    bounds = [constant_index(v) for v in list(loop.operands)[:3]]
-    if None in bounds or bounds[2] <= 0:
-        return None
-    return -(-(bounds[1] - bounds[0]) // bounds[2])
 
 
 def _indexes_private_array(loop) -> bool:
@@ -70,7 +63,7 @@ def unroll_private_array_loops(module) -> int:
     registers. Returns how many loops were unrolled."""
     by_count = {}
     for loop in walk_ops(module.operation, {"scf.for"}):
-        count = _trip_count(loop)
+        count = trip_count(loop)
         if walk_ops(loop, {"scf.for"}) == [loop] and count is not None and 1 < count <= UNROLL \
                 and _indexes_private_array(loop):
             loop.attributes[TAG] = ir.StringAttr.get(unrolled_tag(count))
@@ -89,11 +82,34 @@ def split_private_arrays(module):
     vector accesses scalar ones) into one private scalar per element (``sroa``, which
     drops the memory space: its scalars get the array's back)."""
     run_passes("canonicalize,sroa", module)  # constant offsets folded first
+    _order_by_first_use(walk_ops(module.operation, {"memref.alloca"}), module)
     private = ir.Attribute.parse(PRIVATE)
     for alloca in walk_ops(module.operation, {"memref.alloca"}):
         memref = ir.MemRefType(alloca.results[0].type)
         if memref.memory_space is None:
             alloca.results[0].set_type(ir.MemRefType.get(memref.shape, memref.element_type, memory_space=private))
+
+
+def _order_by_first_use(allocas: list, module):
+    """Put the operand-free ``allocas`` of each block first in it, in the order of their
+    first use in ``module``: ``sroa`` creates an array's scalars in the order of a set of
+    pointers, which differs from run to run, and the SPIR-V variables' ids with it."""
+    position = {}
+
+    def number(op):
+        position[op] = len(position)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(number)
+    by_block = {}
+    for alloca in allocas:
+        if not list(alloca.operands):
+            by_block.setdefault(alloca.block, []).append(alloca)
+    for block, in_block in by_block.items():
+        in_block.sort(key=lambda a: min(((position[u.owner], u.operand_number) for u in a.results[0].uses),
+                                        default=(len(position), 0)))
+        for alloca in reversed(in_block):
+            alloca.move_before(block.operations[0])
 
 
 def unrolled_tag(count: int) -> str:

@@ -387,6 +387,43 @@ static int create_kernels(dnnf_cl_model *m, message *out) {
   return DNNF_CL_OK;
 }
 
+/* Each kernel of the built program against the device: its local (shared) memory, which
+   the compiler sized for a device profile and another device may have less of, and the
+   work-group size the device allows for it (at most CL_DEVICE_MAX_WORK_GROUP_SIZE). */
+static int check_kernel_resources(dnnf_cl_model *m, message *out) {
+  const dnnf_cl_program *p = m->program;
+  cl_ulong device_local = 0;
+  clGetDeviceInfo(m->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof device_local, &device_local, NULL);
+  for (int k = 0; k < p->num_kernels; ++k) {
+    const dnnf_cl_kernel *kernel = &p->kernels[k];
+    cl_int status;
+    cl_kernel handle = clCreateKernel(m->built, kernel->name, &status);
+    if (status != CL_SUCCESS) {
+      say(out, "OpenCL: kernel %s: clCreateKernel failed: %s (%d)", kernel->name, status_name(status), (int)status);
+      return out_of_memory(status) ? DNNF_CL_OUT_OF_MEMORY : DNNF_CL_ERROR;
+    }
+    cl_ulong local = 0;
+    size_t group = 0;
+    status = clGetKernelWorkGroupInfo(handle, m->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+    if (status == CL_SUCCESS)
+      status = clGetKernelWorkGroupInfo(handle, m->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof group, &group, NULL);
+    clReleaseKernel(handle);
+    if (status != CL_SUCCESS) return failed(out, status, "clGetKernelWorkGroupInfo");
+    const size_t *w = kernel->workgroup;
+    if (local > device_local) {
+      say(out, "OpenCL: kernel %s needs %llu bytes of local (shared) memory; %s has %llu (CL_DEVICE_LOCAL_MEM_SIZE)",
+          kernel->name, (unsigned long long)local, m->device_name, (unsigned long long)device_local);
+      return DNNF_CL_UNSUPPORTED;
+    }
+    if (w[0] * w[1] * w[2] > group) {
+      say(out, "OpenCL: kernel %s needs work-groups of %zu work-items; %s allows it %zu (CL_KERNEL_WORK_GROUP_SIZE)",
+          kernel->name, w[0] * w[1] * w[2], m->device_name, group);
+      return DNNF_CL_UNSUPPORTED;
+    }
+  }
+  return DNNF_CL_OK;
+}
+
 static int build_model(dnnf_cl_model *m, const unsigned char *weights, size_t weights_bytes, message *out) {
   int code = pick_device(&m->device, m->device_name, sizeof m->device_name, out);
   if (code == DNNF_CL_OK) code = check_device(m->program, m->device, m->device_name, out);
@@ -397,6 +434,7 @@ static int build_model(dnnf_cl_model *m, const unsigned char *weights, size_t we
   m->queue = clCreateCommandQueue(m->context, m->device, CL_QUEUE_PROFILING_ENABLE, &status);
   if (status != CL_SUCCESS) return failed(out, status, "clCreateCommandQueue");
   code = build_program(m, out);
+  if (code == DNNF_CL_OK) code = check_kernel_resources(m, out);
   if (code == DNNF_CL_OK) code = create_buffers(m, weights, weights_bytes, out);
   if (code == DNNF_CL_OK) code = create_kernels(m, out);
   return code;

@@ -568,6 +568,7 @@ static void describe_device(const device_info *d, char *text, size_t size) {
   append(text, size, ", maxComputeWorkGroupCount %ux%ux%u, maxPerStageDescriptorStorageBuffers %u",
          limits->maxComputeWorkGroupCount[0], limits->maxComputeWorkGroupCount[1],
          limits->maxComputeWorkGroupCount[2], limits->maxPerStageDescriptorStorageBuffers);
+  append(text, size, ", maxComputeSharedMemorySize %u", limits->maxComputeSharedMemorySize);
   append(text, size,
          ", maxStorageBufferRange %u, minStorageBufferOffsetAlignment %" PRIu64
          ", maxMemoryAllocationSize %" PRIu64,
@@ -599,6 +600,7 @@ typedef struct {
   char *entry;
   int bindings;
   uint32_t workgroup[3];
+  uint64_t shared_bytes; /* of workgroup memory, read from its SPIR-V */
   char *name;
   int line;
 } plan_kernel;
@@ -980,7 +982,18 @@ enum {
   DECORATION_BUILTIN = 11,
   DECORATION_BINDING = 33,
   DECORATION_DESCRIPTOR_SET = 34,
-  BUILTIN_WORKGROUP_SIZE = 25
+  BUILTIN_WORKGROUP_SIZE = 25,
+  OP_TYPE_BOOL = 20,
+  OP_TYPE_INT = 21,
+  OP_TYPE_FLOAT = 22,
+  OP_TYPE_VECTOR = 23,
+  OP_TYPE_MATRIX = 24,
+  OP_TYPE_ARRAY = 28,
+  OP_TYPE_STRUCT = 30,
+  OP_TYPE_POINTER = 32,
+  OP_CONSTANT = 43,
+  OP_VARIABLE = 59,
+  STORAGE_CLASS_WORKGROUP = 4
 };
 
 typedef struct {
@@ -1053,10 +1066,60 @@ static int read_spirv_facts(const dnnf_vk_spirv *blob, int index, const char *en
   return DNNF_VK_OK;
 }
 
-static int check_kernel_spirv(const plan *p, int k, const dnnf_vk_spirv *blobs, message *out) {
-  const plan_kernel *kernel = &p->kernels[k];
+static uint64_t saturating_product(uint64_t a, uint64_t b) {
+  uint64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+
+/* The bytes of workgroup (shared) memory the module's Workgroup variables take (a
+   module of the compiler holds one kernel): a type's bytes from its scalars' widths,
+   vectors' and arrays' lengths and structs' members, without padding. The device may
+   lay them out larger; a module over its limit is refused before anything runs. */
+static int workgroup_bytes(const dnnf_vk_spirv *blob, uint64_t *bytes, message *out) {
+  const uint32_t *w = blob->words;
+  uint32_t bound = w[3];
+  uint64_t *value = calloc(bound ? bound : 1, sizeof *value); /* by id: a type's bytes, a constant's value */
+  if (!value) return out_of_host_memory(out, "the SPIR-V's types");
+#define ID_VALUE(word) (w[i + (word)] < bound ? value[w[i + (word)]] : 0)
+  *bytes = 0;
+  for (size_t i = 5; i < blob->count; i += w[i] >> 16) { /* lengths were checked by read_spirv_facts */
+    uint32_t length = w[i] >> 16, opcode = w[i] & 0xffff;
+    uint32_t id = length >= 2 ? w[i + 1] : 0; /* the result of a type */
+    bool type = opcode == OP_TYPE_BOOL || opcode == OP_TYPE_INT || opcode == OP_TYPE_FLOAT ||
+                opcode == OP_TYPE_VECTOR || opcode == OP_TYPE_MATRIX || opcode == OP_TYPE_ARRAY ||
+                opcode == OP_TYPE_STRUCT || opcode == OP_TYPE_POINTER;
+    if (type && (id == 0 || id >= bound)) continue; /* malformed: no type of ours */
+    if (opcode == OP_TYPE_BOOL) {
+      value[id] = 4;
+    } else if ((opcode == OP_TYPE_INT || opcode == OP_TYPE_FLOAT) && length >= 3) {
+      value[id] = w[i + 2] / 8;
+    } else if ((opcode == OP_TYPE_VECTOR || opcode == OP_TYPE_MATRIX) && length >= 4) {
+      value[id] = saturating_product(ID_VALUE(2), w[i + 3]);
+    } else if (opcode == OP_TYPE_ARRAY && length >= 4) {
+      value[id] = saturating_product(ID_VALUE(2), ID_VALUE(3));
+    } else if (opcode == OP_TYPE_STRUCT) {
+      uint64_t sum = 0;
+      for (uint32_t member = 2; member < length; ++member)
+        sum = sum + ID_VALUE(member) >= sum ? sum + ID_VALUE(member) : UINT64_MAX;
+      value[id] = sum;
+    } else if (opcode == OP_TYPE_POINTER && length >= 4) {
+      value[id] = w[i + 2] == STORAGE_CLASS_WORKGROUP ? ID_VALUE(3) : 0;
+    } else if (opcode == OP_CONSTANT && length >= 4 && w[i + 2] != 0 && w[i + 2] < bound) {
+      value[w[i + 2]] = length >= 5 ? (uint64_t)w[i + 4] << 32 | w[i + 3] : w[i + 3];
+    } else if (opcode == OP_VARIABLE && length >= 4 && w[i + 3] == STORAGE_CLASS_WORKGROUP) {
+      *bytes = *bytes + ID_VALUE(1) >= *bytes ? *bytes + ID_VALUE(1) : UINT64_MAX;
+    }
+  }
+#undef ID_VALUE
+  free(value);
+  return DNNF_VK_OK;
+}
+
+static int check_kernel_spirv(plan *p, int k, const dnnf_vk_spirv *blobs, message *out) {
+  plan_kernel *kernel = &p->kernels[k];
   spirv_facts facts;
   TRY(read_spirv_facts(&blobs[kernel->spirv], kernel->spirv, kernel->entry, &facts, out));
+  TRY(workgroup_bytes(&blobs[kernel->spirv], &kernel->shared_bytes, out));
   const uint32_t *size = kernel->workgroup, *local = facts.local_size;
   if (!facts.found)
     return fail(out, DNNF_VK_BAD_PLAN,
@@ -1081,7 +1144,7 @@ static int check_kernel_spirv(const plan *p, int k, const dnnf_vk_spirv *blobs, 
   return DNNF_VK_OK;
 }
 
-static int check_spirv(const plan *p, const dnnf_vk_spirv *blobs, int count, message *out) {
+static int check_spirv(plan *p, const dnnf_vk_spirv *blobs, int count, message *out) {
   for (int s = 0; s < count; ++s) TRY(check_spirv_header(&blobs[s], s, out));
   for (int k = 0; k < p->num_kernels; ++k) TRY(check_kernel_spirv(p, k, blobs, out));
   return DNNF_VK_OK;
@@ -1119,6 +1182,10 @@ static int check_kernel_limits(const plan *p, int k, const VkPhysicalDeviceLimit
     return unsupported_limit(out, what, kernel->line,
                              "maxComputeWorkGroupInvocations (workgroup size product)", invocations,
                              limits->maxComputeWorkGroupInvocations);
+  if (kernel->shared_bytes > limits->maxComputeSharedMemorySize)
+    return unsupported_limit(out, what, kernel->line,
+                             "maxComputeSharedMemorySize (bytes of workgroup memory its SPIR-V declares)",
+                             kernel->shared_bytes, limits->maxComputeSharedMemorySize);
   return DNNF_VK_OK;
 }
 

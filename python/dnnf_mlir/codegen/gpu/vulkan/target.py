@@ -30,8 +30,13 @@ from ..target import GpuDevice, GpuTarget, resolve_device
 
 VulkanDevice = GpuDevice  # maxPerStageDescriptorStorageBuffers, maxComputeWorkGroupInvocations, ...
 
+# A thread's loop iterations on lavapipe, its loops together (``loop_budget.py``): every
+# profile keeps to it, as every profile's code may run there.
+LAVAPIPE_LOOP_ITERATIONS = 65535
+
 _GENERIC = VulkanDevice("generic", max_storage_buffer_range=1 << 27, max_storage_buffers=24,
-                        max_workgroup_invocations=128, max_shared_memory=16 << 10)
+                        max_workgroup_invocations=128, max_shared_memory=16 << 10,
+                        max_loop_iterations=LAVAPIPE_LOOP_ITERATIONS)
 DEVICES = {device.name: device for device in (_GENERIC, replace(
     _GENERIC, name="lavapipe", matmul_rows=16, attention_tiles=True, vec4_as_words64=True, channel_blocks=True,
     lrn_in_pools=True,

@@ -92,8 +92,13 @@ def test_wide_strided_pooling_per_channel(threads):
     lanes = get_target("host").lanes(32)
     assert len(phase_kernels(report)) == (0 if 55 <= 4 * lanes else 1)
     x = RNG.standard_normal((1, 3, 111, 111)).astype(np.float32)
+    x[0, 0, 4, 9] = x[0, 1, 110, 110] = x[0, 2, 60, 0] = np.nan  # NaN wins its windows, as numpy's max
+    x[0, 2, 20:23, 30:33] = np.array([[-0.0, 0.0, -0.0]] * 3)  # zeros of either sign: equal, whichever wins
+    x[0, 2, 20:23, 33:35] = -1.0
     (y,) = compiled.main(x)
-    np.testing.assert_array_equal(y, windows(x, 3, 2).max(axis=(0, 1)))
+    want = windows(x, 3, 2).max(axis=(0, 1))
+    assert np.isnan(want).sum() == 5  # rows 4 and 60 are in two windows each
+    np.testing.assert_array_equal(y, want)
 
 
 @pytest.mark.parametrize("c,h,s,d,threads", [(24, 16, 1, 1, 1), (16, 30, 2, 1, 1), (12, 18, 1, 2, 2), (8, 57, 2, 1, 1),

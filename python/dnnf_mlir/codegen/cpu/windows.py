@@ -50,10 +50,13 @@ def _identity(rank: int):
 def _combine(kind: str, acc, tap, weight=None):
     """``acc`` (max / +) ``tap`` (times ``weight``: one fused multiply-add, where LLVM
     left a multiply and an add apart). ``acc`` None: the first tap of a sum from zero
-    (LLVM keeps ``x + 0.0``, which is not ``x`` for ``x = -0.0``)."""
+    (LLVM keeps ``x + 0.0``, which is not ``x`` for ``x = -0.0``). The max ignores the
+    sign of zero (``nsz``: ONNX's MaxPool leaves it open, onnxruntime returns either
+    zero), which x86 has no single instruction for: a max and a NaN check (3 AVX-512
+    instructions) where -0 < +0 took 6. NaN still wins."""
     arith = _mlir.arith
     if kind == "max":
-        return arith.maximumf(acc, tap)
+        return arith.maximumf(acc, tap, fastmath=ir.Attribute.parse("#arith.fastmath<nsz>"))
     if weight is not None:
         return arith.mulf(tap, weight) if acc is None else _mlir.math.fma(tap, weight, acc)
     return tap if acc is None else arith.addf(acc, tap)

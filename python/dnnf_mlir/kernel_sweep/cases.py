@@ -119,7 +119,8 @@ def _pool(op: str, channels: int, size: int, kernel: int, stride: int, pads=(0, 
         pad = list(pads[:1] + pads[2:3]) if one_d else list(pads)
         return one_node(op, {"x": x}, kernel_shape=[kernel] * dims, strides=[stride] * dims, pads=pad, **attrs), {"x": x}
     extra = "".join(f" {name} {value}" for name, value in attrs.items())
-    name = f"{op.lower()}-{'x'.join(map(str, shape[1:]))}-k{kernel}s{stride}{'-pad' if any(pads) else ''}"
+    flags = ("-pad" if any(pads) else "") + "".join(f"-{name.split('_')[0]}" for name in attrs)
+    name = f"{op.lower()}-{'x'.join(map(str, shape[1:]))}-k{kernel}s{stride}{flags}"
     return SweepCase("Pooling", name, f"{'x'.join(map(str, shape))}, {kernel}/{stride}, pads {list(pads)}{extra}", build)
 
 

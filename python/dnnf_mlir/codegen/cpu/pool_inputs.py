@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import make_pad, with_operands
+from ...linalg_builders import insert_at, make_pad, slice_at, with_operands
 from ..linalg_queries import conv_params, indexing_maps, linalg_inputs, linalg_ops, producer, static_tensor_type
 from .depthwise import static_pad
 from .windows import POOLING, replace_window
@@ -65,12 +65,10 @@ def _pool(op, x, init):
     return builder(x, op.operands[1], outs=[init], strides=strides, dilations=dilations)
 
 
-def _slice(value, channel: int, channels: int):
+def _channels(value, channel: int, channels: int):
     """Channels ``[channel, channel + channels)`` of the NCHW tensor ``value``."""
-    t = static_tensor_type(value)
-    shape = [t.shape[0], channels, *t.shape[2:]]
-    result = ir.RankedTensorType.get(shape, t.element_type)
-    return _mlir.tensor.extract_slice(result, value, [], [], [], [0, channel, 0, 0], shape, [1] * 4)
+    shape = static_tensor_type(value).shape
+    return slice_at(value, [0, channel, 0, 0], [shape[0], channels, *shape[2:]])
 
 
 def _pool_of_parts(op, parts, low, high, value):
@@ -83,8 +81,8 @@ def _pool_of_parts(op, parts, low, high, value):
     for part in parts:
         channels = static_tensor_type(part).shape[1]
         y = _pool_of(op, part, low, high, value, _part_init(op.operands[2], channel, channels),
-                     _slice(result, channel, channels))
-        result = tensor.insert_slice(y, result, [], [], [], [0, channel, 0, 0], static_tensor_type(y).shape, [1] * 4)
+                     _channels(result, channel, channels))
+        result = insert_at(y, result, [0, channel, 0, 0])
         channel += channels
     return result
 
@@ -94,7 +92,7 @@ def _part_init(init, channel: int, channels: int):
     own where ``init`` is a fill (which the window's generic starts from in registers)."""
     fill = producer(init)
     if fill is None or fill.name != "linalg.fill":
-        return _slice(init, channel, channels)
+        return _channels(init, channel, channels)
     t = static_tensor_type(init)
     empty = _mlir.tensor.empty([t.shape[0], channels, *t.shape[2:]], t.element_type)
     return _mlir.linalg.fill(fill.operands[0], outs=[empty])

@@ -107,6 +107,23 @@ def _conv1d(channels: int, filters: int, width: int, kernel: int, stride: int = 
     return SweepCase("Conv1D", f"conv1d-{channels}-{filters}{variant}", shape, build)
 
 
+def _pool(op: str, channels: int, size: int, kernel: int, stride: int, pads=(0, 0, 0, 0), **attrs):
+    """A 2-D (or, with ``size`` a pair, 1-D: ``(1, width)`` as ``[width]``) max or average
+    pool at a judged model's shape."""
+    one_d = isinstance(size, tuple)
+    shape = (1, channels, size[1]) if one_d else (1, channels, size, size)
+    dims = 1 if one_d else 2
+
+    def build(rng):
+        x = _randn(rng, *shape)
+        pad = list(pads[:1] + pads[2:3]) if one_d else list(pads)
+        return one_node(op, {"x": x}, kernel_shape=[kernel] * dims, strides=[stride] * dims, pads=pad, **attrs), {"x": x}
+    extra = "".join(f" {name} {value}" for name, value in attrs.items())
+    flags = ("-pad" if any(pads) else "") + "".join(f"-{name.split('_')[0]}" for name in attrs)
+    name = f"{op.lower()}-{'x'.join(map(str, shape[1:]))}-k{kernel}s{stride}{flags}"
+    return SweepCase("Pooling", name, f"{'x'.join(map(str, shape))}, {kernel}/{stride}, pads {list(pads)}{extra}", build)
+
+
 def _recurrent(op: str, gates: int):
     def build(rng):
         length, hidden, size = 32, 128, 128
@@ -251,6 +268,18 @@ CASES = (
     _conv1d(256, 256, 1000, 3, dilation=4),
     _conv1d(256, 256, 500, 5, group=8),
     _conv1d(256, 256, 500, 31, group=256),
+    _pool("MaxPool", 64, 111, 3, 2),  # SqueezeNet
+    _pool("MaxPool", 192, 56, 3, 2, (0, 0, 1, 1)),  # Inception v2
+    _pool("MaxPool", 64, 112, 3, 2, (1, 1, 1, 1)),  # ResNet-50, DenseNet-121
+    _pool("MaxPool", 256, 27, 3, 1, (1, 1, 1, 1)),  # Inception v1's pool branch
+    _pool("MaxPool", 512, 13, 3, 1, (1, 1, 1, 1)),  # narrower than a vector
+    _pool("MaxPool", 64, 224, 2, 2),  # VGG-19
+    _pool("MaxPool", 64, 111, 3, 2, ceil_mode=1),
+    _pool("AveragePool", 256, 28, 3, 1, (1, 1, 1, 1)),  # Inception v2's pool branch
+    _pool("AveragePool", 128, 56, 2, 2),  # DenseNet-121's transitions
+    _pool("AveragePool", 136, 28, 3, 2, (1, 1, 1, 1), count_include_pad=1),  # ShuffleNet
+    _pool("AveragePool", 2048, 7, 7, 1),  # ResNet-50: global
+    _pool("MaxPool", 64, (1, 1000), 3, 2, (1, 0, 1, 0)),  # 1-D
     _recurrent("LSTM", 4),
     _recurrent("GRU", 3),
     SweepCase("Einsum", "einsum-qk", "bhqd,bhkd->bhqk, 1x8x128x64", _einsum),

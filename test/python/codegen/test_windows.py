@@ -80,16 +80,25 @@ def phase_kernels(report):
     return [k for k in report.schedules if k.op == "linalg.generic" and len(k.shape) == 5]
 
 
-def test_wide_strided_pooling_split_by_phase():
-    """A strided 55-wide row: the input split once into its two column phases (vectors
-    of whole [2, width] tiles), then every tap a contiguous read of one phase."""
-    compiled, report, _, _ = compile_text(POOL.format(kind="max", c=2, h=111, w=111, oh=55, ow=55, k=3, s=2, init="0xFF800000"))
-    assert [kernel.strategy for kernel in window_kernels(report)] == ["vectorized"]
-    (phases,) = phase_kernels(report)
-    assert phases.shape == (1, 2, 111, 2, 56) and phases.details["vector"][:4] == [1, 1, 1, 2]
-    x = RNG.standard_normal((1, 2, 111, 111)).astype(np.float32)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_wide_strided_pooling_per_channel(threads):
+    """A strided 55-wide row: pooled a channel at a time (cpu/depthwise.py); read in place
+    where the row is one vector of the row schedule (AVX-512), else split by phase in a
+    per-channel buffer (AVX2: 55 lanes are 7 vectors)."""
+    compiled, report, _, _ = compile_text(POOL.format(kind="max", c=3, h=111, w=111, oh=55, ow=55, k=3, s=2, init="0xFF800000"),
+                                          threads)
+    (taps,) = [k for k in window_kernels(report) if k.shape == (1, 1, 55, 55)]
+    assert taps.strategy == "vectorized"
+    lanes = get_target("host").lanes(32)
+    assert len(phase_kernels(report)) == (0 if 55 <= 4 * lanes else 1)
+    x = RNG.standard_normal((1, 3, 111, 111)).astype(np.float32)
+    x[0, 0, 4, 9] = x[0, 1, 110, 110] = x[0, 2, 60, 0] = np.nan  # NaN wins its windows, as numpy's max
+    x[0, 2, 20:23, 30:33] = np.array([[-0.0, 0.0, -0.0]] * 3)  # zeros of either sign: equal, whichever wins
+    x[0, 2, 20:23, 33:35] = -1.0
     (y,) = compiled.main(x)
-    np.testing.assert_array_equal(y, windows(x, 3, 2).max(axis=(0, 1)))
+    want = windows(x, 3, 2).max(axis=(0, 1))
+    assert np.isnan(want).sum() == 5  # rows 4 and 60 are in two windows each
+    np.testing.assert_array_equal(y, want)
 
 
 @pytest.mark.parametrize("c,h,s,d,threads", [(24, 16, 1, 1, 1), (16, 30, 2, 1, 1), (12, 18, 1, 2, 2), (8, 57, 2, 1, 1),

@@ -1,4 +1,4 @@
-"""Depthwise convolutions as a loop over channels, each zero-padded in a small buffer.
+"""Depthwise convolutions and pooling as a loop over channels, each padded in a small buffer.
 
 The convolution's input arrives zero-padded by a ``tensor.pad`` of the whole tensor
 and its bias and activation come as an element-wise consumer. Scheduled as they come,
@@ -17,9 +17,18 @@ so that the padded plane stays in the first-level cache and is reused by every
 channel of the block (its buffer is hoisted out of the ``scf.for``), and the epilogue
 (``windows.taken_epilogue``: a cheap one, bias, ReLU6, a residual add) is computed on
 each channel's taps in registers: one generic (``windows.window_generic``) per channel.
+
+Max and sum pooling (average pooling's sum) over rows at least a vector wide take the
+same loop, their plane padded with the pool's value (the lowest float for max): the
+whole-tensor pad and phase split they had cost a copy of the input in memory each
+(measured, AVX-512, one thread, per-kernel profile: Inception v2's 192x56x56 3x3/2
+max pool padded at the end 0.40 -> 0.134 ms, ResNet-50's 64x112x112 3x3/2 padded
+0.26 -> 0.185 ms, VGG-19's 64x224x224 2x2/2 1.6 -> 0.8-1.1 ms).
 """
 
 from __future__ import annotations
+
+from math import prod
 
 from ... import _mlir
 from ..._mlir import ir
@@ -27,9 +36,12 @@ from ...linalg_builders import copy_into, insert_at, slice_at, split_offsets
 from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_init, linalg_inputs, linalg_ops, producer,
                               static_tensor_type)
 from .convolutions import phase_split
-from .windows import DEPTHWISE, phase_width, replace_window, taken_epilogue, tap_slices, window_generic
+from .strided_reads import reads_contiguously
+from .windows import DEPTHWISE, MAX_TAPS, POOLING, phase_width, replace_window, taken_epilogue, tap_slices, window_generic, window_of
 
-MAX_BLOCKS = 16  # channel blocks of the parallel loop: enough for the threads, few buffers
+CHANNEL_LOOP_OPS = {DEPTHWISE, *POOLING}
+MAX_BLOCKS = 16
+ROW_VECTORS = 4  # registers a row's vector takes at most (rows.schedule_rows): one row, one read  # channel blocks of the parallel loop: enough for the threads, few buffers
 
 
 def channel_block(channels: int) -> int:
@@ -101,14 +113,18 @@ def _channel_taps(op, source, channel, pad, lanes: int) -> list:
     than the whole tensor's split (``windows.py``: two vectors): measured (AVX-512, one
     thread, against onnxruntime), EfficientNet's 5x5/2 + SiLU on 28-wide rows went
     from 4.2x to 1.5x onnxruntime's time and a 3x3/2 on 24-wide rows from 1.36x to
-    1.15x, where 12-wide rows (one masked vector) lost, 1.04x -> 1.33x."""
+    1.15x, where 12-wide rows (one masked vector) lost, 1.04x -> 1.33x. A pool over an
+    unpadded input whose strided rows are read contiguously (``strided_reads.py``) reads
+    it in place instead, with no copy at all: SqueezeNet's 3x3/2 max pool over 64x111x111
+    (odd rows: a padded plane, then its phases) took 0.71x the time of the phases."""
     low, high, value = pad
     n, _, h, w = static_tensor_type(source).shape
     out_shape = [static_tensor_type(op.results[0]).shape[0], 1, *static_tensor_type(op.results[0]).shape[2:]]
-    window = tuple(static_tensor_type(op.operands[1]).shape[1:])
+    window = window_of(op)
     strides, dilations = conv_params(op)
     sw, dw, ow = strides[1], dilations[1], out_shape[3]
-    if sw == 1 or ow <= lanes:
+    in_place = op.name in POOLING and not any(low + high) and ow <= ROW_VECTORS * lanes and reads_contiguously(sw, ow)
+    if sw == 1 or ow <= lanes or in_place:
         x = _padded_plane(source, channel, low, high, value, 0) if any(low + high) else \
             slice_at(source, [0, channel, 0, 0], [n, 1, h, w])
         return tap_slices(x, out_shape, window, strides, dilations)
@@ -119,7 +135,9 @@ def _channel_taps(op, source, channel, pad, lanes: int) -> list:
     shift = -low[3] % sw
     first = (low[3] + shift) // sw
     width = max(phase_width(window[1], sw, dw, ow, shift), first + w // sw)
-    phases = filled([n, 1, h + low[2] + high[2], sw, width], value, static_tensor_type(source).element_type)
+    shape, element = [n, 1, h + low[2] + high[2], sw, width], static_tensor_type(source).element_type
+    covered = not any(low + high) and width == w // sw  # the split writes every element
+    phases = _mlir.tensor.empty(shape, element) if covered else filled(shape, value, element)
     offsets = [0, 0, low[2], 0, first]
     inner = phase_split(slice_at(source, [0, channel, 0, 0], [n, 1, h, w]), sw, w // sw,
                         init=slice_at(phases, offsets, [n, 1, h, sw, w // sw]))
@@ -131,10 +149,11 @@ def _channel_loop(op, epilogue, lanes: int):
     loop nest's result, which replaces the epilogue's (or the convolution's) result."""
     tensor, linalg, arith, scf = _mlir.tensor, _mlir.linalg, _mlir.arith, _mlir.scf
     source, low, high, value = static_pad(op)
-    weights, init = op.operands[1], op.operands[2]
+    weights = op.operands[1] if op.name == DEPTHWISE else None
+    init = op.operands[2]
     out_t = static_tensor_type(op.results[0])
     n, c, oh, ow = out_t.shape
-    _, kh, kw = static_tensor_type(weights).shape
+    kh, kw = window_of(op)
     f32 = out_t.element_type
     fill = producer(init)
     fill = fill if fill is not None and fill.name == "linalg.fill" else None
@@ -167,7 +186,8 @@ def _channel_loop(op, epilogue, lanes: int):
                 operands = [(None if v == op.results[0] else _channel_slice(v, m, channel), m)
                             for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
                 tail = epilogue.regions[0].blocks[0], operands, out
-            y = window_generic("sum", taps, slice_at(weights, [channel, 0, 0], [1, kh, kw]), start, tail)
+            channel_weights = slice_at(weights, [channel, 0, 0], [1, kh, kw]) if weights is not None else None
+            y = window_generic(POOLING.get(op.name, "sum"), taps, channel_weights, start, tail)
             scf.YieldOp([insert_at(y, t, [0, local, 0, 0])])
         with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
             values, static = split_offsets([0, first, 0, 0])
@@ -176,19 +196,27 @@ def _channel_loop(op, epilogue, lanes: int):
 
 
 def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
-    """Rewrite every f32 static depthwise convolution whose rows are at least a vector
+    """Rewrite every f32 static depthwise convolution and pooling whose rows are at least a vector
     wide (``lanes``: f32 lanes of a vector register; see the module docstring). Narrower
     rows stay whole-tensor windows (``windows.py``): per channel, a plane of a few
     masked vectors costs more in loop overhead than its pad saves (measured, AVX-512:
     EfficientNet's 672 channels of 6x6, 5x5 + SiLU, 2.8x onnxruntime's time as a
-    whole-tensor window, 3.3x in the loop). Returns how many were rewritten."""
+    whole-tensor window, 3.3x in the loop). A padded pool takes the loop on narrower rows
+    too: the whole-tensor pad costs more than the loop (per-kernel profile, one thread:
+    AVX-512, 512 channels of 13x13 3x3/1 max 0.071 -> 0.043 ms, 1024 of 7x7 0.057 ->
+    0.040 ms; AVX2, where 7 columns are one vector, 0.033 -> 0.036 ms). Returns how many
+    were rewritten."""
     count = 0
     for op in linalg_ops(module):
-        if op.name != DEPTHWISE or len(op.results) != 1:
+        if op.name not in CHANNEL_LOOP_OPS or len(op.results) != 1:
             continue
         types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
-        if any(t is None or not is_f32(t) for t in types) or types[2].shape[3] < lanes:
+        if any(t is None or not is_f32(t) for t in types):
             continue
+        if types[2].shape[3] < lanes and (op.name not in POOLING or not any(sum(static_pad(op)[1:3], []))):
+            continue
+        if op.name in POOLING and prod(window_of(op)) > MAX_TAPS:
+            continue  # scalar loops (windows.py)
         epilogue = taken_epilogue(op)
         replace_window(op, epilogue, lambda: _channel_loop(op, epilogue, lanes))
         count += 1

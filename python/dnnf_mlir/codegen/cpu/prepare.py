@@ -37,6 +37,7 @@ from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
 from .narrow_rows import merge_narrow_rows
 from .permuted_epilogues import fold_permuted_epilogues
+from .pool_inputs import pools_through_inputs
 from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
 from .windows import windows_to_taps
@@ -52,9 +53,10 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += normalize_matmuls(module)
     rewritten += grouped_taps(module, target)
     rewritten += split_grouped_convolutions(module)
+    rewritten += pools_through_inputs(module)
     rewritten += depthwise_channel_loops(module, lanes)
     rewritten += flat_plane_taps(module, lanes)
-    rewritten += windows_to_taps(module, lanes)
+    rewritten += windows_to_taps(module)
     rewritten += convolutions_to_matmul(module, target)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)

@@ -17,18 +17,11 @@ window covering the whole input (global pooling, one output per channel) becomes
 reduction over it instead, vectorized over the window.
 
 Taps of a horizontally strided window are strided reads, which the vector lowering
-turns into one scalar load per lane: measured on AVX-512, that pays while a row fits
-in two vectors (SqueezeNet's 3x3/2 max pools on 27- and 13-wide rows: 1.8x and 5x
-faster than scalar loops; EfficientNet's strided depthwise layers on rows of 3 to 24
-lose 1.7-2.5x when split as below). Wider rows were left to the scalar loops, which
-made MobileNetV2's 3x3/2 depthwise convolution on a 112x112 input 15x slower than
-onnxruntime. Their input is instead split by phase once (``phase_split``): columns
-``S*w + p`` go contiguously to ``[.., p, :]`` of an ``[N, C, H, S, W/S]`` tensor,
-made by an element-wise transpose of the input viewed as ``[N, C, H, W/S, S]`` whose
-vectors take whole ``[S, W/S]`` tiles (``rows.short_transposed_dim``): contiguous
-loads and register shuffles. Tap kw then reads phase ``(dw*kw) % S`` contiguously
-from column ``(dw*kw) // S``, as ``split_strided_convolutions`` does for the dense
-convolutions.
+turns into one scalar load per lane, unless ``strided_reads.py`` reads their span
+contiguously and shuffles the lanes out (stride 2). Here they are rows narrower than a
+vector: wider ones, of pooling as of depthwise convolutions, are computed a channel at
+a time by ``depthwise.py``, which pads a channel's plane or splits it by column phase
+in the first-level cache (``phase_split``) instead of copying the whole tensor.
 """
 
 from __future__ import annotations
@@ -38,14 +31,13 @@ from ..._mlir import ir
 from ...linalg_builders import generic, inline_body
 from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_init, linalg_inputs,
                               linalg_ops, reassociation, static_tensor_type)
-from .convolutions import phase_split
 
 POOLING = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "sum"}
 DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"
 MAX_TAPS = 49  # operands of one generic; bigger windows stay on scalar loops
 
 
-def _window(op):
+def window_of(op):
     """(KH, KW) of a pooling / depthwise op (from the window or filter operand)."""
     shape = static_tensor_type(op.operands[1]).shape
     return shape[-2], shape[-1]
@@ -58,10 +50,13 @@ def _identity(rank: int):
 def _combine(kind: str, acc, tap, weight=None):
     """``acc`` (max / +) ``tap`` (times ``weight``: one fused multiply-add, where LLVM
     left a multiply and an add apart). ``acc`` None: the first tap of a sum from zero
-    (LLVM keeps ``x + 0.0``, which is not ``x`` for ``x = -0.0``)."""
+    (LLVM keeps ``x + 0.0``, which is not ``x`` for ``x = -0.0``). The max ignores the
+    sign of zero (``nsz``: ONNX's MaxPool leaves it open, onnxruntime returns either
+    zero), which x86 has no single instruction for: a max and a NaN check (3 AVX-512
+    instructions) where -0 < +0 took 6. NaN still wins."""
     arith = _mlir.arith
     if kind == "max":
-        return arith.maximumf(acc, tap)
+        return arith.maximumf(acc, tap, fastmath=ir.Attribute.parse("#arith.fastmath<nsz>"))
     if weight is not None:
         return arith.mulf(tap, weight) if acc is None else _mlir.math.fma(tap, weight, acc)
     return tap if acc is None else arith.addf(acc, tap)
@@ -92,12 +87,6 @@ def _generic(inputs, maps, init, iterators, body):
         return body(list(scalars[:-1]), scalars[-1] if start is None else start)
 
     return generic(inputs, maps, [init], block, iterators)[0]
-
-
-def _split_by_phase(sw: int, ow: int, lanes: int) -> bool:
-    """Whether a window of horizontal stride ``sw`` over ``ow`` output columns reads its
-    input split by phase (rows wider than two vectors, see the module docstring)."""
-    return sw > 1 and ow > 2 * lanes
 
 
 def phase_width(kw: int, sw: int, dw: int, ow: int, shift: int = 0) -> int:
@@ -219,17 +208,12 @@ def _consumer_epilogue(op, epilogue):
     return epilogue.regions[0].blocks[0], operands, linalg_init(epilogue)
 
 
-def _taps(op, kind: str, split_phases: bool, epilogue=None):
-    """The unrolled window: one element-wise generic over the output; with
-    ``split_phases`` (a wide, horizontally strided window), its taps read the input's
-    phases; with ``epilogue`` (its element-wise consumer), that too."""
-    x = op.operands[0]
+def _taps(op, kind: str, epilogue=None):
+    """The unrolled window: one element-wise generic over the output; with ``epilogue``
+    (its element-wise consumer), that too."""
     out_shape = static_tensor_type(op.operands[2]).shape
-    window = _window(op)
     strides, dilations = conv_params(op)
-    if split_phases:
-        x = phase_split(x, strides[1], phase_width(window[1], strides[1], dilations[1], out_shape[3]))
-    taps = tap_slices(x, out_shape, window, strides, dilations, phases=split_phases)
+    taps = tap_slices(op.operands[0], out_shape, window_of(op), strides, dilations)
     weights = op.operands[1] if op.name == DEPTHWISE else None
     return window_generic(kind, taps, weights, op.operands[2], _consumer_epilogue(op, epilogue))
 
@@ -252,9 +236,9 @@ def _global(op, kind: str):
     return tensor.expand_shape(out_t, reduced, image_dims, [], list(out_t.shape))
 
 
-def windows_to_taps(module: ir.Module, lanes: int) -> int:
-    """Rewrite f32 NCHW pooling and depthwise convolutions (see the module docstring;
-    ``lanes``: f32 lanes of a vector register). Returns how many ops were rewritten."""
+def windows_to_taps(module: ir.Module) -> int:
+    """Rewrite f32 NCHW pooling and depthwise convolutions (see the module docstring).
+    Returns how many ops were rewritten."""
     count = 0
     for op in linalg_ops(module):
         if op.name not in POOLING and op.name != DEPTHWISE or len(op.results) != 1:
@@ -263,8 +247,8 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
         if x_t is None or out_t is None or static_tensor_type(op.operands[1]) is None or not (is_f32(x_t) and is_f32(out_t)):
             continue
         kind = POOLING.get(op.name, "sum")
-        kh, kw = _window(op)
-        (_, sw), (dh, dw) = conv_params(op)
+        kh, kw = window_of(op)
+        _, (dh, dw) = conv_params(op)
         whole = op.name != DEPTHWISE and tuple(out_t.shape[2:]) == (1, 1) and tuple(x_t.shape[2:]) == (kh, kw) and (dh, dw) == (1, 1)
         if not whole and kh * kw > MAX_TAPS:
             continue
@@ -272,10 +256,10 @@ def windows_to_taps(module: ir.Module, lanes: int) -> int:
             replace_window(op, None, lambda: _global(op, kind))
         else:
             epilogue = taken_epilogue(op)
-            split = _split_by_phase(sw, out_t.shape[3], lanes)
-            replace_window(op, epilogue, lambda: _taps(op, kind, split_phases=split, epilogue=epilogue))
+            replace_window(op, epilogue, lambda: _taps(op, kind, epilogue=epilogue))
         count += 1
     return count
 
 
-__all__ = ["DEPTHWISE", "phase_width", "replace_window", "taken_epilogue", "tap_slices", "window_generic", "windows_to_taps"]
+__all__ = ["DEPTHWISE", "POOLING", "phase_width", "replace_window", "taken_epilogue", "tap_slices", "window_generic",
+           "window_of", "windows_to_taps"]

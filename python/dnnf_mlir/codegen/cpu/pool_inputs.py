@@ -24,7 +24,9 @@ from ..linalg_queries import conv_params, indexing_maps, linalg_inputs, linalg_o
 from .depthwise import static_pad
 from .windows import POOLING, replace_window
 
-MONOTONE = {"arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf"}
+# Only the NaN-propagating forms: with maxnumf, relu(NaN) = 0 while the pool of [NaN, 5]
+# is NaN, so the pool of [relu(NaN), relu(5)] = 5 would become relu(NaN) = 0.
+MONOTONE = {"arith.maximumf", "arith.minimumf"}
 POOL_BUILDERS = {"linalg.pooling_nchw_max": "pooling_nchw_max", "linalg.pooling_nchw_sum": "pooling_nchw_sum"}
 
 

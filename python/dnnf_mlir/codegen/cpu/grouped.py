@@ -30,7 +30,7 @@ from ..._mlir import ir
 from ...linalg_builders import affine_map, copy_into, generic, insert_at, make_pad, slice_at, split_offsets, with_operands
 from ..kernel_plan import OpSchedule
 from ..linalg_queries import (conv_params, elementwise_consumer, indexing_maps, is_f32, linalg_inputs, linalg_ops, only_user,
-                              producer, reassociation, reassociation_groups, static_tensor_type)
+                              pad_fill, producer, reassociation, reassociation_groups, static_tensor_type)
 from .cpu_planner import CpuPlanner
 from .depthwise import channel_block, filled
 from .tiles import largest_divisor
@@ -64,9 +64,7 @@ def _pads(x):
         return x, [0] * 5, [0] * 5
     low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
     high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
-    value = producer(list(pad.regions[0].blocks[0].operations)[-1].operands[0])
-    zero = value is not None and value.name == "arith.constant" and ir.FloatAttr(value.attributes["value"]).value == 0.0
-    if not zero or ir.ShapedType.get_dynamic_stride_or_offset() in low + high or any(low[:3] + high[:3]):
+    if pad_fill(pad) != 0.0 or ir.ShapedType.get_dynamic_stride_or_offset() in low + high or any(low[:3] + high[:3]):
         return x, [0] * 5, [0] * 5
     return pad.operands[0], low, high
 

@@ -8,9 +8,15 @@ of vector FMAs for the peak, and ``a = b + s * c`` over arrays far larger than t
 caches, at 1 thread and at every core, for the bandwidth. Each figure is the best of
 a few short trials, since the machine may be shared.
 
+The peak depends on the code's vectors: an artifact compiled for a lower CPU
+(``--cpu x86-64-v3`` on an AVX-512 machine: 8 lanes, not 16) is judged against the
+peak of code built for that CPU on this machine, so the figures are measured per
+CPU the code is for (``$DNNF_CPU``, else the host) as well as per machine.
+
 The cache is ``$DNNF_ROOFLINE``, else ``dnnf-mlir/roofline.json`` in the user's
 cache directory, one entry per CPU (LLVM's name and the model name the kernel
-reports), so that machines sharing a home directory each keep their own.
+reports) and CPU the code is for, so that machines sharing a home directory each
+keep their own.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen.cpu.features import host_cpu_name
-from .codegen.cpu.target import host_target
+from .codegen.cpu.features import CpuError, host_cpu_name
+from .codegen.cpu.target import CpuTarget, host_target
 from .codegen.cpu.toolchain import find_clang
 
 ROOFLINE_ENV = "DNNF_ROOFLINE"
@@ -54,6 +60,7 @@ class Roofline:
     fma_gflops: float  # one core
     triad_gbs: dict  # threads (as a string, JSON's keys) -> GB/s
     measured_at: float
+    code_cpu: str = ""  # the CPU the kernels were built for, when not this one (x86-64-v3)
 
     def peak_gflops(self, threads: int = 1) -> float:
         return self.fma_gflops * threads
@@ -80,8 +87,9 @@ class Roofline:
 
     def describe(self) -> str:
         bandwidth = ", ".join(f"{gbs:.1f} GB/s at {t} thread{'s' * (t != '1')}" for t, gbs in self.triad_gbs.items())
+        code = f", code for {self.code_cpu}" if self.code_cpu else ""
         return (f"{self.model_name} ({self.cpu}): FMA peak {self.fma_gflops:.1f} GFLOP/s per core "
-                f"({self.lanes} f32 lanes), triad {bandwidth}; ridge {self.ridge():.1f} FLOP/byte at 1 thread")
+                f"({self.lanes} f32 lanes{code}), triad {bandwidth}; ridge {self.ridge():.1f} FLOP/byte at 1 thread")
 
 
 def default_path() -> Path:
@@ -102,17 +110,33 @@ def cpu_model_name() -> str:
     return "unknown CPU"
 
 
-def cpu_key() -> str:
-    return f"{host_cpu_name()} | {cpu_model_name()}"
+def _code_target(cpu: "str | None") -> CpuTarget:
+    """The host target of code built for ``cpu`` (else ``$DNNF_CPU``, else native)."""
+    try:
+        return host_target(cpu)
+    except CpuError as error:
+        raise RooflineError(str(error)) from None
 
 
-def _build(directory: Path, lanes: int) -> ctypes.CDLL:
+def _foreign_cpu(target: CpuTarget) -> str:
+    """``target``'s CPU name when it is not this machine's, else ''."""
+    return "" if target.cpu_name == host_cpu_name() else target.cpu_name
+
+
+def cpu_key(cpu: "str | None" = None) -> str:
+    """The cache key of this machine's figures for code built for ``cpu`` (``cpu``,
+    else ``$DNNF_CPU``, else native): the machine, and the code's CPU when it is another."""
+    foreign = _foreign_cpu(_code_target(cpu))
+    return f"{host_cpu_name()} | {cpu_model_name()}" + (f" | code for {foreign}" if foreign else "")
+
+
+def _build(directory: Path, target: CpuTarget) -> ctypes.CDLL:
     clang = find_clang()
     if clang is None:
         raise RooflineError("clang-22 not found (package clang-22); it builds the roofline kernels")
     source = resources.files("dnnf_mlir") / "runtime" / "roofline" / "roofline.c"
     library = directory / "roofline.so"
-    command = [clang, "-O2", f"-march={host_cpu_name()}", f"-DLANES={lanes}", "-shared", "-fPIC", "-pthread",
+    command = [clang, "-O2", f"-march={target.cpu_name}", f"-DLANES={target.lanes(32)}", "-shared", "-fPIC", "-pthread",
                "-x", "c", "-", "-o", str(library)]
     proc = subprocess.run(command, input=source.read_text(), capture_output=True, text=True)
     if proc.returncode != 0:
@@ -139,15 +163,20 @@ def _triad_gbs(lib, threads: int, floats: int) -> float:
     return 3 * 4 * floats / seconds / 1e9  # STREAM's count: two arrays read, one written
 
 
-def measure(fma_iterations: int = FMA_ITERATIONS, triad_floats: int = TRIAD_FLOATS) -> Roofline:
-    """Measure this machine's roofline (a few seconds)."""
-    lanes = host_target().lanes(32)
+def measure(fma_iterations: int = FMA_ITERATIONS, triad_floats: int = TRIAD_FLOATS,
+            cpu: "str | None" = None) -> Roofline:
+    """Measure this machine's roofline for code built for ``cpu`` (else
+    ``$DNNF_CPU``, else native; a few seconds)."""
+    target = _code_target(cpu)
+    if target.missing_features():
+        raise RooflineError(f"this machine cannot run code for {target.describe()}: no roofline to measure")
+    lanes = target.lanes(32)
     threads = sorted({1, os.cpu_count() or 1})
     with tempfile.TemporaryDirectory(prefix="dnnf-roofline-") as scratch:
-        lib = _build(Path(scratch), lanes)
+        lib = _build(Path(scratch), target)
         fma = _fma_gflops(lib, lanes, fma_iterations)
         triad = {str(t): _triad_gbs(lib, t, triad_floats) for t in threads}
-    return Roofline(host_cpu_name(), cpu_model_name(), lanes, fma, triad, time.time())
+    return Roofline(host_cpu_name(), cpu_model_name(), lanes, fma, triad, time.time(), _foreign_cpu(target))
 
 
 def _read_cache(path: Path) -> dict:
@@ -157,14 +186,15 @@ def _read_cache(path: Path) -> dict:
         return {}
 
 
-def machine_roofline(refresh: bool = False, path: "Path | None" = None) -> Roofline:
-    """This machine's ``Roofline``: the cached one for its CPU, else (or with
-    ``refresh``) measured now and stored."""
+def machine_roofline(refresh: bool = False, path: "Path | None" = None, cpu: "str | None" = None) -> Roofline:
+    """This machine's ``Roofline`` for code built for ``cpu`` (else
+    ``$DNNF_CPU``, else native):
+    the cached one, else (or with ``refresh``) measured now and stored."""
     path = path or default_path()
-    entries, key = _read_cache(path), cpu_key()
+    entries, key = _read_cache(path), cpu_key(cpu)
     if key in entries and not refresh:
         return Roofline(**entries[key])
-    roofline = measure()
+    roofline = measure(cpu=cpu)
     entries[key] = asdict(roofline)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_suffix(f".{os.getpid()}.tmp")

@@ -180,7 +180,7 @@ def _profile_compiled(artifact: Artifact, inputs, references, args) -> int:
     try:
         launches_of(artifact)
         plan = plan_of(artifact) if args.profile_svg else None
-        roofline = machine_roofline()
+        roofline = machine_roofline(cpu=artifact.manifest["cpu"])  # an x86-64-v3 artifact: AVX2's peak
     except (ProfileError, RooflineError) as error:
         raise ToolError(str(error)) from None
     threads = args.threads or artifact.manifest["threads"]

@@ -46,8 +46,11 @@ def profiled(tmp_path_factory):
 
 
 @pytest.fixture
-def fixed_roofline(monkeypatch):
-    monkeypatch.setattr(run_tool, "machine_roofline", lambda: ROOFLINE)
+def fixed_roofline(monkeypatch) -> list:
+    """The CPUs the roofline was asked for, ``ROOFLINE`` answered each time."""
+    asked = []
+    monkeypatch.setattr(run_tool, "machine_roofline", lambda cpu=None: asked.append(cpu) or ROOFLINE)
+    return asked
 
 
 def test_launches_recorded_with_the_compilers_statistics(profiled):
@@ -72,6 +75,7 @@ def test_profile_table_and_trace(profiled, fixed_roofline, tmp_path, capsys):
     assert times == sorted(times, reverse=True)  # sorted by time
     assert "conv" in rows[0]  # the convolution dominates
     assert "ok output 0" in out
+    assert fixed_roofline == [profiled.manifest["cpu"]]  # the peak of the code's own vectors
 
     events = json.loads(trace_file.read_text())["traceEvents"]
     assert all(e["ph"] == "X" and e["dur"] >= 0 for e in events)

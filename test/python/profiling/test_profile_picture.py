@@ -87,7 +87,7 @@ def test_each_box_shows_its_rows_numbers(profiled):
 
 
 def test_dnnf_run_writes_the_picture(profiled, monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(run_tool, "machine_roofline", lambda: ROOFLINE)
+    monkeypatch.setattr(run_tool, "machine_roofline", lambda cpu=None: ROOFLINE)
     picture = tmp_path / "plan.svg"
     assert run_tool.main([str(profiled.path), "--profile", "--repeat", "2", "--profile-svg", str(picture)]) == 0
     assert f"fusion plan with the kernel times: {picture}" in capsys.readouterr().out

@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from dnnf_mlir import roofline as roofline_module
+from dnnf_mlir.codegen.cpu.target import host_target
 from dnnf_mlir.roofline import Roofline, cpu_key, machine_roofline
 from dnnf_mlir.tools import roofline as roofline_tool
+from dnnf_mlir.tools.common import ToolError
 
 
 def _clock_ghz() -> "float | None":
@@ -50,6 +52,21 @@ def test_measured_once_then_cached_then_refreshed(cache, monkeypatch):
     assert json.loads(cache.read_text())[cpu_key()]["measured_at"] == refreshed.measured_at
 
 
+@pytest.mark.skipif(bool(host_target("x86-64-v3").missing_features()), reason="needs an AVX2 (x86-64-v3) host")
+def test_code_for_a_lower_cpu_has_its_own_figures(cache, monkeypatch):
+    """An artifact built with --cpu x86-64-v3 is judged against 8-lane FMAs, not the
+    host's widest vectors: its own entry, measured with its own vectors."""
+    monkeypatch.delenv("DNNF_CPU", raising=False)
+    native, avx2 = machine_roofline(), machine_roofline(cpu="x86-64-v3")
+    assert avx2.lanes == 8 and native.lanes == host_target().lanes(32)
+    entries = json.loads(cache.read_text())
+    assert set(entries) == {cpu_key(), cpu_key("x86-64-v3")}
+    if host_target().cpu_name != "x86-64-v3":
+        assert cpu_key("x86-64-v3") == cpu_key() + " | code for x86-64-v3"
+        assert avx2.code_cpu == "x86-64-v3" and "code for x86-64-v3" in avx2.describe()
+    assert native.code_cpu == "" and machine_roofline() == native
+
+
 def test_kernels_judged_by_arithmetic_intensity():
     machine = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 20.0, "2": 30.0}, measured_at=0)
     assert machine.ridge() == 5.0
@@ -68,3 +85,5 @@ def test_tool_shows_the_cached_figures(cache, capsys):
     assert shown == json.loads(cache.read_text())[cpu_key()]
     assert roofline_tool.main([]) == 0
     assert "GFLOP/s per core" in capsys.readouterr().out
+    with pytest.raises(ToolError, match="unknown CPU 'bogus'"):
+        roofline_tool.main(["--cpu", "bogus"])

@@ -183,6 +183,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
         pipeline = pipeline.without("dnnf-channel-panels")
     if not t.backend.runs_step_loops:
         pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
+    if t.backend.kind != "cpu":
+        pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-split-top-k")
     if fusion_svg is not None:
         pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:

@@ -3,9 +3,9 @@ PoCL), against onnxruntime, values and indices equal exactly.
 
 lavapipe ends a thread's loops after 65535 iterations, silently, and a row's TopK costs
 what its data make it (every element that enters the k best costs an insertion): k = 200
-over 100,000 values returned a wrong selection. The rows past that budget are now split
-(``transforms/split_top_k.py``) and from 33 slots on the k best are a heap
-(``conversion/ecg_to_linalg/top_k.py``). Each case holds a row in the order that makes
+over 100,000 values returned a wrong selection. On Vulkan the rows past that budget
+are now split (``transforms/split_top_k.py``; PoCL has no budget: a row per thread),
+and from 33 slots on the k best are a heap (``conversion/ecg_to_linalg/top_k.py``). Each case holds a row in the order that makes
 every element enter (ascending for the largest, descending for the smallest: the worst
 case the budget is checked against) and a row of few distinct values (ties everywhere,
 the lower index first) with NaN (greater than every number, as onnxruntime orders it)

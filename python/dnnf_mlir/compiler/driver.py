@@ -93,7 +93,8 @@ ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 # The passes' reports, in the staging directory.
 REWRITE_STATS, FUSION_STATS, WINOGRAD_STATS = ".rewrite.json", ".fusion.json", ".winograd.json"
 # Any other pass: "lower". The GPU targets unroll recurrences right after rewriting, before fusion.
-STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-unroll-recurrence": "rewrite", "ecg-fuse": "fuse"}
+STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-unroll-recurrence": "rewrite", "ecg-split-top-k": "rewrite",
+                 "ecg-fuse": "fuse"}
 WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY, OPENCL_LIBRARY)}  # Target.kind -> its ArtifactWriter
 logger = logging.getLogger("dnnf_mlir.compiler")
 
@@ -183,6 +184,10 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
         pipeline = pipeline.without("dnnf-channel-panels")
     if not t.backend.runs_step_loops:
         pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
+    budget = getattr(getattr(t, "device", None), "max_loop_iterations", None)
+    if budget is not None:  # a GPU whose threads stop their loops past a budget (lavapipe)
+        pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-split-top-k").with_options(
+            "ecg-split-top-k", max_iterations=budget)
     if fusion_svg is not None:
         pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:

@@ -110,6 +110,13 @@ PASS_TABLE: dict[str, PassEntry] = {
             "around kernels: the GPUs)",
         ),
         PassEntry(
+            "ecg-split-top-k",
+            "dnnf_mlir.transforms.split_top_k:SplitTopKPass",
+            "Split each TopK whose rows would run a GPU thread past its loop budget into TopKs of chunks of "
+            "the rows, then of the chunks' winners (for the GPU targets)",
+            (Option("max-iterations", int, 65535, "the loop iterations a thread may run (lavapipe's: 65535)"),),
+        ),
+        PassEntry(
             "ecg-outline-kernels",
             "dnnf_mlir.fusion.kernels:OutlineKernelsPass",
             "Make every kernel (ecg.fused op or unfused ECG op) a call of a private function, "

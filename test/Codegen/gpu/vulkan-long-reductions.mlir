@@ -76,3 +76,47 @@ func.func @main(%x: tensor<2x100003xf32>) -> tensor<2xf32> {
   %y = call @kernel_0(%x) : (tensor<2x100003xf32>) -> tensor<2xf32>
   return %y : tensor<2xf32>
 }
+
+// -----
+
+// A sum of a prime length past 128 x 65535 (a workgroup's threads would each loop 65537
+// times, past lavapipe's budget): 1024 partial sums of the first 8388608 elements (a
+// view of the argument, 8192 each), then their combination and, onto it, the 9 left
+// (a view of the tail), in the second launch.
+// CHECK-LABEL: func.func private @kernel_0.compiled(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8388617xf32>, %[[SUM:[a-z0-9]+]]: memref<f32>
+// CHECK-SAME: dnnf.gpu.schedule = "phased"
+// CHECK: %[[HEAD:.+]] = memref.subview %[[X]][0] [8388608] [1]
+// CHECK: %[[ROWS:.+]] = memref.expand_shape %[[HEAD]] {{\[\[}}0, 1]] output_shape [8192, 1024]
+// CHECK: %[[PARTS:.+]] = memref.alloc() {{.*}} : memref<1x1024xf32>
+// CHECK: gpu.launch
+// CHECK: memref.subview %[[ROWS]]
+// CHECK: scf.for {{.*}} to %c8192 {{.*}} -> (vector<4xf32>)
+// CHECK: } {dnnf.gpu.phase = 0 : i64}
+// CHECK: %[[TAIL:.+]] = memref.subview %[[X]][8388608] [9] [1]
+// CHECK: %[[TAIL0:.+]] = memref.reinterpret_cast %[[TAIL]]
+// CHECK: gpu.launch
+// CHECK: %[[COMBINED:.+]] = scf.for {{.*}} to %c1024
+// CHECK: scf.for {{.*}} to %c9 {{.*}} iter_args({{.*}} = %[[COMBINED]])
+// CHECK: memref.subview %[[TAIL0]]
+// CHECK: arith.addf
+// CHECK: } {dnnf.gpu.phase = 1 : i64}
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func private @kernel_0(%x: tensor<8388617xf32>) -> tensor<f32> attributes {dnnf.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+       ins(%x : tensor<8388617xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %n = arith.addf %a, %acc : f32
+    linalg.yield %n : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+func.func @main(%x: tensor<8388617xf32>) -> tensor<f32> {
+  %y = call @kernel_0(%x) : (tensor<8388617xf32>) -> tensor<f32>
+  return %y : tensor<f32>
+}

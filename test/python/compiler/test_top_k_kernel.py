@@ -102,3 +102,28 @@ def test_long_rows_through_the_block_filter(dtype, largest):
         x[late] = rng.choice(np.array([np.nan, np.inf, -np.inf], dtype), late.sum())
     x[:, -3] = 10 if largest else -10  # the best value, in the tail
     check(x, 6, axis=-1, largest=largest)
+
+
+@pytest.mark.parametrize("largest", [1, 0])
+@pytest.mark.parametrize("k", [33, 64, 200])
+def test_heap_of_slots_with_ties_nan_and_sorted_rows(k, largest):
+    """From HEAP_FROM slots on the k best are a heap, sorted at the end: rows of few distinct
+    values with NaN and infinities, and rows already in the order that makes every element
+    enter (ascending for the largest, descending for the smallest) or none after the first k."""
+    rng = np.random.default_rng(k + largest)
+    x = rng.integers(-4, 4, (5, 3 * k + 5)).astype(np.float32)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    x[rng.random(x.shape) < 0.05] = -np.inf
+    x[rng.random(x.shape) < 0.05] = np.inf
+    x[3] = np.arange(x.shape[1])
+    x[4] = -np.arange(x.shape[1])
+    check(x, k, axis=1, largest=largest)
+    check(x.T.copy(), k, axis=0, largest=largest)
+
+
+def test_heap_of_integer_slots():
+    rng = np.random.default_rng(6)
+    x = rng.integers(-3, 3, (4, 90)).astype(np.int32)
+    x[:, ::9] = np.iinfo(np.int32).min
+    check(x, 40, axis=-1, largest=0)
+    check(x, 90, axis=-1, largest=1)

@@ -59,16 +59,17 @@ def _constant_of_min(op) -> int | None:
     return min(constants) if constants else None
 
 
-def loop_iterations(op) -> int:
+def loop_iterations(op, unrolled_trips: int = UNROLLED_TRIPS) -> int:
     """A lower bound of the loop iterations one thread runs in ``op``'s regions: ops in
     sequence add up, except ``scf.if``s, of which the costliest counts (the groups of a
     launch are a chain of them, a workgroup taking one), an ``scf.if`` takes its
     costlier branch, a loop of constant trip count multiplies its body's by that count
-    (plus one per iteration past ``UNROLLED_TRIPS``)."""
+    (plus one per iteration past ``unrolled_trips``: 0 counts every iteration)."""
     branches = []
     for region in op.regions:
         for block in region.blocks:
-            costs = [(inner.operation.name == "scf.if", _op_iterations(inner)) for inner in block.operations]
+            costs = [(inner.operation.name == "scf.if", _op_iterations(inner, unrolled_trips))
+                     for inner in block.operations]
             branches.append(sum(c for branch, c in costs if not branch) +
                             max((c for branch, c in costs if branch), default=0))
     if op.name == "scf.if":
@@ -76,14 +77,14 @@ def loop_iterations(op) -> int:
     return sum(branches)
 
 
-def _op_iterations(op) -> int:
+def _op_iterations(op, unrolled_trips: int) -> int:
     op = op.operation
     if op.name != "scf.for":
-        return loop_iterations(op)
+        return loop_iterations(op, unrolled_trips)
     trips = _tile_trips(op)
     if trips is None:
         return 0
-    return trips * (loop_iterations(op) + (1 if trips > UNROLLED_TRIPS else 0))
+    return trips * (loop_iterations(op, unrolled_trips) + (1 if trips > unrolled_trips else 0))
 
 
 def check_loop_iterations(function, name: str, device):

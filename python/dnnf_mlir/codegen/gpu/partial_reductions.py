@@ -16,8 +16,14 @@ unit. Here such a reduction ``R`` becomes two ops before scheduling:
 
 ``P`` is marked ``PARTIAL_ATTR``: the kernel is compiled phased (``phases.py``), ``P``
 a launch of its own over many workgroups, then ``R'`` and what reads it. A reduction
-whose body is not one combining op of its accumulator, or whose loop has no divisor
-between ``MIN_PARTS`` and ``MAX_PARTS`` (a prime length), stays as it is.
+whose body is not one combining op of its accumulator stays as it is, and so does one
+whose loop has no divisor between ``MIN_PARTS`` and ``MAX_PARTS`` (a prime length)
+while a workgroup's threads (``long_reductions``) can reduce it within lavapipe's
+loop budget (measured faster there: [2, 100003]'s maximum in 0.21 ms against 0.31 on
+lavapipe). Past that (8388617 elements: 128 threads of 65537 iterations each, refused)
+it is cut into ``MAX_PARTS`` parts of ``floor(n / MAX_PARTS)`` (``P`` over a view of
+the first elements), and the tail of fewer than ``MAX_PARTS`` elements reduced by a
+third op, ``R`` over a view of the tail, onto ``R'``.
 """
 
 from __future__ import annotations
@@ -27,12 +33,14 @@ import math
 from ... import _mlir
 from ..._mlir import arith, ir
 from ...ir_walk import walk_ops
+from ...conversion.ecg_to_linalg.builders import extract_slice
 from ...linalg_builders import generic, with_operands
 from ..linalg_queries import (indexing_maps, linalg_init, linalg_input_count, parallel_loops, reassociation,
                               static_tensor_type)
 from .kernels import expr_dims, loop_ranges
-from .long_reductions import FEW_RESULTS
+from .long_reductions import FEW_RESULTS, SPLIT_THREADS
 from .tilings import divisor
+from .vulkan.target import LAVAPIPE_LOOP_ITERATIONS
 
 PARTIAL_ATTR = "dnnf.gpu.partial_reduction"
 MIN_ELEMENTS = 32768  # the fewest elements per result worth a launch more (fewer: ``long_reductions``)
@@ -88,7 +96,22 @@ def _parts(op) -> int | None:
     if math.prod(ranges[d] for d, p in enumerate(parallel) if not p) < MIN_ELEMENTS:
         return None
     parts = divisor(ranges[loop], MAX_PARTS)
-    return parts if parts >= MIN_PARTS else None
+    if parts >= MIN_PARTS:
+        return parts
+    per_thread = -(-math.prod(ranges[d] for d, p in enumerate(parallel) if not p) // SPLIT_THREADS)
+    return MAX_PARTS if per_thread > LAVAPIPE_LOOP_ITERATIONS else None
+
+
+def _sliced(value, amap, loop: int, begin: int, end: int):
+    """``value`` (an input read through ``amap``) from ``begin`` to ``end`` along the dim
+    that ``loop`` reads (a view)."""
+    shape = static_tensor_type(value).shape
+    read = [isinstance(e, ir.AffineDimExpr) and e.position == loop for e in amap.results]
+    if not any(read) or (begin, end) == (0, shape[read.index(True)]):
+        return value
+    offsets = [begin if r else 0 for r in read]
+    sizes = [end - begin if r else n for n, r in zip(shape, read)]
+    return extract_slice(value, offsets, sizes)
 
 
 def _expanded(value, amap, loop: int, parts: int, loops: int):
@@ -119,8 +142,11 @@ def _split(op, parts: int):
     result = static_tensor_type(op.results[0])
     rank, element = result.rank, result.element_type
     combiner, accumulator_arg = _combiner(op), op.regions[0].blocks[0].arguments[-1]
+    length = loop_ranges(op)[d]
+    whole = length - length % parts  # the elements in parts; the tail's after them
     with ir.InsertionPoint(op), op.location:
-        expanded = [_expanded(value, amap, d, parts, loops) for value, amap in zip(op.operands[:inputs], maps)]
+        expanded = [_expanded(_sliced(value, amap, d, 0, whole), amap, d, parts, loops)
+                    for value, amap in zip(op.operands[:inputs], maps)]
         out = ir.AffineMap.get(loops + 1, 0, list(maps[-1].results) + [ir.AffineDimExpr.get(d)])
         empty = _mlir.tensor.empty(list(result.shape) + [parts], element)
         neutral = arith.constant(element, _NEUTRAL[combiner.name])
@@ -135,9 +161,12 @@ def _split(op, parts: int):
                 clone.operands[number] = accumulator if operand == accumulator_arg else part
             return clone.results[0]
 
-        whole = [ir.AffineMap.get_identity(rank + 1), ir.AffineMap.get(rank + 1, 0, [ir.AffineDimExpr.get(i)
-                                                                                      for i in range(rank)])]
-        (combined,) = generic([partials], whole, [linalg_init(op)], combine, ["parallel"] * rank + ["reduction"])
+        onto = [ir.AffineMap.get_identity(rank + 1), ir.AffineMap.get(rank + 1, 0, [ir.AffineDimExpr.get(i)
+                                                                                     for i in range(rank)])]
+        (combined,) = generic([partials], onto, [linalg_init(op)], combine, ["parallel"] * rank + ["reduction"])
+        if whole < length:  # the tail reduced onto the partials' combination
+            tail = [_sliced(value, amap, d, whole, length) for value, amap in zip(op.operands[:inputs], maps)]
+            (combined,) = with_operands(op, tail, maps, [combined])
     op.results[0].replace_all_uses_with(combined)
     op.erase()
 

@@ -14,6 +14,13 @@ Most elements of a long row do not enter, so the row is read in blocks of ``BLOC
 first compared with the k-th value without a branch (one vector compare once LLVM
 vectorizes them), and only a block with a candidate goes through the element loop;
 the compare lets NaN through, so the element loop decides exactly as before.
+
+From ``HEAP_FROM`` slots on, an insertion's k steps cost more than the row's compares
+(and a GPU thread's loop budget, ``codegen/gpu/loop_budget.py``): the slots are then a
+binary heap with the worst entry first, an entry entering in place of it and sifted
+down (a loop of the heap's depth), and the heap is sorted at the end (k sifts). Every
+loop has a constant trip count, so ``row_loop_iterations`` bounds a row's iterations
+(``transforms/split_top_k.py`` splits the rows that would run past a GPU's budget).
 """
 
 from math import prod
@@ -33,6 +40,8 @@ INDEPENDENT_ATTR = "dnnf.independent_iterations"
 
 # Elements per block of the pre-filter: one AVX-512 vector of f32 (two of AVX2).
 BLOCK = 16
+# The fewest slots kept as a heap (fewer: sorted, an insertion a pass over them).
+HEAP_FROM = 33
 
 
 def _i64():
@@ -69,6 +78,16 @@ def _empty_slots(values, indices, filler, at, k: int):
     return loop.results
 
 
+def _beats(value, position, held, held_at, largest: bool):
+    """Whether the entry (``value``, ``position``) comes before the entry (``held``,
+    ``held_at``) (i1): by value, then the lower index; an empty slot (index -1) last."""
+    better, tie = _better(value, held, largest)
+    earlier = compare("lt", position, held_at)
+    zero = constant(_i64(), 0)
+    return arith.andi(compare("ge", position, zero),
+                      arith.ori(compare("lt", held_at, zero), arith.ori(better, arith.andi(tie, earlier))))
+
+
 def _insert(values, indices, value, position, at, k: int, largest: bool):
     """The entry (``value``, ``position``) inserted into the sorted slots ``at(s)``, s < k."""
     loop = _mlir.scf.ForOp(index(0), index(k), index(1), [values, indices, value, position])
@@ -76,17 +95,75 @@ def _insert(values, indices, value, position, at, k: int, largest: bool):
         values, indices, carried, carried_at = loop.inner_iter_args
         slot = at(loop.induction_variable)
         held, held_at = extract(values, slot), extract(indices, slot)
-        better, tie = _better(carried, held, largest)
-        earlier = compare("lt", carried_at, held_at)
-        beats = arith.ori(better, arith.andi(tie, earlier))
-        zero = constant(_i64(), 0)
-        swap = arith.andi(compare("ge", carried_at, zero), arith.ori(compare("lt", held_at, zero), beats))
+        swap = _beats(carried, carried_at, held, held_at, largest)
         _mlir.scf.YieldOp([
             _mlir.tensor.insert(select(swap, carried, held), values, slot),
             _mlir.tensor.insert(select(swap, carried_at, held_at), indices, slot),
             select(swap, held, carried), select(swap, held_at, carried_at),
         ])
     return loop.results[:2]
+
+
+def heap_depth(k: int) -> int:
+    """The levels below the root of a heap of ``k`` slots: a sift's steps."""
+    return max(1, k.bit_length() - 1)
+
+
+def _sift_down(values, indices, entry, hole, size, at, k: int, largest: bool):
+    """The entry (value, index) placed from slot ``hole`` down the heap of the first
+    ``size`` slots (each slot worse than its children): a child worse than the entry
+    moves up into the hole, the worse of two first. Children are read at most at slot
+    k - 1 (a missing one is not taken)."""
+    value, position = entry
+    loop = _mlir.scf.ForOp(index(0), index(heap_depth(k)), index(1),
+                           [values, indices, hole, constant(ir.IntegerType.get_signless(1), 0)])
+    with ir.InsertionPoint(loop.body):
+        values, indices, hole, done = loop.inner_iter_args
+        left = arith.addi(arith.muli(hole, index(2)), index(1))
+        right = arith.addi(left, index(1))
+        children = []
+        for child in (left, right):
+            slot = at(arith.minui(child, index(k - 1)))
+            children.append((extract(values, slot), extract(indices, slot), arith.cmpi(arith.CmpIPredicate.ult,
+                                                                                      child, size)))
+        (left_value, left_at, has_left), (right_value, right_at, has_right) = children
+        take_right = arith.andi(has_right, _beats(left_value, left_at, right_value, right_at, largest))
+        child_value, child_at = select(take_right, right_value, left_value), select(take_right, right_at, left_at)
+        move = arith.andi(arith.andi(has_left, arith.xori(done, constant(done.type, 1))),
+                          _beats(value, position, child_value, child_at, largest))
+        slot = at(hole)
+        _mlir.scf.YieldOp([
+            _mlir.tensor.insert(select(move, child_value, extract(values, slot)), values, slot),
+            _mlir.tensor.insert(select(move, child_at, extract(indices, slot)), indices, slot),
+            select(move, select(take_right, right, left), hole), arith.ori(done, arith.xori(move, constant(
+                done.type, 1))),
+        ])
+    values, indices, hole, _ = loop.results
+    slot = at(hole)
+    return _mlir.tensor.insert(value, values, slot), _mlir.tensor.insert(position, indices, slot)
+
+
+def _heap_sorted(values, indices, at, k: int, largest: bool):
+    """The heap's entries sorted best first: the worst moved to the last free slot, k - 1 times."""
+    loop = _mlir.scf.ForOp(index(1), index(k), index(1), [values, indices])
+    with ir.InsertionPoint(loop.body):
+        values, indices = loop.inner_iter_args
+        end = arith.subi(index(k), loop.induction_variable)
+        first, last = at(index(0)), at(end)
+        entry = extract(values, last), extract(indices, last)
+        values = _mlir.tensor.insert(extract(values, first), values, last)
+        indices = _mlir.tensor.insert(extract(indices, first), indices, last)
+        _mlir.scf.YieldOp(list(_sift_down(values, indices, entry, index(0), end, at, k, largest)))
+    return loop.results
+
+
+def row_loop_iterations(n: int, k: int) -> int:
+    """The most loop iterations the TopK of one row of ``n`` runs (every element entering):
+    what a GPU thread running the row runs at most."""
+    if k < HEAP_FROM:
+        return k + n // BLOCK + n * (1 + k)
+    depth = heap_depth(k)
+    return k + n // BLOCK + n * (1 + depth) + (k - 1) * (1 + depth)
 
 
 def _may_enter(value, threshold, largest: bool):
@@ -112,7 +189,7 @@ def _filtered_blocks(rows, o, i, blocks: int, state, scan, largest: bool):
             candidate = arith.ori(candidate, _may_enter(extract(rows, [o, at, i]), threshold, largest))
         branch = _mlir.scf.IfOp(candidate, [t.type for t in state], has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            _mlir.scf.YieldOp(scan(begin, arith.addi(begin, index(BLOCK)), list(loop.inner_iter_args)))
+            _mlir.scf.YieldOp(scan(begin, BLOCK, list(loop.inner_iter_args)))
         with ir.InsertionPoint(branch.else_block):
             _mlir.scf.YieldOp(list(loop.inner_iter_args))
         _mlir.scf.YieldOp(list(branch.results))
@@ -141,34 +218,40 @@ def lower_top_k(op, args):
             return [o, slot, i]
 
         values, indices = _empty_slots(*loop.inner_iter_args, extract(rows, [o, index(0), i]), at, k)
-        # The k-th slot's value and whether it is empty ride in registers, beside the results.
-        last = at(index(k - 1))
+        # The worst kept entry's value and whether its slot is empty ride in registers, beside
+        # the results: the last slot when sorted, the first when a heap.
+        heap = k >= HEAP_FROM
+        worst = at(index(0 if heap else k - 1))
 
-        def scan(begin, end, state):
-            """The elements ``begin`` to ``end`` of the row offered to the slots, one by one."""
-            offers = _mlir.scf.ForOp(begin, end, index(1), state)
+        def scan(begin, count: int, state):
+            """The ``count`` elements from ``begin`` of the row offered to the slots, one by one."""
+            offers = _mlir.scf.ForOp(index(0), index(count), index(1), state)
             with ir.InsertionPoint(offers.body):
                 values, indices, threshold, open_slot = offers.inner_iter_args
-                j = offers.induction_variable
+                j = arith.addi(begin, offers.induction_variable)
                 value = extract(rows, [o, j, i])
                 better, _ = _better(value, threshold, largest)  # a tie comes later: it does not enter
                 branch = _mlir.scf.IfOp(arith.ori(open_slot, better), [t.type for t in state], has_else=True)
                 with ir.InsertionPoint(branch.then_block):
-                    values, indices = _insert(values, indices, value, arith.index_cast(_i64(), j), at, k, largest)
-                    still_open = compare("lt", extract(indices, last), constant(_i64(), 0))
-                    _mlir.scf.YieldOp([values, indices, extract(values, last), still_open])
+                    entry = value, arith.index_cast(_i64(), j)
+                    if heap:
+                        values, indices = _sift_down(values, indices, entry, index(0), index(k), at, k, largest)
+                    else:
+                        values, indices = _insert(values, indices, *entry, at, k, largest)
+                    still_open = compare("lt", extract(indices, worst), constant(_i64(), 0))
+                    _mlir.scf.YieldOp([values, indices, extract(values, worst), still_open])
                 with ir.InsertionPoint(branch.else_block):
                     _mlir.scf.YieldOp(list(offers.inner_iter_args))
                 _mlir.scf.YieldOp(list(branch.results))
             return list(offers.results)
 
-        state = [values, indices, extract(values, last), constant(ir.IntegerType.get_signless(1), 1)]
+        state = [values, indices, extract(values, worst), constant(ir.IntegerType.get_signless(1), 1)]
         blocks = n // BLOCK
         if blocks:
             state = _filtered_blocks(rows, o, i, blocks, state, scan, largest)
         if n % BLOCK:
-            state = scan(index(blocks * BLOCK), index(n), state)
-        _mlir.scf.YieldOp(state[:2])
+            state = scan(index(blocks * BLOCK), n % BLOCK, state)
+        _mlir.scf.YieldOp(list(_heap_sorted(*state[:2], at, k, largest)) if heap else state[:2])
     out_shape = list(shape)
     out_shape[axis] = k
     return [reshape(result, out_shape) for result in loop.results]

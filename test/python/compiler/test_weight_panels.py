@@ -4,7 +4,7 @@ layout, and the compiled results against float64 and onnxruntime.
 
 The model cases (row counts that are a multiple of the register tile's rows, 50 rows as
 the small Llama's, a prime count whose last row tile is partial; panels of 32 and of 16
-columns; a Gemm's bias row, a Gemm with a full C matrix, a MatMul on a 3-D input, a
+columns, and a partial last panel (the Llama's 1000-word vocabulary); a Gemm's bias row, a Gemm with a full C matrix, a MatMul on a 3-D input, a
 tanh-GELU as GPT-2's MLP has it, a ReLU) are branches of one model compiled once per
 CPU and thread count; the rule test says that every branch is rewritten on AVX-512, so
 the numerical check covers the rewrite. Inputs standard normal, weights scaled by
@@ -33,6 +33,9 @@ CASES = [
     (37, 200, 64, "relu"),  # a prime row count: a partial last row tile
     (64, 33, 48, "gemm_matrix"),  # a full C matrix as the init; 48 columns: panels of 16
     (60, 40, 64, "batched_rows"),  # a MatMul on [1, 60, 40]
+    (50, 64, 1000, "batched_rows"),  # the small Llama's vocabulary: 31 panels of 32 and 8 columns
+    (20, 48, 72, "gemm_bias"),  # 2 panels of 32 and 8 columns, the bias row sliced
+    (36, 40, 100, "gemm_matrix"),  # 3 panels of 32 and 4 columns, the C matrix sliced
 ]
 
 
@@ -96,7 +99,9 @@ func.func @mm({args}) -> tensor<{rows}x{n}xf32> {{
     ("skylake-avx512", 24, 64, 96, False),  # 3 row tiles of 8: the schedule would not pack B
     ("skylake-avx512", 64, 8, 96, False),  # K = 8: nor here
     ("skylake-avx512", 64, 64, 32, False),  # one panel already
-    ("skylake-avx512", 50, 256, 1000, False),  # 1000 columns: no whole panels of 32
+    ("skylake-avx512", 50, 256, 1000, True),  # 1000 columns: 31 panels of 32, one of 8
+    ("skylake-avx512", 64, 64, 20, True),  # 20 columns: one panel of 16, then 4 columns
+    ("skylake-avx512", 64, 64, 16, False),  # 16 columns: no more than one panel
     ("x86-64-v3", 16, 64, 96, True),  # AVX2: 4 row tiles of 4, panels of 16
     ("x86-64-v3", 12, 64, 96, False),  # 3 row tiles of 4
 ])
@@ -114,11 +119,12 @@ def test_weights_known_at_run_time_are_left_alone():
 
 
 def test_panels_hold_each_panels_columns_row_by_row():
-    weights = RNG.standard_normal((5, 64))
+    weights = RNG.standard_normal((5, 60))
     panels = weight_panels(weights, 16)
     assert panels.shape == (4, 5, 16)
-    for j, k, r in [(0, 0, 0), (3, 4, 15), (1, 2, 7)]:
+    for j, k, r in [(0, 0, 0), (2, 4, 15), (1, 2, 7), (3, 3, 11)]:
         assert panels[j, k, r] == weights[k, j * 16 + r]
+    assert not panels[3, :, 12:].any()  # past the 60 columns
 
 
 @pytest.mark.parametrize("cpu,threads", [("native", 1), ("native", 2), ("x86-64-v3", 1), ("x86-64-v3", 2)])

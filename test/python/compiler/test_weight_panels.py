@@ -14,11 +14,10 @@ plus 1e-6.
 """
 
 import numpy as np
-import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from dnnf_mlir import InferenceSession
+from test_channel_panels import branches_model, check_branches
 from dnnf_mlir._mlir import ir
 from dnnf_mlir.codegen.cpu.weight_panels import weight_panel_matmuls, weight_panels
 from dnnf_mlir.codegen.target import get_target
@@ -129,20 +128,5 @@ def test_panels_hold_each_panels_columns_row_by_row():
 
 @pytest.mark.parametrize("cpu,threads", [("native", 1), ("native", 2), ("x86-64-v3", 1), ("x86-64-v3", 2)])
 def test_matmuls_against_float64_and_onnxruntime(cpu, threads):
-    inputs, nodes, initializers, feeds, wants = [], [], [], {}, []
-    for index, case in enumerate(CASES):
-        branch = _branch(index, *case)
-        inputs += branch[0]
-        nodes += branch[1]
-        initializers += branch[2]
-        feeds.update(branch[3])
-        wants.append(branch[4])
-    outputs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(CASES))]
-    model = helper.make_model(helper.make_graph(nodes, "weight_panels", inputs, outputs, initializers),
-                              opset_imports=[helper.make_opsetid("", 17)])
-    ort = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    got = InferenceSession(model, use_cache=False, threads=threads, cpu=cpu).run(None, feeds)
-    for case, case_got, case_ort, want in zip(CASES, got, ort, wants, strict=True):
-        assert case_got.shape == want.shape, case
-        np.testing.assert_allclose(case_got, want, rtol=1e-5, atol=1e-5, err_msg=str(case))
-        assert np.abs(case_got - want).max() <= 8 * np.abs(case_ort - want).max() + 1e-6, case
+    model, feeds, wants = branches_model([_branch(index, *case) for index, case in enumerate(CASES)], "weight_panels")
+    check_branches(model, feeds, CASES, wants, cpu, threads)

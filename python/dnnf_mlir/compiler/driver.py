@@ -13,6 +13,7 @@ The stages, each timed in the manifest:
    ``convert-ecg-to-linalg``, ``dnnf-winograd`` (CPU targets: 3x3 convolutions by
    Winograd F(4x4, 3x3), their filters transformed; ``winograd``), ``dnnf-channel-panels``
    (CPU targets: convolutions over few positions as ``X_col^T W^T``, the filters cut into panels),
+   ``dnnf-weight-panels`` (CPU targets: matmuls with constant weights read them as panels cut at compile time),
    ``dnnf-externalize-weights`` (the weights moved out of the code into
    ``weights.bin``), then the lowering pass of the target's backend
    (``Backend.lowering_pass``; the file names the CPU's, ``dnnf-lower-to-llvm``:
@@ -178,10 +179,11 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
                                          target=t.name, **t.options(), stats_file=Path(stats_dir) / WINOGRAD_STATS)
     else:
         pipeline = pipeline.without("dnnf-winograd")
-    if t.backend.kind == "cpu":
-        pipeline = pipeline.with_options("dnnf-channel-panels", target=t.name, **t.options())
-    else:
-        pipeline = pipeline.without("dnnf-channel-panels")
+    for panels in ("dnnf-channel-panels", "dnnf-weight-panels"):
+        if t.backend.kind == "cpu":
+            pipeline = pipeline.with_options(panels, target=t.name, **t.options())
+        else:
+            pipeline = pipeline.without(panels)
     if not t.backend.runs_step_loops:
         pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
     budget = getattr(getattr(t, "device", None), "max_loop_iterations", None)

@@ -205,6 +205,15 @@ PASS_TABLE: dict[str, PassEntry] = {
             ) + target_options("the CPU target the code is for (host or aarch64): its vector width"),
         ),
         PassEntry(
+            "dnnf-weight-panels",
+            "dnnf_mlir.codegen.cpu.weight_panels:WeightPanelsPass",
+            "Compute matmuls with constant weights from panels of the weights cut at compile time in the order "
+            "the micro-kernel reads them (one matmul per panel), not packed on every call",
+            (Option("mode", str, "auto", "auto (where the matmul schedule would pack the weights) or always "
+                    "(every one it can)"),
+            ) + target_options("the CPU target the code is for (host or aarch64): its vector width"),
+        ),
+        PassEntry(
             "dnnf-gpu-fp16-storage",
             "dnnf_mlir.codegen.gpu.precision:Fp16StoragePass",
             "GPU fp16: keep the f32 tensors between kernels (weights, activations) in f16, every kernel "

@@ -143,18 +143,24 @@ def _branch(index, c, f, h, w, k, stride, dilation, pad, epilogue):
 
 @pytest.mark.parametrize("cpu,threads", [("native", 1), ("native", 2), ("x86-64-v3", 1)])
 def test_convolutions_against_float64_and_onnxruntime(cpu, threads):
+    model, feeds, wants = branches_model([_branch(index, *case) for index, case in enumerate(CASES)], "panels")
+    check_branches(model, feeds, CASES, wants, cpu, threads)
+
+
+def branches_model(branches, name: str):
+    """``(model, feeds, wants)`` of ``branches``, each ``(graph inputs, nodes,
+    initializers, feeds, float64 result)`` of output ``y{index}``."""
     inputs, nodes, initializers, feeds, wants = [], [], [], {}, []
-    for index, case in enumerate(CASES):
-        branch = _branch(index, *case)
+    for branch in branches:
         inputs += branch[0]
         nodes += branch[1]
         initializers += branch[2]
         feeds.update(branch[3])
         wants.append(branch[4])
-    outputs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(CASES))]
-    model = helper.make_model(helper.make_graph(nodes, "panels", inputs, outputs, initializers),
+    outputs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(branches))]
+    model = helper.make_model(helper.make_graph(nodes, name, inputs, outputs, initializers),
                               opset_imports=[helper.make_opsetid("", 17)])
-    check_branches(model, feeds, CASES, wants, cpu, threads)
+    return model, feeds, wants
 
 
 def check_branches(model, feeds, cases, wants, cpu, threads):

@@ -131,9 +131,9 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         return s.merge([s.match([op.name], within=scope, tag=t) for t in tags]) if len(tags) > 1 else \
             s.match([op.name], within=scope, tag=tag)
 
-    if (m // mr) >= 4 and k >= 16 and not _one_panel(op.operands[1], nr):
-        # Few row tiles would not repay the copy, nor a B that is one panel already; a
-        # peeled last row tile (no loop to hoist the copy out of) reads B unpacked.
+    if packs_b(m, k, mr) and not _one_panel(op.operands[1], nr):
+        # Nor would a B that is one panel already; a peeled last row tile (no loop to
+        # hoist the copy out of) reads B unpacked.
         s.include(LIBRARY, f"__dnnf_{kind}_pack_b", [s.match([op.name], within=scope, tag=tags[0])], results=1)
         details["packed_b"] = (k, nr)
     (kloop,) = s.include(LIBRARY, f"__dnnf_{kind}_k_steps", [tiled()], results=1)
@@ -148,6 +148,12 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     planner.cleanup()
     planner.add_schedule(OpSchedule(tag, op.name, (bsz, m, n, k) if batch else (m, n, k), "matmul", details))
     return epilogue is not None
+
+
+def packs_b(m: int, k: int, mr: int) -> bool:
+    """Whether the schedule packs B's panels (when B is not one panel already): few row
+    tiles of MR rows would not repay the copy, nor a short K."""
+    return m // mr >= 4 and k >= 16
 
 
 def _peel_partial_tiles(s, loops: list, partial: list, func: str, op, tag: str):
@@ -185,4 +191,4 @@ def _one_panel(b: ir.Value, nr: int) -> bool:
         int(v) == 1 for v in ir.DenseI64ArrayAttr(producer.attributes["static_strides"]))
 
 
-__all__ = ["schedule_matmul"]
+__all__ = ["packs_b", "schedule_matmul"]

@@ -10,7 +10,8 @@ rows of 7 that move alone (rows of vectors), 7x7 and 5x3 planes made channels-la
 permutation, a transpose followed by an element-wise op (the plan is checked before
 fusion: the transpose alone is blocked), and on two threads a split whose per-thread
 chunk (68 rows) is rounded up to whole blocks, and one of a peeled transpose (over
-its outer dim, the block dims' chunks being partial). Inputs are standard normal.
+its outer dim, the block dims' chunks being partial); the peeled ones compiled for
+AVX2 (x86-64-v3) too. Inputs are standard normal.
 """
 
 import numpy as np
@@ -81,6 +82,15 @@ def test_matches_numpy(case):
     shape, perm, consumer, threads, _ = CASES[case]
     feeds = feeds_of(case)
     got = InferenceSession(transpose_model(shape, perm, consumer), use_cache=False, threads=threads).run(None, feeds)
+    np.testing.assert_array_equal(got[0], reference(case, feeds))
+
+
+@pytest.mark.parametrize("case", ["odd-peeled", "planes-7x7", "planes-5x3-8", "peeled-relu-after", "two-threads-peeled"])
+def test_peeled_blocks_match_numpy_on_avx2(case):
+    shape, perm, consumer, threads, _ = CASES[case]
+    feeds = feeds_of(case)
+    model = transpose_model(shape, perm, consumer)
+    got = InferenceSession(model, use_cache=False, threads=threads, cpu="x86-64-v3").run(None, feeds)
     np.testing.assert_array_equal(got[0], reference(case, feeds))
 
 

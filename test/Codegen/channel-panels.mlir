@@ -18,10 +18,11 @@
 // 1x1, 128 -> 64 channels at 6x6: two panels of 32 channels on AVX-512 (the plain matmul
 // pads 36 columns to 64: 1.42 times the panels' work and copy); on AVX2 1.19 times: left
 // alone; with mode=always four panels of 16.
-// CHECK:       #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d4, d0 + d2, d1 + d3)>
+// The rows are the input's planes made channels-last (a transpose, square blocks).
 // CHECK-LABEL: func.func @six_by_six(
 // CHECK-SAME:      %[[X:.*]]: tensor<1x128x6x6xf32>
-// CHECK:         %[[COPY:.*]] = linalg.generic {indexing_maps = [#[[WINDOW]], {{.*}}]{{.*}} ins(%[[X]] : tensor<1x128x6x6xf32>) outs(%{{.*}} : tensor<6x6x1x1x128xf32>)
+// CHECK:         %[[PLANES:.*]] = linalg.transpose ins(%[[X]] : tensor<1x128x6x6xf32>) outs(%{{.*}} : tensor<6x6x1x128xf32>) permutation = [2, 3, 0, 1]
+// CHECK:         %[[COPY:.*]] = tensor.expand_shape %[[PLANES]] {{\[\[}}0], [1], [2, 3], [4]] {{.*}} : tensor<6x6x1x128xf32> into tensor<6x6x1x1x128xf32>
 // CHECK:         %[[ROWS:.*]] = tensor.collapse_shape %[[COPY]] {{\[\[}}0, 1], [2, 3, 4]] : tensor<6x6x1x1x128xf32> into tensor<36x128xf32>
 // CHECK:         %[[KEPT:.*]] = tensor.pad %[[ROWS]] nofold low[0, 0] high[0, 0]
 // CHECK:         %[[W:.*]] = arith.constant {{.*}} : tensor<2x128x32xf32>
@@ -56,11 +57,14 @@ func.func @six_by_six(%x: tensor<1x128x6x6xf32>) -> tensor<1x64x6x6xf32> {
 
 // 3x3, 16 -> 32 channels over 7x7 (the input padded by one): each row holds a window in
 // (kh, kw, c) order, 144 long. The direct convolution would run 8 of 16 lanes (1.38
-// times the work); on AVX2 1.16 times: left alone.
-// CHECK:       #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d4, d0 + d2, d1 + d3)>
+// times the work); on AVX2 1.16 times: left alone. The padded input's rows of 9 get 7
+// more zero columns (one pad), so that it is made channels-last in whole 16x16 blocks.
+// CHECK:       #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d0 + d2, d1 + d3, d4)>
 // CHECK-LABEL: func.func @three_by_three(
-// CHECK:         %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK:         linalg.generic {indexing_maps = [#[[WINDOW]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<1x16x9x9xf32>) outs(%{{.*}} : tensor<7x7x3x3x16xf32>)
+// CHECK-NOT:     tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 8]
+// CHECK:         %[[NHWC:.*]] = linalg.transpose ins(%[[PAD]] : tensor<1x16x9x16xf32>) outs(%{{.*}} : tensor<1x9x16x16xf32>) permutation = [0, 2, 3, 1]
+// CHECK:         linalg.generic {indexing_maps = [#[[WINDOW]], {{.*}}]{{.*}} ins(%[[NHWC]] : tensor<1x9x16x16xf32>) outs(%{{.*}} : tensor<7x7x3x3x16xf32>)
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3, 4]] : tensor<7x7x3x3x16xf32> into tensor<49x144xf32>
 // CHECK:         %[[W:.*]] = arith.constant {{.*}} : tensor<1x144x32xf32>
 // CHECK:         scf.forall (%{{.*}}) in (1)

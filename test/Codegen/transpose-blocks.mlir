@@ -2,8 +2,10 @@
 // innermost loop and the loop over the input's innermost dim are tiled to one square
 // block, read as whole input rows and transposed in registers: a 16x16 block by 64
 // two-source shuffles of rows, an 8x8 block (extents that 16 does not divide) by one
-// shuffle of its 64 elements. An extent that neither divides keeps rows of vectors; a
-// transpose keeping the innermost dim copies rows.
+// shuffle of its 64 elements. Extents that 16 and 8 do not divide take 16x16 (or 8x8)
+// blocks with the partial last block peeled; rows narrower than a block keep rows of
+// vectors, unless their dims move together with others (merged first); a transpose
+// keeping the innermost dim copies rows.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v3 \
 // RUN:   | dnnf-opt --split-input-file --dnnf-codegen-schedule=cpu=x86-64-v3 | FileCheck %s
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v3 \
@@ -60,14 +62,53 @@ func.func @transposed_relu(%x: tensor<32x48xf32>) -> tensor<48x32xf32> {
 
 // -----
 
-// 57 and 30: no whole block; rows of vectors.
-// PLAN: linalg.transpose [30, 57] vectorized {'vector': [1, 32]} @odd_extents
+// 57 and 30: whole 16x16 blocks over the first 48 x 16, the partial last block of each
+// dim peeled off its loop: every tile static, none masked.
+// PLAN: linalg.transpose [30, 57] vectorized {'transpose_block': 16, 'peeled': True, 'vector': [16, 16]} @odd_extents
 // CHECK-LABEL: func.func @odd_extents(
-// CHECK-NOT:     vector.shuffle
+// CHECK:         scf.for %{{.*}} = %c0 to %c48 step %c16
+// CHECK:           vector.transfer_read %{{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xf32>, vector<16xf32>
+// CHECK:         vector.transfer_read %{{.*}} : tensor<9x16xf32>, vector<9x16xf32>
+// CHECK:         scf.for %{{.*}} = %c0 to %c48 step %c16
+// CHECK:           vector.transfer_read %{{.*}} : tensor<16x14xf32>, vector<14x16xf32>
+// CHECK:         vector.transfer_read %{{.*}} : tensor<9x14xf32>, vector<14x9xf32>
+// CHECK-NOT:     vector.mask
+// CHECK:         return
 func.func @odd_extents(%x: tensor<57x30xf32>) -> tensor<30x57xf32> {
   %e = tensor.empty() : tensor<30x57xf32>
   %t = linalg.transpose ins(%x : tensor<57x30xf32>) outs(%e : tensor<30x57xf32>) permutation = [1, 0]
   return %t : tensor<30x57xf32>
+}
+
+// -----
+
+// A 7x7 plane made channels-last: rows of 7 hold no block, but the two dims move
+// together, so they are merged (narrow_transposes.py): [1, 64, 49] -> [1, 49, 64] in
+// 16x16 blocks, the 49th position a peeled [16 x 1] tile.
+// PLAN: linalg.transpose [1, 49, 64] vectorized {'transpose_block': 16, 'peeled': True, 'vector': [1, 16, 16]} @planes
+// CHECK-LABEL: func.func @planes(
+// CHECK:         %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x64x7x7xf32> into tensor<1x64x49xf32>
+// CHECK:         scf.for %{{.*}} = %c0 to %c48 step %c16
+// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xf32>, vector<16xf32>
+// CHECK:         tensor.extract_slice %[[X]][0, %{{.*}}, 48] [1, 16, 1] [1, 1, 1]
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] output_shape [1, 7, 7, 64] : tensor<1x49x64xf32> into tensor<1x7x7x64xf32>
+func.func @planes(%x: tensor<1x64x7x7xf32>) -> tensor<1x7x7x64xf32> {
+  %e = tensor.empty() : tensor<1x7x7x64xf32>
+  %t = linalg.transpose ins(%x : tensor<1x64x7x7xf32>) outs(%e : tensor<1x7x7x64xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x7x7x64xf32>
+}
+
+// -----
+
+// Rows of 7 that move alone: no block fits; rows of vectors.
+// PLAN: linalg.transpose [7, 57] vectorized {'vector': [1, 32]} @narrow
+// CHECK-LABEL: func.func @narrow(
+// CHECK-NOT:     vector.shuffle
+func.func @narrow(%x: tensor<57x7xf32>) -> tensor<7x57xf32> {
+  %e = tensor.empty() : tensor<7x57xf32>
+  %t = linalg.transpose ins(%x : tensor<57x7xf32>) outs(%e : tensor<7x57xf32>) permutation = [1, 0]
+  return %t : tensor<7x57xf32>
 }
 
 // -----

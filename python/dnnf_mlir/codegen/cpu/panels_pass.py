@@ -46,14 +46,16 @@ import numpy as np
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import affine_map, generic
+from ...linalg_builders import affine_map, generic, make_pad
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, replace_convolution
 from ..errors import CodegenError
-from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
+from ..linalg_queries import conv_params, is_f32, linalg_ops, producer, reassociation, static_tensor_type
 from ..lower_pass import TargetPass
+from .depthwise import static_pad
 from .target import CpuTarget
 from .tiles import conv_vector_tile, conv_width_throughput, matmul_register_tile, narrow_conv_rows
+from .transposes import BLOCKS
 
 MODES = ("auto", "always")
 # The plain schedule's padded work over the panels' (``panel_work``) from which the
@@ -154,34 +156,65 @@ def panel_filters(filters: np.ndarray, nr: int) -> np.ndarray:
 
 def window_rows(op, lanes: int) -> ir.Value:
     """``X_col^T[P, KH*KW*C]``: row ``(oh, ow)`` holds the window of that output position,
-    in (kh, kw, c) order, read from the convolution's (padded) input; for a window over
-    1x1 on an input of rows of whole vectors (``lanes``), channels-last; a ``nofold`` pad
-    keeps it a copy of its own."""
+    in (kh, kw, c) order, read from the convolution's (padded) input (``_windows``); a
+    ``nofold`` pad keeps it a copy of its own."""
     tensor = _mlir.tensor
-    (_, _, h, w), (_, c, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
-    (sh, sw), (dh, dw) = conv_params(op)
+    (_, _, _, _), (_, c, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
     f32 = ir.F32Type.get()
-    d = [ir.AffineDimExpr.get(i) for i in range(5)]
-    x, position = op.operands[0], [ir.AffineConstantExpr.get(0), d[0] * sh + d[2] * dh, d[1] * sw + d[3] * dw]
-    if (kh, kw) == (1, 1) or w % lanes:  # a transposing copy (1x1: square blocks, ``transposes.py``)
-        window = affine_map(5, position[:1] + [4] + position[1:])  # -> input (0, c, oh*sh, ow*sw)
-    else:
-        # Through the input made channels-last once: each tap's C channels a contiguous
-        # vector load, not a gather across the planes. Measured (AVX-512, 1 thread, with
-        # bias and ReLU): 3x3 256 -> 256 stride 2 from 14x14 (rows of 16 padded) 0.84 of
-        # the time; from 28x28 (rows of 30, partial transpose blocks) 96 -> 96 1.11,
-        # 128 -> 160 1.01, hence whole vectors only.
-        x = _mlir.linalg.transpose(x, outs=[tensor.empty([1, h, w, c], f32)], permutation=[0, 2, 3, 1]).results[0]
-        window = affine_map(5, position + [4])  # -> (0, oh*sh + kh*dh, ow*sw + kw*dw, c)
-    copy = generic([x], [window, ir.AffineMap.get_identity(5)], [tensor.empty([oh, ow, kh, kw, c], f32)],
-                   lambda value, _out: value)[0]
     rows_t = ir.RankedTensorType.get([oh * ow, kh * kw * c], f32)
-    rows = tensor.collapse_shape(rows_t, copy, reassociation([[0, 1], [2, 3, 4]]))
+    rows = tensor.collapse_shape(rows_t, _windows(op, lanes), reassociation([[0, 1], [2, 3, 4]]))
     kept = tensor.pad(rows_t, rows, [], [], [0, 0], [0, 0], nofold=True)
     block = kept.owner.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
     with ir.InsertionPoint(block):
         tensor.YieldOp(_mlir.arith.constant(f32, 0.0))
     return kept
+
+
+def _windows(op, lanes: int) -> ir.Value:
+    """``[OH, OW, KH, KW, C]``: the window of each output position. A 1x1 window over the
+    whole input is its planes made channels-last (square blocks; ``narrow_transposes.py``
+    merges a 7x7 plane's two dims); a larger one over channels that fill square blocks
+    (``transposes.py``) is read from the input made channels-last once; others are
+    gathered from the input by a transposing copy."""
+    tensor, linalg = _mlir.tensor, _mlir.linalg
+    (_, _, h, w), (_, c, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
+    (sh, sw), (dh, dw) = conv_params(op)
+    f32 = ir.F32Type.get()
+    x = op.operands[0]
+    shape = [oh, ow, kh, kw, c]
+    if (kh, kw, sh, sw, h, w) == (1, 1, 1, 1, oh, ow):
+        planes = linalg.transpose(x, outs=[tensor.empty([h, w, 1, c], f32)], permutation=[2, 3, 0, 1]).results[0]
+        return tensor.expand_shape(ir.RankedTensorType.get(shape, f32), planes, reassociation([[0], [1], [2, 3], [4]]),
+                                   [], shape)
+    d = [ir.AffineDimExpr.get(i) for i in range(5)]
+    position = [ir.AffineConstantExpr.get(0), d[0] * sh + d[2] * dh, d[1] * sw + d[3] * dw]
+    if (kh, kw) == (1, 1) or (w % lanes and c % BLOCKS[-1]):
+        window = affine_map(5, position[:1] + [4] + position[1:])  # -> input (0, c, oh*sh, ow*sw)
+    else:
+        # Through the input made channels-last once: each tap's C channels a contiguous
+        # vector load, not a gather across the planes. Measured (AVX-512, 1 thread, with
+        # bias and ReLU): 3x3 256 -> 256 stride 2 from 14x14 (rows of 16 padded) 0.84 of
+        # the time. Rows that are not whole vectors get zero columns first (never read
+        # by a window), so that the transpose moves whole square blocks: from 28x28 (rows
+        # of 30) it transposed a lane at a time and cost more than it saved.
+        x = _whole_vector_rows(op, lanes)
+        width = static_tensor_type(x).shape[3]
+        x = linalg.transpose(x, outs=[tensor.empty([1, h, width, c], f32)], permutation=[0, 2, 3, 1]).results[0]
+        window = affine_map(5, position + [4])  # -> (0, oh*sh + kh*dh, ow*sw + kw*dw, c)
+    return generic([x], [window, ir.AffineMap.get_identity(5)], [tensor.empty(shape, f32)], lambda value, _out: value)[0]
+
+
+def _whole_vector_rows(op, lanes: int) -> ir.Value:
+    """``op``'s (padded) input with zero columns on the right up to a multiple of
+    ``lanes``, merged into the ``tensor.pad`` that makes it when there is one."""
+    x = op.operands[0]
+    extra = -static_tensor_type(x).shape[3] % lanes
+    if not extra:
+        return x
+    source, low, high, value = static_pad(op)
+    if not isinstance(value, ir.Value):
+        value = _mlir.arith.constant(ir.F32Type.get(), value)
+    return make_pad(source, low, high[:3] + [high[3] + extra], value)
 
 
 def _panel_init(op, panels: int, nr: int) -> ir.Value:
@@ -238,10 +271,13 @@ def channel_panel_convolutions(module_op, target: CpuTarget, always: bool = Fals
         filters = ConstantFilters(op, calls)
         if not filters.constant():
             continue
+        source = producer(op.operands[0])
         with ir.InsertionPoint(op), op.location:
             rows = window_rows(op, target.lanes(32))  # before the filters change shape
             result = panel_product(op, rows, filters.transformed(lambda w: panel_filters(w, nr)), nr)
         replace_convolution(op, result)
+        if source is not None and source.name == "tensor.pad" and not list(source.results[0].uses):
+            source.erase()  # merged into the pad of ``_whole_vector_rows``
         count += 1
     return count
 

@@ -20,7 +20,9 @@ consumers moved past the slices and reshapes those leave, to become epilogues
 output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
 innermost loop has extent 1 folded away, so that their vectors run along a dim of
 extent > 1 (``unit_dims``); last, the innermost loops of element-wise ops over rows
-narrower than a vector merged, so that their vectors are whole (``narrow_rows``).
+narrower than a vector merged, so that their vectors are whole (``narrow_rows``), and the
+dims that a transpose moves together merged where its rows are narrower than a register
+block (``narrow_transposes``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .convolutions import convolutions_to_matmul, pad_convolutions, split_groupe
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
 from .narrow_rows import merge_narrow_rows
+from .narrow_transposes import merge_narrow_transposes
 from .permuted_epilogues import fold_permuted_epilogues
 from .pool_inputs import pools_through_inputs
 from .step_states import write_states_in_place
@@ -65,6 +68,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += fold_permuted_epilogues(module)
     rewritten += fold_unit_dims(module)
     rewritten += merge_narrow_rows(module, target)
+    rewritten += merge_narrow_transposes(module)
     return rewritten
 
 

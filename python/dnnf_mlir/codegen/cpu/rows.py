@@ -64,7 +64,7 @@ def schedule_rows(planner: Planner, op):
             if loop_ranges[across] * loop_ranges[inner] <= MAX_WHOLE_TRANSPOSED_ROW:
                 sizes[inner] = vsizes[inner] = loop_ranges[inner]
         elif block is not None:
-            across, width = block
+            across, width, _ = block
             sizes[across] = vsizes[across] = sizes[inner] = vsizes[inner] = width
     reduction_elems = math.prod(r for p, r in zip(parallel, loop_ranges) if not p)
     if not any(parallel) and rank > 1:
@@ -82,6 +82,10 @@ def schedule_rows(planner: Planner, op):
         # The outermost parallel dim with a chunk for every thread (not the unit
         # batch dim of a single image, which would leave the op on one thread).
         dims = [i for i, p in enumerate(parallel) if p and loop_ranges[i] >= planner.threads]
+        if block is not None and block[2]:
+            # A block dim's chunks must be whole blocks, the same in every thread (a
+            # peeled or uneven one would make the blocks dynamic): another dim, or none.
+            dims = [d for d in dims if d not in (block[0], inner) or loop_ranges[d] % (planner.threads * block[1]) == 0]
         if dims:
             outer = dims[0]
             fs = [0] * rank
@@ -96,10 +100,15 @@ def schedule_rows(planner: Planner, op):
     if any(sizes) and whole and reduction_elems <= MAX_VECTOR_ELEMENTS:
         arg = s.begin_suppressed(h)
         t, loops = s.tile_for(arg, sizes)
-        s.vectorize(t, vsizes)
-        if block is not None:
-            s.patterns(loops[0], SHUFFLE_PATTERNS)
+        if block is not None and block[2]:
+            _peeled_blocks(planner, op, tag, t, loops, [d for d, size in enumerate(sizes) if size], block)
             details["transpose_block"] = block[1]
+            details["peeled"] = True
+        else:
+            s.vectorize(t, vsizes)
+            if block is not None:
+                s.patterns(loops[0], SHUFFLE_PATTERNS)
+                details["transpose_block"] = block[1]
         if reduces_trailing_loops(parallel):
             horizontal_reductions(s, loops[0])
         s.end_nested()
@@ -113,6 +122,33 @@ def schedule_rows(planner: Planner, op):
     else:
         strategy = "loops"
     planner.add_schedule(OpSchedule(tag, op.name, tuple(loop_ranges), strategy, details))
+
+
+# The transform library whose @__dnnf_peel_partial_tile peels a loop's partial last tile.
+PEEL_LIBRARY = "cpu/matmul.mlir"
+
+
+def _peeled_blocks(planner: Planner, op, tag: str, tiled: str, loops: list, tiled_dims: list, block):
+    """Vectorize ``op``, tiled to ``B x B`` blocks (``transpose_block``) over extents that
+    B does not divide: the partial last block of each such dim peeled off its loop (the
+    innermost first), the tiles of the loop of whole blocks of the outer dim made static,
+    vectorized and the whole ones lowered to shuffles there, then the others, static
+    once canonicalized, vectorized whole (a masked block moved its elements one at a
+    time)."""
+    s = planner.script
+    func = s.parent_func(tiled)
+    across, width, _ = block
+    ranges = static_loop_ranges(op)
+    region = loops[0]
+    for dim in sorted((across, tiled_dims[-1]), reverse=True):
+        if ranges[dim] % width:
+            whole, _ = s.include(PEEL_LIBRARY, "__dnnf_peel_partial_tile", [loops[tiled_dims.index(dim)]], results=2)
+            region = whole if dim == across else region
+    s.patterns(region, ["canonicalization"])  # sizes that the peeling made constants: static tiles
+    s.vectorize(s.match([op.name], within=region, tag=tag))
+    s.patterns(region, SHUFFLE_PATTERNS)
+    s.canonicalize(func)
+    s.vectorize(s.match([op.name], within=func, tag=tag))
 
 
 def gathers_bools(op) -> bool:

@@ -8,8 +8,9 @@ registers, ``B`` vector stores of result rows. A 16x16 block of 32-bit elements 
 transposed by MLIR's ``shuffle_16x16`` lowering (64 two-source shuffles, no scalar
 moves), an 8x8 block (extents that 16 does not divide) by the same patterns' one
 shuffle of its 64 elements, which LLVM splits into register shuffles. Blocks are
-whole: an extent that no block size divides keeps the row schedule (a masked block
-transposed its masks element by element).
+never masked (a masked block transposed its masks element by element): over extents
+that neither size divides, the partial last block of each is peeled off its loop
+(``rows.py``), a static tile of its own; extents below 8 keep the row schedule.
 
 Measured on a Zen 4 (AVX-512), 1 thread, against onnxruntime: 512x256 0.131 -> 0.014
 ms, 1x12x128x64 (keys) 0.026 -> 0.012 ms, 1x64x56x56 to NHWC (8x8) 0.038 -> 0.024 ms.
@@ -49,14 +50,19 @@ def input_inner_loop(op) -> Optional[int]:
 
 
 def transpose_block(op, loop_ranges: list, element_bits: int) -> Optional[tuple]:
-    """(loop, B): tile ``loop`` (see ``input_inner_loop``) and the innermost loop to
-    ``B`` for a ``B x B`` register transpose, or None when no block fits whole."""
+    """(loop, B, ragged): tile ``loop`` (see ``input_inner_loop``) and the innermost loop
+    to ``B`` for a ``B x B`` register transpose; ``ragged`` when B does not divide both
+    (the largest block both extents hold at least once: the last, partial blocks are
+    peeled off, ``rows.py``), or None when they hold no whole block."""
     loop = input_inner_loop(op)
     if loop is None or element_bits != 32 or not all(parallel_loops(op) or [True]):
         return None
     for block in BLOCKS:
         if loop_ranges[loop] % block == 0 and loop_ranges[-1] % block == 0:
-            return loop, block
+            return loop, block, False
+    for block in BLOCKS:
+        if min(loop_ranges[loop], loop_ranges[-1]) >= block:
+            return loop, block, True
     return None
 
 

@@ -8,31 +8,17 @@ epilogue is no view: copied), pieces computed in the opposite order to the conca
 odd, prime and tiny planes, channel counts that are no multiple of a vector, at 1 and 2
 threads, on this CPU (AVX-512 here) and AVX2 (x86-64-v3). Inputs are standard normal so
 that a piece written into the wrong slice, or a slice left unwritten, is off by O(1).
-Tolerance rtol 1e-5, atol 1e-5: at most 16 products summed in another order than
-onnxruntime's, the rest exact.
+Tolerance (``compare``'s) rtol 1e-5, atol 1e-5: at most 16 products summed in another
+order than onnxruntime's, the rest exact.
 """
 
 import numpy as np
-import onnxruntime
 import pytest
-from onnx import TensorProto, helper, numpy_helper
-
-from dnnf_mlir import InferenceSession
+from onnx import helper
+from test_depthwise_loops import compare
 
 RNG = np.random.default_rng(2903)
 TARGETS = [("native", 1), ("native", 2), ("x86-64-v3", 1), ("x86-64-v3", 2)]
-
-
-def check(nodes, inputs: dict, weights: dict, cpu: str, threads: int):
-    graph = helper.make_graph(nodes, "concat",
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in inputs.items()],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(v, n) for n, v in weights.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)[0]
-    got = InferenceSession(model, use_cache=False, threads=threads, cpu=cpu).run(None, inputs)[0]
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def conv_relu(x: str, out: str, c_in: int, c_out: int, weights: dict) -> list:
@@ -57,7 +43,7 @@ def test_fire_module(c_in, c_conv, c_other, hw, cpu, threads):
     nodes = conv_relu("s", "a", c_in, c_conv, weights) + [
         helper.make_node("Relu", ["e"], ["r"]),
         helper.make_node("Concat", ["a", "r"], ["y"], axis=1)]
-    check(nodes, inputs, weights, cpu, threads)
+    compare(nodes, inputs, weights, threads, cpu)
 
 
 @pytest.mark.parametrize("cpu,threads", TARGETS)
@@ -75,7 +61,7 @@ def test_computed_and_copied_pieces(axis, cpu, threads):
     nodes = conv_relu("x", "a", 6, 6, weights) + [
         helper.make_node("Relu", ["z"], ["r"]),
         helper.make_node("Concat", ["a", "m", "r"], ["y"], axis=axis)]
-    check(nodes, inputs, weights, cpu, threads)
+    compare(nodes, inputs, weights, threads, cpu)
 
 
 @pytest.mark.parametrize("cpu,threads", TARGETS)
@@ -87,4 +73,4 @@ def test_pieces_computed_in_reverse_order(cpu, threads):
     weights = {}
     nodes = [helper.make_node("Relu", ["e"], ["r"])] + conv_relu("x", "a", 9, 12, weights) + [
         helper.make_node("Concat", ["a", "r"], ["y"], axis=1)]
-    check(nodes, inputs, weights, cpu, threads)
+    compare(nodes, inputs, weights, threads, cpu)

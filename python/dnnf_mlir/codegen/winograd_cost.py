@@ -18,6 +18,12 @@ tiles. Measured (Winograd / direct time, AVX-512 and AVX2):
 Hence: at least 48 input and output channels and 16 tiles per image, where every
 measured shape gained on both ISAs.
 
+Few input channels widened to many output channels make the batch matmul tall enough
+to pay for the transforms: SqueezeNet's 32 -> 128 at 27x27 (fire4/fire5's expand),
+timed in the model on an AMD EPYC Zen 5, one thread, 0.83 (AVX-512) / 0.40 (AVX2),
+where 16 -> 64 at 55x55 stays 1.15 / 0.56. Hence also at least 32 input and
+``MIN_WIDENED_OUTPUTS`` output channels, on one thread (on two, not measured).
+
 On several threads, each Winograd convolution is six parallel regions (pad, column
 phases, input transform, batch matmul, output transform, transposing copy) where the
 direct one is one or two, so small layers lose to the fork/join costs, all the more
@@ -40,6 +46,7 @@ per thread: what gains clearly on idle cores, leaving out what loses on busy one
 from __future__ import annotations
 
 MIN_CHANNELS = 48  # input and output channels
+MIN_WIDENED_INPUTS, MIN_WIDENED_OUTPUTS = 32, 96  # or these many input and output channels, on one thread
 MIN_TILES = 16  # 4x4 output tiles per image
 MIN_MACS_PER_THREAD = 12_000_000  # of the direct convolution, on several threads
 
@@ -48,7 +55,8 @@ def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int, threads: int = 1)
     """Whether F(4x4, 3x3) is expected faster than the direct convolution for an
     ``[n, c] -> [n, k, oh, ow]`` 3x3 stride-1 convolution on the CPU, on ``threads``."""
     tiles = -(-oh // 4) * -(-ow // 4)
-    if min(c, k) < MIN_CHANNELS or tiles < MIN_TILES:
+    widened = threads == 1 and c >= MIN_WIDENED_INPUTS and k >= MIN_WIDENED_OUTPUTS
+    if (min(c, k) < MIN_CHANNELS and not widened) or tiles < MIN_TILES:
         return False
     return threads == 1 or 9 * n * c * k * oh * ow >= MIN_MACS_PER_THREAD * threads
 

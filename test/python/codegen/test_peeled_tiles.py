@@ -8,7 +8,8 @@ Each case checks the plan (which dims were peeled, the epilogue fused, nothing p
 and the numbers against numpy in float64, on AVX2 (x86-64-v3) and AVX-512
 (x86-64-v4), at 1 and 2 threads (at 2 the threads split a dim with whole tiles only;
 where only a dim with a partial tile could be split, or the partial columns are more
-than a vector but not whole vectors, the op is padded as before, its epilogue separate). Inputs are standard normal, weights scaled by 1/sqrt(C) so that
+than a vector but not whole vectors behind few whole tiles, the op is padded as before,
+its epilogue separate; SqueezeNet's 55x55 and 27x27 are peeled). Inputs are standard normal, weights scaled by 1/sqrt(C) so that
 about half the outputs are negative and the ReLU cuts them; a wrong element (a tile
 written twice, a column of the partial tile left unwritten or given the wrong bias)
 is off by about 1. Tolerance: rtol 1e-4, atol 1e-5 (float32 sums of up to 64 products
@@ -22,6 +23,7 @@ import dnnf_mlir
 from dnnf_mlir._mlir import ir
 from dnnf_mlir.codegen import get_target
 from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu.matmul import RAGGED_PEEL_MIN_TILES
 from dnnf_mlir.transforms.pipeline import build_pass_manager
 
 RNG = np.random.default_rng(29)
@@ -68,6 +70,9 @@ def run(text: str, inputs, cpu: str, threads: int):
         (64, 96, 4, 5, True, True),  # N = 20: a whole vector and a partial tile of 4 (AVX-512)
         (64, 29, 12, 12, False, True),  # M = 29 (not a multiple of 8 or 7), N = 144 whole
         (16, 64, 7, 7, True, True),  # N = 49: 17 columns left (AVX-512): padded; 1 left (AVX2): peeled
+        (64, 16, 55, 55, False, True),  # SqueezeNet's squeeze: N = 3025, 17 left (AVX-512) behind 94 tiles: peeled
+        (32, 128, 27, 27, True, True),  # N = 729: 25 left (AVX-512) behind 22 tiles, 9 (AVX2) behind 45: peeled
+        (16, 24, 15, 31, False, True),  # N = 465: 17 left (AVX-512) behind 14 tiles: padded
     ],
 )
 def test_peeled_matmul(c, f, h, w, residual, fused, threads, cpu):
@@ -89,10 +94,11 @@ def test_peeled_matmul(c, f, h, w, residual, fused, threads, cpu):
         assert [s for s in schedules if s.strategy != "matmul"] == [], [(s.op, s.details) for s in schedules]
     if threads == 1:
         # One thread: every dim with a partial tile is peeled, none padded, unless the
-        # partial columns are more than a vector but not whole vectors: then padded.
+        # partial columns are more than a vector but not whole vectors behind few whole
+        # tiles: then padded.
         mr, nr = matmul.details["register_tile"]
         lanes, rest = get_target("host", cpu).lanes(32), h * w % nr
-        ragged = rest > lanes and rest % lanes != 0
+        ragged = rest > lanes and rest % lanes != 0 and h * w // nr < RAGGED_PEEL_MIN_TILES
         partial = "".join(d for d, size, tile in (("m", f, mr), ("n", h * w, nr)) if size % tile)
         assert matmul.details.get("peeled", "") == ("" if ragged else partial), matmul.details
         assert matmul.details["padded"] == (ragged and partial != ""), matmul.details

@@ -12,7 +12,7 @@ multiple of its tile ends in a partial tile, peeled off its loop: every tile is 
 and keeps the epilogue. The op is padded to whole tiles instead, its epilogue then a
 pass of its own, where the threads could split nothing but such a dim (an uneven
 split is dynamic) or the partial columns are more than a vector but not whole vectors
-(LLVM's code for those is slower than the padding).
+(LLVM's code for those is slower than the padding) behind few whole tiles.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .tiles import even_split, matmul_register_tile
 
 
 LIBRARY = "cpu/matmul.mlir"
+RAGGED_PEEL_MIN_TILES = 16  # whole register tiles before a ragged partial one that is peeled
 
 
 def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool:
@@ -60,8 +61,12 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     # batch matmuls [36, 192, N, 128], one thread: AVX-512, N = 41 (9 columns left)
     # 0.52 -> 0.40 ms peeled, but N = 49 (17) 0.53 -> 1.19 ms and N = 57 (25) 0.56 ->
     # 1.86 ms; AVX2, N = 49 (1 left) 1.10 -> 0.99 ms, N = 41 (9) 0.83 -> 1.15 ms.)
+    # Behind ``RAGGED_PEEL_MIN_TILES`` whole tiles such a tail is a small share of the
+    # work, and padding costs more: a padded copy of B and the epilogue a pass of its
+    # own (SqueezeNet's 1x1 convolutions + bias + ReLU at 55x55, N = 3025, AVX-512, one
+    # thread: 64 -> 16 channels 91 -> 32 us, 128 -> 16 124 -> 67 us; at 27x27, N = 729, even).
     lanes = planner.target.lanes(32)
-    ragged = n % nr > lanes and n % nr % lanes != 0
+    ragged = n % nr > lanes and n % nr % lanes != 0 and n // nr < RAGGED_PEEL_MIN_TILES
     partial = [False] * nb + ([False, False] if ragged else [pm != m, pn != n])
     details = dict(register_tile=(mr, nr))
     split_dim = None

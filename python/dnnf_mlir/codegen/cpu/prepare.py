@@ -20,9 +20,10 @@ consumers moved past the slices and reshapes those leave, to become epilogues
 output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
 innermost loop has extent 1 folded away, so that their vectors run along a dim of
 extent > 1 (``unit_dims``); last, the innermost loops of element-wise ops over rows
-narrower than a vector merged, so that their vectors are whole (``narrow_rows``), and the
+narrower than a vector merged, so that their vectors are whole (``narrow_rows``), the
 dims that a transpose moves together merged where its rows are narrower than a register
-block (``narrow_transposes``).
+block (``narrow_transposes``); and the pieces of a concatenation computed in place in its
+result (``concat_pieces``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..._mlir import ir
 from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
+from .concat_pieces import concat_pieces_in_place
 from .depthwise import depthwise_channel_loops
 from .flat_planes import flat_plane_taps
 from .grouped import grouped_taps
@@ -69,6 +71,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += fold_unit_dims(module)
     rewritten += merge_narrow_rows(module, target)
     rewritten += merge_narrow_transposes(module)
+    rewritten += concat_pieces_in_place(module)
     return rewritten
 
 

@@ -46,6 +46,13 @@ def assert_matches_onnxruntime(artifact, seed: int):
         assert result.ok and not result.degenerate, result
 
 
+def dispatched_kernels(artifact) -> list:
+    """The kernel of each dispatch of one run of ``artifact`` on zero inputs, in order."""
+    session = artifact.session()
+    session.run([np.zeros(shape, dtype) for _, dtype, shape in artifact.inputs])
+    return [kernel for kernel, _ in session.dispatch_times()]
+
+
 def assert_spirv_valid(artifact):
     """Every SPIR-V binary of the Vulkan ``artifact`` (at least one) passes ``spirv-val``."""
     binaries = sorted((artifact.path / "kernels").glob("*.spv"))

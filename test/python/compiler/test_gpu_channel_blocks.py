@@ -3,7 +3,11 @@ small graphs whose convolutions compute in NC4HW4, channel counts not multiples 
 (3, 5, 6, 7: the padded channels must stay out of every result), a run of convolutions
 with a residual add, a stride, max and average pooling, concatenations (blocked, and one
 that splits a block, on NCHW copies), a batch normalization, a global pooling then a
-Gemm, grouped convolutions; the NCHW copies counted; run on the device found (lavapipe, PoCL) and compared with
+Gemm, grouped convolutions, the end of an Inception block (concatenations of 2-4
+branches of 4, 8, 12, 64 channels, nested, relus, then max or average pooling 3x3/1
+padded or 3x3/2, an average pooling not counting its padding dividing by a constant per
+pixel; 6 channels last, or inside: NCHW copies); the values copied to NCHW listed by
+shape; run on the device found (lavapipe, PoCL) and compared with
 onnxruntime within ``checking.compare``'s tolerance (|got - want| <= 3e-5 + 1e-4 *
 |want| per element) on standard normal inputs; every SPIR-V binary passes spirv-val;
 with --precision fp16 too, within dnnf-run's fp16 bound.
@@ -13,7 +17,7 @@ SqueezeNet in that layout on both targets, ResNet-50 too with DNNF_GPU_LAYOUT_MO
 import numpy as np
 import onnx
 import pytest
-from gpu_artifacts import assert_matches_onnxruntime, assert_spirv_valid
+from gpu_artifacts import assert_matches_onnxruntime, assert_spirv_valid, dispatched_kernels
 from onnx import TensorProto, helper, numpy_helper
 from test_models import check_spirv_binaries, compile_and_check, opt_in
 
@@ -47,7 +51,7 @@ def _chain():
         conv("Conv", ["b", "w2"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2]),
         conv("MaxPool", ["b"], ["z"], kernel_shape=[2, 2], strides=[2, 2])],
         {"x": [1, 3, 9, 9]}, {"y": [1, 5, 5, 5], "z": [1, 6, 4, 4]},
-        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [6, 6, 1, 1], "b1": [6], "w2": [5, 6, 3, 3]}), 2
+        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [6, 6, 1, 1], "b1": [6], "w2": [5, 6, 3, 3]}), ["1x5x5x5", "1x6x4x4"]
 
 
 def _fire():
@@ -61,7 +65,8 @@ def _fire():
         node("Conv", ["s", "we1", "be1"], ["e1"]), node("Conv", ["s", "we3", "be3"], ["e3"], pads=[1, 1, 1, 1]),
         node("Concat", ["e1", "e3"], ["c"], axis=1), node("Relu", ["c"], ["y"])],
         {"x": [1, 8, 7, 7]}, {"y": [1, 12, 7, 7]},
-        {"ws": [6, 8, 1, 1], "bs": [6], "we1": [5, 6, 1, 1], "be1": [5], "we3": [7, 6, 3, 3], "be3": [7]}), 2
+        {"ws": [6, 8, 1, 1], "bs": [6], "we1": [5, 6, 1, 1], "be1": [5], "we3": [7, 6, 3, 3], "be3": [7]}), [
+        "1x6x7x7", "1x7x7x7"]
 
 
 def _pools():
@@ -77,7 +82,7 @@ def _pools():
         node("Conv", ["m", "w1"], ["c1"], pads=[1, 1, 1, 1]),
         node("AveragePool", ["c1"], ["v"], kernel_shape=[2, 2], strides=[2, 2]), node("Relu", ["v"], ["y"])],
         {"x": [1, 3, 10, 10]}, {"y": [1, 8, 2, 2]},
-        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [8, 6, 3, 3]}), 1
+        {"w0": [6, 3, 3, 3], "b0": [6], "w1": [8, 6, 3, 3]}), ["1x8x2x2"]
 
 
 def _concatenation():
@@ -94,7 +99,7 @@ def _concatenation():
         node("Conv", ["r", "wy"], ["y"], pads=[1, 1, 1, 1])],
         {"x": [1, 5, 6, 6]}, {"y": [1, 7, 6, 6]},
         {"wa": [8, 5, 3, 3], "wb": [4, 5, 1, 1], "bb": [4], "wc": [6, 5, 3, 3], "wy": [7, 18, 3, 3], "scale": [18],
-         "shift": [18], "mean": [18], "var": [18]}), 1
+         "shift": [18], "mean": [18], "var": [18]}), ["1x7x6x6"]
 
 
 def _global_pooling():
@@ -108,7 +113,7 @@ def _global_pooling():
         node("GlobalAveragePool", ["r"], ["g"]), node("Flatten", ["g"], ["f"]),
         node("Gemm", ["f", "wg", "bg"], ["y"], transB=1)],
         {"x": [1, 5, 6, 7]}, {"y": [1, 3]},
-        {"w0": [10, 5, 3, 3], "b0": [10], "w1": [10, 5, 1, 1], "wg": [3, 10], "bg": [3]}), 0
+        {"w0": [10, 5, 3, 3], "b0": [10], "w1": [10, 5, 1, 1], "wg": [3, 10], "bg": [3]}), []
 
 
 def _groups():
@@ -123,11 +128,76 @@ def _groups():
         node("Conv", ["b", "w2"], ["c2"], pads=[1, 1, 1, 1]),
         node("Conv", ["c2", "w3"], ["y"], pads=[1, 1, 1, 1], group=2)],
         {"x": [1, 5, 7, 7]}, {"y": [1, 6, 7, 7]},
-        {"w0": [8, 5, 3, 3], "b0": [8], "w1": [8, 4, 3, 3], "b1": [8], "w2": [8, 8, 3, 3], "w3": [6, 4, 3, 3]}), 1
+        {"w0": [8, 5, 3, 3], "b0": [8], "w1": [8, 4, 3, 3], "b1": [8], "w2": [8, 8, 3, 3], "w3": [6, 4, 3, 3]}), [
+        "1x8x7x7"]
+
+
+def _branches(channels: list, node=helper.make_node) -> tuple[list, dict]:
+    """A chain of 3x3 convolutions (bias, relu) from ``x`` (5 channels), one per entry of
+    ``channels`` (a chain: branches of one input would merge into one convolution and
+    its slices); the nodes, their weights; convolution i's result is ``r{i}``."""
+    nodes, weights, source, inputs = [], {}, "x", 5
+    for i, c in enumerate(channels):
+        nodes += [node("Conv", [source, f"w{i}", f"b{i}"], [f"c{i}"], pads=[1, 1, 1, 1]),
+                  node("Relu", [f"c{i}"], [f"r{i}"])]
+        weights.update({f"w{i}": [c, inputs, 3, 3], f"b{i}": [c]})
+        source, inputs = f"r{i}", c
+    return nodes, weights
+
+
+def _inception_end():
+    """8 + 4 + 12 channels concatenated (the last one's relu after the others', in the
+    concatenation's kernel as Inception v2's), returned, and average-pooled 3x3/1 padded
+    by 1 without counting the padding: all blocked, the NCHW copies the outputs'."""
+    node = helper.make_node
+    nodes, weights = _branches([8, 4, 12])
+    nodes += [node("Concat", ["r0", "r1", "r2"], ["k"], axis=1),
+              node("AveragePool", ["k"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=0)]
+    return _model(nodes, {"x": [1, 5, 9, 9]}, {"k": [1, 24, 9, 9], "y": [1, 24, 9, 9]}, weights), ["1x24x9x9"] * 2
+
+
+def _nested_max_pool():
+    """(64 + 4) + 8 channels concatenated in two steps, max-pooled 3x3/2 unpadded, a relu,
+    then a 3x3 convolution: one NCHW copy (the output's)."""
+    node = helper.make_node
+    nodes, weights = _branches([64, 4, 8])
+    nodes += [node("Concat", ["r0", "r1"], ["k0"], axis=1), node("Concat", ["k0", "r2"], ["k"], axis=1),
+              node("MaxPool", ["k"], ["m"], kernel_shape=[3, 3], strides=[2, 2]), node("Relu", ["m"], ["a"]),
+              node("Conv", ["a", "wy"], ["y"], pads=[1, 1, 1, 1])]
+    weights["wy"] = [8, 76, 3, 3]
+    return _model(nodes, {"x": [1, 5, 9, 9]}, {"y": [1, 8, 4, 4]}, weights), ["1x8x4x4"]
+
+
+def _four_branches():
+    """4 + 8 + 12 + 6 channels (a partial block last), a 3x3/2 average pooling padded by 1
+    counting the padding and one not counting it, each then a relu: blocked, the lanes
+    past 30 divided by the same per-pixel counts as the pixel's channels; the NCHW copies
+    the outputs'."""
+    node = helper.make_node
+    nodes, weights = _branches([4, 8, 12, 6])
+    nodes += [node("Concat", ["r0", "r1", "r2", "r3"], ["k"], axis=1),
+              node("AveragePool", ["k"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                   count_include_pad=1),
+              node("AveragePool", ["k"], ["q"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+              node("Relu", ["p"], ["y"]), node("Relu", ["q"], ["z"])]
+    return _model(nodes, {"x": [1, 5, 9, 9]}, {"y": [1, 30, 5, 5], "z": [1, 30, 5, 5]}, weights), ["1x30x5x5"] * 2
+
+
+def _partial_block_inside():
+    """8 + 6 + 4 channels: the 6 in the middle would shift the channels after it within
+    their blocks, so the concatenation's kernel (with a padded max pooling 3x3/1) stays
+    NCHW and reads NCHW copies of the three branches; its result is NCHW already."""
+    node = helper.make_node
+    nodes, weights = _branches([8, 6, 4])
+    nodes += [node("Concat", ["r0", "r1", "r2"], ["k"], axis=1),
+              node("MaxPool", ["k"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    return _model(nodes, {"x": [1, 5, 9, 9]}, {"y": [1, 18, 9, 9]}, weights), ["1x4x9x9", "1x6x9x9", "1x8x9x9"]
 
 
 GRAPHS = {"chain": _chain, "fire": _fire, "pools": _pools, "concatenation": _concatenation,
-          "global_pooling": _global_pooling, "groups": _groups}
+          "global_pooling": _global_pooling, "groups": _groups, "inception_end": _inception_end,
+          "nested_max_pool": _nested_max_pool, "four_branches": _four_branches,
+          "partial_block_inside": _partial_block_inside}
 
 
 @pytest.fixture(scope="module")
@@ -158,16 +228,17 @@ def test_matches_onnxruntime(name, target, compiled):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("name", GRAPHS)
 def test_nchw_copies_only_where_others_read(name, target, compiled):
-    artifact, copies = compiled(name, target)
-    session = artifact.session()
-    session.run([np.zeros(shape, dtype) for _, dtype, shape in artifact.inputs])
-    names = [kernel for kernel, _ in session.dispatch_times()]
+    """The shapes of the values copied back to NCHW, one copy kernel each."""
+    artifact, copied = compiled(name, target)
+    names = dispatched_kernels(artifact)
     # A copy to a channel count not a multiple of 4 is two dispatches (its slice a second).
-    assert sum(kernel.startswith(COPY) and kernel.endswith("_kernel") for kernel in names) == copies, names
+    shapes = [kernel[len(COPY):-len("_kernel")] for kernel in names
+              if kernel.startswith(COPY) and kernel.endswith("_kernel")]
+    assert sorted(shapes) == copied, names
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("name", ["chain", "pools", "global_pooling"])
+@pytest.mark.parametrize("name", ["chain", "pools", "global_pooling", "inception_end", "four_branches"])
 def test_fp16_storage(name, target, tmp_path):
     """fp16 storage (run after the blocking) keeps the blocked values in half, through
     the poolings and the global pooling too: checked by dnnf-run --check with its fp16
@@ -188,10 +259,9 @@ def test_auto_layout_is_the_device_profiles(target, device, blocked, tmp_path):
     model, copies = _fire()
     onnx.save(model, tmp_path / "fire.onnx")
     compile_model(tmp_path / "fire.onnx", tmp_path / "out", target=target, device=device)
-    session = Artifact(tmp_path / "out").session()
-    session.run([np.zeros([1, 8, 7, 7], np.float32)])
-    names = [kernel for kernel, _ in session.dispatch_times()]
-    assert sum(kernel.startswith(COPY) and kernel.endswith("_kernel") for kernel in names) == (copies if blocked else 0)
+    names = dispatched_kernels(Artifact(tmp_path / "out"))
+    assert sum(kernel.startswith(COPY) and kernel.endswith("_kernel") for kernel in names) == (
+        len(copies) if blocked else 0)
 
 
 def test_cpu_targets_refuse_the_layout(tmp_path):

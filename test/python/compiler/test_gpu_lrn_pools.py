@@ -13,7 +13,7 @@ counted; every SPIR-V binary passes spirv-val."""
 import numpy as np
 import onnx
 import pytest
-from gpu_artifacts import artifact_cache, assert_matches_onnxruntime, assert_spirv_valid
+from gpu_artifacts import artifact_cache, assert_matches_onnxruntime, assert_spirv_valid, dispatched_kernels
 from onnx import TensorProto, helper, numpy_helper
 from test_models import compile_and_check
 
@@ -93,12 +93,6 @@ def compiled(tmp_path_factory):
     return artifact_cache(tmp_path_factory.mktemp("lrn"), lambda name: GRAPHS[name]())
 
 
-def _dispatched(artifact) -> list:
-    session = artifact.session()
-    session.run([np.zeros(shape, dtype) for _, dtype, shape in artifact.inputs])
-    return [kernel for kernel, _ in session.dispatch_times()]
-
-
 @pytest.mark.parametrize("target", DEVICES)
 @pytest.mark.parametrize("name", GRAPHS)
 def test_lrn_kernels(name, target, compiled):
@@ -107,7 +101,7 @@ def test_lrn_kernels(name, target, compiled):
     on lavapipe, one dispatch; any other pooling a kernel of its own."""
     artifact, blocked, pooled, unpadded = compiled(name, target, "fp32", DEVICES[target])
     assert_matches_onnxruntime(artifact, seed=3)
-    names = _dispatched(artifact)
+    names = dispatched_kernels(artifact)
     (lrn,) = [i for i, kernel in enumerate(names) if "_lrn" in kernel]
     assert names[lrn - 1].startswith(COPY) != blocked, names
     assert ("pool" in names[lrn]) == (unpadded and MERGES[target]), names
@@ -120,7 +114,7 @@ def test_lrn_kernels(name, target, compiled):
 def test_flattening_reads_the_blocked_pooling(target, compiled):
     """The pooling's kernel flattens its blocked result to NCHW's order: no copy kernel."""
     artifact, *_ = compiled("flatten", target, "fp32", DEVICES[target])
-    names = _dispatched(artifact)
+    names = dispatched_kernels(artifact)
     assert not any(kernel.startswith(COPY) for kernel in names), names
 
 

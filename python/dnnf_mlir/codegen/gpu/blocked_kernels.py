@@ -60,8 +60,10 @@ def _channel_values(value, reader, operand: int, calls: dict) -> ConstantFilters
 
 def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=None) -> str | None:
     """How an element-wise op's operand reads: ``activation`` (the whole NCHW tensor),
-    ``channel`` (a constant per channel), ``scalar`` (no loop dim), or None (another
-    form: not blockable)."""
+    ``channel`` (a constant per channel), ``scalar`` (no loop dim), ``pixel`` (no channel
+    dim, not an activation: an average pooling's divisors where its padding is not
+    counted, ``[H, W]``), or None (another form: not blockable). A scalar or pixel operand
+    reads the same in the blocked domain ``(n, cb, h, w, ci)``: its dims keep their places."""
     dims = [e for e in indexing.results if isinstance(e, ir.AffineDimExpr)]
     if not all(isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)) for e in indexing.results):
         return None
@@ -70,6 +72,8 @@ def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=N
         return "activation"
     if not positions:
         return "scalar"
+    if 1 not in positions and not is_activation(value.type):
+        return "pixel"
     if positions == [1] and _channel_values(value, reader, operand, calls) is not None:
         return "channel"
     return None
@@ -78,10 +82,10 @@ def _operand_kind(value, indexing: ir.AffineMap, reader=None, operand=0, calls=N
 def _bounded(body, constant_inputs: set) -> bool:
     """Whether an element-wise ``body`` keeps finite values finite in the lanes past C:
     each op of ``UNBOUNDED`` there divides by a nonzero constant or computes on values
-    made of per-channel and scalar constants only (``constant_inputs``: those block
-    arguments), which the lanes past C take from channel C - 1 (``_pack_channels``), so
-    that they are as finite as that channel's (a batch normalization's
-    ``scale / sqrt(var + eps)``)."""
+    made of per-channel, scalar and per-pixel constants only (``constant_inputs``: those
+    block arguments), which the lanes past C take from channel C - 1 (``_pack_channels``)
+    or share with the pixel's channels, so that they are as finite as a channel's (a
+    batch normalization's ``scale / sqrt(var + eps)``, an average pooling's divisors)."""
     constant = set(constant_inputs)
     for inner in body.operations:
         operands = list(inner.operands)
@@ -100,6 +104,12 @@ def _bounded(body, constant_inputs: set) -> bool:
     return True
 
 
+def _is_constant(value) -> bool:
+    """Whether ``value`` is an ``arith.constant`` of the kernel."""
+    owner = producer(value)
+    return owner is not None and owner.name == "arith.constant"
+
+
 def _elementwise_ok(op, activations: set, calls: dict) -> bool:
     if len(op.results) != 1 or not is_activation(op.results[0].type):
         return False
@@ -115,7 +125,7 @@ def _elementwise_ok(op, activations: set, calls: dict) -> bool:
         kind = _operand_kind(value, indexing, op, number, calls)
         if kind is None or (kind == "activation" and value not in activations):
             return False
-        if kind != "activation":
+        if kind in ("channel", "scalar") or (kind == "pixel" and _is_constant(value)):
             constant_inputs.add(body.arguments[number])
     whole_blocks = ir.RankedTensorType(op.results[0].type).shape[1] % BLOCK == 0  # no lanes past C
     return whole_blocks or _bounded(body, constant_inputs)

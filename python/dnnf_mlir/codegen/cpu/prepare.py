@@ -12,7 +12,8 @@ of few channels per group become one register-tiled generic over their taps
 vector wide: ``depthwise``) or flat rows of whole vectors (narrower, unstrided:
 ``flat_planes``); pooling and the other depthwise convolutions become element-wise
 ops over the taps of their window (``windows``); single-image 1x1 convolutions and
-those of output rows narrower than a vector become ``linalg.matmul``; other NCHW
+those of output rows narrower than a vector become ``linalg.matmul``; stride-1 ones whose
+rows waste columns computed over flat rows of whole vectors (``flat_conv_rows``); other NCHW
 convolutions are widened to whole vectors along the
 output width, strided ones split by phase (``convolutions``); their element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
@@ -30,6 +31,7 @@ from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .depthwise import depthwise_channel_loops
+from .flat_conv_rows import flat_row_convolutions
 from .flat_planes import flat_plane_taps
 from .grouped import grouped_taps
 from .convolutions import convolutions_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
@@ -58,6 +60,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += flat_plane_taps(module, lanes)
     rewritten += windows_to_taps(module)
     rewritten += convolutions_to_matmul(module, target)
+    rewritten += flat_row_convolutions(module, target)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)
     rewritten += widen_epilogues(module)

@@ -15,7 +15,9 @@ ops over the taps of their window (``windows``); single-image 1x1 convolutions a
 those of output rows narrower than a vector become ``linalg.matmul``; stride-1 ones whose
 rows waste columns computed over flat rows of whole vectors (``flat_conv_rows``); other NCHW
 convolutions are widened to whole vectors along the
-output width, strided ones split by phase (``convolutions``); their element-wise
+output width, strided ones split by phase (``convolutions``); a per-channel element-wise
+op over a channel concat computed piece by piece, each piece copied into the concat in
+the same pass (``concat_pieces``); the convolutions' element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
 (``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
 output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
@@ -31,6 +33,7 @@ from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .depthwise import depthwise_channel_loops
+from .concat_pieces import concat_pieces
 from .flat_conv_rows import flat_row_convolutions
 from .flat_planes import flat_plane_taps
 from .grouped import grouped_taps
@@ -63,6 +66,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += flat_row_convolutions(module, target)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)
+    rewritten += concat_pieces(module)
     rewritten += widen_epilogues(module)
     rewritten += collapse_epilogues(module)
     rewritten += fold_permuted_epilogues(module)

@@ -123,3 +123,30 @@ func.func @conv_whole_rows_kept(%x: tensor<1x8x32x32xf32>, %w: tensor<16x8x3x3xf
        ins(%p, %w : tensor<1x8x34x34xf32>, tensor<16x8x3x3xf32>) outs(%i : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
   return %y : tensor<1x16x32x32xf32>
 }
+
+// -----
+
+// A bias read through unit dims ([F, 1, 1] at (f, 0, 0)) added by the ReLU's generic,
+// as the ONNX importer writes it: moved onto the flat rows with its map, the
+// convolution's epilogue.
+// CHECK-LABEL: func.func @conv_unit_dims_bias_flat(
+// CHECK-COUNT-2: linalg.conv_2d_nchw_fchw
+// CHECK:         %[[Y2:.*]] = linalg.conv_2d_nchw_fchw {{.*}} -> tensor<1x16x1x176xf32>
+// CHECK:         %[[G:.*]] = linalg.generic {{.*}} ins(%[[Y2]], %{{.*}} : tensor<1x16x1x176xf32>, tensor<16x1x1xf32>)
+// CHECK:         tensor.extract_slice %[[G]][0, 0, 0, 0] [1, 16, 1, 168]
+// PLAN: linalg.conv_2d_nchw_fchw [1, 16, 1, 176, 8, 1, 3] conv2d {{.*}}'epilogue'{{.*}} @conv_unit_dims_bias_flat
+func.func @conv_unit_dims_bias_flat(%x: tensor<1x8x14x14xf32>, %w: tensor<16x8x3x3xf32>, %b: tensor<16x1x1xf32>) -> tensor<1x16x12x12xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x12x12xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x12x12xf32>) -> tensor<1x16x12x12xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x8x14x14xf32>, tensor<16x8x3x3xf32>) outs(%i : tensor<1x16x12x12xf32>) -> tensor<1x16x12x12xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<1x16x12x12xf32>, tensor<16x1x1xf32>) outs(%e : tensor<1x16x12x12xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %a = arith.addf %in, %bias : f32
+    %m = arith.maximumf %a, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x12x12xf32>
+  return %r : tensor<1x16x12x12xf32>
+}

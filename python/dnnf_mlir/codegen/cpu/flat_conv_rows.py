@@ -93,8 +93,8 @@ def _per_channel_consumer(conv_result):
         if value == conv_result:
             continue
         used = {ir.AffineDimExpr(e).position for e in amap.results if isinstance(e, ir.AffineDimExpr)}
-        if used - {0, 1} or any(not isinstance(e, ir.AffineDimExpr) for e in amap.results):
-            return None
+        if used - {0, 1} or any(not isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)) for e in amap.results):
+            return None  # (a constant index reads a unit dim: a bias [F, 1, 1])
     return consumer
 
 

@@ -13,7 +13,8 @@ slices of the concat and of ``y`` (``tensor.insert_slice`` of results computed i
 used by ``g`` alone is not materialized at all (``g`` of each piece, two passes).
 
 ``g`` must be all-parallel, read the concat with the identity map and its other inputs
-along the channels at most (a batch normalization's scale and shift; ReLU reads nothing).
+along the channels at most (a batch normalization's scale and shift; ReLU reads nothing),
+and not read its init.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def _per_channel_user(concat):
         inputs = list(user.operands)[:-1]
         if maps[-1] != identity or inputs.count(concat.results[0]) != 1:
             continue
+        if list(user.regions[0].blocks[0].arguments[-1].uses):
+            continue  # reads its init: the pieces' inits would be new allocations
         if all(_reads_channels_only(v, m, concat.results[0], identity) for v, m in zip(inputs, maps)):
             return user
     return None

@@ -17,7 +17,9 @@ of each row (``KW - 1`` of them) and the tail past ``OH * WP`` are computed and 
 and the pad gets the zero rows at the bottom that those read. DenseNet's 56x56 layer
 computes 3264 columns instead of 3584, its 14x14 one 224 in tiles of 32 instead of 14
 rows of 16. An element-wise consumer that varies along the channels only (bias, ReLU)
-is moved onto the flat result, to stay the convolution's epilogue.
+is moved onto the flat result, to stay the convolution's epilogue; a convolution whose
+consumer varies over the image (a residual add, which the row schedule applies in its
+tiles) keeps its rows.
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ def _candidates(module: ir.Module, target: CpuTarget):
         kh, kw = w_t.shape[2:]
         if n != 1 or kw == 1 or x_t.shape[2:] != [oh + kh - 1, ow + kw - 1]:
             continue
+        if elementwise_consumer(op) is not None and _per_channel_consumer(op.results[0]) is None:
+            continue  # a residual add: the row schedule's epilogue, not a pass of its own
         flat = flat_columns(oh, ow, kw, f, target)
         if flat is not None:
             yield op, x_t, w_t, out_t, flat[0]
@@ -145,7 +149,10 @@ def flat_row_convolutions(module: ir.Module, target: CpuTarget) -> int:
                 taps = tensor.extract_slice(ir.RankedTensorType.get([f, c, 1, kw], f32), op.operands[1], [], [], [],
                                             [0, 0, i, 0], [f, c, 1, kw], [1, 1, 1, 1])
                 result = linalg.conv_2d_nchw_fchw(row, taps, outs=[result], strides=[1, 1], dilations=[1, 1])
-            consumer = _per_channel_consumer(op.results[0])
+        consumer = _per_channel_consumer(op.results[0])
+        # The consumer's other operands (a bias reshaped) may be defined after the
+        # convolution: the epilogue and the slices out of the flat rows go where it is.
+        with ir.InsertionPoint(consumer or op), (consumer or op).location:
             if consumer is not None:
                 inputs = [result if v == op.results[0] else v for v in list(consumer.operands)[:-1]]
                 (result,) = with_operands(consumer, inputs, indexing_maps(consumer), [tensor.empty([1, f, 1, length], f32)])

@@ -1,6 +1,6 @@
 // Convolution epilogues (codegen/cpu/epilogues.py): the bias and ReLU after a
 // convolution are applied to its accumulator in registers, before the single store.
-// A 3x3 convolution of width 14 is computed 16 wide (whole vectors), so its consumer is
+// A 3x3 convolution of width 30 is computed 32 wide (whole vectors), so its consumer is
 // widened too and the slice moves after it; a 1x1 convolution is a matmul over
 // [F, OH*OW], so its consumer (bias, residual add, ReLU) is collapsed to that shape; so
 // is a 3x3 convolution whose output rows (4 wide) are narrower than a vector, over its
@@ -12,18 +12,18 @@
 // CHECK-LABEL: func.func @conv3x3_bias_relu
 // CHECK:         scf.for
 // CHECK:           scf.for
-// CHECK:             %[[ACC:.*]] = scf.for {{.*}} -> (vector<1x16x16xf32>)
+// CHECK:             %[[ACC:.*]] = scf.for {{.*}} -> (vector<1x8x32xf32>)
 // CHECK:               vector.contract
-// CHECK:             %[[TILE:.*]] = vector.shape_cast %[[ACC]] : vector<1x16x16xf32> to vector<1x16x1x16xf32>
-// CHECK-NEXT:        %[[BIASED:.*]] = arith.addf %[[TILE]], %{{.*}} : vector<1x16x1x16xf32>
-// CHECK-NEXT:        %[[RELU:.*]] = arith.maximumf %[[BIASED]], %{{.*}} : vector<1x16x1x16xf32>
+// CHECK:             %[[TILE:.*]] = vector.shape_cast %[[ACC]] : vector<1x8x32xf32> to vector<1x8x1x32xf32>
+// CHECK-NEXT:        %[[BIASED:.*]] = arith.addf %[[TILE]], %{{.*}} : vector<1x8x1x32xf32>
+// CHECK-NEXT:        %[[RELU:.*]] = arith.maximumf %[[BIASED]], %{{.*}} : vector<1x8x1x32xf32>
 // CHECK-NEXT:        vector.transfer_write %[[RELU]]
 // CHECK-NOT:     linalg.generic
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 32, 14, 14] [1, 1, 1, 1] : tensor<1x32x14x16xf32> to tensor<1x32x14x14xf32>
-func.func @conv3x3_bias_relu(%x: tensor<1x16x14x14xf32>, %w: tensor<32x16x3x3xf32>, %b: tensor<32xf32>) -> tensor<1x32x14x14xf32> {
-  %y = "ecg.conv"(%x, %w, %b) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x14x14xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x14x14xf32>
-  %z = "ecg.relu"(%y) : (tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32>
-  return %z : tensor<1x32x14x14xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 32, 14, 30] [1, 1, 1, 1] : tensor<1x32x14x32xf32> to tensor<1x32x14x30xf32>
+func.func @conv3x3_bias_relu(%x: tensor<1x16x14x30xf32>, %w: tensor<32x16x3x3xf32>, %b: tensor<32xf32>) -> tensor<1x32x14x30xf32> {
+  %y = "ecg.conv"(%x, %w, %b) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x14x30xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x14x30xf32>
+  %z = "ecg.relu"(%y) : (tensor<1x32x14x30xf32>) -> tensor<1x32x14x30xf32>
+  return %z : tensor<1x32x14x30xf32>
 }
 
 // CHECK-LABEL: func.func @conv1x1_bias_add_relu
@@ -36,7 +36,7 @@ func.func @conv3x3_bias_relu(%x: tensor<1x16x14x14xf32>, %w: tensor<32x16x3x3xf3
 // CHECK-NOT:     linalg.generic
 // CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2, 3]] output_shape [1, 64, 8, 8]
 
-// PLAN: linalg.conv_2d_nchw_fchw [1, 32, 14, 16, 16, 3, 3] conv2d {{.*}}'epilogue': 'k{{[0-9]+}}'{{.*}} @conv3x3_bias_relu
+// PLAN: linalg.conv_2d_nchw_fchw [1, 32, 14, 32, 16, 3, 3] conv2d {{.*}}'epilogue': 'k{{[0-9]+}}'{{.*}} @conv3x3_bias_relu
 // PLAN: linalg.matmul [64, 64, 32] matmul {{.*}}'epilogue': 'k{{[0-9]+}}'{{.*}} @conv1x1_bias_add_relu
 // PLAN-NOT: linalg.generic
 func.func @conv1x1_bias_add_relu(%x: tensor<1x32x8x8xf32>, %w: tensor<64x32x1x1xf32>, %b: tensor<64xf32>, %r: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {

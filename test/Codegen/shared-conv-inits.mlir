@@ -60,23 +60,24 @@ func.func @narrow_convs_share_patches(%x: tensor<1x8x7x7xf32>, %y: tensor<1x8x7x
 
 // -----
 
-// A 1x1 convolution (a matmul) and a direct 3x3 one over 16 columns share one init:
+// A 1x1 convolution (a matmul) and a direct 3x3 one over 32 columns (whole
+// register tiles: rows, not flat rows) share one init:
 // the matmul gets a fill of its own shape, the 3x3 convolution keeps the shared one.
 // PREP-LABEL: func.func @conv1x1_shares_init_with_direct(
-// PREP:         %[[FILL:.*]] = linalg.fill {{.*}} -> tensor<1x16x16x16xf32>
-// PREP:         %[[MINIT:.*]] = linalg.fill {{.*}} -> tensor<16x256xf32>
-// PREP:         linalg.matmul {{.*}} outs(%[[MINIT]] : tensor<16x256xf32>)
-// PREP:         linalg.conv_2d_nchw_fchw {{.*}} outs(%[[FILL]] : tensor<1x16x16x16xf32>)
+// PREP:         %[[FILL:.*]] = linalg.fill {{.*}} -> tensor<1x16x16x32xf32>
+// PREP:         %[[MINIT:.*]] = linalg.fill {{.*}} -> tensor<16x512xf32>
+// PREP:         linalg.matmul {{.*}} outs(%[[MINIT]] : tensor<16x512xf32>)
+// PREP:         linalg.conv_2d_nchw_fchw {{.*}} outs(%[[FILL]] : tensor<1x16x16x32xf32>)
 // CHECK-LABEL: func.func @conv1x1_shares_init_with_direct(
-func.func @conv1x1_shares_init_with_direct(%x: tensor<1x8x18x18xf32>, %w1: tensor<16x8x1x1xf32>, %w3: tensor<16x8x3x3xf32>)
-    -> (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>) {
+func.func @conv1x1_shares_init_with_direct(%x: tensor<1x8x18x34xf32>, %w1: tensor<16x8x1x1xf32>, %w3: tensor<16x8x3x3xf32>)
+    -> (tensor<1x16x16x32xf32>, tensor<1x16x16x32xf32>) {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x16x16x16xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
-  %xs = tensor.extract_slice %x[0, 0, 1, 1] [1, 8, 16, 16] [1, 1, 1, 1] : tensor<1x8x18x18xf32> to tensor<1x8x16x16xf32>
+  %e = tensor.empty() : tensor<1x16x16x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %xs = tensor.extract_slice %x[0, 0, 1, 1] [1, 8, 16, 32] [1, 1, 1, 1] : tensor<1x8x18x34xf32> to tensor<1x8x16x32xf32>
   %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-       ins(%xs, %w1 : tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>) outs(%init : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+       ins(%xs, %w1 : tensor<1x8x16x32xf32>, tensor<16x8x1x1xf32>) outs(%init : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
   %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-       ins(%x, %w3 : tensor<1x8x18x18xf32>, tensor<16x8x3x3xf32>) outs(%init : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
-  return %a, %b : tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>
+       ins(%x, %w3 : tensor<1x8x18x34xf32>, tensor<16x8x3x3xf32>) outs(%init : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  return %a, %b : tensor<1x16x16x32xf32>, tensor<1x16x16x32xf32>
 }

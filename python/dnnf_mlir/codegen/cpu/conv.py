@@ -83,14 +83,15 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
     fill = s.producer_of(handles[0], 2) if accumulator_fill(chain[0]) is not None else None
     if planner.threads > 1:
         # Output channels first (each thread reads half of the weights), then rows,
-        # then images; only even splits (static tiles in every thread).
-        tiles = [nb, f // fr, oh]
-        dim = even_split(tiles, [1, 2, 0], planner.threads)
+        # then images, then the column tiles of one flat row (``flat_conv_rows``);
+        # only even splits (static tiles in every thread).
+        tiles = [nb, f // fr, oh, padded // wv if oh == 1 and not peeled else 0]
+        dim = even_split(tiles, [1, 2, 0, 3], planner.threads)
         if dim is None:
             details["threads"] = 1
         else:
             sizes = [0, 0, 0, 0] if epilogue is not None else [0, 0, 0, 0, 0, 0, 0]
-            sizes[dim] = tiles[dim] // planner.threads * [1, fr, 1][dim]
+            sizes[dim] = tiles[dim] // planner.threads * [1, fr, 1, wv][dim]
             root, forall = s.tile_forall(root, sizes)
             producers = handles[::-1] if epilogue is not None else handles[-2::-1]
             for producer_handle in producers + ([fill] if fill is not None else []):

@@ -143,10 +143,10 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
         f32 = out_t.element_type
         with ir.InsertionPoint(op), op.location:
             pad_op = x.owner if isinstance(x, ir.OpResult) else None
-            if pad_op is not None and pad_op.name == "tensor.pad" and _static_pad(pad_op):
-                low, high = _static_pad(pad_op)
+            if pad_op is not None and pad_op.name == "tensor.pad" and static_pad(pad_op):
+                low, high = static_pad(pad_op)
                 source = pad_op.operands[0]
-                value = _pad_value(pad_op)
+                value = pad_value(pad_op)
             else:
                 low, high = [0] * 4, [0] * 4
                 source, value = x, None
@@ -286,7 +286,8 @@ def splits_by_phase(sw: int, dw: int, kw: int) -> bool:
     return sw > 1 and dw == 1 and kw > 1
 
 
-def _static_pad(pad_op):
+def static_pad(pad_op):
+    """(low, high) of a tensor.pad whose amounts are all static, else None."""
     low = _dense_i64(pad_op, "static_low")
     high = _dense_i64(pad_op, "static_high")
     if low is None or high is None or any(v == ir.ShapedType.get_dynamic_size() for v in low + high):
@@ -300,7 +301,7 @@ def _dense_i64(op, name):
     return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
-def _pad_value(pad_op):
+def pad_value(pad_op):
     """The padding value of a tensor.pad when it is defined outside its region."""
     block = pad_op.regions[0].blocks[0]
     terminator = list(block.operations)[-1]
@@ -336,5 +337,5 @@ def phase_split(x, stride: int, width: int, init=None):
     return generic([pairs], [read, ir.AffineMap.get_identity(5)], [init], lambda value, _: value)[0]
 
 
-__all__ = ["convolutions_to_matmul", "pad_convolutions", "phase_split", "split_grouped_convolutions",
+__all__ = ["convolutions_to_matmul", "pad_convolutions", "pad_value", "phase_split", "static_pad", "split_grouped_convolutions",
            "split_strided_convolutions", "splits_by_phase"]

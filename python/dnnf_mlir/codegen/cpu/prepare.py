@@ -12,9 +12,12 @@ of few channels per group become one register-tiled generic over their taps
 vector wide: ``depthwise``) or flat rows of whole vectors (narrower, unstrided:
 ``flat_planes``); pooling and the other depthwise convolutions become element-wise
 ops over the taps of their window (``windows``); single-image 1x1 convolutions and
-those of output rows narrower than a vector become ``linalg.matmul``; other NCHW
+those of output rows narrower than a vector become ``linalg.matmul``; stride-1 ones whose
+rows waste columns computed over flat rows of whole vectors (``flat_conv_rows``); other NCHW
 convolutions are widened to whole vectors along the
-output width, strided ones split by phase (``convolutions``); their element-wise
+output width, strided ones split by phase (``convolutions``); a per-channel element-wise
+op over a channel concat computed piece by piece, each piece copied into the concat in
+the same pass (``concat_pointwise``); the convolutions' element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
 (``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
 output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
@@ -34,6 +37,8 @@ from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .concat_pieces import concat_pieces_in_place
 from .depthwise import depthwise_channel_loops
+from .concat_pointwise import pointwise_over_concat_pieces
+from .flat_conv_rows import flat_row_convolutions
 from .flat_planes import flat_plane_taps
 from .grouped import grouped_taps
 from .convolutions import convolutions_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
@@ -63,8 +68,10 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += flat_plane_taps(module, lanes)
     rewritten += windows_to_taps(module)
     rewritten += convolutions_to_matmul(module, target)
+    rewritten += flat_row_convolutions(module, target)
     rewritten += pad_convolutions(module, target)
     rewritten += split_strided_convolutions(module)
+    rewritten += pointwise_over_concat_pieces(module)
     rewritten += widen_epilogues(module)
     rewritten += collapse_epilogues(module)
     rewritten += fold_permuted_epilogues(module)

@@ -1,7 +1,7 @@
 // Filter panels streamed by a matmul (codegen/cpu/panel_prefetch.py, after bufferization):
 // where B is one [K, NR] panel sliced from panels [P, K, NR] the kernel gets as an
 // argument (dnnf-channel-panels' product, its weights), every row of B read in the
-// reduction loop is preceded by memref.prefetch of its two cache lines 1024 floats
+// reduction loop is preceded by memref.prefetch of its two cache lines 2048 floats
 // further in the whole buffer (the next panel past the end of this one), the index
 // clamped to the buffer's last element. Its 9 rows are one register tile
 // (tiles.WHOLE_M_REGISTERS: 18 of the 32 vector registers), not 8 and a peeled one. A B
@@ -10,8 +10,8 @@
 // RUN:   --dnnf-codegen-bufferize=cpu=x86-64-v4 --dnnf-codegen-map-to-hardware=cpu=x86-64-v4 | FileCheck %s
 
 // CHECK-LABEL: func.func @panel_product(
-// CHECK-DAG:     %[[AHEAD:.*]] = arith.constant 1024 : index
-// CHECK-DAG:     %[[NEXT_LINE:.*]] = arith.constant 1040 : index
+// CHECK-DAG:     %[[AHEAD:.*]] = arith.constant 2048 : index
+// CHECK-DAG:     %[[NEXT_LINE:.*]] = arith.constant 2064 : index
 // CHECK-DAG:     %[[LAST:.*]] = arith.constant 102399 : index
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<9x32xf32>) {
 // CHECK:           %[[ROW:.*]] = memref.subview %{{.*}}[%{{.*}}, 0] [1, 32] [1, 1]

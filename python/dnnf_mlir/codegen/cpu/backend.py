@@ -21,7 +21,9 @@ it depends on shapes:
 4. step ``map_to_hardware``, stage ``lower-vectors``: the script vectorizing those copies
    (split among the threads when big), ``hoist_redundant_vector_transfers``, masked
    transfers lowered (``buffers.py``); ``buffer-loop-hoisting`` +
-   ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); then the vector lowering
+   ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); stride-2 rows read
+   contiguously (``strided_reads.py``), streamed filter panels prefetched
+   (``panel_prefetch.py``); then the vector lowering
    patterns: contiguous n-D transfers flattened to 1-D in the functions ``flat_transfers.py``
    marks, ``lower_contraction`` (outer products), ``lower_outerproduct`` (FMAs),
    transfer permutations, multi-reductions, ``lower_transfer`` (rank 1), broadcasts,
@@ -61,6 +63,7 @@ from .loop_inits import fresh_inits_in_loops, fresh_inits_of_slices
 from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llvm_target
 from .objects import compile_object, emit_llvm_ir
 from .openmp import parallelize
+from .panel_prefetch import prefetch_streamed_panels
 from .planner import plan
 from .prepare import rewrite_for_kernels
 from .slice_copies import write_copied_buffers_in_place
@@ -113,6 +116,7 @@ class CpuBackend(Backend):
             run_passes("canonicalize,cse", module)
             run_pipeline(read_pipeline("cpu/deallocate.pipeline"), module)
             contiguous_strided_reads(module)
+            prefetch_streamed_panels(module)
             mark_flat_transfer_functions(module)
             lowering = vector_lowering_script()
             apply_script(module, lowering, "__dnnf_lower_vectors", "vector lowering")

@@ -12,7 +12,9 @@ multiple of its tile ends in a partial tile, peeled off its loop: every tile is 
 and keeps the epilogue. The op is padded to whole tiles instead, its epilogue then a
 pass of its own, where the threads could split nothing but such a dim (an uneven
 split is dynamic) or the partial columns are more than a vector but not whole vectors
-(LLVM's code for those is slower than the padding) behind few whole tiles.
+(LLVM's code for those is slower than the padding) behind few whole tiles. The reduction
+loop of a product that streams a kernel argument's filter panels (``panel_prefetch.py``)
+is marked for software prefetching of B.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..._mlir import ir
 from ..kernel_plan import OpSchedule
 from ..transform_script import TAG
 from .cpu_planner import CpuPlanner
+from .panel_prefetch import PREFETCH_LOOP, streams_argument_panels
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
 from .tiles import even_split, matmul_register_tile
@@ -142,6 +145,9 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         s.include(LIBRARY, f"__dnnf_{kind}_pack_b", [s.match([op.name], within=scope, tag=tags[0])], results=1)
         details["packed_b"] = (k, nr)
     (kloop,) = s.include(LIBRARY, f"__dnnf_{kind}_k_steps", [tiled()], results=1)
+    if streams_argument_panels(op.operands[1], nr):
+        s.annotate(kloop, PREFETCH_LOOP, "b")
+        details["prefetched_b"] = True
     unroll = next((u for u in (4, 2) if k % u == 0 and k > u), 1)
     if unroll > 1:
         s.unroll(kloop, unroll)

@@ -21,6 +21,13 @@ MAX_VECTOR_ELEMENTS = 4096
 # a [64, 64, 1] row is 4,096 one-element vectors per op (90,000 lines of LLVM IR that
 # opt -O3 did not finish in 15 minutes) where [64, 64] is 64 vectors of 64.
 MAX_UNROLLED_VECTORS = 256
+# The share of the vector registers the accumulators of a matmul may take when they
+# hold all of its M rows: M = 9 (a 1x1 convolution over 3x3 positions as channel
+# panels, ``panels_pass.py``) was 8 rows and a peeled one, whose two FMA chains per k
+# wait on their latency. Measured (AVX-512, one thread, against onnxruntime in the same
+# run): MobileNetV2's 320 -> 1280 and 960 -> 320 over 3x3 took 1.00 and 1.05 of
+# onnxruntime's time as 8 + 1 rows, 0.79 and 0.80 as one tile of 9 rows.
+WHOLE_M_REGISTERS = 3 / 4
 
 
 def fits_in_vectors(shape) -> bool:
@@ -43,6 +50,7 @@ def matmul_register_tile(m: int, n: int, target: CpuTarget):
     NR is a multiple of the vector length (two vectors when possible; for a single
     row as many as the accumulators allow, else two chains of FMAs wait on their
     latency), MR rows of NR/L accumulator vectors use about half of the vector registers.
+    An M that fits in three quarters of them is one tile of its own (``WHOLE_M_REGISTERS``).
     """
     lanes = target.lanes(32)
     acc_budget = target.vector_registers // 2  # accumulators; the rest holds B and broadcasts
@@ -58,7 +66,7 @@ def matmul_register_tile(m: int, n: int, target: CpuTarget):
         nr = largest_divisor(n, [2 * lanes, lanes, 4 * lanes]) or (2 * lanes if n > 2 * lanes else lanes)
     nvec = max(1, math.ceil(nr / lanes))
     mr_max = max(1, acc_budget // nvec)
-    if m <= mr_max:
+    if m <= mr_max or m * nvec <= target.vector_registers * WHOLE_M_REGISTERS:
         mr = m
     else:
         mr = largest_divisor(m, [c for c in range(mr_max, max(mr_max // 2, 1) - 1, -1)]) or mr_max

@@ -282,6 +282,17 @@ def channel_panel_convolutions(module_op, target: CpuTarget, always: bool = Fals
     return count
 
 
+def always_mode(options: dict, target) -> bool:
+    """Whether a panels pass (this one, ``dnnf-weight-panels``) rewrites every op it can
+    (``mode=always``) rather than those its rule picks (``auto``); a ``CodegenError`` for
+    another mode or a target that is not a CPU."""
+    if options["mode"] not in MODES:
+        raise CodegenError(f"mode '{options['mode']}' is not one of {', '.join(MODES)}")
+    if not isinstance(target, CpuTarget):
+        raise CodegenError(f"target '{target.name}' is not a CPU")
+    return options["mode"] == "always"
+
+
 @described_by_table
 class ChannelPanelsPass(TargetPass):
     """``channel_panel_convolutions`` as a pass."""
@@ -289,13 +300,9 @@ class ChannelPanelsPass(TargetPass):
     NAME = "dnnf-channel-panels"
 
     def lower(self, module, target, threads: int):
-        if self.options["mode"] not in MODES:
-            raise CodegenError(f"mode '{self.options['mode']}' is not one of {', '.join(MODES)}")
-        if not isinstance(target, CpuTarget):
-            raise CodegenError(f"target '{target.name}' is not a CPU")
-        channel_panel_convolutions(module, target, always=self.options["mode"] == "always")
+        channel_panel_convolutions(module, target, always=always_mode(self.options, target))
 
 
 __all__ = ["MIN_REDUCTION", "MIN_WORK_SAVED", "MIN_WORK_SAVED_16_REGISTERS", "MIN_WORK_SAVED_OVER_PATCHES", "MODES",
-           "ChannelPanelsPass", "channel_panel_convolutions", "convolution_shapes", "panel_filters", "panel_width",
+           "ChannelPanelsPass", "always_mode", "channel_panel_convolutions", "convolution_shapes", "panel_filters", "panel_width",
            "panel_work", "panels_pay", "padded_work", "plain_work", "window_rows"]

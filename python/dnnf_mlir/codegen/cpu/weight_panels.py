@@ -37,15 +37,12 @@ from ..._mlir import ir
 from ...linalg_builders import index_constant, insert_at, slice_at
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, replace_convolution
-from ..errors import CodegenError
 from ..linalg_queries import has_default_maps, is_f32, linalg_ops, producer, static_tensor_type
 from ..lower_pass import TargetPass
 from .matmul import packs_b
+from .panels_pass import always_mode
 from .target import CpuTarget
 from .tiles import matmul_register_tile
-
-MODES = ("auto", "always")
-
 
 def panel_width(op, target: CpuTarget, always: bool = False):
     """NR, the columns of one panel (the matmul's register tile width), when ``op`` is a
@@ -152,11 +149,7 @@ class WeightPanelsPass(TargetPass):
     NAME = "dnnf-weight-panels"
 
     def lower(self, module, target, threads: int):
-        if self.options["mode"] not in MODES:
-            raise CodegenError(f"mode '{self.options['mode']}' is not one of {', '.join(MODES)}")
-        if not isinstance(target, CpuTarget):
-            raise CodegenError(f"target '{target.name}' is not a CPU")
-        weight_panel_matmuls(module, target, always=self.options["mode"] == "always")
+        weight_panel_matmuls(module, target, always=always_mode(self.options, target))
 
 
-__all__ = ["MODES", "WeightPanelsPass", "panel_matmul", "panel_width", "weight_panel_matmuls", "weight_panels"]
+__all__ = ["WeightPanelsPass", "panel_matmul", "panel_width", "weight_panel_matmuls", "weight_panels"]

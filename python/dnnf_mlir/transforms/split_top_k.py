@@ -33,6 +33,7 @@ from ..ir_walk import walk_ops
 from .pass_base import ModulePass, PassError
 from .registry import described_by_table
 
+
 def chunk_length(k: int, budget: int, op=None) -> int:
     """The longest chunk whose TopK of ``k`` a thread runs within ``budget`` loop iterations,
     at least 2k (a level must halve the candidates at worst); a ``PassError`` if none."""

@@ -1,9 +1,11 @@
-"""Write a small ONNX model with seeded random weights: python make_model.py conv|conv_bn|matmul OUT.onnx
+"""Write a small ONNX model with seeded random weights: python make_model.py conv|conv_bn|matmul|matmul8 OUT.onnx
 
 conv: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) + bias -> Relu.
 conv_bn: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) -> BatchNormalization -> Relu
   (ecg-rewrite folds the normalization into the convolution).
 matmul: x[24,64] -> MatMul(64x48) -> Add bias.
+matmul8: the same over 8 rows, too few for the schedule to pack B (``matmul.packs_b``) on any
+  CPU, so its weights stay a plain matrix rather than panels (``dnnf-weight-panels``).
 """
 import sys
 
@@ -35,8 +37,9 @@ elif kind == "conv_bn":
     variance = numpy_helper.from_array(rng.uniform(0.5, 2.0, 32).astype(np.float32), "var")
     weights = [weight("w", 32, 16, 3, 3), weight("scale", 32), weight("bias", 32), weight("mean", 32), variance]
 else:
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [24, 64])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 48])
+    rows = 8 if kind == "matmul8" else 24
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, 48])
     nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
     weights = [weight("w", 64, 48), weight("b", 48)]
 graph = helper.make_graph(nodes, kind, [x], [y], weights)

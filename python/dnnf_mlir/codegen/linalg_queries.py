@@ -11,6 +11,8 @@ from typing import Optional
 from .._mlir import ir
 
 
+TENSOR_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")  # the ops that only reshape a tensor
+
 def static_tensor_type(value) -> Optional[ir.RankedTensorType]:
     """The type of ``value`` when it is a ranked tensor of static shape, else None."""
     try:
@@ -310,6 +312,7 @@ def linalg_ops(module: ir.Module):
 
 
 __all__ = [
+    "TENSOR_RESHAPES",
     "constant_index",
     "conv_params",
     "element_bits",

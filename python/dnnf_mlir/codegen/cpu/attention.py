@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ..kernel_plan import OpSchedule, Planner
-from ..linalg_queries import (accumulator_fill, enclosing_function, only_user, producer, reassociation_groups,
+from ..linalg_queries import (TENSOR_RESHAPES,
+                              accumulator_fill, enclosing_function, only_user, producer, reassociation_groups,
                               static_tensor_type)
 
-RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 HEAD_LOOP = "dnnf.head_loop"  # on the scf.forall of a head loop made: the tag of its output
 _MIDDLE = ("linalg.generic", "linalg.reduce", "linalg.fill")
 
@@ -63,10 +63,10 @@ def attention_chain(output) -> AttentionChain | None:
         op = producer(stack.pop())
         if op is None or op in found:
             continue
-        if op.name in RESHAPES + _MIDDLE + ("linalg.batch_matmul",):
+        if op.name in TENSOR_RESHAPES + _MIDDLE + ("linalg.batch_matmul",):
             found.append(op)
             if op.name != "linalg.batch_matmul":
-                stack.extend(op.operands[:1] if op.name in RESHAPES else op.operands)
+                stack.extend(op.operands[:1] if op.name in TENSOR_RESHAPES else op.operands)
     while True:  # a fixed point: an op dropped may leave its producers with uses outside
         inside = {output, *found}
         kept = [op for op in found if all(use.owner in inside for result in op.results for use in result.uses)]

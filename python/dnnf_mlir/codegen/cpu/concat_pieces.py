@@ -18,15 +18,14 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import insert_at, slice_at
-from ..linalg_queries import linalg_init, producer, reassociation_groups, set_linalg_init, static_tensor_type
+from ..linalg_queries import TENSOR_RESHAPES, linalg_init, producer, reassociation_groups, set_linalg_init, static_tensor_type
 
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _through_reshapes(value) -> tuple:
     """(the value that ``value`` reshapes, through reshapes; those reshapes, last first)."""
     chain = []
-    while producer(value) is not None and producer(value).name in RESHAPES:
+    while producer(value) is not None and producer(value).name in TENSOR_RESHAPES:
         chain.append(producer(value).operation)
         value = producer(value).operands[0]
     return value, chain

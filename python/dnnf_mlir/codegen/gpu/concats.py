@@ -30,11 +30,11 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import copy_into, generic, inline_body
-from ..linalg_queries import (indexing_maps, linalg_init, linalg_input_count, linalg_inputs, pad_value, parallel_loops,
+from ..linalg_queries import (TENSOR_RESHAPES,
+                              indexing_maps, linalg_init, linalg_input_count, linalg_inputs, pad_value, parallel_loops,
                               reassociation_groups, set_linalg_init, static_tensor_type)
 from .kernels import expr_dims
 
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _concat_axis(concat) -> int:
@@ -298,7 +298,7 @@ def _computing_op(piece):
     reshape read nowhere else (a grouped convolution's groups collapsed into the
     channels of a concatenation); None for a piece from outside the kernel."""
     op = piece.owner.operation if isinstance(piece, ir.OpResult) else None
-    if op is not None and op.name in RESHAPES:
+    if op is not None and op.name in TENSOR_RESHAPES:
         source = op.operands[0]
         op = source.owner.operation if isinstance(source, ir.OpResult) and len(list(source.uses)) == 1 else None
     return op if op is not None and op.name.startswith("linalg.") else None

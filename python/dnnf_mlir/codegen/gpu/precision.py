@@ -36,7 +36,7 @@ from ..errors import CodegenError
 from ..linalg_queries import linalg_input_count
 from ..lower_pass import ModuleView
 from ..lowered_module import symbol_name
-from .concats import RESHAPES
+from ..linalg_queries import TENSOR_RESHAPES
 
 def _is_f32_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType) and isinstance(ir.RankedTensorType(t).element_type, ir.F32Type)
@@ -66,7 +66,7 @@ def _returned_values(block: ir.Block) -> set:
     while pending:
         value = pending.pop()
         returned.add(value)
-        if isinstance(value, ir.OpResult) and value.owner.name in RESHAPES:
+        if isinstance(value, ir.OpResult) and value.owner.name in TENSOR_RESHAPES:
             pending.append(value.owner.operands[0])
     return returned
 
@@ -96,7 +96,7 @@ def _retype_entry(function: ir.Operation) -> int:
                 op.results[0].replace_all_uses_with(_half_constant(op))
                 op.erase()
                 changed += 1
-        elif op.name in RESHAPES:
+        elif op.name in TENSOR_RESHAPES:
             element = ir.RankedTensorType(op.operands[0].type).element_type
             op.results[0].set_type(_with_element(op.results[0].type, element))
         elif op.name == "func.call":
@@ -225,7 +225,7 @@ def fold_widenings(module: ir.Module) -> int:
                 _extract_from(reader, source)
                 folded += 1
                 continue
-            if reader.name in RESHAPES:
+            if reader.name in TENSOR_RESHAPES:
                 pending.append(_widen_after(reader, source))
                 continue
             if reader.name != "linalg.generic" or use.operand_number >= linalg_input_count(reader):

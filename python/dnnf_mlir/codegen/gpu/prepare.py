@@ -24,7 +24,7 @@ from ...ir_walk import walk_ops
 from ...lowering import read_pipeline, read_transform_library
 from ..approximations import approximate_math
 from ..errors import CodegenError
-from ..linalg_queries import linalg_input_count
+from ..linalg_queries import TENSOR_RESHAPES, linalg_input_count
 from ... import _mlir
 from ...kernel_functions import is_kernel
 from ..lowered_module import functions, symbol_name
@@ -182,7 +182,6 @@ def constants_to_arguments(module: ir.Module) -> int:
     return moved
 
 
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def reshapes_to_callers(module: ir.Module) -> int:
@@ -198,7 +197,7 @@ def reshapes_to_callers(module: ir.Module) -> int:
         chains = []
         for index, value in enumerate(terminator.operands):
             chain = []
-            while isinstance(value, ir.OpResult) and value.owner.operation.name in RESHAPES:
+            while isinstance(value, ir.OpResult) and value.owner.operation.name in TENSOR_RESHAPES:
                 chain.append(value.owner.operation)
                 value = value.owner.operation.operands[0]
             if chain:

@@ -15,9 +15,8 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import linalg_input_count, linalg_inputs, set_linalg_init, static_tensor_type
+from ..linalg_queries import TENSOR_RESHAPES, linalg_input_count, linalg_inputs, set_linalg_init, static_tensor_type
 
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def fill_of(value):
@@ -59,7 +58,7 @@ def fills_of_own_shape(module: ir.Module) -> int:
         for index in range(linalg_input_count(op), len(op.operands)):
             value = op.operands[index]
             reshape = value.owner if isinstance(value, ir.OpResult) else None
-            fill = fill_of(reshape.operands[0]) if reshape is not None and reshape.name in RESHAPES else None
+            fill = fill_of(reshape.operands[0]) if reshape is not None and reshape.name in TENSOR_RESHAPES else None
             scalar = fill_value(fill) if fill is not None else None
             tensor = static_tensor_type(value)
             if scalar is None or tensor is None:

@@ -4,7 +4,8 @@ GPU targets (Vulkan on lavapipe, OpenCL on PoCL), against numpy in float64.
 Such a reduction ran in one workgroup of 128 threads, each past lavapipe's 65535 loop
 iterations for 8388617 elements (a prime), and was refused; it now runs as 1024 partial
 results of the first 8388608 elements, their combination, and the 9 left reduced onto it
-(``codegen/gpu/partial_reductions.py``). The last elements are large (1e4, the maximum
+(``codegen/gpu/partial_reductions.py``) on lavapipe; PoCL, with no loop budget, keeps
+it in one workgroup. The last elements are large (1e4, the maximum
 for ReduceMax), so that a tail left out shows far beyond the tolerance: an fp32 sum's
 rounding, sqrt(n) * 2^-24 * sum|x| (the probabilistic bound of n roundings of at most
 2^-24 relative each), and with fp16 storage each input's rounding to half precision
@@ -17,6 +18,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from dnnf_mlir import InferenceSession
+from dnnf_mlir._mlir import ir
+from dnnf_mlir.codegen.gpu.partial_reductions import partial_reductions, split_partial_reductions
 
 TARGETS = ("vulkan", "opencl")
 PRIME = 8_388_617  # past 128 x 65535; no divisor at all
@@ -70,3 +73,30 @@ def test_long_reduction_matches_numpy(op_type, shape, axis, precision, target):
     # the tail weighs far more than the tolerance: leaving it out would show
     left_out = REFERENCES[op_type](np.delete(x, np.s_[-TAIL:], axis=axis).astype(np.float64), axis=axis)
     assert np.all(np.abs(left_out - want) > 10 * tolerance)
+
+
+SUM_OF_PRIME = f"""
+func.func @sum(%x: tensor<{PRIME}xf32>) -> tensor<f32> {{
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                          iterator_types = ["reduction"]}} ins(%x : tensor<{PRIME}xf32>) outs(%init : tensor<f32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %add = arith.addf %in, %acc : f32
+    linalg.yield %add : f32
+  }} -> tensor<f32>
+  return %sum : tensor<f32>
+}}
+"""
+
+
+@pytest.mark.parametrize("budget, split", [(65535, 1), (None, 0)])
+def test_cut_only_past_the_devices_loop_budget(budget, split):
+    """The sum is cut into partial results only for a device whose threads have a loop
+    budget it would pass (lavapipe's 65535: 128 threads of 65537 iterations); a device
+    with none (PoCL) keeps it in one workgroup, measured 2-4x faster there."""
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(SUM_OF_PRIME)
+        assert split_partial_reductions(module, budget) == split
+        assert len(partial_reductions(module.body.operations[0])) == split

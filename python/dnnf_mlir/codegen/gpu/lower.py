@@ -72,7 +72,7 @@ def _compile_alone(function, schedule: str, index: int, device):
     copy = function.operation.clone()
     scratch.body.append(copy)
     phased = schedule == "phased"
-    prepare_kernel(scratch, device.max_storage_buffer_range, phased)
+    prepare_kernel(scratch, device, phased)
     if device.attention_tiles:
         defer_divisions(scratch)
     partials = partial_reductions(copy)
@@ -147,7 +147,7 @@ def _compile_loop_kernel(function, device):
     scratch = ir.Module.create()
     copy = function.operation.clone()
     scratch.body.append(copy)
-    prepare_kernel(scratch, device.max_storage_buffer_range)
+    prepare_kernel(scratch, device)
     read_only_arguments(copy)
     _bufferize(scratch)
     _copies_in_loops(scratch, copy, LOOP_WORKGROUP_SIZE)

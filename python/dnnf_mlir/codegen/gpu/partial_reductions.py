@@ -18,12 +18,14 @@ unit. Here such a reduction ``R`` becomes two ops before scheduling:
 a launch of its own over many workgroups, then ``R'`` and what reads it. A reduction
 whose body is not one combining op of its accumulator stays as it is, and so does one
 whose loop has no divisor between ``MIN_PARTS`` and ``MAX_PARTS`` (a prime length)
-while a workgroup's threads (``long_reductions``) can reduce it within lavapipe's
-loop budget (measured faster there: [2, 100003]'s maximum in 0.21 ms against 0.31 on
-lavapipe). Past that (8388617 elements: 128 threads of 65537 iterations each, refused)
-it is cut into ``MAX_PARTS`` parts of ``floor(n / MAX_PARTS)`` (``P`` over a view of
-the first elements), and the tail of fewer than ``MAX_PARTS`` elements reduced by a
-third op, ``R`` over a view of the tail, onto ``R'``.
+while a workgroup's threads (``long_reductions``) can reduce it within the device's
+loop budget (measured faster on lavapipe: [2, 100003]'s maximum in 0.21 ms against
+0.31). Past that budget (lavapipe's 65535 iterations a thread; 8388617 elements: 128
+threads of 65537 iterations each, refused) it is cut into ``MAX_PARTS`` parts of
+``floor(n / MAX_PARTS)`` (``P`` over a view of the first elements), and the tail of fewer
+than ``MAX_PARTS`` elements reduced by a third op, ``R`` over a view of the tail, onto
+``R'``. A device with no budget (PoCL) keeps such a reduction in one workgroup: cut, the
+8388617-element sum took 2-4x as long there.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from ..linalg_queries import (indexing_maps, linalg_init, linalg_input_count, pa
 from .kernels import expr_dims, loop_ranges
 from .long_reductions import FEW_RESULTS, SPLIT_THREADS
 from .tilings import divisor
-from .vulkan.target import LAVAPIPE_LOOP_ITERATIONS
 
 PARTIAL_ATTR = "dnnf.gpu.partial_reduction"
 MIN_ELEMENTS = 32768  # the fewest elements per result worth a launch more (fewer: ``long_reductions``)
@@ -82,8 +83,9 @@ def _read_plainly(op, loop: int) -> bool:
     return True
 
 
-def _parts(op) -> int | None:
-    """C for the reduction ``op`` (see the module docstring), or None when it is not split."""
+def _parts(op, max_loop_iterations: int | None) -> int | None:
+    """C for the reduction ``op`` (see the module docstring) on a device whose threads loop
+    at most ``max_loop_iterations`` times (None: no budget), or None when it is not split."""
     parallel = parallel_loops(op) if op.name == "linalg.generic" and len(op.results) == 1 else None
     if not parallel or all(parallel):
         return None
@@ -98,8 +100,10 @@ def _parts(op) -> int | None:
     parts = divisor(ranges[loop], MAX_PARTS)
     if parts >= MIN_PARTS:
         return parts
+    if max_loop_iterations is None:
+        return None
     per_thread = -(-math.prod(ranges[d] for d, p in enumerate(parallel) if not p) // SPLIT_THREADS)
-    return MAX_PARTS if per_thread > LAVAPIPE_LOOP_ITERATIONS else None
+    return MAX_PARTS if per_thread > max_loop_iterations else None
 
 
 def _sliced(value, amap, loop: int, begin: int, end: int):
@@ -171,10 +175,11 @@ def _split(op, parts: int):
     op.erase()
 
 
-def split_partial_reductions(module: ir.Module) -> int:
-    """Split every long reduction of few results of ``module`` (the module docstring);
+def split_partial_reductions(module: ir.Module, max_loop_iterations: int | None = None) -> int:
+    """Split every long reduction of few results of ``module`` (the module docstring) for a
+    device whose threads loop at most ``max_loop_iterations`` times (None: no budget);
     returns how many."""
-    chosen = [(op, _parts(op)) for op in walk_ops(module.operation, {"linalg.generic"})]
+    chosen = [(op, _parts(op, max_loop_iterations)) for op in walk_ops(module.operation, {"linalg.generic"})]
     chosen = [(op, parts) for op, parts in chosen if parts is not None]
     for op, parts in chosen:
         _split(op, parts)

@@ -89,11 +89,12 @@ def prepare_module(module: ir.Module) -> int:
     return rewritten + reshapes_to_callers(module)
 
 
-def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = False) -> int:
+def prepare_kernel(module: ir.Module, device, phased: bool = False) -> int:
     """Rewrite the kernel functions of ``module`` for the GPU schedules (see the module
-    docstring), reading no argument of more than ``max_binding_bytes`` through one
-    binding (``oversized``), for a ``phased`` schedule (``reshapes_into_consumers``);
-    returns how many ops the Python rewrites changed."""
+    docstring) within the limits of ``device`` (a ``target.GpuDevice``: no argument read
+    through one binding past its ``max_storage_buffer_range``, ``oversized``; no thread
+    looping past its ``max_loop_iterations``, ``partial_reductions``), for a ``phased``
+    schedule (``reshapes_into_consumers``); returns how many ops the Python rewrites changed."""
     rewritten = approximate_math(module)
     rewritten += flatten_nested_concats(module) + split_concat_pads(module)
     rewritten += concats_of_phases(module)
@@ -105,7 +106,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     # Cyclic shifts computed from the kernel's arguments, before the concatenations
     # become pieces (``split_concat_consumers``): the pipeline below shares their copies.
     rewritten += rotations_from_arguments(module)
-    rewritten += read_oversized_arguments_in_chunks(module, max_binding_bytes)
+    rewritten += read_oversized_arguments_in_chunks(module, device.max_storage_buffer_range)
     # Split before the pipeline, whose reshape propagation then moves a piece's reshape
     # (a grouped convolution's groups collapsed into the concatenated channels) past
     # its element-wise op to the concatenation, where the piece is computed in place.
@@ -140,7 +141,7 @@ def prepare_kernel(module: ir.Module, max_binding_bytes: int, phased: bool = Fal
     rewritten += reshapes_into_consumers(module, phased)  # the copies' views of values computed here (pieces, results)
     rewritten += gathers_from_reversed_reads(module)  # after the rewrites that compose maps
     rewritten += fuse_offset_producers(module)  # a piece's reads at an offset: no span computed per tile
-    if split_partial_reductions(module):  # after the map rewrites; its inputs' expansions moved to the arguments
+    if split_partial_reductions(module, device.max_loop_iterations):  # after the map rewrites; its inputs' expansions moved to the arguments
         run_pipeline(read_pipeline("gpu/prepare.pipeline"), module)
         rewritten += 1
     return rewritten + gathers_from_pads(module)  # a padded result not computed in place

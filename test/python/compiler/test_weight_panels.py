@@ -4,7 +4,7 @@ layout, and the compiled results against float64 and onnxruntime.
 
 The model cases (row counts that are a multiple of the register tile's rows, 50 rows as
 the small Llama's, a prime count whose last row tile is partial; panels of 32 and of 16
-columns, and a partial last panel (the Llama's 1000-word vocabulary); a Gemm's bias row, a Gemm with a full C matrix, a MatMul on a 3-D input, a
+columns, and a partial last panel (the Llama's 1000-word vocabulary); a Gemm's bias row, a Gemm with a full C matrix, a Gemm reading its weights transposed (transB), a MatMul on a 3-D input, a
 tanh-GELU as GPT-2's MLP has it, a ReLU) are branches of one model compiled once per
 CPU and thread count; the rule test says that every branch is rewritten on AVX-512, so
 the numerical check covers the rewrite. Inputs standard normal, weights scaled by
@@ -35,6 +35,8 @@ CASES = [
     (50, 64, 1000, "batched_rows"),  # the small Llama's vocabulary: 31 panels of 32 and 8 columns
     (20, 48, 72, "gemm_bias"),  # 2 panels of 32 and 8 columns, the bias row sliced
     (36, 40, 100, "gemm_matrix"),  # 3 panels of 32 and 4 columns, the C matrix sliced
+    (7, 96, 100, "gemm_trans_b"),  # a classifier's [N, K] weights (transB): panels of B^T, 4 columns left
+    (3, 40, 13, "gemm_trans_b"),  # fewer columns than a panel: B^T is one panel of 13
 ]
 
 
@@ -47,15 +49,16 @@ def _branch(index, rows, k, n, kind):
     MatMul (or Gemm) from ``x{index}`` to ``y{index}``."""
     x, y, w = f"x{index}", f"y{index}", f"w{index}"
     weights = (RNG.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    stored = np.ascontiguousarray(weights.T) if kind == "gemm_trans_b" else weights
     shape = [1, rows, k] if kind == "batched_rows" else [rows, k]
     feeds = {x: RNG.standard_normal(shape).astype(np.float32)}
     want = feeds[x].astype(np.float64) @ weights.astype(np.float64)
-    initializers = [numpy_helper.from_array(weights, w)]
+    initializers = [numpy_helper.from_array(stored, w)]
     inputs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)]
-    if kind in ("gemm_bias", "gemm_matrix"):
-        bias = RNG.standard_normal((n,) if kind == "gemm_bias" else (rows, n)).astype(np.float32)
+    if kind in ("gemm_bias", "gemm_matrix", "gemm_trans_b"):
+        bias = RNG.standard_normal((rows, n) if kind == "gemm_matrix" else (n,)).astype(np.float32)
         initializers.append(numpy_helper.from_array(bias, f"b{index}"))
-        nodes = [helper.make_node("Gemm", [x, w, f"b{index}"], [y])]
+        nodes = [helper.make_node("Gemm", [x, w, f"b{index}"], [y], transB=int(kind == "gemm_trans_b"))]
         return inputs, nodes, initializers, feeds, want + bias
     nodes = [helper.make_node("MatMul", [x, w], [y if kind == "batched_rows" else f"p{index}"])]
     if kind == "relu":
@@ -77,15 +80,18 @@ def _branch(index, rows, k, n, kind):
     return inputs, nodes, initializers, feeds, want
 
 
-def _matmul_module(rows, k, n, weights_constant=True) -> str:
-    weights = RNG.standard_normal((k, n)).astype(np.float32)
-    b = f'%w = arith.constant dense<"0x{weights.tobytes().hex()}"> : tensor<{k}x{n}xf32>' if weights_constant else ""
-    args = f"%a: tensor<{rows}x{k}xf32>, %c: tensor<{rows}x{n}xf32>" + (
-        "" if weights_constant else f", %w: tensor<{k}x{n}xf32>")
+def _matmul_module(rows, k, n, weights_constant=True, transpose_b=False) -> str:
+    """A matmul of ``rows x k`` by ``k x n`` weights (``transpose_b``: stored ``n x k``, read transposed)."""
+    b_type = f"tensor<{n}x{k}xf32>" if transpose_b else f"tensor<{k}x{n}xf32>"
+    weights = RNG.standard_normal((n, k) if transpose_b else (k, n)).astype(np.float32)
+    b = f'%w = arith.constant dense<"0x{weights.tobytes().hex()}"> : {b_type}' if weights_constant else ""
+    args = f"%a: tensor<{rows}x{k}xf32>, %c: tensor<{rows}x{n}xf32>" + ("" if weights_constant else f", %w: {b_type}")
+    maps = ("indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
+            "affine_map<(m, n, k) -> (m, n)>] " if transpose_b else "")
     return f"""
 func.func @mm({args}) -> tensor<{rows}x{n}xf32> {{
   {b}
-  %r = linalg.matmul ins(%a, %w : tensor<{rows}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%c : tensor<{rows}x{n}xf32>) -> tensor<{rows}x{n}xf32>
+  %r = linalg.matmul {maps}ins(%a, %w : tensor<{rows}x{k}xf32>, {b_type}) outs(%c : tensor<{rows}x{n}xf32>) -> tensor<{rows}x{n}xf32>
   return %r : tensor<{rows}x{n}xf32>
 }}"""
 
@@ -109,6 +115,23 @@ def test_auto_mode_takes_the_matmuls_whose_weights_would_be_packed(cpu, rows, k,
         module = ir.Module.parse(_matmul_module(rows, k, n))
         assert weight_panel_matmuls(module, get_target("host", cpu)) == int(rewritten)
         assert module.operation.verify()
+
+
+@pytest.mark.parametrize("cpu,rows,k,n,rewritten", [
+    ("skylake-avx512", 7, 256, 1000, True),  # a classifier's Gemm (transB) over 7 rows: B^T's panels
+    ("skylake-avx512", 2, 64, 16, True),  # one panel of B^T
+    ("skylake-avx512", 1, 256, 1000, False),  # one row: a matrix-vector product (matvec.py) reads [N, K] as it is
+    ("x86-64-v3", 5, 64, 40, True),
+])
+def test_weights_read_transposed_take_the_panels_of_their_transpose(cpu, rows, k, n, rewritten):
+    with make_context():
+        module = ir.Module.parse(_matmul_module(rows, k, n, transpose_b=True))
+        assert weight_panel_matmuls(module, get_target("host", cpu)) == int(rewritten)
+        assert module.operation.verify()
+        if rewritten:  # the panels hold B^T: [ceil(N / NR), K, NR]
+            (panels,) = [op for op in module.body.operations[0].regions[0].blocks[0].operations
+                         if op.name == "arith.constant" and ir.RankedTensorType(op.result.type).rank == 3]
+            assert ir.RankedTensorType(panels.result.type).shape[1] == k
 
 
 def test_weights_known_at_run_time_are_left_alone():

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import onnx
 import pytest
+from onnx import numpy_helper
 
 from dnnf_mlir.checking import compare
 from dnnf_mlir.compiler import Artifact, compile_model
@@ -49,7 +50,7 @@ def test_every_family_of_the_issue_has_a_case():
     assert families >= {"Resize", "ConvTranspose", "Conv", "LSTM", "GRU", "Einsum", "TopK", "ScatterND",
                         "ScatterElements", "GatherND", "GridSample", "CumSum", "QuantizeLinear", "DequantizeLinear",
                         "QLinearConv", "QLinearMatMul", "MatMulInteger", "Attention", "RMSNormalization",
-                        "RotaryEmbedding", "Conv1D", "Conv1x1"}
+                        "RotaryEmbedding", "Conv1D", "Conv1x1", "MatMul", "Broadcast", "Reduce", "Conv2D", "Conv3D"}
     assert {c.name for c in cases_of(["resize"])} == {"resize-nearest", "resize-linear", "resize-cubic"}
     with pytest.raises(ValueError, match="no kernel family softmax"):
         cases_of(["softmax"])
@@ -78,7 +79,8 @@ def assert_compiled_case_matches_onnxruntime(case, tmp_path):
     path = tmp_path / f"{case.name}.onnx"
     onnx.save(model, path)
     compile_model(path, tmp_path / "out")
-    (got,), _ = Artifact(tmp_path / "out").run([feeds["x"]])
+    artifact = Artifact(tmp_path / "out")
+    (got,), _ = artifact.run([feeds[name] for name, _, _ in artifact.inputs])
     (want,) = onnxruntime_session(path).run(None, feeds)
     result = compare(got, want)
     assert result.ok and not result.degenerate and np.abs(want).max() > 1, result
@@ -95,5 +97,42 @@ def test_1d_convolution_cases_match_onnxruntime(case, tmp_path):
 def test_small_output_1x1_cases_match_onnxruntime(name, tmp_path):
     """A 1x1 case whose output columns fit one partial vector (3x3) and one that the
     matmul pads to whole register tiles (7x7) compute what onnxruntime computes."""
+    (case,) = cases_of([name])
+    assert_compiled_case_matches_onnxruntime(case, tmp_path)
+
+
+def _input_shapes(case) -> list:
+    model, feeds = case.model()
+    return [feeds[i.name].shape for i in model.graph.input]
+
+
+def test_the_grid_covers_rows_broadcasts_reduction_axes_and_conv_variants():
+    """Issue 29's grid: matmul rows from 7 to 4096 (and a tiny and a prime case), every
+    broadcast pattern of a 4-D tensor, a reduction over each axis of a 3-D one and over
+    all, 2-D convolutions dilated, non-square and batched, 3-D ones dense and depthwise."""
+    rows = {_input_shapes(case)[0][-2] for case in cases_of(["matmul"])}
+    assert {7, 4096, 3, 127} <= rows
+    broadcasts = {shape for case in cases_of(["broadcast"]) for shape in _input_shapes(case)[1:]}
+    assert {(1, 64, 56, 56), (), (56,), (56, 1), (64, 1, 1), (1, 1, 56, 1)} <= broadcasts
+    axes = {tuple(next((numpy_helper.to_array(t).tolist() for t in case.model()[0].graph.initializer), ["all"]))
+            for case in cases_of(["reduce"]) if not case.name.startswith("softmax")}
+    assert {(0,), (1,), (2,), ("all",)} <= axes
+    convs = [_conv_attributes(case) | {"rank": len(_input_shapes(case)[0]) - 2, "batch": _input_shapes(case)[0][0],
+                                       "kernel": [list(t.dims[2:]) for t in case.model()[0].graph.initializer
+                                                  if t.name == "w"][0]}
+             for case in cases_of(["conv2d", "conv3d"])]
+    assert any(c["dilations"] == [2, 2] for c in convs) and any(c["kernel"] == [1, 7] for c in convs)
+    assert any(c["batch"] > 1 for c in convs) and any(c["strides"] == [2, 2] for c in convs)
+    assert {c["group"] for c in convs if c["rank"] == 3} == {1, 32}  # dense and depthwise 3-D
+
+
+@pytest.mark.parametrize("name", ["matmul-3x5x7-tiny", "matmul-127x257x131-prime", "gemm-7x2048x1000",
+                                  "add-both", "add-channel-prime", "mul-tiny", "reducesum-axis1", "reducemean-rows4096x7",
+                                  "conv2d-61x29x29-3x3-67", "conv2d-4x5x5-3x3-8",
+                                  "conv1d-7x13-3-5", "conv3d-32x8x28x28-3x3x3-32-g32"])
+def test_grid_cases_match_onnxruntime(name, tmp_path):
+    """The grid's odd, prime and tiny cases (partial vectors and tiles everywhere), a
+    broadcast on both sides, a Gemm reading its weights transposed, a depthwise 3-D
+    convolution, compiled for this CPU, compute what onnxruntime computes."""
     (case,) = cases_of([name])
     assert_compiled_case_matches_onnxruntime(case, tmp_path)

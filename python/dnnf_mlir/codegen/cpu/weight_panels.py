@@ -22,6 +22,13 @@ to 82% (0.85); whole models against onnxruntime (ORT_ENABLE_ALL, same process), 
 DistilBERT 0.87 -> 0.80, ALBERT-base 0.90 -> 0.83, MobileBERT 0.89 -> 0.89. Compiled
 for x86-64-v3 (AVX2), GPT-2, Llama and BERT-base took 0.99-1.00 of the time before.
 
+A matmul reading constant B transposed (ONNX Gemm with ``transB``, a classifier's
+``[N, K]`` weights) gets its panels from B^T, made at compile time too: without them the
+CPU pipeline transposes B into a new buffer on every call (``normalize_matmuls``), which
+made a Gemm of 7 x 2048 by 1000 x 2048^T 3.3x slower than onnxruntime (16 rows: 10.9x).
+Every such matmul of more than one row is rewritten (one row is a matrix-vector product,
+``matvec.py``, which reads the ``[N, K]`` layout as it is).
+
 Runs on linalg on tensors after ``convert-ecg-to-linalg`` and before
 ``dnnf-externalize-weights``, while the weights are constants (``constant_filters.py``):
 the weights file then holds the panels. ``mode=always`` rewrites every matmul it can,
@@ -37,25 +44,40 @@ from ..._mlir import ir
 from ...linalg_builders import index_constant, insert_at, slice_at
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, replace_convolution
-from ..linalg_queries import has_default_maps, is_f32, linalg_ops, producer, static_tensor_type
+from ..linalg_queries import has_default_maps, indexing_maps, is_f32, linalg_ops, producer, static_tensor_type
 from ..lower_pass import TargetPass
 from .matmul import packs_b
 from .panels_pass import always_mode
 from .target import CpuTarget
 from .tiles import matmul_register_tile
 
+def reads_b_transposed(op) -> bool:
+    """Whether the 2-D ``linalg.matmul`` ``op`` reads B as ``[N, K]`` (and A, C as usual)."""
+    if "indexing_maps" not in op.attributes:
+        return False
+    maps = indexing_maps(op)
+    want = [[0, 2], [1, 2], [0, 1]]  # (m, k), (n, k), (m, n) over dims (m, n, k)
+    return maps[0].n_dims == 3 and all(
+        m.is_projected_permutation and [ir.AffineDimExpr(r).position for r in m.results] == w
+        for m, w in zip(maps, want))
+
+
 def panel_width(op, target: CpuTarget, always: bool = False):
     """NR, the columns of one panel (the matmul's register tile width), when ``op`` is a
     static f32 2-D ``linalg.matmul`` whose B is more than one panel of NR columns (the
     last one may be partial) and whose schedule would pack it (``always``: any such
-    matmul); else None."""
-    if op.name != "linalg.matmul" or not has_default_maps(op):
+    matmul), or that reads B transposed from more than one row of A (B^T's panels then:
+    N itself when N is at most NR, one panel); else None."""
+    transposed = op.name == "linalg.matmul" and reads_b_transposed(op)
+    if op.name != "linalg.matmul" or not (transposed or has_default_maps(op)):
         return None
     types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
     if any(t is None or not is_f32(t) for t in types):
         return None
-    (m, k), (_, n) = types[0].shape, types[1].shape
+    (m, k), n = types[0].shape, types[2].shape[1]
     mr, nr, _, _ = matmul_register_tile(m, n, target)
+    if transposed:
+        return min(n, nr) if m > 1 else None
     if n <= nr:
         return None
     return nr if always or packs_b(m, k, mr) else None
@@ -136,7 +158,9 @@ def weight_panel_matmuls(module_op, target: CpuTarget, always: bool = False) -> 
         if not weights.constant():
             continue
         with ir.InsertionPoint(op), op.location:
-            result = panel_matmul(op, weights.transformed(lambda w: weight_panels(w, nr)), nr)
+            transposed = reads_b_transposed(op)
+            panels = weights.transformed(lambda w: weight_panels(w.T if transposed else w, nr))
+            result = panel_matmul(op, panels, nr)
         replace_convolution(op, result)
         count += 1
     return count
@@ -152,4 +176,5 @@ class WeightPanelsPass(TargetPass):
         weight_panel_matmuls(module, target, always=always_mode(self.options, target))
 
 
-__all__ = ["WeightPanelsPass", "panel_matmul", "panel_width", "weight_panel_matmuls", "weight_panels"]
+__all__ = ["WeightPanelsPass", "panel_matmul", "panel_width", "reads_b_transposed", "weight_panel_matmuls",
+           "weight_panels"]

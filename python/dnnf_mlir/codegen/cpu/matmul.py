@@ -1,20 +1,20 @@
 """The plan of ``linalg.matmul`` / ``batch_matmul`` (f32): a register-blocked
 micro-kernel whose steps are the transform library ``lowering/cpu/matmul.mlir``.
 
-This computes what depends on the shapes and the target: MR x NR register tiles (8 x
-2 vectors on AVX-512 and NEON, ``tiles.matmul_register_tile``), split over the threads
+This computes what depends on the shapes and the target: MR x NR register tiles (8 x 2
+vectors on AVX-512 and NEON, ``tiles.matmul_register_tile``), split over the threads
 (``tile_using_forall``, the zero fill fused with ``fuse_into_containing_op``), its B
-panel packed, its k loop unrolled, and whether an element-wise consumer (bias,
-activation) becomes the root of the tiling, applied to the accumulators before the
-single store (epilogue fusion). The accumulator stays in registers across k
-(``CpuPlanner.finish`` hoists it, once for the whole function). An M or N that is not a
-multiple of its tile ends in a partial tile, peeled off its loop: every tile is static
-and keeps the epilogue. The op is padded to whole tiles instead, its epilogue then a
-pass of its own, where the threads could split nothing but such a dim (an uneven
-split is dynamic) or the partial columns are more than a vector but not whole vectors
-(LLVM's code for those is slower than the padding) behind few whole tiles. The reduction
-loop of a product that streams a kernel argument's filter panels (``panel_prefetch.py``)
-is marked for software prefetching of B.
+panels packed where enough row tiles read them (``packs_runtime_b``), its k loop
+unrolled, and whether an element-wise consumer (bias, activation) becomes the root of
+the tiling, applied to the accumulators before the single store (epilogue fusion). The
+accumulator stays in registers across k (``CpuPlanner.finish`` hoists it, once for the
+whole function). An M or N that is not a multiple of its tile ends in a partial tile,
+peeled off its loop: every tile is static and keeps the epilogue. The op is padded to
+whole tiles instead, its epilogue then a pass of its own, where the threads could split
+nothing but such a dim (an uneven split is dynamic) or the partial columns are more than
+a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
+few whole tiles. The reduction loop of a product that streams a kernel argument's filter
+panels (``panel_prefetch.py``) is marked for software prefetching of B.
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ from .tiles import even_split, matmul_register_tile
 
 LIBRARY = "cpu/matmul.mlir"
 RAGGED_PEEL_MIN_TILES = 16  # whole register tiles before a ragged partial one that is peeled
+# A B computed at run time (a 1x1 convolution's input; constant weights are panels
+# made at compile time, ``weight_panels.py``) is packed only when at least this many
+# row tiles read each panel, see ``packs_runtime_b``.
+RUNTIME_PACK_MIN_ROW_TILES = 16
+CACHE_LINE_BYTES = 64
 
 
 def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool:
@@ -139,7 +144,7 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         return s.merge([s.match([op.name], within=scope, tag=t) for t in tags]) if len(tags) > 1 else \
             s.match([op.name], within=scope, tag=tag)
 
-    if packs_b(m, k, mr) and not _one_panel(op.operands[1], nr):
+    if packs_runtime_b(m, k, mr, nr, batch) and not _one_panel(op.operands[1], nr):
         # Nor would a B that is one panel already; a peeled last row tile (no loop to
         # hoist the copy out of) reads B unpacked.
         s.include(LIBRARY, f"__dnnf_{kind}_pack_b", [s.match([op.name], within=scope, tag=tags[0])], results=1)
@@ -165,6 +170,25 @@ def packs_b(m: int, k: int, mr: int) -> bool:
     """Whether the schedule packs B's panels (when B is not one panel already): few row
     tiles of MR rows would not repay the copy, nor a short K."""
     return m // mr >= 4 and k >= 16
+
+
+def packs_runtime_b(m: int, k: int, mr: int, nr: int, batch: bool) -> bool:
+    """Whether the schedule packs B's panels on every call (``packs_b``), for a 2-D
+    matmul only where at least ``RUNTIME_PACK_MIN_ROW_TILES`` row tiles read each panel,
+    K is at least 32 or its rows are narrower than a cache line: a panel read in place
+    is K rows of whole cache lines, which the row tiles after the first find in L1 or
+    L2. Measured on AVX-512 (one thread, 1x1 convolutions + ReLU, the copy against
+    none, interleaved): 8 row tiles, 256 -> 64 at 56x56 0.89 of the time unpacked,
+    64 -> 64 0.93, 512 -> 64 at 13x13 0.90, 4 and 6 row tiles (SqueezeNet's 256 -> 32
+    at 27x27, 384 -> 48 at 13x13) 0.87 and 0.86, 12 (1024 -> 96 at 14x14) 0.94; but 16
+    (512 -> 128 at 28x28) 1.02, 125 (512 -> 1000 at 13x13) 1.02 and K = 16 (16 -> 64 at
+    55x55, panels of 2 KiB) 1.05. AVX2 (MR = 4): 256 -> 32 at 27x27 0.94, 64 output
+    channels (16 row tiles, still packed) 0.97-1.03. Batch matmuls (Winograd's 36
+    products, attention) keep ``packs_b``."""
+    if not packs_b(m, k, mr):
+        return False
+    whole_lines = nr * 4 >= CACHE_LINE_BYTES
+    return batch or m // mr >= RUNTIME_PACK_MIN_ROW_TILES or k < 32 or not whole_lines
 
 
 def _peel_partial_tiles(s, loops: list, partial: list, func: str, op, tag: str):
@@ -202,4 +226,4 @@ def _one_panel(b: ir.Value, nr: int) -> bool:
         int(v) == 1 for v in ir.DenseI64ArrayAttr(producer.attributes["static_strides"]))
 
 
-__all__ = ["packs_b", "schedule_matmul"]
+__all__ = ["packs_b", "packs_runtime_b", "schedule_matmul"]

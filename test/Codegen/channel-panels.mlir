@@ -1,6 +1,6 @@
 // dnnf-channel-panels (codegen/cpu/panels_pass.py): a single-image convolution whose filters
 // are a constant, over few positions, becomes the rows of its windows X_col^T [P, KH*KW*C]
-// (a copy behind a nofold pad) times panels of NR output channels of its filters
+// (an element-wise copy behind a nofold pad, or one linalg.copy per tap) times panels of NR output channels of its filters
 // ([F / NR, KH*KW*C, NR], made at compile time), one linalg.matmul per panel in an
 // scf.forall, the result transposed back to NCHW. auto takes it where the plain schedule
 // pads at least 1.25 times the panels' work, their copy included (32 vector registers;
@@ -59,17 +59,26 @@ func.func @six_by_six(%x: tensor<1x128x6x6xf32>) -> tensor<1x64x6x6xf32> {
 // (kh, kw, c) order, 144 long. The direct convolution would run 8 of 16 lanes (1.38
 // times the work); on AVX2 1.16 times: left alone. The padded input's rows of 9 get 7
 // more zero columns (one pad), so that it is made channels-last in whole 16x16 blocks.
-// CHECK:       #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d0 + d2, d1 + d3, d4)>
+// Each tap's 16 channels at the 7x7 positions are a slice of it, copied into the tap's
+// slice of the windows (a gather over all taps would not vectorize); the rows read the
+// windows as they are, no nofold copy.
 // CHECK-LABEL: func.func @three_by_three(
 // CHECK-NOT:     tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK:         %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 8]
 // CHECK:         %[[NHWC:.*]] = linalg.transpose ins(%[[PAD]] : tensor<1x16x9x16xf32>) outs(%{{.*}} : tensor<1x9x16x16xf32>) permutation = [0, 2, 3, 1]
-// CHECK:         linalg.generic {indexing_maps = [#[[WINDOW]], {{.*}}]{{.*}} ins(%[[NHWC]] : tensor<1x9x16x16xf32>) outs(%{{.*}} : tensor<7x7x3x3x16xf32>)
-// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3, 4]] : tensor<7x7x3x3x16xf32> into tensor<49x144xf32>
+// CHECK:         %[[TAP0:.*]] = tensor.extract_slice %[[NHWC]][0, 0, 0, 0] [1, 7, 7, 16] [1, 1, 1, 1] : tensor<1x9x16x16xf32> to tensor<7x7x16xf32>
+// CHECK:         %[[COPY0:.*]] = linalg.copy {{.*}}ins(%[[TAP0]] : tensor<7x7x16xf32>)
+// CHECK:         %[[WIN0:.*]] = tensor.insert_slice %[[COPY0]] into %{{.*}}[0, 0, 0, 0, 0] [7, 7, 1, 1, 16] [1, 1, 1, 1, 1] : tensor<7x7x16xf32> into tensor<7x7x3x3x16xf32>
+// CHECK:         tensor.extract_slice %[[NHWC]][0, 0, 1, 0] [1, 7, 7, 16] [1, 1, 1, 1]
+// CHECK:         tensor.extract_slice %[[NHWC]][0, 2, 2, 0] [1, 7, 7, 16] [1, 1, 1, 1]
+// CHECK:         %[[COPY8:.*]] = linalg.copy
+// CHECK:         %[[WINDOWS:.*]] = tensor.insert_slice %[[COPY8]] into %{{.*}}[0, 0, 2, 2, 0] [7, 7, 1, 1, 16]
+// CHECK:         %[[ROWS:.*]] = tensor.collapse_shape %[[WINDOWS]] {{\[\[}}0, 1], [2, 3, 4]] : tensor<7x7x3x3x16xf32> into tensor<49x144xf32>
+// CHECK-NOT:     tensor.pad %[[ROWS]]
 // CHECK:         %[[W:.*]] = arith.constant {{.*}} : tensor<1x144x32xf32>
 // CHECK:         scf.forall (%{{.*}}) in (1)
 // CHECK:           tensor.extract_slice %[[W]]
-// CHECK:           linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x144xf32>, tensor<144x32xf32>) outs(%{{.*}} : tensor<49x32xf32>)
+// CHECK:           linalg.matmul ins(%[[ROWS]], %{{.*}} : tensor<49x144xf32>, tensor<144x32xf32>) outs(%{{.*}} : tensor<49x32xf32>)
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // AVX2-LABEL: func.func @three_by_three(
 // AVX2:         linalg.conv_2d_nchw_fchw
@@ -94,12 +103,16 @@ func.func @three_by_three(%x: tensor<1x16x7x7xf32>) -> tensor<1x32x7x7xf32> {
 
 // 3x3 with a stride of 2, 16 -> 32 channels, 14x14 -> 7x7: the padded input's rows
 // (16) are whole vectors, so it is made channels-last once (square transpose blocks)
-// and each tap's channels are copied as a contiguous vector.
-// CHECK:       #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d0 * 2 + d2, d1 * 2 + d3, d4)>
+// and each tap's channels are copied as a contiguous vector: a slice of stride 2 of
+// it per tap, copied into the tap's slice of the windows.
 // CHECK-LABEL: func.func @channels_last(
 // CHECK:         %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK:         %[[NHWC:.*]] = linalg.transpose ins(%[[PAD]] : tensor<1x16x16x16xf32>) outs(%{{.*}} : tensor<1x16x16x16xf32>) permutation = [0, 2, 3, 1]
-// CHECK:         linalg.generic {indexing_maps = [#[[WINDOW]], {{.*}}]{{.*}} ins(%[[NHWC]] : tensor<1x16x16x16xf32>) outs(%{{.*}} : tensor<7x7x3x3x16xf32>)
+// CHECK:         tensor.extract_slice %[[NHWC]][0, 0, 0, 0] [1, 7, 7, 16] [1, 2, 2, 1] : tensor<1x16x16x16xf32> to tensor<7x7x16xf32>
+// CHECK:         tensor.extract_slice %[[NHWC]][0, 1, 2, 0] [1, 7, 7, 16] [1, 2, 2, 1] : tensor<1x16x16x16xf32> to tensor<7x7x16xf32>
+// CHECK:         %[[COPY:.*]] = linalg.copy
+// CHECK-NEXT:    tensor.insert_slice %[[COPY]] into %{{.*}}[0, 0, 1, 2, 0] [7, 7, 1, 1, 16] [1, 1, 1, 1, 1]
+// CHECK-NOT:     linalg.generic
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x144xf32>, tensor<144x32xf32>)
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 func.func @channels_last(%x: tensor<1x16x14x14xf32>) -> tensor<1x32x7x7xf32> {

@@ -4,13 +4,14 @@ layers take it on AVX-512 and AVX2, and the compiled results against float64 and
 onnxruntime.
 
 The model cases (1x1 and 3x3 windows, prime input channel counts, strides, a dilation,
-7x7, 6x6, 3x3, 2x2 and 1x1 outputs; a bias, a ReLU, a ReLU6, a residual add; 1x1
+7x7, 6x6, 5x5, 3x3, 2x2 and 1x1 outputs; a bias, a ReLU, a ReLU6, a residual add; 1x1
 windows whose rows are the input's planes transposed, 3x3 ones whose input rows are
-widened to whole vectors before it is made channels-last) are
+widened to whole vectors before it is made channels-last, windows copied tap by tap,
+strided and dilated) are
 branches of one model compiled once per CPU; the rule test below says which of them
 are rewritten on each (several on each CPU, 3x3 ones included, so the numerical check
-covers the rewrite; the 3x3 dilated one is a matmul over its patches on AVX-512). Inputs standard normal, filters scaled by 1/sqrt(C*KH*KW) so
-outputs are O(1). Tolerance: 1e-5 + 1e-5 * |want| against float64 (sums of up to 288
+covers the rewrite; the 3x3 dilated one over 3x3 is a matmul over its patches on AVX-512). Inputs standard normal, filters scaled by 1/sqrt(C*KH*KW) so
+outputs are O(1). Tolerance: 1e-5 + 1e-5 * |want| against float64 (sums of up to 1152
 f32 products), and no more than 8 times onnxruntime's own error plus 1e-6.
 """
 
@@ -42,6 +43,10 @@ CASES = [
     (160, 96, 3, 3, 1, 1, 1, 0, "clip"),  # MobileNetV2's 1x1 over 3x3: 9 rows, one register tile
     (137, 128, 1, 11, 1, 1, 1, 0, "residual_relu"),  # 11 positions (prime): one tile of 11 rows
     (131, 288, 3, 4, 1, 1, 1, 0, "bias"),  # 12 positions: one tile of 12 rows (24 accumulators)
+    # Windows copied tap by tap from the input made channels-last:
+    (32, 32, 7, 7, 3, 1, 2, 2, "relu"),  # dilated by 2 (taps 2 apart): AVX-512 only
+    (48, 32, 9, 9, 3, 2, 1, 1, "bias"),  # stride 2 to 5x5 (25 positions, rows of 11): taken on both
+    (128, 160, 28, 28, 3, 2, 1, 1, "relu"),  # Inception v2's 3x3/2 to 14x14: AVX-512 only
 ]
 
 
@@ -88,6 +93,12 @@ func.func @conv(%x: tensor<1x{c}x{hp}x{wp}xf32>) -> tensor<1x{f}x{oh}x{ow}xf32> 
     ("skylake-avx512", CASES[10], True),  # 11 rows in one tile: 1.29 times
     ("x86-64-v3", CASES[10], False),  # 1.26 times, under AVX2's 1.5
     ("skylake-avx512", CASES[11], True),  # 12 rows in one tile: 1.26 times
+    ("skylake-avx512", CASES[12], True),
+    ("x86-64-v3", CASES[12], False),
+    ("skylake-avx512", CASES[13], True),
+    ("x86-64-v3", CASES[13], True),
+    ("skylake-avx512", CASES[14], True),
+    ("x86-64-v3", CASES[14], False),
     ("skylake-avx512", (64, 384, 6, 6, 1, 1, 1, 0, None), False),  # few input channels
     ("skylake-avx512", (576, 20, 6, 6, 1, 1, 1, 0, None), False),  # output channels not whole vectors
     ("skylake-avx512", (2048, 512, 7, 7, 1, 1, 1, 0, None), True),  # ResNet-50's last stage: 1.27 times

@@ -95,7 +95,7 @@ ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 REWRITE_STATS, FUSION_STATS, WINOGRAD_STATS = ".rewrite.json", ".fusion.json", ".winograd.json"
 # Any other pass: "lower". The GPU targets unroll recurrences right after rewriting, before fusion.
 STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-unroll-recurrence": "rewrite", "ecg-split-top-k": "rewrite",
-                 "ecg-fuse": "fuse"}
+                 "ecg-flatten-concats": "rewrite", "ecg-fuse": "fuse"}
 WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY, OPENCL_LIBRARY)}  # Target.kind -> its ArtifactWriter
 logger = logging.getLogger("dnnf_mlir.compiler")
 

@@ -193,7 +193,7 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
     if fusion_svg is not None:
         pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:
-        return pipeline.without("ecg-rewrite")
+        return pipeline.without("ecg-rewrite").without("ecg-flatten-concats")  # the graph as imported
     return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
 
 

@@ -74,6 +74,39 @@ func.func @concat_not_kept(%a: tensor<1x6x7x9xf32>, %b: tensor<1x2x7x9xf32>) -> 
 
 // -----
 
+// A concat of three pieces as ECG writes it, a chain of binary concats (the inner one read
+// by the outer alone): every piece is a piece of the op, the inner concat never built.
+// CHECK-LABEL: func.func @concat_chain(
+// CHECK-NOT:     tensor.concat
+// CHECK:         %[[Y:.*]] = bufferization.alloc_tensor() : tensor<1x9x7x9xf32>
+// CHECK-NOT:     bufferization.alloc_tensor
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x6x63xf32>)
+// CHECK:         %[[Y0:.*]] = tensor.insert_slice %{{.*}} into %[[Y]][0, 0, 0, 0] [1, 6, 7, 9]
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x63xf32>)
+// CHECK:         %[[Y1:.*]] = tensor.insert_slice %{{.*}} into %[[Y0]][0, 6, 0, 0] [1, 2, 7, 9]
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x63xf32>)
+// CHECK:         %[[Y2:.*]] = tensor.insert_slice %{{.*}} into %[[Y1]][0, 8, 0, 0] [1, 1, 7, 9]
+// CHECK-NOT:     tensor.concat
+// CHECK:         return %[[Y2]]
+// BUF-LABEL: func.func @concat_chain(
+// BUF-NOT:     memref.alloc
+// BUF:         return
+func.func @concat_chain(%a: tensor<1x6x7x9xf32>, %b: tensor<1x2x7x9xf32>, %c: tensor<1x1x7x9xf32>) -> tensor<1x9x7x9xf32> {
+  %z = arith.constant 0.0 : f32
+  %ab = tensor.concat dim(1) %a, %b : (tensor<1x6x7x9xf32>, tensor<1x2x7x9xf32>) -> tensor<1x8x7x9xf32>
+  %cat = tensor.concat dim(1) %ab, %c : (tensor<1x8x7x9xf32>, tensor<1x1x7x9xf32>) -> tensor<1x9x7x9xf32>
+  %e = tensor.empty() : tensor<1x9x7x9xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%cat : tensor<1x9x7x9xf32>) outs(%e : tensor<1x9x7x9xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<1x9x7x9xf32>
+  return %y : tensor<1x9x7x9xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @concat_residual_kept_whole(
 // CHECK:         %[[CAT:.*]] = tensor.concat dim(1)
 // CHECK:         %[[C:.*]] = tensor.collapse_shape %[[CAT]]

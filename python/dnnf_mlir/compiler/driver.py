@@ -95,7 +95,7 @@ ECG_IR, LLVM_IR = "model.ecg.mlir", "model.llvm.mlir"  # written with keep_ir
 REWRITE_STATS, FUSION_STATS, WINOGRAD_STATS = ".rewrite.json", ".fusion.json", ".winograd.json"
 # Any other pass: "lower". The GPU targets unroll recurrences right after rewriting, before fusion.
 STAGE_OF_PASS = {"ecg-rewrite": "rewrite", "ecg-unroll-recurrence": "rewrite", "ecg-split-top-k": "rewrite",
-                 "ecg-fuse": "fuse"}
+                 "ecg-flatten-concats": "rewrite", "ecg-fuse": "fuse"}
 WRITERS = {writer.kind: writer for writer in (CPU_LIBRARY, VULKAN_LIBRARY, OPENCL_LIBRARY)}  # Target.kind -> its ArtifactWriter
 logger = logging.getLogger("dnnf_mlir.compiler")
 
@@ -193,7 +193,7 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
     if fusion_svg is not None:
         pipeline = pipeline.with_options("ecg-fuse", svg_file=Path(fusion_svg).resolve())
     if not options.rewrite:
-        return pipeline.without("ecg-rewrite")
+        return pipeline.without("ecg-rewrite").without("ecg-flatten-concats")  # the graph as imported
     return pipeline.with_options("ecg-rewrite", stats_file=Path(stats_dir) / REWRITE_STATS)
 
 

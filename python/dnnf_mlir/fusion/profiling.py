@@ -35,7 +35,7 @@ from .profile_db import Measurement, ProfileDatabase, ProfileKey
 
 # Passes of compile.pipeline that do not lower: the candidate is already rewritten and
 # fused, and its constants are arguments.
-NOT_LOWERING = ("ecg-rewrite", "ecg-fuse", "dnnf-externalize-weights")
+NOT_LOWERING = ("ecg-rewrite", "ecg-flatten-concats", "ecg-fuse", "dnnf-externalize-weights")
 # Each function is timed as the best of this many batches of back-to-back calls, each
 # batch lasting at least BATCH_SECONDS (the best, not the mean: the machine is shared).
 BATCHES = 5

@@ -8,7 +8,8 @@
     dnnf-run out/model --check                                  # run it, compare with onnxruntime
 
 The imported graph goes through the passes of lowering/compile.pipeline: ecg-rewrite
-(math-property rewriting that lowers the FLOPs; --no-rewrite skips it), then ecg-fuse
+(math-property rewriting that lowers the FLOPs) and ecg-flatten-concats (a concat of a
+concat that others read reads the pieces instead; --no-rewrite skips both), then ecg-fuse
 (the fusion plan: which ops make one kernel; --fusion picks the planner; Table 3's
 yellow cells are decided conservatively unless --profile), then the lowering. The
 second and third lines printed say what rewriting and fusion did; manifest.json's

@@ -117,6 +117,13 @@ PASS_TABLE: dict[str, PassEntry] = {
             (Option("max-iterations", int, 65535, "the loop iterations a thread may run (lavapipe's: 65535)"),),
         ),
         PassEntry(
+            "ecg-flatten-concats",
+            "dnnf_mlir.transforms.flatten_concats:FlattenConcatsPass",
+            "Make each concat whose operand is a concat along the same axis that other ops read too read the "
+            "pieces, through a chain of its own (a DenseNet block's growing concat no longer copied whole by "
+            "every layer)",
+        ),
+        PassEntry(
             "ecg-outline-kernels",
             "dnnf_mlir.fusion.kernels:OutlineKernelsPass",
             "Make every kernel (ecg.fused op or unfused ECG op) a call of a private function, "

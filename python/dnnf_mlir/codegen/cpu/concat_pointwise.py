@@ -10,7 +10,9 @@ channels of one operand) is one ``linalg.generic`` with two results, ``p`` itsel
 ``g(p)`` (``g``'s per-channel operands sliced to the piece's channels), written into
 slices of the concat and of ``y`` (``tensor.insert_slice`` of results computed into
 ``extract_slice``s of the same tensors: bufferized in place): three passes. A concat
-used by ``g`` alone is not materialized at all (``g`` of each piece, two passes).
+used by ``g`` alone is not materialized at all (``g`` of each piece, two passes). A chain of
+channel concats (ECG's concat is binary: a concat of n tensors is n - 1 of them) is one
+concat of all its pieces: an inner concat read by the outer one alone is never built.
 
 ``g`` must be all-parallel, read the concat with the identity map and its other inputs
 along the channels at most (a batch normalization's scale and shift; ReLU reads nothing),
@@ -101,6 +103,30 @@ def _on_planes(amap):
     return ir.AffineMap.get(3, 0, list(amap.results))
 
 
+def _inner_concat(value):
+    """The channel ``tensor.concat`` that produces ``value`` for its one user, or None."""
+    inner = value.owner if isinstance(value, ir.OpResult) else None
+    if inner is None or inner.name != "tensor.concat" or ir.IntegerAttr(inner.attributes["dim"]).value != 1:
+        return None
+    return inner if len(list(value.uses)) == 1 else None
+
+
+def _pieces(concat) -> tuple:
+    """(the pieces of ``concat``, an operand that a channel concat read by it alone produces
+    taken as that concat's pieces: ECG's concat is binary, so a concat of n tensors is a chain;
+    those inner concats, outer first)."""
+    pieces, inners = [], []
+    for value in concat.operands:
+        inner = _inner_concat(value)
+        if inner is None:
+            pieces.append(value)
+        else:
+            inner_pieces, inner_inners = _pieces(inner)
+            pieces += inner_pieces
+            inners += [inner] + inner_inners
+    return pieces, inners
+
+
 def pointwise_over_concat_pieces(module: ir.Module) -> int:
     """Rewrite each ``g(concat(...))`` of the kind above piece by piece; returns how
     many were rewritten."""
@@ -123,7 +149,8 @@ def pointwise_over_concat_pieces(module: ir.Module) -> int:
             y = _mlir.bufferization.AllocTensorOp(out_t, []).result
             whole = _mlir.bufferization.AllocTensorOp(cat_t, []).result if keep else None
             first = 0
-            for piece in concat.operands:
+            pieces, inners = _pieces(concat)
+            for piece in pieces:
                 channels = static_tensor_type(piece).shape[1]
                 offsets, sizes = [0, first, 0, 0], [cat_t.shape[0], channels, *cat_t.shape[2:]]
                 piece_inputs = [piece if v == concat.results[0] else _piece_operand(v, m, first, channels)
@@ -154,6 +181,8 @@ def pointwise_over_concat_pieces(module: ir.Module) -> int:
         if keep:
             concat.results[0].replace_all_uses_with(whole)
         concat.erase()
+        for inner in inners:
+            inner.erase()
         count += 1
     return count
 

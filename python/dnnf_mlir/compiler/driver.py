@@ -179,6 +179,10 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
                                          target=t.name, **t.options(), stats_file=Path(stats_dir) / WINOGRAD_STATS)
     else:
         pipeline = pipeline.without("dnnf-winograd")
+    if t.backend.kind != "cpu":
+        # The GPU kernels flatten nested concatenations themselves (``gpu/concats``); the
+        # chains of their own this makes would double DenseNet's dispatches on lavapipe.
+        pipeline = pipeline.without("ecg-flatten-concats")
     for panels in ("dnnf-channel-panels", "dnnf-weight-panels"):
         if t.backend.kind == "cpu":
             pipeline = pipeline.with_options(panels, target=t.name, **t.options())

@@ -80,7 +80,7 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
                 schedule_rows(planner, op)
             else:
                 # A consumer in a row group is fused there, not into the contraction.
-                epilogue = elementwise_consumer(op)
+                epilogue = elementwise_consumer(op, permuted_output=op.name == "linalg.batch_matmul")
                 if epilogue in in_groups or epilogue in groups:
                     epilogue = None
                 if feeds_accumulated_convolution(op):

@@ -4,7 +4,8 @@
 // [G, F], a residual through the same reshapes, and ShuffleNet's channel shuffle after
 // it (reshape [1, G, F, H, W], transpose of G and F, reshape back) becomes the
 // consumer's output map, (g, f, p) -> (f, g, p): no transpose is left. The schedule
-// then makes the consumer the batch matmul's epilogue (no pass of its own). A consumer
+// then makes the consumer (marked dnnf.shuffled_epilogue when it writes the shuffle) the
+// batch matmul's epilogue (no pass of its own). A consumer
 // reading an operand that varies along the image stays as it was.
 // (The splits use distinct map names: the PLAN run reads the file as one module.)
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare | FileCheck %s
@@ -29,6 +30,7 @@
 // CHECK:         %[[E:.*]] = tensor.empty() : tensor<5x2x9xf32>
 // CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[GF]], #[[SWAP]]]
 // CHECK-SAME:      ins(%[[P]], %[[BG]] : tensor<2x5x9xf32>, tensor<2x5xf32>) outs(%[[E]] : tensor<5x2x9xf32>)
+// CHECK-SAME:      attrs = {dnnf.shuffled_epilogue}
 // CHECK:           arith.maximumf
 // CHECK:         tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2], [3, 4]] output_shape [1, 5, 2, 3, 3]
 // CHECK-NOT:     linalg.transpose

@@ -24,6 +24,7 @@ from ...linalg_builders import with_operands
 from ..linalg_queries import elementwise_consumer, indexing_maps, only_user, reassociation, static_tensor_type
 
 RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+SHUFFLED = "dnnf.shuffled_epilogue"  # unit attribute on a consumer that writes the channel shuffle
 
 
 def grouped_epilogues(module: ir.Module) -> int:
@@ -107,6 +108,7 @@ def _move_consumer(consumer, image, product, shape, lead: int) -> bool:
             init = tensor.empty([f, g, p], f32)
             swapped = ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(1), ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(2)])
             (result,) = with_operands(consumer, inputs, new_maps + [swapped], [init], ["parallel"] * 3)
+            result.owner.attributes[SHUFFLED] = ir.UnitAttr.get()
             out_shape = list(static_tensor_type(shuffle.results[0]).shape)
             moved = tensor.expand_shape(ir.RankedTensorType.get(out_shape, f32), result,
                                         reassociation([[0, 1], [2], list(range(3, len(out_shape)))]), [], out_shape)
@@ -168,4 +170,11 @@ def _operand_plan(value, amap, image, lead: int):
     return "channels"
 
 
-__all__ = ["grouped_epilogues"]
+def writes_shuffled(op) -> bool:
+    """Whether the only user of ``op``'s result is a consumer moved here that writes the
+    channel shuffle (its output map a permutation): the planner takes it as an epilogue."""
+    user = only_user(op.results[0]) if len(op.results) == 1 else None
+    return user is not None and SHUFFLED in user.attributes
+
+
+__all__ = ["SHUFFLED", "grouped_epilogues", "writes_shuffled"]

@@ -131,13 +131,15 @@ def is_broadcast_map(amap) -> bool:
     return len(set(dims)) == len(dims)
 
 
-def elementwise_consumer(op):
+def elementwise_consumer(op, permuted_output: bool = False):
     """The element-wise linalg.generic that is the only user of ``op``'s result, if any
     (an epilogue the contraction computing it can apply in its output tile).
 
     It must iterate over exactly the result's shape (all loops parallel), read the
     result with the identity map and its other inputs whole or broadcast
-    (``is_broadcast_map``: a bias), and write its f32 result with the identity map.
+    (``is_broadcast_map``: a bias), and write its f32 result with the identity map, or
+    with ``permuted_output`` any permutation of the loops (a batch matmul's epilogue
+    writing ShuffleNet's channel shuffle: ``grouped_epilogues``).
     It reads no i1 tensor (a mask): the tile's vectors would load it as packed bits,
     where a memref of i1 holds a byte per element.
     """
@@ -149,22 +151,25 @@ def elementwise_consumer(op):
         return None
     out = static_tensor_type(result)
     uout = static_tensor_type(user.results[0])
-    if out is None or uout is None or tuple(out.shape) != tuple(uout.shape) or not is_f32(uout):
+    if out is None or uout is None or not is_f32(uout):
+        return None
+    maps = indexing_maps(user)
+    identity = ir.AffineMap.get_identity(len(out.shape))
+    written = maps[-1]
+    if written != identity and not (permuted_output and written.is_permutation):
+        return None
+    if tuple(uout.shape) != tuple(out.shape[ir.AffineDimExpr(e).position] for e in written.results):
         return None
     parallel = parallel_loops(user)
     if parallel is None or not all(parallel) or len(parallel) != len(out.shape):
         return None
-    maps = indexing_maps(user)
-    identity = ir.AffineMap.get_identity(len(out.shape))
     operands = list(user.operands)
     for index, (value, amap) in enumerate(zip(operands, maps)):
         if value == result:
             if amap != identity or index >= len(operands) - 1:
                 return None
-        elif not is_broadcast_map(amap):
+        elif index < len(operands) - 1 and not is_broadcast_map(amap):
             return None
-    if maps[-1] != identity:
-        return None
     return user
 
 

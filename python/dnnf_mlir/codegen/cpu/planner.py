@@ -20,6 +20,7 @@ from .attention import attention_chains, schedule_head_loop
 from .conv import feeds_accumulated_convolution, schedule_conv
 from .cpu_planner import CpuPlanner
 from .grouped import MARK as GROUPED_MARK, grouped_fill, schedule_grouped
+from .grouped_epilogues import writes_shuffled
 from .gather_sums import is_gather_sum, schedule_gather_sum, zero_fill
 from .matmul import schedule_matmul
 from .matvec import MARK, schedule_matvec
@@ -80,7 +81,7 @@ def plan(module: ir.Module, target: CpuTarget, threads: int = 1):
                 schedule_rows(planner, op)
             else:
                 # A consumer in a row group is fused there, not into the contraction.
-                epilogue = elementwise_consumer(op)
+                epilogue = elementwise_consumer(op, permuted_output=writes_shuffled(op))
                 if epilogue in in_groups or epilogue in groups:
                     epilogue = None
                 if feeds_accumulated_convolution(op):

@@ -41,6 +41,7 @@ from .concat_pointwise import pointwise_over_concat_pieces
 from .flat_conv_rows import flat_row_convolutions
 from .flat_planes import flat_plane_taps
 from .grouped import grouped_taps
+from .grouped_epilogues import grouped_epilogues
 from .convolutions import convolutions_to_matmul, pad_convolutions, split_grouped_convolutions, split_strided_convolutions
 from .epilogues import collapse_epilogues, widen_epilogues
 from .matvec import rewrite_matvecs
@@ -63,6 +64,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += normalize_matmuls(module)
     rewritten += grouped_taps(module, target)
     rewritten += split_grouped_convolutions(module)
+    rewritten += grouped_epilogues(module)
     rewritten += pools_through_inputs(module)
     rewritten += depthwise_channel_loops(module, lanes)
     rewritten += flat_plane_taps(module, lanes)

@@ -36,6 +36,7 @@ from ...linalg_builders import copy_into, insert_at, slice_at, split_offsets
 from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_init, linalg_inputs, linalg_ops, producer,
                               static_tensor_type)
 from .convolutions import phase_split
+from .separable_pools import separable_pool, takes_separable
 from .strided_reads import reads_contiguously
 from .windows import DEPTHWISE, MAX_TAPS, POOLING, phase_width, replace_window, taken_epilogue, tap_slices, window_generic, window_of
 
@@ -175,19 +176,20 @@ def _channel_loop(op, epilogue, lanes: int):
         with ir.InsertionPoint(inner.body):
             local, t = inner.induction_variable, inner.inner_iter_args[0]
             channel = arith.addi(first, local)
-            taps = _channel_taps(op, source, channel, (low, high, value), lanes)
             out = slice_at(t, [0, local, 0, 0], [n, 1, oh, ow])
-            if fill is not None:
-                start = linalg.fill(fill.operands[0], outs=[out])
-            else:
-                start = slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
             tail = None
             if epilogue is not None:
                 operands = [(None if v == op.results[0] else _channel_slice(v, m, channel), m)
                             for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
                 tail = epilogue.regions[0].blocks[0], operands, out
-            channel_weights = slice_at(weights, [channel, 0, 0], [1, kh, kw]) if weights is not None else None
-            y = window_generic(POOLING.get(op.name, "sum"), taps, channel_weights, start, tail)
+            if takes_separable(op, (low, high, value), ROW_VECTORS * lanes):
+                y = separable_pool(op, source, channel, (low, high, value), out, tail)
+            else:
+                taps = _channel_taps(op, source, channel, (low, high, value), lanes)
+                start = linalg.fill(fill.operands[0], outs=[out]) if fill is not None else \
+                    slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
+                channel_weights = slice_at(weights, [channel, 0, 0], [1, kh, kw]) if weights is not None else None
+                y = window_generic(POOLING.get(op.name, "sum"), taps, channel_weights, start, tail)
             scf.YieldOp([insert_at(y, t, [0, local, 0, 0])])
         with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
             values, static = split_offsets([0, first, 0, 0])

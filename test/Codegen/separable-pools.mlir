@@ -1,8 +1,9 @@
-// Max pools in two passes (codegen/cpu/separable_pools.py): per channel, the max over
+// Max and sum pools in two passes (codegen/cpu/separable_pools.py): per channel, the max over
 // the window's rows read in place (whole rows, a row stride of 2) into an [OH, W] plane
 // whose padding columns are filled with -inf, then the max over the plane's strided
 // columns, the pool's epilogue in registers. Rows near a padded edge take fewer taps.
-// A pad with a value that can win (0.0) and 1-D windows keep the one-pass path.
+// Sums (average pools) too, padded with zeros. A pad with a value that can win a max
+// (0.0), 2x2 and 1-D windows keep the one-pass path.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v4 | FileCheck %s
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v3 | FileCheck %s --check-prefix=AVX2
 
@@ -144,4 +145,42 @@ func.func @one_row_window(%x: tensor<1x8x1x101xf32>) -> tensor<1x8x1x50xf32> {
   %y = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
        ins(%x, %window : tensor<1x8x1x101xf32>, tensor<1x3xf32>) outs(%f : tensor<1x8x1x50xf32>) -> tensor<1x8x1x50xf32>
   return %y : tensor<1x8x1x50xf32>
+}
+
+// -----
+
+// Inception's pool branch, an average pool's sum (3x3/1, zeros padding): rows near the
+// edges take two taps, the plane's padding columns are zeros; the sum is regrouped.
+// CHECK-LABEL: func.func @sum_pool_stride_1(
+// CHECK:           %[[PLANE:.*]] = tensor.empty() : tensor<1x1x28x30xf32>
+// CHECK:           tensor.extract_slice %[[PLANE]][0, 0, 0, 0] [1, 1, 28, 1]
+// CHECK:           tensor.extract_slice %{{.*}}[0, 0, 0, 29] [1, 1, 28, 1]
+// CHECK:           tensor.extract_slice %arg0[0, %{{.*}}, 0, 0] [1, 1, 1, 28] [1, 1, 1, 1]
+// CHECK:           linalg.generic
+// CHECK-COUNT-1:     arith.addf
+// CHECK-NEXT:        linalg.yield
+// CHECK:           tensor.extract_slice %arg0[0, %{{.*}}, 2, 0] [1, 1, 26, 28] [1, 1, 1, 1]
+// CHECK:           linalg.generic
+// CHECK-COUNT-2:     arith.addf
+// CHECK-NEXT:        linalg.yield
+// CHECK:           tensor.extract_slice %arg0[0, %{{.*}}, 27, 0] [1, 1, 1, 28] [1, 1, 1, 1]
+// CHECK:           linalg.generic
+// CHECK:           linalg.generic
+// CHECK-COUNT-2:     arith.addf
+// CHECK-NEXT:        linalg.yield
+// CHECK-NOT:     linalg.pooling_nchw_sum
+// AVX2-LABEL: func.func @sum_pool_stride_1(
+// AVX2:           tensor.empty() : tensor<1x1x28x30xf32>
+func.func @sum_pool_stride_1(%x: tensor<1x8x28x28xf32>) -> tensor<1x8x28x28xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x28x28xf32> to tensor<1x8x30x30xf32>
+  %e = tensor.empty() : tensor<1x8x28x28xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x28x28xf32>) -> tensor<1x8x28x28xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  %y = linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %window : tensor<1x8x30x30xf32>, tensor<3x3xf32>) outs(%f : tensor<1x8x28x28xf32>) -> tensor<1x8x28x28xf32>
+  return %y : tensor<1x8x28x28xf32>
 }

@@ -1,5 +1,6 @@
-"""Max pools computed in two passes (codegen/cpu/separable_pools.py: the window's rows,
-then its strided columns) against onnxruntime, exactly (a BN epilogue within rtol 1e-5).
+"""Max and average pools computed in two passes (codegen/cpu/separable_pools.py: the
+window's rows, then its strided columns) against onnxruntime: max pools exactly, a BN
+epilogue and averages (their sums regrouped) within rtol 1e-5, atol 1e-6.
 
 The shapes of the pools after the stems (ResNet-50 and ShuffleNet: 112 -> 56 padded by
 one; SqueezeNet: 111 -> 55 unpadded; Inception v2: 56 -> 28 in ceil mode) and around
@@ -35,7 +36,7 @@ def check(nodes, x, cpu: str, threads: int, initializers=(), exact: bool = True)
     assert got.shape == want.shape
     if exact:
         np.testing.assert_array_equal(got, want)
-    else:  # BN folded into a scale and a shift, where onnxruntime computes it as written: an ulp or two
+    else:  # sums in another order, BN folded into a scale and a shift: an ulp or two
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -60,6 +61,24 @@ def test_max_pool(c, hw, k, s, pads, attrs, cpu, threads):
     x = RNG.standard_normal((1, c, *hw)).astype(np.float32)
     node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[k, k], strides=[s, s], pads=pads, **attrs)
     check([node], x, cpu, threads)
+
+
+AVERAGE_POOLS = [
+    # channels, (h, w), kernel, strides, pads, extra attributes
+    (7, (28, 28), 3, 1, [1, 1, 1, 1], {}),  # Inception v2's pool branch: edge rows and columns of 2 taps
+    (5, (56, 56), 3, 2, [1, 1, 1, 1], {"count_include_pad": 1}),  # ShuffleNet
+    (3, (37, 71), 3, 2, [0, 1, 1, 0], {"ceil_mode": 1}),  # ceil mode, not counting the pad
+    (4, (29, 31), 5, 1, [2, 2, 2, 2], {}),  # 5x5, prime sizes
+]
+
+
+@pytest.mark.parametrize("cpu,threads", TARGETS)
+@pytest.mark.parametrize("c,hw,k,s,pads,attrs", AVERAGE_POOLS)
+def test_average_pool(c, hw, k, s, pads, attrs, cpu, threads):
+    """Sums regrouped by column: within rtol 1e-5 (at most 25 terms, then a division)."""
+    x = RNG.standard_normal((1, c, *hw)).astype(np.float32)
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[k, k], strides=[s, s], pads=pads, **attrs)
+    check([node], x, cpu, threads, exact=False)
 
 
 def nan_max_pool(x, k: int, s: int, pad: int):

@@ -23,7 +23,9 @@ same loop, their plane padded with the pool's value (the lowest float for max): 
 whole-tensor pad and phase split they had cost a copy of the input in memory each
 (measured, AVX-512, one thread, per-kernel profile: Inception v2's 192x56x56 3x3/2
 max pool padded at the end 0.40 -> 0.134 ms, ResNet-50's 64x112x112 3x3/2 padded
-0.26 -> 0.185 ms, VGG-19's 64x224x224 2x2/2 1.6 -> 0.8-1.1 ms).
+0.26 -> 0.185 ms, VGG-19's 64x224x224 2x2/2 1.6 -> 0.8-1.1 ms). Pools whose window
+separates (``separable_pools.takes_separable``) take two passes per channel instead,
+its rows and then its columns, with no copy of the plane.
 """
 
 from __future__ import annotations

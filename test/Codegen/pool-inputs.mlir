@@ -1,7 +1,8 @@
 // Pooling pulled through what makes its input (codegen/cpu/pool_inputs.py): a max pool
 // of a channel concat of ReLUs (SqueezeNet's fire modules) becomes one pool per part,
 // each reading the part's input (the ReLU moved after the pool, computed on its taps
-// in registers) and writing its channels of the result: no concat, no ReLU pass.
+// in registers: in the second of the pool's two passes, separable_pools.py) and
+// writing its channels of the result: no concat, no ReLU pass.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v4 | FileCheck %s
 // CHECK-LABEL: func.func @max_pool_of_relu_concat(
 // CHECK-SAME:      %[[A:[^:]*]]: tensor<1x64x55x55xf32>, %[[B:[^:]*]]: tensor<1x64x55x55xf32>
@@ -9,7 +10,10 @@
 // CHECK:         scf.forall
 // CHECK:           tensor.extract_slice %[[A]]
 // CHECK:           linalg.generic
-// CHECK-COUNT-8:     arith.maximumf {{.*}}fastmath<nsz>
+// CHECK-COUNT-2:     arith.maximumf {{.*}}fastmath<nsz>
+// CHECK-NEXT:        linalg.yield
+// CHECK:           linalg.generic
+// CHECK-COUNT-2:     arith.maximumf {{.*}}fastmath<nsz>
 // CHECK-NEXT:        arith.maximumf %{{[0-9]+}}, %cst : f32
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 64, 27, 27]
 // CHECK:         scf.forall

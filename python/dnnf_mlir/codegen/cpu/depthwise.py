@@ -23,7 +23,9 @@ same loop, their plane padded with the pool's value (the lowest float for max): 
 whole-tensor pad and phase split they had cost a copy of the input in memory each
 (measured, AVX-512, one thread, per-kernel profile: Inception v2's 192x56x56 3x3/2
 max pool padded at the end 0.40 -> 0.134 ms, ResNet-50's 64x112x112 3x3/2 padded
-0.26 -> 0.185 ms, VGG-19's 64x224x224 2x2/2 1.6 -> 0.8-1.1 ms).
+0.26 -> 0.185 ms, VGG-19's 64x224x224 2x2/2 1.6 -> 0.8-1.1 ms). Pools whose window
+separates (``separable_pools.takes_separable``) take two passes per channel instead,
+its rows and then its columns, with no copy of the plane.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ...linalg_builders import copy_into, insert_at, slice_at, split_offsets
 from ..linalg_queries import (conv_params, indexing_maps, is_f32, linalg_init, linalg_inputs, linalg_ops, producer,
                               static_tensor_type)
 from .convolutions import phase_split
+from .separable_pools import separable_pool, takes_separable
 from .strided_reads import reads_contiguously
 from .windows import DEPTHWISE, MAX_TAPS, POOLING, phase_width, replace_window, taken_epilogue, tap_slices, window_generic, window_of
 
@@ -175,19 +178,20 @@ def _channel_loop(op, epilogue, lanes: int):
         with ir.InsertionPoint(inner.body):
             local, t = inner.induction_variable, inner.inner_iter_args[0]
             channel = arith.addi(first, local)
-            taps = _channel_taps(op, source, channel, (low, high, value), lanes)
             out = slice_at(t, [0, local, 0, 0], [n, 1, oh, ow])
-            if fill is not None:
-                start = linalg.fill(fill.operands[0], outs=[out])
-            else:
-                start = slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
             tail = None
             if epilogue is not None:
                 operands = [(None if v == op.results[0] else _channel_slice(v, m, channel), m)
                             for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
                 tail = epilogue.regions[0].blocks[0], operands, out
-            channel_weights = slice_at(weights, [channel, 0, 0], [1, kh, kw]) if weights is not None else None
-            y = window_generic(POOLING.get(op.name, "sum"), taps, channel_weights, start, tail)
+            if takes_separable(op, (low, high, value), ROW_VECTORS * lanes):
+                y = separable_pool(op, source, channel, (low, high, value), out, tail)
+            else:
+                taps = _channel_taps(op, source, channel, (low, high, value), lanes)
+                start = linalg.fill(fill.operands[0], outs=[out]) if fill is not None else \
+                    slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
+                channel_weights = slice_at(weights, [channel, 0, 0], [1, kh, kw]) if weights is not None else None
+                y = window_generic(POOLING.get(op.name, "sum"), taps, channel_weights, start, tail)
             scf.YieldOp([insert_at(y, t, [0, local, 0, 0])])
         with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
             values, static = split_offsets([0, first, 0, 0])

@@ -9,7 +9,9 @@ peeled one of 15), ResNet's 7x7/2 with a batch norm (112 = 3 x 32 + 16), Shuffle
 3 -> 24 3x3/2 on two images, 4 input channels with a 5x5/2 window on odd sizes (38
 columns: 6 peeled), a stride-1 neighbour (not split), asymmetric padding whose partial
 tile is more than a vector (padded, not peeled: 50 columns), 34 columns (2 peeled), three
-phases (5x5/3, 40 columns: 8 peeled). Inputs standard normal, filters scaled by
+phases (5x5/3, 40 columns: 8 peeled); zero padding of an even-width image written with its
+phases (``convolutions.padded_phases``: even and odd left padding, asymmetric, none on the
+right) and a 225x225 image, whose odd width keeps the padded copy. Inputs standard normal, filters scaled by
 1/sqrt(C*KH*KW) so outputs are O(1). Tolerance: 1e-5 + 1e-5 * |want| against float64
 (sums of up to 196 f32 products), and no more than 8 times onnxruntime's own error plus
 1e-6.
@@ -33,6 +35,10 @@ CASES = [
     (1, 3, 32, 50, 101, 7, 2, (3, 2, 3, 3), "BatchNormalization+Relu"),  # 50 columns: padded
     (1, 4, 64, 33, 67, 3, 2, (1, 1, 1, 1), "Relu"),  # 34 columns
     (1, 3, 16, 30, 120, 5, 3, (1, 1, 1, 1), None),  # three phases
+    (1, 4, 32, 62, 76, 5, 2, (2, 2, 2, 2), "Relu"),  # even left padding: phases in place, unswapped
+    (1, 3, 16, 97, 98, 7, 2, (3, 2, 1, 4), None),  # asymmetric padding, even left
+    (1, 3, 24, 40, 64, 3, 2, (0, 1, 1, 0), "Relu"),  # odd left padding, none on the right
+    (1, 3, 24, 225, 225, 3, 2, (1, 1, 1, 1), "Relu"),  # odd image: padded, then split
 ]
 
 

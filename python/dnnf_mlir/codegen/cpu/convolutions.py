@@ -18,7 +18,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import affine_map, generic, make_pad
-from ..linalg_queries import conv_params, is_f32, linalg_ops, reassociation, static_tensor_type
+from ..linalg_queries import conv_params, is_f32, linalg_ops, pad_fill, reassociation, static_tensor_type
 from .target import CpuTarget
 from .tiles import conv_vector_tile, narrow_conv_rows, peeled_conv_columns
 
@@ -264,18 +264,23 @@ def split_strided_convolutions(module: ir.Module) -> int:
         h = x_t.shape[2]
         result = op.operands[2]
         with ir.InsertionPoint(op), op.location:
-            phases = phase_split(op.operands[0], sw, ow + len(range(0, kw, sw)) - 1)
+            widest = ow + len(range(0, kw, sw)) - 1
+            padded = padded_phases(op.operands[0], widest) if sw == 2 else None
+            phases, row = padded if padded is not None else (phase_split(op.operands[0], sw, widest), lambda p: p)
             for phase in range(min(sw, kw)):
                 taps = len(range(phase, kw, sw))
                 width = ow + taps - 1
                 sliced_t = ir.RankedTensorType.get([n, c, h, width], f32)
-                x_phase = tensor.extract_slice(sliced_t, phases, [], [], [], [0, 0, 0, phase, 0],
+                x_phase = tensor.extract_slice(sliced_t, phases, [], [], [], [0, 0, 0, row(phase), 0],
                                                [n, c, h, 1, width], [1, 1, 1, 1, 1])
                 w_phase_t = ir.RankedTensorType.get([f, c, kh, taps], f32)
                 w_phase = tensor.extract_slice(w_phase_t, op.operands[1], [], [], [], [0, 0, 0, phase], [f, c, kh, taps], [1, 1, 1, sw])
                 result = linalg.conv_2d_nchw_fchw(x_phase, w_phase, outs=[result], strides=[sh, 1], dilations=[dh, 1])
+        pad_op = op.operands[0].owner if isinstance(op.operands[0], ir.OpResult) else None
         op.results[0].replace_all_uses_with(result)
         op.erase()
+        if padded is not None and not list(pad_op.results[0].uses):
+            pad_op.erase()
         count += 1
     return count
 
@@ -335,6 +340,55 @@ def phase_split(x, stride: int, width: int, init=None):
     read = ir.AffineMap.get(5, 0, [dims[0], dims[1], dims[2], dims[4], dims[3]])
     init = init if init is not None else tensor.empty([n, c, h, stride, width], f32)
     return generic([pairs], [read, ir.AffineMap.get_identity(5)], [init], lambda value, _: value)[0]
+
+
+def padded_phases(x: ir.Value, width: int):
+    """``(phases, row)`` for the stride-2 column phases ``[N, C, H, 2, width]`` of ``x``
+    when it is a zero ``tensor.pad`` of an f32 image of even width padded only along
+    its rows and columns (phase ``p`` is ``phases[:, :, :, row(p)]``), else None.
+
+    Split from the padded input (``phase_split``), the image was copied twice: into the
+    padded input (materialized whole before the convolution), then into the phases.
+    Here the image's own phases are written into the interior of a zeroed buffer by the
+    one transposing copy: padded phase ``p`` column ``w`` is image column ``2w + p - L``
+    (``L`` the left padding), so image phase ``q`` lands in padded phase ``(q + L) % 2``
+    from column ``L // 2 + q * (L % 2)``. Written with ``width + L % 2`` floats from one
+    phase row to the next, both image phases start at one column of a single view; the
+    convolutions read the same rows through a ``[2, width]`` view."""
+    pad_op = x.owner if isinstance(x, ir.OpResult) else None
+    if pad_op is None or pad_op.name != "tensor.pad" or pad_fill(pad_op) != 0.0:
+        return None
+    amounts = static_pad(pad_op)
+    image_t = static_tensor_type(pad_op.operands[0])
+    if amounts is None or image_t is None or not is_f32(image_t) or any(amounts[0][:2] + amounts[1][:2]):
+        return None
+    n, c, h, w = image_t.shape
+    top, left = amounts[0][2], amounts[0][3]
+    pairs = min(w // 2, width - left // 2)
+    if w % 2 or pairs <= 0:
+        return None
+    tensor, linalg, arith = _mlir.tensor, _mlir.linalg, _mlir.arith
+    f32 = image_t.element_type
+    rows = ir.RankedTensorType(x.type).shape[2]
+    step = width + left % 2  # floats from one phase row to the next, as written
+    zero = arith.constant(f32, 0.0)
+    flat = linalg.fill(zero, outs=[tensor.empty([n, c, rows, 2 * step], f32)])
+    by_phase = [[0], [1], [2], [3, 4]]
+    written_t = ir.RankedTensorType.get([n, c, rows, 2, step], f32)
+    written = tensor.expand_shape(written_t, flat, reassociation(by_phase), [], written_t.shape)
+    offsets, sizes = [0, 0, top, 0, left // 2], [n, c, h, 2, pairs]
+    interior_t = ir.RankedTensorType.get(sizes, f32)
+    interior = tensor.extract_slice(interior_t, written, [], [], [], offsets, sizes, [1] * 5)
+    image = phase_split(pad_op.operands[0], 2, pairs, init=interior)
+    written = tensor.insert_slice(image, written, [], [], [], offsets, sizes, [1] * 5)
+    flat = tensor.collapse_shape(ir.RankedTensorType.get([n, c, rows, 2 * step], f32), written,
+                                 reassociation(by_phase))
+    if step != width:
+        flat = tensor.extract_slice(ir.RankedTensorType.get([n, c, rows, 2 * width], f32), flat, [], [], [],
+                                    [0] * 4, [n, c, rows, 2 * width], [1] * 4)
+    phases_t = ir.RankedTensorType.get([n, c, rows, 2, width], f32)
+    phases = tensor.expand_shape(phases_t, flat, reassociation(by_phase), [], phases_t.shape)
+    return phases, lambda phase: (phase - left) % 2
 
 
 __all__ = ["convolutions_to_matmul", "pad_convolutions", "pad_value", "phase_split", "static_pad", "split_grouped_convolutions",

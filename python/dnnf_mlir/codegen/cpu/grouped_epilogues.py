@@ -21,9 +21,9 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import with_operands
-from ..linalg_queries import elementwise_consumer, indexing_maps, only_user, reassociation, static_tensor_type
+from ..linalg_queries import (TENSOR_RESHAPES, elementwise_consumer, indexing_maps, only_user, reassociation,
+                              static_tensor_type)
 
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 SHUFFLED = "dnnf.shuffled_epilogue"  # unit attribute on a consumer that writes the channel shuffle
 
 
@@ -55,7 +55,7 @@ def _image_through_reshapes(op):
     """(the value ``op``'s result becomes through a chain of single-use reshapes, those
     reshapes in order), or (None, []) when there is no reshape."""
     value, chain = op.results[0], []
-    while (user := only_user(value)) is not None and user.name in RESHAPES:
+    while (user := only_user(value)) is not None and user.name in TENSOR_RESHAPES:
         chain.append(user)
         value = user.results[0]
     return (value, chain) if chain else (None, [])
@@ -127,7 +127,7 @@ def _channel_shuffle(value, g: int, f: int, p: int):
     those reshapes) when it is ShuffleNet's channel shuffle of ``g`` groups of ``f``
     channels: ``[1, G, F, ...]`` -> ``[1, F, G, ...]``, ``p`` pixels; else (None, [])."""
     chain = []
-    while (user := only_user(value)) is not None and user.name in RESHAPES:
+    while (user := only_user(value)) is not None and user.name in TENSOR_RESHAPES:
         chain.append(user)
         value = user.results[0]
     if user is None or user.name != "linalg.transpose" or user.operands[0] != value:

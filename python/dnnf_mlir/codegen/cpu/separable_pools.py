@@ -88,7 +88,7 @@ def _fill_columns(plane, first: int, count: int, value):
 
 
 def _vertical(op, source, channel, pad, out_rows: int, initial):
-    """The first pass: the max over the window's rows of channel ``channel`` of
+    """The first pass: the max (or sum) over the window's rows of channel ``channel`` of
     ``source``, ``[N, 1, OH, W']``: the input's columns, its padding columns (the pad's
     ``value``) on either side."""
     tensor, linalg = _mlir.tensor, _mlir.linalg
@@ -118,7 +118,7 @@ def _vertical(op, source, channel, pad, out_rows: int, initial):
 
 
 def separable_pool(op, source, channel, pad, out, tail):
-    """Channel ``channel`` of the max pool ``op`` over ``source`` padded by ``pad``
+    """Channel ``channel`` of the pool ``op`` (max or sum) over ``source`` padded by ``pad``
     into ``out`` (see the module docstring), with ``tail`` (``window_generic``'s
     epilogue, or None)."""
     _, kw = window_of(op)

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ..linalg_queries import indexing_maps, linalg_input_count, reassociation_groups, static_tensor_type
+from ..linalg_queries import (TENSOR_RESHAPES, indexing_maps, linalg_input_count, reassociation_groups,
+                              static_tensor_type)
 from .kernels import is_contraction, loop_ranges, producers, viewed_op
 from .partial_reads import reads_leading_part
 
@@ -157,7 +158,7 @@ def _from_contraction(value) -> bool:
 
 def _unit_dims_only(reshape) -> bool:
     """Whether a reshape only adds or drops unit dims (each group one dim above 1 at most)."""
-    if reshape.name not in ("tensor.expand_shape", "tensor.collapse_shape"):
+    if reshape.name not in TENSOR_RESHAPES:
         return False
     wide = reshape.operands[0] if reshape.name == "tensor.collapse_shape" else reshape.results[0]
     shape = static_tensor_type(wide).shape

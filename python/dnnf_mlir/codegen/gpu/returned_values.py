@@ -15,15 +15,14 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...kernel_functions import KERNEL_ATTR, is_kernel, is_public
+from ..linalg_queries import TENSOR_RESHAPES
 from ..lowered_module import functions, symbol_name
-
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _computed_by_a_kernel(value, kernels: set) -> bool:
     """Whether ``value`` is a kernel function's result, directly or through reshapes
     (which the dispatch plan makes views of the kernel's buffer)."""
-    while isinstance(value, ir.OpResult) and value.owner.name in RESHAPES:
+    while isinstance(value, ir.OpResult) and value.owner.name in TENSOR_RESHAPES:
         value = value.owner.operands[0]
     return isinstance(value, ir.OpResult) and value.owner.name == "func.call" and \
         ir.FlatSymbolRefAttr(value.owner.attributes["callee"]).value in kernels

@@ -25,8 +25,8 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...linalg_builders import delinearize_index, generic, index_constant
-from ..linalg_queries import indexing_maps, linalg_input_count, parallel_loops, reassociation_groups, static_slice, \
-    static_tensor_type
+from ..linalg_queries import (TENSOR_RESHAPES, indexing_maps, linalg_input_count, parallel_loops, reassociation_groups,
+                              static_slice, static_tensor_type)
 
 MAX_PUSHED_OPS = 64  # ops a rotation may copy on its way up; more: left to the pieces
 
@@ -201,7 +201,7 @@ class _Pusher:
         if op.name == "tensor.concat" and rotation(op) is not None:
             source, axis, shift = rotation(op)
             return self.push(source, _then(permutation, _rotation_permutation(permutation.shape, axis, shift)))
-        if op.name in ("tensor.expand_shape", "tensor.collapse_shape"):
+        if op.name in TENSOR_RESHAPES:
             source = op.operands[0]
             through = _through_expand if op.name == "tensor.expand_shape" else _through_collapse
             moved = self.push(source, through(permutation, reassociation_groups(op), static_tensor_type(source).shape))

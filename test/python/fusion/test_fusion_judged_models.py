@@ -10,7 +10,7 @@ intermediate bytes that one kernel per op writes (issue 12's targets).
 """
 
 import math
-
+import time
 
 import onnxruntime
 import pytest
@@ -33,6 +33,8 @@ PEERS = {
 }
 TRANSFORMERS = ("albert_base", "bert_base", "distilbert", "gpt2", "mobilebert")
 # The planner on MobileBERT (~900 ops after rewriting, the largest graph) takes ~0.2 s.
+# Bounded in this thread's CPU time: on a loaded machine the wall time of ALBERT's 0.06 s
+# plan read 2.15 s.
 MAX_PLANNER_SECONDS = 2.0
 
 
@@ -52,9 +54,10 @@ def reports_of(name, models) -> dict:
         reports = {}
         for mode in ("tvm", "dnnf"):
             copy = module.operation.clone()
+            started = time.thread_time()
             report = fuse_module(copy, mode)
+            assert time.thread_time() - started < MAX_PLANNER_SECONDS
             assert copy.verify()
-            assert report["seconds"] < MAX_PLANNER_SECONDS
             reports[mode] = report
         _REPORTS[name] = reports
     return _REPORTS[name]

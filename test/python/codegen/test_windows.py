@@ -65,7 +65,10 @@ def test_pooling_vectorized(kind, c, h, k, s, threads):
     o = (h - k) // s + 1
     init = "0xFF800000" if kind == "max" else "0.0"
     compiled, report, _, _ = compile_text(POOL.format(kind=kind, c=c, h=h, w=h, oh=o, ow=o, k=k, s=s, init=init), threads)
-    assert [kernel.strategy for kernel in window_kernels(report)] == ["vectorized"]
+    # One kernel, or two where the channel loop takes the window's rows, then its
+    # columns (``separable_pools.py``: AVX2's 8 lanes for the 16- and 29-wide planes).
+    strategies = [kernel.strategy for kernel in window_kernels(report)]
+    assert 1 <= len(strategies) <= 2 and set(strategies) == {"vectorized"}, strategies
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
     (y,) = compiled.main(x)
     taps = windows(x, k, s)

@@ -4,7 +4,8 @@
 (an einsum, a MatMul after its producers were merged) becomes ``linalg.matmul`` /
 ``batch_matmul`` on collapsed and transposed operands; ``normalize_matmuls``: a
 matmul reading an operand transposed (Q @ K^T) gets a ``linalg.transpose`` + the
-plain op. A contraction must always reach the matmul kernels, whatever surrounds it.
+plain op (``transposed_operands`` says which operands a matmul reads transposed). A
+contraction must always reach the matmul kernels, whatever surrounds it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,25 @@ from .linalg_queries import (has_default_maps, indexing_maps, is_f32, linalg_ops
                              static_tensor_type)
 
 
+def transposed_operands(op) -> Optional[tuple]:
+    """(A read transposed, B read transposed) for a ``linalg.matmul`` / ``batch_matmul``
+    with ``indexing_maps`` that reads each of A and B plainly or transposed and writes C
+    plainly; else None."""
+    if op.name not in ("linalg.matmul", "linalg.batch_matmul") or "indexing_maps" not in op.attributes:
+        return None
+    maps = indexing_maps(op)
+    nb = maps[0].n_dims - 3
+    dims = [_map_dims(m) for m in maps]
+    batch = list(range(nb))
+    m_, n_, k_ = nb, nb + 1, nb + 2
+    if dims[2] != batch + [m_, n_] or dims[0] not in (batch + [m_, k_], batch + [k_, m_]) or dims[1] not in (
+        batch + [k_, n_],
+        batch + [n_, k_],
+    ):
+        return None
+    return dims[0][-1] == m_, dims[1][-1] == k_
+
+
 def normalize_matmuls(module: ir.Module) -> int:
     """``linalg.matmul`` / ``batch_matmul`` reading A or B transposed (``indexing_maps``,
     e.g. Q @ K^T) -> a ``linalg.transpose`` of that operand + the plain op, which gets
@@ -25,26 +45,17 @@ def normalize_matmuls(module: ir.Module) -> int:
     linalg, tensor = _mlir.linalg, _mlir.tensor
     count = 0
     for op in linalg_ops(module):
-        if op.name not in ("linalg.matmul", "linalg.batch_matmul") or "indexing_maps" not in op.attributes:
-            continue
-        if has_default_maps(op) or len(op.results) != 1:
-            continue
-        maps = indexing_maps(op)
-        nb = maps[0].n_dims - 3
-        dims = [[ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None for e in m.results] for m in maps]
-        batch = list(range(nb))
-        m_, n_, k_ = nb, nb + 1, nb + 2
-        if dims[2] != batch + [m_, n_] or dims[0] not in (batch + [m_, k_], batch + [k_, m_]) or dims[1] not in (
-            batch + [k_, n_],
-            batch + [n_, k_],
-        ):
+        layout = transposed_operands(op)
+        if layout is None or has_default_maps(op) or len(op.results) != 1:
             continue
         types = [static_tensor_type(v) for v in op.operands[:3]]
         if any(t is None for t in types):
             continue
+        nb = indexing_maps(op)[0].n_dims - 3
+        batch = list(range(nb))
         with ir.InsertionPoint(op), op.location:
             operands = []
-            for value, t, transposed in zip(op.operands[:2], types[:2], (dims[0][-1] == m_, dims[1][-1] == k_)):
+            for value, t, transposed in zip(op.operands[:2], types[:2], layout):
                 if transposed:
                     shape = list(t.shape[:nb]) + [t.shape[-1], t.shape[-2]]
                     empty = tensor.empty(shape, t.element_type)
@@ -284,4 +295,4 @@ def generic_contractions_to_matmul(module: ir.Module) -> int:
 
 
 
-__all__ = ["generic_contractions_to_matmul", "normalize_matmuls"]
+__all__ = ["generic_contractions_to_matmul", "normalize_matmuls", "transposed_operands"]

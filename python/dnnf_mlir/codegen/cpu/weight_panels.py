@@ -44,22 +44,18 @@ from ..._mlir import ir
 from ...linalg_builders import index_constant, insert_at, slice_at
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, replace_convolution
-from ..linalg_queries import has_default_maps, indexing_maps, is_f32, linalg_ops, producer, static_tensor_type
+from ..contractions import transposed_operands
+from ..linalg_queries import has_default_maps, is_f32, linalg_ops, producer, static_tensor_type
 from ..lower_pass import TargetPass
 from .matmul import packs_b
 from .panels_pass import always_mode
 from .target import CpuTarget
 from .tiles import matmul_register_tile
 
+
 def reads_b_transposed(op) -> bool:
     """Whether the 2-D ``linalg.matmul`` ``op`` reads B as ``[N, K]`` (and A, C as usual)."""
-    if "indexing_maps" not in op.attributes:
-        return False
-    maps = indexing_maps(op)
-    want = [[0, 2], [1, 2], [0, 1]]  # (m, k), (n, k), (m, n) over dims (m, n, k)
-    return maps[0].n_dims == 3 and all(
-        m.is_projected_permutation and [ir.AffineDimExpr(r).position for r in m.results] == w
-        for m, w in zip(maps, want))
+    return op.name == "linalg.matmul" and transposed_operands(op) == (False, True)
 
 
 def panel_width(op, target: CpuTarget, always: bool = False):
@@ -68,7 +64,7 @@ def panel_width(op, target: CpuTarget, always: bool = False):
     last one may be partial) and whose schedule would pack it (``always``: any such
     matmul), or that reads B transposed from more than one row of A (B^T's panels then:
     N itself when N is at most NR, one panel); else None."""
-    transposed = op.name == "linalg.matmul" and reads_b_transposed(op)
+    transposed = reads_b_transposed(op)
     if op.name != "linalg.matmul" or not (transposed or has_default_maps(op)):
         return None
     types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]

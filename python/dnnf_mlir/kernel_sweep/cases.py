@@ -16,12 +16,12 @@ import numpy as np
 
 from .grid import GRID
 from .one_node import SweepCase, one_node
-from .one_node import randn as _randn
+from .one_node import randn
 
 
 def _resize(mode: str, channels: int):
     def build(rng):
-        x = _randn(rng, 1, channels, 56, 56)
+        x = randn(rng, 1, channels, 56, 56)
         scales = np.array([1, 1, 2, 2], np.float32)
         attrs = {"mode": mode}
         if mode == "cubic":
@@ -31,15 +31,15 @@ def _resize(mode: str, channels: int):
 
 
 def _conv_transpose(rng):
-    x, w = _randn(rng, 1, 64, 28, 28), _randn(rng, 64, 32, 4, 4) * 0.05
-    model = one_node("ConvTranspose", {"x": x}, {"w": w, "b": _randn(rng, 32)}, strides=[2, 2], pads=[1, 1, 1, 1])
+    x, w = randn(rng, 1, 64, 28, 28), randn(rng, 64, 32, 4, 4) * 0.05
+    model = one_node("ConvTranspose", {"x": x}, {"w": w, "b": randn(rng, 32)}, strides=[2, 2], pads=[1, 1, 1, 1])
     return model, {"x": x}
 
 
 def _conv(channels: int, group: int, size: int, stride: int = 1):
     def build(rng):
-        x, w = _randn(rng, 1, channels, size, size), _randn(rng, channels, channels // group, 3, 3) * 0.1
-        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, channels)}, group=group, pads=[1, 1, 1, 1],
+        x, w = randn(rng, 1, channels, size, size), randn(rng, channels, channels // group, 3, 3) * 0.1
+        model = one_node("Conv", {"x": x}, {"w": w, "b": randn(rng, channels)}, group=group, pads=[1, 1, 1, 1],
                          strides=[stride, stride])
         return model, {"x": x}
     kind = "depthwise" if group == channels else f"grouped{group}"
@@ -51,8 +51,8 @@ def _conv(channels: int, group: int, size: int, stride: int = 1):
 def _pointwise(channels: int, filters: int, size: int):
     """A 1x1 convolution + bias on a small output (ResNet-50's last stage, MobileNetV2's late blocks)."""
     def build(rng):
-        x, w = _randn(rng, 1, channels, size, size), _randn(rng, filters, channels, 1, 1) * 0.1
-        return one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, filters)}), {"x": x}
+        x, w = randn(rng, 1, channels, size, size), randn(rng, filters, channels, 1, 1) * 0.1
+        return one_node("Conv", {"x": x}, {"w": w, "b": randn(rng, filters)}), {"x": x}
     return SweepCase("Conv1x1", f"conv1x1-{channels}-{filters}-{size}", f"1x{channels}x{size}x{size}, 1x1 -> {filters}",
                      build)
 
@@ -63,9 +63,9 @@ def _conv1d(channels: int, filters: int, width: int, kernel: int, stride: int = 
     pad = dilation * (kernel - 1) // 2
 
     def build(rng):
-        x = _randn(rng, 1, channels, width)
-        w = _randn(rng, filters, channels // group, kernel) * 0.1
-        model = one_node("Conv", {"x": x}, {"w": w, "b": _randn(rng, filters)}, group=group, pads=[pad, pad],
+        x = randn(rng, 1, channels, width)
+        w = randn(rng, filters, channels // group, kernel) * 0.1
+        model = one_node("Conv", {"x": x}, {"w": w, "b": randn(rng, filters)}, group=group, pads=[pad, pad],
                          strides=[stride], dilations=[dilation])
         return model, {"x": x}
     variant = "".join(f"-{name}{value}" for name, value in (("s", stride), ("d", dilation), ("g", group)) if value > 1)
@@ -81,7 +81,7 @@ def _pool(op: str, channels: int, size: int, kernel: int, stride: int, pads=(0, 
     dims = 1 if one_d else 2
 
     def build(rng):
-        x = _randn(rng, *shape)
+        x = randn(rng, *shape)
         pad = list(pads[:1] + pads[2:3]) if one_d else list(pads)
         return one_node(op, {"x": x}, kernel_shape=[kernel] * dims, strides=[stride] * dims, pads=pad, **attrs), {"x": x}
     extra = "".join(f" {name} {value}" for name, value in attrs.items())
@@ -93,57 +93,57 @@ def _pool(op: str, channels: int, size: int, kernel: int, stride: int, pads=(0, 
 def _recurrent(op: str, gates: int):
     def build(rng):
         length, hidden, size = 32, 128, 128
-        x = _randn(rng, length, 1, size)
-        weights = {"w": _randn(rng, 1, gates * hidden, size) * 0.1, "r": _randn(rng, 1, gates * hidden, hidden) * 0.1,
-                   "b": _randn(rng, 1, 2 * gates * hidden) * 0.1}
+        x = randn(rng, length, 1, size)
+        weights = {"w": randn(rng, 1, gates * hidden, size) * 0.1, "r": randn(rng, 1, gates * hidden, hidden) * 0.1,
+                   "b": randn(rng, 1, 2 * gates * hidden) * 0.1}
         return one_node(op, {"x": x}, weights, hidden_size=hidden, opset=22), {"x": x}
     return SweepCase(op, op.lower(), "32 steps, batch 1, input 128, hidden 128", build)
 
 
 def _einsum(rng):
-    q, k = _randn(rng, 1, 8, 128, 64), _randn(rng, 1, 8, 128, 64)
+    q, k = randn(rng, 1, 8, 128, 64), randn(rng, 1, 8, 128, 64)
     return one_node("Einsum", {"q": q, "k": k}, equation="bhqd,bhkd->bhqk"), {"q": q, "k": k}
 
 
 def _topk(rng):
-    x = _randn(rng, 64, 1000)
+    x = randn(rng, 64, 1000)
     return one_node("TopK", {"x": x}, {"k": np.array([5], np.int64)}, outputs=2, axis=-1), {"x": x}
 
 
 def _scatter_nd(rng):
-    data, updates = _randn(rng, 4096, 64), _randn(rng, 1024, 64)
+    data, updates = randn(rng, 4096, 64), randn(rng, 1024, 64)
     indices = rng.permutation(4096)[:1024].reshape(1024, 1).astype(np.int64)
     inputs = {"data": data, "updates": updates}
     return one_node("ScatterND", inputs, {"indices": indices}, ["data", "indices", "updates"]), inputs
 
 
 def _scatter_elements(rng):
-    data, updates = _randn(rng, 512, 256), _randn(rng, 128, 256)
+    data, updates = randn(rng, 512, 256), randn(rng, 128, 256)
     indices = np.stack([rng.permutation(512)[:128] for _ in range(256)], axis=1).astype(np.int64)
     inputs = {"data": data, "updates": updates}
     return one_node("ScatterElements", inputs, {"indices": indices}, ["data", "indices", "updates"], axis=0), inputs
 
 
 def _gather_nd(rng):
-    data = _randn(rng, 4096, 256)
+    data = randn(rng, 4096, 256)
     indices = rng.integers(0, 4096, (1024, 1)).astype(np.int64)
     return one_node("GatherND", {"data": data}, {"indices": indices}), {"data": data}
 
 
 def _grid_sample(mode: str):
     def build(rng):
-        x, grid = _randn(rng, 1, 32, 64, 64), rng.uniform(-1.1, 1.1, (1, 64, 64, 2)).astype(np.float32)
+        x, grid = randn(rng, 1, 32, 64, 64), rng.uniform(-1.1, 1.1, (1, 64, 64, 2)).astype(np.float32)
         return one_node("GridSample", {"x": x, "grid": grid}, opset=20, mode=mode), {"x": x, "grid": grid}
     return SweepCase("GridSample", f"grid-sample-{mode}", "1x32x64x64, grid 1x64x64x2", build)
 
 
 def _cumsum(rng):
-    x = _randn(rng, 64, 4096)
+    x = randn(rng, 64, 4096)
     return one_node("CumSum", {"x": x}, {"axis": np.array(1, np.int64)}), {"x": x}
 
 
 def _quantize(rng):
-    x = _randn(rng, 1, 64, 56, 56)
+    x = randn(rng, 1, 64, 56, 56)
     params = {"scale": np.array(0.02, np.float32), "zero": np.array(128, np.uint8)}
     return one_node("QuantizeLinear", {"x": x}, params), {"x": x}
 
@@ -181,18 +181,18 @@ def _matmul_integer(rng):
 
 
 def _attention(rng):
-    q, k, v = (_randn(rng, 1, 8, 128, 64) for _ in range(3))
+    q, k, v = (randn(rng, 1, 8, 128, 64) for _ in range(3))
     inputs = {"q": q, "k": k, "v": v}
     return one_node("Attention", inputs, is_causal=1), inputs
 
 
 def _rms_normalization(rng):
-    x = _randn(rng, 1, 128, 768)
-    return one_node("RMSNormalization", {"x": x}, {"scale": _randn(rng, 768)}, epsilon=1e-6), {"x": x}
+    x = randn(rng, 1, 128, 768)
+    return one_node("RMSNormalization", {"x": x}, {"scale": randn(rng, 768)}, epsilon=1e-6), {"x": x}
 
 
 def _rotary_embedding(rng):
-    x = _randn(rng, 1, 8, 128, 64)
+    x = randn(rng, 1, 8, 128, 64)
     angles = rng.uniform(0, 2 * np.pi, (256, 32))
     constants = {"cos": np.cos(angles).astype(np.float32), "sin": np.sin(angles).astype(np.float32),
                  "positions": np.arange(128, dtype=np.int64).reshape(1, 128)}
@@ -202,7 +202,7 @@ def _rotary_embedding(rng):
 def _transpose(shape: tuple, perm: tuple, what: str):
     """A Transpose (a Reorganize op: only memory traffic) of ``shape`` by ``perm``."""
     def build(rng):
-        x = _randn(rng, *shape)
+        x = randn(rng, *shape)
         return one_node("Transpose", {"x": x}, perm=list(perm)), {"x": x}
     dims = "x".join(map(str, shape))
     return SweepCase("Transpose", f"transpose-{what}", f"{dims} perm {','.join(map(str, perm))}", build)
@@ -212,11 +212,11 @@ def _unit_dims(op: str, shape: tuple, opset: int = 23, **attrs):
     """An op over a tensor whose trailing dims are 1 (vectorized along them, as vectors
     of one element, until unit dims were folded: ``codegen/cpu/unit_dims.py``)."""
     def build(rng):
-        x = _randn(rng, *shape)
+        x = randn(rng, *shape)
         constants = {}
         if op == "LayerNormalization":
             normalized = shape[attrs["axis"]:]
-            constants = {"scale": _randn(rng, *normalized), "bias": _randn(rng, *normalized)}
+            constants = {"scale": randn(rng, *normalized), "bias": randn(rng, *normalized)}
         return one_node(op, {"x": x}, constants, opset=opset, **attrs), {"x": x}
     return SweepCase("UnitDims", f"unit-dims-{op.lower()}", "x".join(map(str, shape)), build)
 

@@ -1,6 +1,6 @@
 """``dnnf-bench --kernels``: each op family's kernel against onnxruntime and the roofline.
 
-For each ``cases.SweepCase``, in this one process: its one-node model is compiled for
+For each ``one_node.SweepCase``, in this one process: its one-node model is compiled for
 the host (one thread, fusion dnnf) with kernel timers (``profile_kernels``), run
 beside onnxruntime (ORT_ENABLE_ALL, one thread) in interleaved rounds (``bench_runs.
 median_rounds``, as dnnf-bench times models), and its kernels' FLOPs and bytes (the
@@ -32,7 +32,7 @@ from ..roofline import Roofline
 from ..tools.bench_runs import median_rounds
 from ..tools.common import onnxruntime_session
 from ..tools.float64_reference import judged_reference
-from .cases import SweepCase
+from .one_node import SweepCase
 
 PROFILED_RUNS = 20
 FAILURES = (CompileError, CodegenError, ConversionError, ArtifactError, OnnxImportError)

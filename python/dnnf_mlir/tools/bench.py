@@ -61,7 +61,7 @@ from ..compiler import ArtifactError, CompileError, CompileOptions
 from ..compiler.options import add_option_arguments, from_arguments
 from ..conversion import ConversionError
 from ..ecg import TensorSpec
-from ..frontend.onnx_importer import load_model
+from ..frontend.onnx_importer import OnnxImportError, load_model
 from ..kernel_sweep.cases import cases_of
 from ..kernel_sweep.sweep import json_document, run_sweep, table
 from ..fusion import MODES
@@ -223,23 +223,33 @@ def _resolved(args, **overrides) -> tuple:
         raise ToolError(str(error)) from None
 
 
-def _bench_each(args, bench) -> dict:
-    """Model name -> ``bench(path, directory)`` of each model, the directory its
-    compilations go under (--keep's or a scratch one), in the progress display; a model
-    that fails to compile ends the tool with one line."""
+def _bench_each(args, bench) -> tuple:
+    """(model name -> ``bench(path, directory)``, model name -> why it failed) over the
+    models, the directory their compilations go under (--keep's or a scratch one), in the
+    progress display. A model that fails to import, compile or run is said in one line as
+    it happens and the others are still benchmarked: an hour-long table is not lost to
+    one model (a GPU run past the device's time limit, an op not supported)."""
     paths = [Path(m) for m in args.models]
     for path in paths:
         if not path.is_file():
             raise ToolError(f"no such model: {path}")
-    results = {}
+    results, failures = {}, {}
     with tempfile.TemporaryDirectory(prefix="dnnf-bench-") as scratch, progress_display("dnnf-bench"):
         root = Path(args.keep) if args.keep else Path(scratch)
         for path in paths:
             try:
                 results[path.stem] = bench(path, root)
-            except (CompileError, CodegenError, ConversionError, ArtifactError) as error:
-                raise ToolError(f"{path.name}: {error}") from None
-    return results
+            except (OnnxImportError, CompileError, CodegenError, ConversionError, ArtifactError) as error:
+                failures[path.stem] = f"{path.name}: {error}"
+                print(f"dnnf-bench: failed: {failures[path.stem]}", flush=True)
+    return results, failures
+
+
+def _finish(failures: dict) -> int:
+    """The failed models again after the table, and the exit status: 1 if any failed."""
+    for message in failures.values():
+        print(f"failed: {message}")
+    return 1 if failures else 0
 
 
 def main_gpu(args) -> int:
@@ -257,12 +267,12 @@ def main_gpu(args) -> int:
         print(bench_module.progress_line(path.stem, r), flush=True)
         return r
 
-    results = _bench_each(args, bench)
+    results, failures = _bench_each(args, bench)
     print()
     print(bench_module.table(results))
     if args.json:
-        bench_module.write_json(args.json, results, args)
-    return 0
+        bench_module.write_json(args.json, results, args, failures)
+    return _finish(failures)
 
 
 def main_kernels(args) -> int:
@@ -319,7 +329,7 @@ def main(argv=None) -> int:
                       flush=True)
         return per_thread
 
-    results = _bench_each(args, bench)
+    results, failures = _bench_each(args, bench)
     print()
     print(_table(results, threads, modes))
     if args.json:
@@ -328,9 +338,10 @@ def main(argv=None) -> int:
                         "cpu": get_target("host", "native").cpu_name, "compiled_for": compiled_for.cpu_name},
             "models": results,
             "summary": {str(t): _summary(results, t, modes) for t in threads},
+            "failed": failures,
         }
         write_json_document(args.json, document)
-    return 0
+    return _finish(failures)
 
 
 def entry():

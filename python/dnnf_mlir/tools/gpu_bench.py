@@ -164,9 +164,11 @@ def summary(results: dict) -> dict:
             "geomean_ratio_dispatches": geomean(dispatches) if dispatches else None}
 
 
-def write_json(path: str, results: dict, args):
+def write_json(path: str, results: dict, args, failures: dict):
+    """The results, the models that failed (name -> why) and the summary, as JSON."""
     write_json_document(path, {"target": "vulkan", "iree_version": installed_version(),
-                          "iree_vulkan_target": args.iree_vulkan_target, "models": results, "summary": summary(results)})
+                          "iree_vulkan_target": args.iree_vulkan_target, "models": results, "failed": failures,
+                          "summary": summary(results)})
 
 
 __all__ = ["bench_model", "progress_line", "summary", "table", "table_cell", "write_json"]

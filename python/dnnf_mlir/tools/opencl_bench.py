@@ -161,9 +161,10 @@ def summary(results: dict) -> dict:
     return document
 
 
-def write_json(path: str, results: dict, args):
+def write_json(path: str, results: dict, args, failures: dict):
+    """The results, the models that failed (name -> why) and the summary, as JSON."""
     write_json_document(path, {"target": "opencl", "precision": args.precision,
-                          "peers": ["vulkan (dnnf)", "onnxruntime (CPU)"], "models": results,
+                          "peers": ["vulkan (dnnf)", "onnxruntime (CPU)"], "models": results, "failed": failures,
                           "summary": summary(results)})
 
 

@@ -1,4 +1,5 @@
-"""Write a small ONNX model with seeded random weights: python make_model.py conv|conv_bn|matmul|matmul8 OUT.onnx
+"""Write a small ONNX model with seeded random weights:
+python make_model.py conv|conv_bn|matmul|matmul8|unsupported OUT.onnx
 
 conv: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) + bias -> Relu.
 conv_bn: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) -> BatchNormalization -> Relu
@@ -6,6 +7,7 @@ conv_bn: x[1,16,12,12] -> Conv(32 filters 3x3, pad 1) -> BatchNormalization -> R
 matmul: x[24,64] -> MatMul(64x48) -> Add bias.
 matmul8: the same over 8 rows, too few for the schedule to pack B (``matmul.packs_b``) on any
   CPU, so its weights stay a plain matrix rather than panels (``dnnf-weight-panels``).
+unsupported: x[1,4,9] -> Col2Im (opset 18), an operator dnnf-mlir does not import.
 """
 import sys
 
@@ -36,6 +38,12 @@ elif kind == "conv_bn":
     ]
     variance = numpy_helper.from_array(rng.uniform(0.5, 2.0, 32).astype(np.float32), "var")
     weights = [weight("w", 32, 16, 3, 3), weight("scale", 32), weight("bias", 32), weight("mean", 32), variance]
+elif kind == "unsupported":
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"], name="col2im")]
+    weights = [numpy_helper.from_array(np.array([4, 4], np.int64), "image_shape"),
+               numpy_helper.from_array(np.array([2, 2], np.int64), "block_shape")]
 else:
     rows = 8 if kind == "matmul8" else 24
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, 64])
@@ -43,4 +51,4 @@ else:
     nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
     weights = [weight("w", 64, 48), weight("b", 48)]
 graph = helper.make_graph(nodes, kind, [x], [y], weights)
-onnx.save(helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)]), path)
+onnx.save(helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 18 if kind == "unsupported" else 17)]), path)

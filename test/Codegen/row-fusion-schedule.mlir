@@ -12,15 +12,20 @@
 // CHECK-LABEL: func.func @softmax
 // CHECK:         %[[OUT:.*]] = tensor.empty() : tensor<12x128x128xf32>
 // CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %c12
-// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c128
+// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c128 step %c2
 // CHECK-NOT:         linalg.
 // CHECK-NOT:         tensor.empty
-// CHECK:             vector.transfer_read {{.*}} : tensor<1x1x128xf32>, vector<1x1x128xf32>
-// CHECK:             vector.reduction <maximumf>, %{{.*}} : vector<128xf32> into f32
+// CHECK:             vector.transfer_read {{.*}} : tensor<1x2x128xf32>, vector<1x2x128xf32>
+// CHECK:             vector.extract %{{.*}}[0, 0] : vector<128xf32> from vector<1x2x128xf32>
+// CHECK-NEXT:        vector.reduction <maximumf>, %{{.*}} : vector<128xf32> into f32
+// CHECK-NEXT:        vector.extract %{{.*}}[0, 1] : vector<128xf32> from vector<1x2x128xf32>
+// CHECK-NEXT:        vector.reduction <maximumf>, %{{.*}} : vector<128xf32> into f32
 // CHECK-NOT:         linalg.
 // CHECK:             vector.reduction <add>, %{{.*}} : vector<128xf32> into f32
+// CHECK-NEXT:        vector.extract %{{.*}}[0, 1] : vector<128xf32> from vector<1x2x128xf32>
+// CHECK-NEXT:        vector.reduction <add>, %{{.*}} : vector<128xf32> into f32
 // CHECK-NOT:         linalg.
-// CHECK:             arith.divf %{{.*}} : vector<1x1x128xf32>
+// CHECK:             arith.divf %{{.*}} fastmath<arcp> : vector<1x2x128xf32>
 // CHECK-NEXT:        vector.transfer_write
 // CHECK-NEXT:        tensor.insert_slice
 // CHECK-NEXT:        scf.yield
@@ -45,18 +50,18 @@ func.func @softmax(%x: tensor<12x128x128xf32>, %mask: tensor<128xf32>) -> tensor
 // THREADS-LABEL: func.func @softmax
 // THREADS:         scf.forall (%{{.*}}) in (2)
 // THREADS:           scf.for %{{.*}} = %c0 to %c6
-// THREADS-NEXT:        scf.for %{{.*}} = %c0 to %c128
+// THREADS-NEXT:        scf.for %{{.*}} = %c0 to %c128 step %c2
 // THREADS:               vector.reduction <maximumf>
 // THREADS-LABEL: func.func @layer_norm
 // THREADS:         scf.forall (%{{.*}}) in (2)
 // THREADS:           scf.for %{{.*}} = %c0 to %c64
 // THREADS:             vector.reduction <add>
 
-// PLAN: [[ROOT:k[0-9]+]] linalg.generic [12, 128, 128] row-fused {'row': [128], 'fused': 6} @softmax
+// PLAN: [[ROOT:k[0-9]+]] linalg.generic [12, 128, 128] row-fused {'row': [128], 'fused': 6, 'rows_per_step': 2} @softmax
 // PLAN-NEXT: linalg.generic [12, 128, 128] in [[ROOT]] {} @softmax
 // PLAN-NEXT: linalg.fill [12, 128] in [[ROOT]] {} @softmax
 // PLAN-NEXT: linalg.reduce [12, 128, 128] in [[ROOT]] {} @softmax
-// PLAN: linalg.generic [1, 128, 768] row-fused {'row': [768], 'fused': 6} @layer_norm
+// PLAN: linalg.generic [1, 128, 768] row-fused {'row': [768], 'fused': 6, 'rows_per_step': 1} @layer_norm
 
 // LLVM-LABEL: llvm.func @softmax
 // LLVM:         llvm.intr.vector.reduce.fmaximum
@@ -67,9 +72,20 @@ func.func @layer_norm(%x: tensor<1x128x768xf32>, %r: tensor<1x128x768xf32>, %g: 
   return %1 : tensor<1x128x768xf32>
 }
 
+// Short rows (128 here: 8 AVX-512 vectors, at most PAIRED_ROW_VECTORS) go two per step
+// (above) when they pair up evenly; 7 rows do not: one per step.
+// PLAN: linalg.generic [3, 7, 64] row-fused {'row': [64], 'fused': 5, 'rows_per_step': 1} @softmax_odd_rows
+// CHECK-LABEL: func.func @softmax_odd_rows
+// CHECK:         scf.for %{{.*}} = %c0 to %c7 step %c1
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x1x64xf32>, vector<1x1x64xf32>
+func.func @softmax_odd_rows(%x: tensor<3x7x64xf32>) -> tensor<3x7x64xf32> {
+  %0 = "ecg.softmax"(%x) {axis = -1 : i64} : (tensor<3x7x64xf32>) -> tensor<3x7x64xf32>
+  return %0 : tensor<3x7x64xf32>
+}
+
 // A trailing dim of 1 is folded away before scheduling (codegen/cpu/unit_dims.py): the
 // rows are [64, 64], 64 vectors of 64, and the layer normalization is one row group.
-// PLAN: linalg.generic [7, 64, 64] row-fused {'row': [64, 64], 'fused': 5} @layer_norm_unit_last_dim
+// PLAN: linalg.generic [7, 64, 64] row-fused {'row': [64, 64], 'fused': 5, 'rows_per_step': 1} @layer_norm_unit_last_dim
 // PLAN: linalg.reduce [7, 64, 64] in {{k[0-9]+}} {} @layer_norm_unit_last_dim
 func.func @layer_norm_unit_last_dim(%x: tensor<7x64x64x1xf32>, %g: tensor<64x64x1xf32>, %b: tensor<64x64x1xf32>) -> tensor<7x64x64x1xf32> {
   %0 = "ecg.layer_normalization"(%x, %g, %b) {axis = 1 : i64, epsilon = 1.0E-2 : f64, operandSegmentSizes = array<i32: 1, 1, 1>, stash_type = 1 : i64} : (tensor<7x64x64x1xf32>, tensor<64x64x1xf32>, tensor<64x64x1xf32>) -> tensor<7x64x64x1xf32>

@@ -41,18 +41,21 @@ class _Builder:
     def __init__(self):
         self.f32 = ir.F32Type.get()
         self.arith = _mlir.arith
+        # Products feeding sums may fuse into FMAs (one rounding instead of two: the
+        # polynomials get no less accurate, and half the instructions where FMA exists).
+        self.contract = ir.Attribute.parse("#arith.fastmath<contract>")
 
     def const(self, value: float):
         return self.arith.constant(self.f32, value)
 
     def add(self, a, b):
-        return self.arith.addf(a, b)
+        return self.arith.addf(a, b, fastmath=self.contract)
 
     def sub(self, a, b):
-        return self.arith.subf(a, b)
+        return self.arith.subf(a, b, fastmath=self.contract)
 
     def mul(self, a, b):
-        return self.arith.mulf(a, b)
+        return self.arith.mulf(a, b, fastmath=self.contract)
 
     def div(self, a, b):
         return self.arith.divf(a, b)

@@ -102,6 +102,26 @@ def test_masked_softmax(shape, axis, grouped, threads):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize(
+    "shape,threads,rows_per_step",
+    [
+        ((258, 128), 1, 2),  # rows of 128 (16 AVX2 vectors at most): two per step
+        ((258, 128), 2, 1),  # a chunk of 129 rows per thread: one per step
+        ((256, 128), 2, 2),  # chunks of 128 rows
+        ((7, 128), 1, 1),  # an odd number of rows
+    ],
+)
+def test_short_rows_two_per_step(shape, threads, rows_per_step):
+    main, schedules = compile_ecg(masked_softmax_text(shape, -1), threads)
+    group = next(s for s in schedules if s.strategy == "row-fused")
+    assert group.details["rows_per_step"] == rows_per_step
+    x, m = rand(*shape), rand(shape[-1])
+    (got,) = main(x, m)
+    want = softmax(x + m, -1)
+    assert want.max() < 0.99  # not one-hot
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape,axis", [((1, 128, 768), -1), ((4, 33), -1), ((2, 6, 8, 5), -2)])
 def test_residual_layer_norm(shape, axis, threads):

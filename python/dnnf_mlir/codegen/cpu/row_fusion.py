@@ -5,12 +5,13 @@ of the two accumulators), a layer normalization to more; scheduled one by one, e
 writes a whole tensor that the next one reads back. A *row group* is instead one
 loop nest over the rows: its root, an element-wise op that reads row reductions, is
 tiled to one row (every loop but the ``row_dims`` trailing ones, which the group's
-reductions reduce), and every op of its group is fused into that loop
-(``fuse_into_containing_op``, producers last to first). Each op of the loop body is
-then vectorized whole, a row is one n-D vector, so a row's intermediates live in
-vector registers (spilled to the stack when the row is long), never in a buffer; its
-reductions become horizontal ``vector.reduction`` ops (reassociated into a tree when
-lowered to LLVM). With several threads, big groups split the rows among them.
+reductions reduce; two short rows: ``rows_per_step``), and every op of its group is
+fused into that loop (``fuse_into_containing_op``, producers last to first). Each
+op of the loop body is then vectorized whole, a row is one n-D vector, so a row's
+intermediates live in vector registers (spilled to the stack when the row is long),
+never in a buffer; its reductions become horizontal ``vector.reduction`` ops
+(reassociated into a tree when lowered to LLVM). With several threads, big groups
+split the rows among them.
 
 A group holds the linalg ops of one function that feed its root and nothing else:
 element-wise generics, fills, and ``linalg.reduce`` over the trailing dims of a
@@ -34,6 +35,7 @@ from .rows import horizontal_reductions, static_loop_ranges
 from .tiles import PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
 MEMBER_OPS = ("linalg.generic", "linalg.reduce", "linalg.fill")
+PAIRED_ROW_VECTORS = 16  # rows of at most this many vectors are computed two per step
 
 
 @dataclass
@@ -149,6 +151,22 @@ def _fuse_all(s, members: list, loop: str) -> list:
     return fused[::-1]
 
 
+def rows_per_step(planner: Planner, group: RowGroup, chunks) -> int:
+    """Rows a step of the row loop computes together: two when a row is at most
+    ``PAIRED_ROW_VECTORS`` vectors and the rows (of each thread's chunk) pair up
+    evenly, else one. A short row is a serial chain of horizontal reductions (max, then
+    sum), each waiting on the last; two independent chains in one step overlap (a
+    4096x128 softmax: 1.2x faster on AVX-512, 1.1x on AVX2). A long row is bound by
+    its element-wise work instead, and two of them spill registers (64x1000: slower)."""
+    shape = group.shape
+    last = len(shape) - group.row_dims - 1
+    chunk = chunks[last] if chunks else 0
+    row = math.prod(shape[last + 1:])
+    if shape[last] % 2 or chunk % 2 or row > PAIRED_ROW_VECTORS * planner.target.lanes(32):
+        return 1
+    return 2
+
+
 def schedule_row_group(planner: Planner, group: RowGroup):
     """One loop over the rows of ``group.root`` with the whole group fused in, each op
     vectorized a row at a time, its reductions horizontal."""
@@ -170,6 +188,7 @@ def schedule_row_group(planner: Planner, group: RowGroup):
         root, forall = s.tile_forall(root, chunks)
         members = _fuse_all(s, members, forall)
         details["forall"] = chunks
+    sizes[rank - group.row_dims - 1] = details["rows_per_step"] = rows_per_step(planner, group, details.get("forall"))
     root, loops = s.tile_for(root, sizes)
     loop = loops[0]
     _fuse_all(s, members, loop)
@@ -182,4 +201,4 @@ def schedule_row_group(planner: Planner, group: RowGroup):
         planner.add_schedule(OpSchedule(member, op.name, tuple(static_loop_ranges(op)), f"in {tag}", {}))
 
 
-__all__ = ["RowGroup", "row_group", "row_groups", "schedule_row_group"]
+__all__ = ["PAIRED_ROW_VECTORS", "RowGroup", "row_group", "row_groups", "rows_per_step", "schedule_row_group"]

@@ -85,7 +85,10 @@ def lower_softmax(op, args):
     exps = map_values(shifted, element, _mlir.math.exp)
     total = reduce(exps, [axis], 0.0, arith.addf)
     if op.mnemonic == "softmax":
-        return [combine_reduced(exps, total, [axis], element, arith.divf)]
+        # arcp: every element of a row divides by the same sum; LLVM may then multiply
+        # by its reciprocal (a division costs ten multiplications; error under 1 ulp).
+        reciprocal = ir.Attribute.parse("#arith.fastmath<arcp>")
+        return [combine_reduced(exps, total, [axis], element, lambda e, t: arith.divf(e, t, fastmath=reciprocal))]
     return [combine_reduced(shifted, total, [axis], element, lambda s, t: arith.subf(s, _mlir.math.log(t)))]
 
 

@@ -9,8 +9,9 @@ on odd sizes; no padding with prime channel counts; asymmetric padding with stri
 (1, 2); a 2x2/2 window (one tap per phase); stride 3 (three phases); a 1x3 window of
 strides (1, 2); ShuffleNet's 3 -> 24 channel 3x3/2 first layer on a 224x224 image (rows of
 [2, 113] phases, transposed whole: ``rows.MAX_WHOLE_TRANSPOSED_ROW``); ResNet-50's 128 -> 128
-3x3/2 from 56x56, whose register tiles go one output row at a time
-(``tiles.conv_rows_outer``; lit: test/Codegen/conv-rows-outer.mlir). Every output is at
+3x3/2 from 56x56 and the same from 72x72, whose register tiles go one output row at a
+time (``tiles.conv_rows_outer``; lit: test/Codegen/conv-rows-outer.mlir), the latter's
+last 4 of 36 columns a peeled tile. Every output is at
 least 11 columns wide, so that none is a matmul over its patches instead
 (``convolutions_to_matmul``). Inputs standard normal, filters
 scaled by 1/sqrt(C*KH*KW) so outputs are O(1). Tolerance: 1e-5 + 1e-5 * |want| against
@@ -37,6 +38,7 @@ CASES = [
     (11, 32, 9, 70, (1, 3), (1, 2), (0, 1, 0, 1), "Relu"),  # a 1x3 window
     (3, 24, 224, 224, (3, 3), (2, 2), (1, 1, 1, 1), "Relu"),  # ShuffleNet's first layer
     (128, 128, 56, 56, (3, 3), (2, 2), (1, 1, 1, 1), "Relu"),  # ResNet-50's, its tiles rows outer
+    (128, 128, 72, 72, (3, 3), (2, 2), (1, 1, 1, 1), None),  # rows outer, the last 4 columns peeled
 ]
 
 

@@ -15,7 +15,8 @@
 module attributes {transform.with_named_sequence} {
 
   // Register tiles of FR output channels x one row x WV columns; channels outer, so
-  // that the weights of a channel block stay in cache while the rows stream. The
+  // that the weights of a channel block stay in cache while the rows stream (where the
+  // input does not stay in L2, the plan has tiled the rows first: tiles.conv_rows_outer). The
   // accumulator's fill is fused into the tile. Returns the tiled op and the outermost
   // tile loop.
   transform.named_sequence @__dnnf_conv2d_register_tiles(

@@ -6,7 +6,8 @@ every kernel against it and the measurement takes seconds. The kernels are
 its widest ISA (``CpuTarget.lanes``: 16 f32 lanes with AVX-512): independent chains
 of vector FMAs for the peak, and ``a = b + s * c`` over arrays far larger than the
 caches, at 1 thread and at every core, for the bandwidth. Each figure is the best of
-a few short trials, since the machine may be shared.
+several trials, since the machine may be shared: for the peak, many of under a
+millisecond each, which other processes rarely all interrupt.
 
 The peak depends on the code's vectors: an artifact compiled for a lower CPU
 (``--cpu x86-64-v3`` on an AVX-512 machine: 8 lanes, not 16) is judged against the
@@ -39,10 +40,14 @@ from .codegen.cpu.toolchain import find_clang
 
 ROOFLINE_ENV = "DNNF_ROOFLINE"
 ACCUMULATORS = 12  # roofline.c's independent FMA chains
-FMA_ITERATIONS = 2_000_000  # one trial: 2M x 12 vector FMAs, about 0.05 s at 100 GFLOP/s
+# One FMA trial: 200k x 12 vector FMAs, under a millisecond at 100 GFLOP/s. On a shared
+# machine (2 vCPUs, load 9) every one of 5 trials of 2M (8 ms) was preempted: the peak
+# of a Zen 4 whose FMAs reach 118 GFLOP/s was measured 40-73; trials of 200k, the best
+# of 50, measured 117-118 in every run at the same load.
+FMA_ITERATIONS = 200_000
 TRIAD_FLOATS = 1 << 24  # per array: 64 MiB, far above any L3 of today
 TRIAD_REPS = 5
-TRIALS = 5
+TRIALS = 50  # FMA trials, the best of them counts
 
 
 class RooflineError(Exception):

@@ -8,11 +8,14 @@ count: DeepLab's 3 -> 16 channel 3x3/2 first layer with HardSwish; a 7x7/2 first
 on odd sizes; no padding with prime channel counts; asymmetric padding with strides
 (1, 2); a 2x2/2 window (one tap per phase); stride 3 (three phases); a 1x3 window of
 strides (1, 2); ShuffleNet's 3 -> 24 channel 3x3/2 first layer on a 224x224 image (rows of
-[2, 113] phases, transposed whole: ``rows.MAX_WHOLE_TRANSPOSED_ROW``). Every output is at
+[2, 113] phases, transposed whole: ``rows.MAX_WHOLE_TRANSPOSED_ROW``); ResNet-50's 128 -> 128
+3x3/2 from 56x56 and the same from 72x72, whose register tiles go one output row at a
+time (``tiles.conv_rows_outer``; lit: test/Codegen/conv-rows-outer.mlir), the latter's
+last 4 of 36 columns a peeled tile. Every output is at
 least 11 columns wide, so that none is a matmul over its patches instead
 (``convolutions_to_matmul``). Inputs standard normal, filters
 scaled by 1/sqrt(C*KH*KW) so outputs are O(1). Tolerance: 1e-5 + 1e-5 * |want| against
-float64 (sums of up to 175 f32 products), and no more than 8 times onnxruntime's own
+float64 (sums of up to 1152 f32 products), and no more than 8 times onnxruntime's own
 error plus 1e-6.
 """
 
@@ -34,6 +37,8 @@ CASES = [
     (3, 16, 19, 49, (3, 3), (3, 3), (1, 1, 1, 1), None),  # three phases
     (11, 32, 9, 70, (1, 3), (1, 2), (0, 1, 0, 1), "Relu"),  # a 1x3 window
     (3, 24, 224, 224, (3, 3), (2, 2), (1, 1, 1, 1), "Relu"),  # ShuffleNet's first layer
+    (128, 128, 56, 56, (3, 3), (2, 2), (1, 1, 1, 1), "Relu"),  # ResNet-50's, its tiles rows outer
+    (128, 128, 72, 72, (3, 3), (2, 2), (1, 1, 1, 1), None),  # rows outer, the last 4 columns peeled
 ]
 
 

@@ -4,7 +4,8 @@ library ``lowering/cpu/conv.mlir``.
 ``convolutions.pad_convolutions`` first widens the output width to whole vectors;
 this computes what depends on the shapes and the target: the zero-padded input
 materialized once (``bufferize_to_allocation``), the thread split (output channels
-first), the register tile (FR channels x one row x WV columns), which window loops
+first), the register tile (FR channels x one row x WV columns), whether the tiles go
+row by row where the input leaves L2 (``tiles.conv_rows_outer``), which window loops
 are unrolled, and whether an element-wise consumer (bias, activation, residual add;
 ``epilogues.py`` moves it into the widened shape) becomes the root of the tiling,
 applied to the accumulators before the single store. A strided convolution's phases
@@ -15,11 +16,13 @@ vector (``tiles.peeled_conv_columns``).
 
 from __future__ import annotations
 
+import math
+
 from ..kernel_plan import OpSchedule
 from .cpu_planner import CpuPlanner
 from ..linalg_queries import accumulator_fill, only_user, producer, static_tensor_type
 from .rows import schedule_rows
-from .tiles import conv_vector_tile, even_split, peeled_conv_columns
+from .tiles import conv_rows_outer, conv_vector_tile, even_split, peeled_conv_columns
 
 LIBRARY = "cpu/conv.mlir"
 
@@ -97,6 +100,12 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
             for producer_handle in producers + ([fill] if fill is not None else []):
                 _, forall = s.fuse_into(producer_handle, forall)
             details["forall"] = sizes
+    if conv_rows_outer(sum(_bytes(conv.operands[0]) for conv in chain),
+                       sum(_bytes(conv.operands[1]) for conv in chain), f // fr, oh):
+        # One output row at a time (the register tiles inside): its input rows stay in
+        # cache for every channel block, the filters stream once per row.
+        root, _ = s.fuse(root, [0, 0, 1, 0] if epilogue is not None else [0, 0, 1, 0, 0, 0, 0])
+        details["rows_outer"] = True
     kind = "register_tiles" if epilogue is None else "epilogue_register_tiles"
     tiled, tiles = s.include(LIBRARY, f"__dnnf_conv2d_{kind}", [root], [fr, wv], results=2)
     if peeled:
@@ -118,6 +127,11 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
     c, kh, kw = w.shape[1:]
     planner.add_schedule(OpSchedule(tag, op.name, tuple(out.shape) + (c, kh, kw), "conv2d", details))
     return epilogue is not None
+
+
+def _bytes(value) -> int:
+    """Bytes of a statically shaped f32 tensor."""
+    return 4 * math.prod(static_tensor_type(value).shape)
 
 
 def _vectorized_steps(planner: CpuPlanner, conv, tiles: str) -> list:

@@ -1,7 +1,9 @@
 """CPU code generation: numerics of the compiled kernels against numpy, the LLVM IR /
 llc path, and the AArch64 cross build run under qemu (when the tools are installed)."""
 
+import ctypes
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -325,9 +327,6 @@ def test_llc_keeps_memory_order_in_a_huge_block(tmp_path):
     """A block of more memory operations than llc's schedulers track one by one
     (``LLC_FLAGS``: past 200 their dependences are coarsened): the loads still wait
     for the stores they may read, through pointers not known to alias."""
-    import ctypes
-    import subprocess
-
     steps = 1500
     obj = compile_object(_chained_through_memory_ir(steps), target="host", output=str(tmp_path / "chain.o"), pic=True)
     library = tmp_path / "chain.so"

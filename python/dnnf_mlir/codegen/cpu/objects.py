@@ -93,8 +93,10 @@ def make_llc_compatible(llvm_ir: str) -> str:
 # one is checked against, past this many reduced (the dependences made coarser): at LLVM's
 # default of 1000 the fully unrolled blocks of small convolutions (3,500 instructions in
 # DenseNet's 7x7 layers) took 4.3 s of llc each, 74 of DenseNet's 80 s; at 200 they
-# take 0.6 s and their code is the same (only the entry's spills and one pool kernel
-# differed there, by the order of a few instructions).
+# take 0.6 s and their code is the same. Past 200 the schedulers' order can change
+# (Inception v2: llc 33 -> 8 s, its conv kernels' instructions in another order; DenseNet
+# only in its entry's spills and one pool kernel). DenseNet's AVX2 code has no such blocks
+# (llc 5.9 -> 5.7 s).
 LLC_FLAGS = ("--dag-maps-huge-region=200",)
 
 # Modules of LLVM IR text at least this big are compiled in pieces, in parallel

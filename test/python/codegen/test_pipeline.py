@@ -1,7 +1,9 @@
 """CPU code generation: numerics of the compiled kernels against numpy, the LLVM IR /
 llc path, and the AArch64 cross build run under qemu (when the tools are installed)."""
 
+import ctypes
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -307,6 +309,33 @@ def test_llvm_ir_accepted_by_llc(target, tmp_path):
         obj = compile_object(llvm_ir, target=target, output=str(tmp_path / f"k{threads}.o"))
         with open(obj, "rb") as f:
             assert f.read(4) == b"\x7fELF"
+
+
+def _chained_through_memory_ir(steps: int) -> str:
+    """``void chain(float *p, float *q)``: one basic block of ``steps`` loads and stores,
+    ``q[i] = p[i] + 1``; called with ``q = p + 1`` each load reads the store before it."""
+    body = []
+    for i in range(steps):
+        body += [f"  %a{i} = getelementptr float, ptr %p, i64 {i}", f"  %v{i} = load float, ptr %a{i}",
+                 f"  %w{i} = fadd float %v{i}, 1.0", f"  %b{i} = getelementptr float, ptr %q, i64 {i}",
+                 f"  store float %w{i}, ptr %b{i}"]
+    return "define void @chain(ptr %p, ptr %q) {\n" + "\n".join(body) + "\n  ret void\n}\n"
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to link the object")
+def test_llc_keeps_memory_order_in_a_huge_block(tmp_path):
+    """A block of more memory operations than llc's schedulers track one by one
+    (``LLC_FLAGS``: past 200 their dependences are coarsened): the loads still wait
+    for the stores they may read, through pointers not known to alias."""
+    steps = 1500
+    obj = compile_object(_chained_through_memory_ir(steps), target="host", output=str(tmp_path / "chain.o"), pic=True)
+    library = tmp_path / "chain.so"
+    subprocess.run(["cc", "-shared", "-o", str(library), obj], check=True)
+    data = np.zeros(steps + 1, np.float32)
+    data[0] = 3.0
+    pointer = data.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+    ctypes.CDLL(str(library)).chain(pointer, ctypes.cast(ctypes.addressof(pointer.contents) + 4, ctypes.POINTER(ctypes.c_float)))
+    np.testing.assert_array_equal(data, 3.0 + np.arange(steps + 1, dtype=np.float32))
 
 
 def test_aarch64_matmul_under_qemu(tmp_path, aarch64_toolchain):

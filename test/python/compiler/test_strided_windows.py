@@ -37,6 +37,11 @@ def run_both(nodes, x, constants):
     (6, 37, 41, 5, 2, 2, [4, 4, 4, 4]),  # strided and dilated
     (5, 23, 47, 3, 3, 1, [1, 2, 0, 1]),  # stride 3: one phase per tap
     (8, 30, 60, 7, 2, 1, [3, 3, 3, 3]),  # a 7x7 window
+    # Channel loops whose padded plane is filled once per block of channels and reused
+    # (codegen/cpu/depthwise.py): plane, phases, and a plane then its phases (odd width).
+    (96, 48, 48, 3, 2, 1, [0, 0, 1, 1]),
+    (32, 48, 48, 3, 1, 1, [1, 1, 1, 1]),
+    (20, 35, 67, 3, 2, 1, [1, 1, 1, 1]),
 ])
 def test_depthwise_relu6(c, h, w, k, stride, dilation, pads):
     x = RNG.standard_normal((1, c, h, w)).astype(np.float32)

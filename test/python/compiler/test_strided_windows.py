@@ -42,6 +42,12 @@ def run_both(nodes, x, constants):
     (96, 48, 48, 3, 2, 1, [0, 0, 1, 1]),
     (32, 48, 48, 3, 1, 1, [1, 1, 1, 1]),
     (20, 35, 67, 3, 2, 1, [1, 1, 1, 1]),
+    # Rows narrower than a vector: ShuffleNet's and MobileNetV2's, in the loop from 8 columns.
+    (272, 14, 14, 3, 1, 1, [1, 1, 1, 1]),
+    (136, 28, 28, 3, 2, 1, [1, 1, 1, 1]),
+    (144, 24, 24, 3, 2, 1, [0, 0, 1, 1]),
+    (64, 6, 6, 3, 1, 1, [1, 1, 1, 1]),
+    (96, 3, 3, 3, 1, 1, [1, 1, 1, 1]),
 ])
 def test_depthwise_relu6(c, h, w, k, stride, dilation, pads):
     x = RNG.standard_normal((1, c, h, w)).astype(np.float32)

@@ -45,6 +45,7 @@ from .windows import DEPTHWISE, MAX_TAPS, POOLING, phase_width, replace_window, 
 
 CHANNEL_LOOP_OPS = {DEPTHWISE, *POOLING}
 MAX_BLOCKS = 16
+LOOPED_COLUMNS = 8  # a padded depthwise convolution's narrowest rows in the loop (_narrow_rows_looped)
 ROW_VECTORS = 4  # registers a row's vector takes at most (rows.schedule_rows): one row, one read  # channel blocks of the parallel loop: enough for the threads, few buffers
 
 
@@ -232,17 +233,32 @@ def _channel_loop(op, epilogue, lanes: int):
     return outer.results[0]
 
 
+def _narrow_rows_looped(op, width: int) -> bool:
+    """Whether ``op``, whose output rows (``width``) are narrower than a vector, takes
+    the channel loop: a padded pool always, a padded depthwise convolution whose rows
+    are at least ``LOOPED_COLUMNS`` wide. Its plane filled once per block of channels
+    (``_scratch``), the loop costs less than the whole-tensor pad there (per-kernel
+    profile, AVX-512, one thread, Zen 4: ShuffleNet's 272x14x14 3x3 0.050 -> 0.031 ms,
+    its 136x28x28 3x3/2 0.057 -> 0.034 ms, 272x14x14 3x3/2 0.028 -> 0.015 ms,
+    MobileNetV2's 144x24x24 3x3/2 0.041 -> 0.025 ms); on narrower rows it lost on both
+    widths of vector (MobileNetV2's 960x3x3 0.013 -> 0.022 ms on AVX-512, its 384x6x6
+    0.011 -> 0.016 ms on AVX2)."""
+    if not any(sum(static_pad(op)[1:3], [])):
+        return False
+    return op.name in POOLING or width >= LOOPED_COLUMNS
+
+
 def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
     """Rewrite every f32 static depthwise convolution and pooling whose rows are at least a vector
     wide (``lanes``: f32 lanes of a vector register; see the module docstring). Narrower
-    rows stay whole-tensor windows (``windows.py``): per channel, a plane of a few
-    masked vectors costs more in loop overhead than its pad saves (measured, AVX-512:
-    EfficientNet's 672 channels of 6x6, 5x5 + SiLU, 2.8x onnxruntime's time as a
-    whole-tensor window, 3.3x in the loop). A padded pool takes the loop on narrower rows
-    too: the whole-tensor pad costs more than the loop (per-kernel profile, one thread:
-    AVX-512, 512 channels of 13x13 3x3/1 max 0.071 -> 0.043 ms, 1024 of 7x7 0.057 ->
-    0.040 ms; AVX2, where 7 columns are one vector, 0.033 -> 0.036 ms). Returns how many
-    were rewritten."""
+    rows stay whole-tensor windows (``windows.py``) unless ``_narrow_rows_looped``: per
+    channel, a plane of a few masked vectors costs more in loop overhead than its pad
+    saves (measured, AVX-512: EfficientNet's 672 channels of 6x6, 5x5 + SiLU, 2.8x
+    onnxruntime's time as a whole-tensor window, 3.3x in the loop). A padded pool takes
+    the loop on narrower rows too: the whole-tensor pad costs more than the loop
+    (per-kernel profile, one thread: AVX-512, 512 channels of 13x13 3x3/1 max 0.071 ->
+    0.043 ms, 1024 of 7x7 0.057 -> 0.040 ms; AVX2, where 7 columns are one vector,
+    0.033 -> 0.036 ms). Returns how many were rewritten."""
     count = 0
     for op in linalg_ops(module):
         if op.name not in CHANNEL_LOOP_OPS or len(op.results) != 1:
@@ -250,7 +266,7 @@ def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
         types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
         if any(t is None or not is_f32(t) for t in types):
             continue
-        if types[2].shape[3] < lanes and (op.name not in POOLING or not any(sum(static_pad(op)[1:3], []))):
+        if types[2].shape[3] < lanes and not _narrow_rows_looped(op, types[2].shape[3]):
             continue
         if op.name in POOLING and prod(window_of(op)) > MAX_TAPS:
             continue  # scalar loops (windows.py)

@@ -61,6 +61,22 @@ def test_depthwise_relu6(c, h, w, k, stride, dilation, pads):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("c,h,stride,pads", [(24, 48, 2, [0, 0, 0, 0, 0, 0, 1, 1]), (16, 12, 1, [0, 0, 1, 1, 0, 0, 1, 1])])
+def test_explicit_pad_before_depthwise(c, h, stride, pads):
+    """MobileNetV2's Pad node before each depthwise convolution (folded into the
+    convolution's pads by ecg-rewrite's conv-bias-pad) after a ReLU6."""
+    x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
+    constants = {"w": (RNG.standard_normal((c, 1, 3, 3)) / 3).astype(np.float32),
+                 "b": RNG.standard_normal(c).astype(np.float32),
+                 "lo": np.array(0, np.float32), "hi": np.array(6, np.float32), "pads": np.array(pads, np.int64)}
+    nodes = [helper.make_node("Clip", ["x", "lo", "hi"], ["r"]),
+             helper.make_node("Pad", ["r", "pads"], ["p"]),
+             helper.make_node("Conv", ["p", "w", "b"], ["c"], group=c, strides=[stride, stride]),
+             helper.make_node("Clip", ["c", "lo", "hi"], ["y"])]
+    got, want = run_both(nodes, x, constants)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("op,h,w,k,stride,pads", [
     ("MaxPool", 111, 111, 3, 2, [0, 0, 0, 0]),
     ("MaxPool", 56, 57, 3, 2, [1, 1, 1, 1]),

@@ -1,8 +1,8 @@
 // Depthwise convolutions (codegen/cpu/depthwise.py): instead of a zero-padded copy of the
 // whole input, the taps and the epilogue as three passes over memory, a loop over blocks
 // of channels (what the threads share) and, within a block, over its channels; each
-// channel is copied into a filled plane (in the first-level cache, its buffer reused by
-// the block's channels), and one generic computes its taps with the element-wise
+// channel is copied into a plane filled once per block (in the first-level cache, carried
+// by the block's loop: the border never changes), and one generic computes its taps with the element-wise
 // consumer (bias, ReLU6) in its body. A wide horizontally strided window writes the
 // channel's phases straight into a filled buffer, its left padding rounded up to a whole
 // phase column (one more zero column, skipped by every tap: tap kw reads phase
@@ -13,9 +13,10 @@
 // CHECK-NOT:     tensor.pad
 // CHECK:         scf.forall (%[[B:.*]]) in (16) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<1x32x14x14xf32>)
 // CHECK:           %[[FIRST:.*]] = arith.muli %[[B]], %c2
-// CHECK:           scf.for %[[LOCAL:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x2x14x14xf32>)
+// CHECK:           %[[FILLED:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x16x16xf32>)
+// CHECK:           scf.for %[[LOCAL:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}} = %{{.*}}, %[[PLANE:.*]] = %[[FILLED]]) -> (tensor<1x2x14x14xf32>, tensor<1x1x16x16xf32>)
 // CHECK:             %[[C:.*]] = arith.addi %[[FIRST]], %[[LOCAL]]
-// CHECK:             %[[PLANE:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x16x16xf32>)
+// CHECK-NOT:         linalg.fill
 // CHECK:             %[[X:.*]] = tensor.extract_slice %arg0[0, %[[C]], 0, 0] [1, 1, 14, 14]
 // CHECK:             %[[PADDED:.*]] = tensor.insert_slice %[[X]] into %[[PLANE]][0, 0, 1, 1] [1, 1, 14, 14]
 // CHECK:             tensor.extract_slice %[[PADDED]][0, 0, 0, 0] [1, 1, 14, 14] [1, 1, 1, 1]
@@ -24,6 +25,7 @@
 // CHECK:               arith.maximumf
 // CHECK:               arith.minimumf
 // CHECK:             } -> tensor<1x1x14x14xf32>
+// CHECK:             scf.yield %{{.*}}, %[[PADDED]]
 // CHECK:           scf.forall.in_parallel
 // CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[ACC]][0, %[[FIRST]], 0, 0] [1, 2, 14, 14]
 // CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw

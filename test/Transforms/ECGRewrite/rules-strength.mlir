@@ -991,6 +991,30 @@ func.func @"resize-noop"(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 
 // -----
 
+// Conv(Pad(A), B) -> Conv(A, B, auto_pad=NOTSET, pads=…)
+// CHECK-LABEL: func.func @"conv-pad"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.conv"(%arg0, %arg1) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 0>, pads = array<i64: 1, 0, 1, 2>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+// CHECK-NEXT: return %[[V0]] : tensor<1x3x5x5xf32>
+func.func @"conv-pad"(%arg0: tensor<1x2x5x5xf32>, %arg1: tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32> {
+  %0 = "ecg.pad"(%arg0) {constant_value = 0.000000e+00 : f64, mode = "constant", pads = array<i64: 0, 0, 1, 0, 0, 0, 1, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x7x7xf32>
+  %1 = "ecg.conv"(%0, %arg1) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x7x7xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+  return %1 : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// Conv(Pad(A), B, C) -> Conv(A, B, C, auto_pad=NOTSET, pads=…)
+// CHECK-LABEL: func.func @"conv-bias-pad"
+// CHECK-NEXT: %[[V0:.*]] = "ecg.conv"(%arg0, %arg1, %arg2) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 1, 0, 1, 2>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x5x5xf32>
+// CHECK-NEXT: return %[[V0]] : tensor<1x3x5x5xf32>
+func.func @"conv-bias-pad"(%arg0: tensor<1x2x5x5xf32>, %arg1: tensor<3x2x3x3xf32>, %arg2: tensor<3xf32>) -> tensor<1x3x5x5xf32> {
+  %0 = "ecg.pad"(%arg0) {constant_value = 0.000000e+00 : f64, mode = "constant", pads = array<i64: 0, 0, 1, 0, 0, 0, 1, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x7x7xf32>
+  %1 = "ecg.conv"(%0, %arg1, %arg2) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x7x7xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x5x5xf32>
+  return %1 : tensor<1x3x5x5xf32>
+}
+
+// -----
+
 // Transpose(Transpose(A)) -> Transpose(A, perm=…)
 // CHECK-LABEL: func.func @"transpose-transpose"
 // CHECK-NEXT: %[[V0:.*]] = "ecg.transpose"(%arg0) {perm = array<i64: 0, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>

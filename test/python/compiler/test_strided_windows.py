@@ -37,6 +37,17 @@ def run_both(nodes, x, constants):
     (6, 37, 41, 5, 2, 2, [4, 4, 4, 4]),  # strided and dilated
     (5, 23, 47, 3, 3, 1, [1, 2, 0, 1]),  # stride 3: one phase per tap
     (8, 30, 60, 7, 2, 1, [3, 3, 3, 3]),  # a 7x7 window
+    # Channel loops whose padded plane is filled once per block of channels and reused
+    # (codegen/cpu/depthwise.py): plane, phases, and a plane then its phases (odd width).
+    (96, 48, 48, 3, 2, 1, [0, 0, 1, 1]),
+    (32, 48, 48, 3, 1, 1, [1, 1, 1, 1]),
+    (20, 35, 67, 3, 2, 1, [1, 1, 1, 1]),
+    # Rows narrower than a vector: ShuffleNet's and MobileNetV2's, in the loop from 8 columns.
+    (272, 14, 14, 3, 1, 1, [1, 1, 1, 1]),
+    (136, 28, 28, 3, 2, 1, [1, 1, 1, 1]),
+    (144, 24, 24, 3, 2, 1, [0, 0, 1, 1]),
+    (64, 6, 6, 3, 1, 1, [1, 1, 1, 1]),
+    (96, 3, 3, 3, 1, 1, [1, 1, 1, 1]),
 ])
 def test_depthwise_relu6(c, h, w, k, stride, dilation, pads):
     x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
@@ -45,6 +56,22 @@ def test_depthwise_relu6(c, h, w, k, stride, dilation, pads):
                  "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=c, strides=[stride, stride],
                               dilations=[dilation, dilation], pads=pads),
+             helper.make_node("Clip", ["c", "lo", "hi"], ["y"])]
+    got, want = run_both(nodes, x, constants)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("c,h,stride,pads", [(24, 48, 2, [0, 0, 0, 0, 0, 0, 1, 1]), (16, 12, 1, [0, 0, 1, 1, 0, 0, 1, 1])])
+def test_explicit_pad_before_depthwise(c, h, stride, pads):
+    """MobileNetV2's Pad node before each depthwise convolution (folded into the
+    convolution's pads by ecg-rewrite's conv-bias-pad) after a ReLU6."""
+    x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
+    constants = {"w": (RNG.standard_normal((c, 1, 3, 3)) / 3).astype(np.float32),
+                 "b": RNG.standard_normal(c).astype(np.float32),
+                 "lo": np.array(0, np.float32), "hi": np.array(6, np.float32), "pads": np.array(pads, np.int64)}
+    nodes = [helper.make_node("Clip", ["x", "lo", "hi"], ["r"]),
+             helper.make_node("Pad", ["r", "pads"], ["p"]),
+             helper.make_node("Conv", ["p", "w", "b"], ["c"], group=c, strides=[stride, stride]),
              helper.make_node("Clip", ["c", "lo", "hi"], ["y"])]
     got, want = run_both(nodes, x, constants)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -184,6 +184,17 @@ for variant, k in {"per-channel": randn(1, 4, 1, 1), "scalar": np.float32(0.75)}
     case("batch_normalization-mul", X4, lambda x, k=k: op("mul", batch_norm(x, 4), const(k)), ["batch_normalization"], variant)
     case("batch_normalization-add", X4, lambda x, k=k: op("add", const(k), batch_norm(x, 4)), ["batch_normalization"], variant)
 
+# A zero pad of the image axes folds into the conv's own pads (asymmetric, on top of
+# them, with strides and dilations: MobileNetV2's explicit Pad before a stride-2 conv).
+for bias in (False, True):
+    suffix = "-bias" if bias else ""
+    for variant, pads, attrs in (("asymmetric", [0, 0, 0, 1, 0, 0, 2, 0], {"pads": [0, 0, 0, 0]}),
+                                 ("stride-2", [0, 0, 0, 0, 0, 0, 1, 1], {"pads": [0, 0, 0, 0], "strides": [2, 2]}),
+                                 ("on-own-pads", [0, 0, 1, 2, 0, 0, 0, 1], {"dilations": [2, 1]}),
+                                 ("valid", [0, 0, 0, 0, 0, 0, 1, 1], {"auto_pad": "VALID", "strides": [2, 2]})):
+        case(f"conv{suffix}-pad", X4, lambda x, b=bias, p=pads, a=attrs: conv(op("pad", x, pads=p), b, **a), ["conv"],
+             variant)
+
 
 def gemm(x, trans_b=0, c=None, **attrs):
     w = randn(5, 3) if trans_b else randn(3, 5)
@@ -247,6 +258,16 @@ NEGATIVE = [
                  id="mat_mul-mul[rows]"),
     pytest.param("conv-batch_normalization", X4, lambda x: shared(conv(x, False), lambda y: batch_norm(y, 6)),
                  id="conv-batch_normalization[shared]"),
+    pytest.param("conv-pad", X4, lambda x: conv(op("pad", x, pads=[1, 0, 0, 0, 0, 0, 0, 0]), False),
+                 id="conv-pad[batch]"),
+    pytest.param("conv-pad", X4, lambda x: conv(op("pad", x, pads=[0, 0, 1, 1, 0, 0, 1, 1], constant_value=1.0), False),
+                 id="conv-pad[non-zero]"),
+    pytest.param("conv-pad", X4, lambda x: conv(op("pad", x, pads=[0, 0, 1, 1, 0, 0, 1, 1], mode="edge"), False),
+                 id="conv-pad[edge]"),
+    pytest.param("conv-pad", X4, lambda x: conv(op("pad", x, pads=[0, 0, -1, 1, 0, 0, 1, 1]), False, pads=[0, 0, 0, 0]),
+                 id="conv-pad[crops]"),
+    pytest.param("conv-pad", X4, lambda x: conv(op("pad", x, pads=[0, 0, 1, 1, 0, 0, 0, 0]), False, pads=[0, 0, 0, 0],
+                                                auto_pad="SAME_UPPER"), id="conv-pad[auto-pad]"),
     pytest.param("neg-neg", [randn(3, 4)], lambda x: op("neg", op("reduce_sum", x, axes=[0])), id="neg-neg[no-pair]"),
 ]
 

@@ -9,12 +9,13 @@ input and one writes the output. ``depthwise_channel_loops`` rewrites each f32 s
 ``depthwise_conv_2d_nchw_chw`` as::
 
     scf.forall over blocks of channels          (what the threads share)
+      plane = fill(pad value)                   (once per block: the border never changes)
       scf.for over the block's channels
-        plane = fill(pad value) ; plane[pads] = x[:, c]   (one channel, in L1)
+        plane[pads] = x[:, c]                   (one channel, in L1)
         y[:, c] = epilogue(depthwise(plane, w[c]))
 
 so that the padded plane stays in the first-level cache and is reused by every
-channel of the block (its buffer is hoisted out of the ``scf.for``), and the epilogue
+channel of the block (carried by the ``scf.for``, filled once), and the epilogue
 (``windows.taken_epilogue``: a cheap one, bias, ReLU6, a residual add) is computed on
 each channel's taps in registers: one generic (``windows.window_generic``) per channel.
 
@@ -44,6 +45,7 @@ from .windows import DEPTHWISE, MAX_TAPS, POOLING, phase_width, replace_window, 
 
 CHANNEL_LOOP_OPS = {DEPTHWISE, *POOLING}
 MAX_BLOCKS = 16
+LOOPED_COLUMNS = 8  # a padded depthwise convolution's narrowest rows in the loop (_narrow_rows_looped)
 ROW_VECTORS = 4  # registers a row's vector takes at most (rows.schedule_rows): one row, one read  # channel blocks of the parallel loop: enough for the threads, few buffers
 
 
@@ -95,56 +97,82 @@ def filled(shape: list, value, element):
     return linalg.fill(value, outs=[tensor.empty(shape, element)])
 
 
-def _padded_plane(source, channel, low, high, value, columns: int):
-    """Channel ``channel`` of ``source`` zero-padded by ``low`` / ``high`` (at least
-    ``columns`` wide): a fill of the plane, the channel copied into its interior."""
+def _padded_plane(source, channel, low, high, plane):
+    """Channel ``channel`` of ``source`` copied into the interior of ``plane``, a buffer
+    already filled with the padding value (``_scratch``)."""
     n, _, h, w = static_tensor_type(source).shape
-    width = max(w + low[3] + high[3], columns)
-    plane = filled([n, 1, h + low[2] + high[2], width], value, static_tensor_type(source).element_type)
     inner = slice_at(plane, [0, 0, low[2], low[3]], [n, 1, h, w])
     copied = copy_into(slice_at(source, [0, channel, 0, 0], [n, 1, h, w]), inner)
     return insert_at(copied, plane, [0, 0, low[2], low[3]])
 
 
-def _channel_taps(op, source, channel, pad, lanes: int) -> list:
+def _scratch(op, source, pad, lanes: int):
+    """How one channel's taps read ``source`` (padded by ``pad``): (kind, shape of the
+    buffer they read, whether every element of it is written per channel) with kind
+    "input" (in place, no buffer), "plane" (a padded plane), "plane-phases" (a padded
+    plane, then its column phases) or "phases" (the phases written straight from the
+    input). The buffer is filled with the padding value once per block of channels,
+    before their loop: its border is the same for every channel and each channel
+    overwrites its interior. Filled per channel, its stores cost as much as the taps'
+    (a 512-bit store takes two cycles on Zen 4): MobileNetV2's 32x48x48 3x3 padded by
+    the convolution took 1.6x the time of the same taps over an input padded by its
+    producer."""
+    low, high, _ = pad
+    n, _, h, w = static_tensor_type(source).shape
+    ow = static_tensor_type(op.results[0]).shape[3]
+    window = window_of(op)
+    strides, dilations = conv_params(op)
+    sw, dw = strides[1], dilations[1]
+    padded = [n, 1, h + low[2] + high[2], w + low[3] + high[3]]
+    in_place = op.name in POOLING and not any(low + high) and ow <= ROW_VECTORS * lanes and reads_contiguously(sw, ow)
+    if sw == 1 or ow <= lanes or in_place:
+        return ("plane", padded, False) if any(low + high) else ("input", None, True)
+    if w % sw:
+        return "plane-phases", padded[:3] + [max(padded[3], sw * phase_width(window[1], sw, dw, ow))], False
+    shift = -low[3] % sw
+    first = (low[3] + shift) // sw
+    width = max(phase_width(window[1], sw, dw, ow, shift), first + w // sw)
+    return "phases", [n, 1, padded[2], sw, width], not any(low + high) and width == w // sw
+
+
+def _channel_taps(op, source, channel, pad, kind: str, scratch) -> tuple:
     """The taps of one channel's window (``window.tap_slices``) over ``source``'s
-    channel ``channel`` padded by ``pad`` (low, high, value). A horizontally strided
-    window over rows wider than a vector reads phases written straight from the input
-    into a filled buffer (``phase_split``; the plane is not copied first), its left
-    padding rounded up to whole phase columns by ``shift`` more zero columns, which
-    every tap skips. Split in the first-level cache, phases pay from narrower rows
-    than the whole tensor's split (``windows.py``: two vectors): measured (AVX-512, one
-    thread, against onnxruntime), EfficientNet's 5x5/2 + SiLU on 28-wide rows went
-    from 4.2x to 1.5x onnxruntime's time and a 3x3/2 on 24-wide rows from 1.36x to
-    1.15x, where 12-wide rows (one masked vector) lost, 1.04x -> 1.33x. A pool over an
-    unpadded input whose strided rows are read contiguously (``strided_reads.py``) reads
-    it in place instead, with no copy at all: SqueezeNet's 3x3/2 max pool over 64x111x111
-    (odd rows: a padded plane, then its phases) took 0.71x the time of the phases."""
-    low, high, value = pad
+    channel ``channel`` padded by ``pad`` (low, high, value), read as ``kind`` says
+    (``_scratch``) from ``scratch`` (its buffer, filled, or None), and the buffer after
+    this channel. A
+    horizontally strided window over rows wider than a vector reads phases written
+    straight from the input into a filled buffer (``phase_split``; the plane is not
+    copied first), its left padding rounded up to whole phase columns by ``shift`` more
+    zero columns, which every tap skips. Split in the first-level cache, phases pay from
+    narrower rows than the whole tensor's split (``windows.py``: two vectors): measured
+    (AVX-512, one thread, against onnxruntime), EfficientNet's 5x5/2 + SiLU on 28-wide
+    rows went from 4.2x to 1.5x onnxruntime's time and a 3x3/2 on 24-wide rows from
+    1.36x to 1.15x, where 12-wide rows (one masked vector) lost, 1.04x -> 1.33x. A pool
+    over an unpadded input whose strided rows are read contiguously
+    (``strided_reads.py``) reads it in place instead, with no copy at all: SqueezeNet's
+    3x3/2 max pool over 64x111x111 (odd rows: a padded plane, then its phases) took
+    0.71x the time of the phases."""
+    low, high, _ = pad
     n, _, h, w = static_tensor_type(source).shape
     out_shape = [static_tensor_type(op.results[0]).shape[0], 1, *static_tensor_type(op.results[0]).shape[2:]]
     window = window_of(op)
     strides, dilations = conv_params(op)
     sw, dw, ow = strides[1], dilations[1], out_shape[3]
-    in_place = op.name in POOLING and not any(low + high) and ow <= ROW_VECTORS * lanes and reads_contiguously(sw, ow)
-    if sw == 1 or ow <= lanes or in_place:
-        x = _padded_plane(source, channel, low, high, value, 0) if any(low + high) else \
-            slice_at(source, [0, channel, 0, 0], [n, 1, h, w])
-        return tap_slices(x, out_shape, window, strides, dilations)
-    if w % sw:
-        x = _padded_plane(source, channel, low, high, value, sw * phase_width(window[1], sw, dw, ow))
-        x = phase_split(x, sw, phase_width(window[1], sw, dw, ow))
-        return tap_slices(x, out_shape, window, strides, dilations, phases=True)
+    channel_of_source = slice_at(source, [0, channel, 0, 0], [n, 1, h, w])
+    if kind == "input":
+        return tap_slices(channel_of_source, out_shape, window, strides, dilations), scratch
+    if kind == "plane":
+        plane = _padded_plane(source, channel, low, high, scratch)
+        return tap_slices(plane, out_shape, window, strides, dilations), plane
+    if kind == "plane-phases":
+        plane = _padded_plane(source, channel, low, high, scratch)
+        x = phase_split(plane, sw, phase_width(window[1], sw, dw, ow))
+        return tap_slices(x, out_shape, window, strides, dilations, phases=True), plane
     shift = -low[3] % sw
-    first = (low[3] + shift) // sw
-    width = max(phase_width(window[1], sw, dw, ow, shift), first + w // sw)
-    shape, element = [n, 1, h + low[2] + high[2], sw, width], static_tensor_type(source).element_type
-    covered = not any(low + high) and width == w // sw  # the split writes every element
-    phases = _mlir.tensor.empty(shape, element) if covered else filled(shape, value, element)
-    offsets = [0, 0, low[2], 0, first]
-    inner = phase_split(slice_at(source, [0, channel, 0, 0], [n, 1, h, w]), sw, w // sw,
-                        init=slice_at(phases, offsets, [n, 1, h, sw, w // sw]))
-    return tap_slices(insert_at(inner, phases, offsets), out_shape, window, strides, dilations, phases=True, shift=shift)
+    offsets = [0, 0, low[2], 0, (low[3] + shift) // sw]
+    inner = phase_split(channel_of_source, sw, w // sw, init=slice_at(scratch, offsets, [n, 1, h, sw, w // sw]))
+    phases = insert_at(inner, scratch, offsets)
+    return tap_slices(phases, out_shape, window, strides, dilations, phases=True, shift=shift), phases
 
 
 def _channel_loop(op, epilogue, lanes: int):
@@ -174,9 +202,15 @@ def _channel_loop(op, epilogue, lanes: int):
     b, acc = outer.regions[0].blocks[0].arguments
     with ir.InsertionPoint(outer.regions[0].blocks[0]):
         first = arith.muli(b, constant(block))
-        inner = scf.ForOp(constant(0), constant(block), constant(1), [slice_at(acc, [0, first, 0, 0], [n, block, oh, ow])])
+        carried = [slice_at(acc, [0, first, 0, 0], [n, block, oh, ow])]
+        separable = takes_separable(op, (low, high, value), ROW_VECTORS * lanes)
+        kind, shape, covered = _scratch(op, source, (low, high, value), lanes)
+        if not separable and shape is not None:
+            carried.append(tensor.empty(shape, f32) if covered else filled(shape, value, f32))
+        inner = scf.ForOp(constant(0), constant(block), constant(1), carried)
         with ir.InsertionPoint(inner.body):
             local, t = inner.induction_variable, inner.inner_iter_args[0]
+            scratch = inner.inner_iter_args[1] if len(carried) > 1 else None
             channel = arith.addi(first, local)
             out = slice_at(t, [0, local, 0, 0], [n, 1, oh, ow])
             tail = None
@@ -184,32 +218,47 @@ def _channel_loop(op, epilogue, lanes: int):
                 operands = [(None if v == op.results[0] else _channel_slice(v, m, channel), m)
                             for v, m in zip(linalg_inputs(epilogue), indexing_maps(epilogue))]
                 tail = epilogue.regions[0].blocks[0], operands, out
-            if takes_separable(op, (low, high, value), ROW_VECTORS * lanes):
+            if separable:
                 y = separable_pool(op, source, channel, (low, high, value), out, tail)
             else:
-                taps = _channel_taps(op, source, channel, (low, high, value), lanes)
+                taps, scratch = _channel_taps(op, source, channel, (low, high, value), kind, scratch)
                 start = linalg.fill(fill.operands[0], outs=[out]) if fill is not None else \
                     slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
                 channel_weights = slice_at(weights, [channel, 0, 0], [1, kh, kw]) if weights is not None else None
                 y = window_generic(POOLING.get(op.name, "sum"), taps, channel_weights, start, tail)
-            scf.YieldOp([insert_at(y, t, [0, local, 0, 0])])
+            scf.YieldOp([insert_at(y, t, [0, local, 0, 0])] + ([scratch] if scratch is not None else []))
         with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
             values, static = split_offsets([0, first, 0, 0])
             tensor.parallel_insert_slice(inner.results[0], acc, values, [], [], static, [n, block, oh, ow], [1] * 4)
     return outer.results[0]
 
 
+def _narrow_rows_looped(op, width: int) -> bool:
+    """Whether ``op``, whose output rows (``width``) are narrower than a vector, takes
+    the channel loop: a padded pool always, a padded depthwise convolution whose rows
+    are at least ``LOOPED_COLUMNS`` wide. Its plane filled once per block of channels
+    (``_scratch``), the loop costs less than the whole-tensor pad there (per-kernel
+    profile, AVX-512, one thread, Zen 4: ShuffleNet's 272x14x14 3x3 0.050 -> 0.031 ms,
+    its 136x28x28 3x3/2 0.057 -> 0.034 ms, 272x14x14 3x3/2 0.028 -> 0.015 ms,
+    MobileNetV2's 144x24x24 3x3/2 0.041 -> 0.025 ms); on narrower rows it lost on both
+    widths of vector (MobileNetV2's 960x3x3 0.013 -> 0.022 ms on AVX-512, its 384x6x6
+    0.011 -> 0.016 ms on AVX2)."""
+    if not any(sum(static_pad(op)[1:3], [])):
+        return False
+    return op.name in POOLING or width >= LOOPED_COLUMNS
+
+
 def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
     """Rewrite every f32 static depthwise convolution and pooling whose rows are at least a vector
     wide (``lanes``: f32 lanes of a vector register; see the module docstring). Narrower
-    rows stay whole-tensor windows (``windows.py``): per channel, a plane of a few
-    masked vectors costs more in loop overhead than its pad saves (measured, AVX-512:
-    EfficientNet's 672 channels of 6x6, 5x5 + SiLU, 2.8x onnxruntime's time as a
-    whole-tensor window, 3.3x in the loop). A padded pool takes the loop on narrower rows
-    too: the whole-tensor pad costs more than the loop (per-kernel profile, one thread:
-    AVX-512, 512 channels of 13x13 3x3/1 max 0.071 -> 0.043 ms, 1024 of 7x7 0.057 ->
-    0.040 ms; AVX2, where 7 columns are one vector, 0.033 -> 0.036 ms). Returns how many
-    were rewritten."""
+    rows stay whole-tensor windows (``windows.py``) unless ``_narrow_rows_looped``: per
+    channel, a plane of a few masked vectors costs more in loop overhead than its pad
+    saves (measured, AVX-512: EfficientNet's 672 channels of 6x6, 5x5 + SiLU, 2.8x
+    onnxruntime's time as a whole-tensor window, 3.3x in the loop). A padded pool takes
+    the loop on narrower rows too: the whole-tensor pad costs more than the loop
+    (per-kernel profile, one thread: AVX-512, 512 channels of 13x13 3x3/1 max 0.071 ->
+    0.043 ms, 1024 of 7x7 0.057 -> 0.040 ms; AVX2, where 7 columns are one vector,
+    0.033 -> 0.036 ms). Returns how many were rewritten."""
     count = 0
     for op in linalg_ops(module):
         if op.name not in CHANNEL_LOOP_OPS or len(op.results) != 1:
@@ -217,7 +266,7 @@ def depthwise_channel_loops(module: ir.Module, lanes: int) -> int:
         types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
         if any(t is None or not is_f32(t) for t in types):
             continue
-        if types[2].shape[3] < lanes and (op.name not in POOLING or not any(sum(static_pad(op)[1:3], []))):
+        if types[2].shape[3] < lanes and not _narrow_rows_looped(op, types[2].shape[3]):
             continue
         if op.name in POOLING and prod(window_of(op)) > MAX_TAPS:
             continue  # scalar loops (windows.py)

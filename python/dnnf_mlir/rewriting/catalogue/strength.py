@@ -11,7 +11,7 @@ the op's own epsilon (templates have no way to compute a literal from attributes
 from math import prod
 
 from ...ecg import OPS
-from ..terms import A, B, K1, Lit, N, Ref, Var
+from ..terms import A, B, C, K1, Lit, N, Ref, Var
 
 _NUMBER_NAMES = {0.0: "zero", 1.0: "one"}
 
@@ -143,6 +143,7 @@ def _data_movement(rule):
         shape, attrs = _NO_OP_EXAMPLES[op]
         rule(rule_name(op, "noop"), N(op, A, name="x"), A, condition=_same_type_as_input(extra),
              example={"A": shape, "x": attrs})
+    _pad_into_conv(rule)
     rule(
         "transpose-transpose",
         N("transpose", N("transpose", A, name="inner"), name="outer"),
@@ -152,6 +153,37 @@ def _data_movement(rule):
     for outer in _RESHAPING:
         for inner in _RESHAPING:
             rule(rule_name(outer, inner), N(outer, N(inner, A), name="x"), N("reshape", A, shape=_shape_of("x")))
+
+
+def _spatial_zero_pad(m) -> bool:
+    """Condition: the pad (``p``) adds zeros along the spatial axes only and the conv
+    pads by its own ``pads`` (auto_pad NOTSET) or not at all (VALID)."""
+    pad, rank = m.attrs("p"), m.spec("A").rank
+    pads = list(pad["pads"])
+    return (pad["mode"] == "constant" and pad["constant_value"] == 0.0 and min(pads) >= 0
+            and not any(pads[:2] + pads[rank:rank + 2]) and m.attrs("conv")["auto_pad"] in ("NOTSET", "VALID"))
+
+
+def _conv_pads_with_pad(m) -> list:
+    """The conv's pads (none when VALID) plus the folded pad's spatial ones, in the
+    conv's (begins, then ends) order."""
+    rank, pads, conv = m.spec("A").rank, list(m.attrs("p")["pads"]), m.attrs("conv")
+    spatial = rank - 2
+    own = list(conv["pads"]) if conv["auto_pad"] == "NOTSET" else [0] * (2 * spatial)
+    return [own[i] + pads[2 + i] for i in range(spatial)] + [own[spatial + i] + pads[rank + 2 + i] for i in range(spatial)]
+
+
+def _pad_into_conv(rule):
+    """Conv(Pad(A)) with a zero pad of the spatial axes is Conv(A) padding by both: the
+    padded tensor is then never stored (a model's explicit Pad before a stride-2
+    depthwise convolution made its producer copy its whole result into the padded
+    tensor; the convolution's code pads a channel at a time in cache instead)."""
+    for suffix, bias in (("", ()), ("-bias", (C,))):
+        rule(f"conv{suffix}-pad", N("conv", N("pad", A, name="p"), B, *bias, name="conv"),
+             N("conv", A, B, *bias, like="conv", pads=_conv_pads_with_pad, auto_pad="NOTSET"),
+             condition=_spatial_zero_pad,
+             example={"A": (1, 2, 5, 5), "B": (3, 2, 3, 3), "p": {"pads": [0, 0, 1, 0, 0, 0, 1, 2]},
+                      **({"C": (3,)} if bias else {})})
 
 
 def _shape_of(name):

@@ -13,7 +13,7 @@ memory pattern planner and TVM's storage rewrite do, each such buffer becomes a
 - a buffer lives from its allocation to the last top-level op that uses it or a view,
   cast or loop result derived from it (a use nested in a loop counts as the loop's);
 - buffers are placed in allocation order; the ones dead before an allocation are free,
-  and a buffer takes the start of the block freed most recently among those it fits
+  and a buffer takes the start of the block read most recently among those it fits
   (LIFO: the inputs the previous kernels just read, still in cache), not the lowest;
   where none fits, the hottest run of adjacent free blocks it fits, merged; where none
   does either, the arena grows at its end;
@@ -62,7 +62,7 @@ class Buffer:
 class FreeBlock:
     offset: int
     size: int
-    freed_at: int  # when it was freed (a later one is hotter)
+    freed_at: int  # the position of the last op that used it: a later one is hotter
 
 
 def _byte_size(memref_type: ir.MemRefType) -> int:
@@ -155,10 +155,10 @@ def plan_offsets(buffers: list, limit: int = MMAP_THRESHOLD_BYTES) -> int:
     """Set each buffer's ``offset`` (hot-first, see the module docstring); returns the
     arena's size. ``buffers`` are in allocation order."""
     free, live, top = [], [], 0
-    for clock, buffer in enumerate(buffers, start=1):
-        for dead in sorted((b for b in live if b.end < buffer.start), key=lambda b: b.end):
+    for buffer in buffers:
+        for dead in [b for b in live if b.end < buffer.start]:
             live.remove(dead)
-            free.append(FreeBlock(dead.offset, dead.size, clock))
+            free.append(FreeBlock(dead.offset, dead.size, dead.end))
         trial = [FreeBlock(b.offset, b.size, b.freed_at) for b in free]
         new_top = _take(trial, buffer, top)
         if new_top > limit:
@@ -197,12 +197,12 @@ def place_in_arena(func: ir.Operation) -> int:
 
 
 def place_buffers_in_arenas(module: ir.Operation):
-    """``place_in_arena`` on every public function with a body of ``module`` (a
-    ``builtin.module`` operation)."""
+    """``place_in_arena`` on every public function of one block (before the control flow
+    of loops becomes blocks) of ``module``, a ``builtin.module`` operation."""
     with module.context:
         for op in module.regions[0].blocks[0].operations:
             func = op.operation
-            if func.name == "func.func" and is_public(func) and len(func.regions[0].blocks) > 0:
+            if func.name == "func.func" and is_public(func) and len(func.regions[0].blocks) == 1:
                 place_in_arena(func)
 
 

@@ -70,7 +70,8 @@ def _byte_size(memref_type: ir.MemRefType) -> int:
     element = memref_type.element_type
     width = element.width if isinstance(element, (ir.IntegerType, ir.FloatType)) else 0
     identity = memref_type.layout == ir.AffineMapAttr.get(ir.AffineMap.get_identity(memref_type.rank))
-    if not memref_type.has_static_shape or not identity or memref_type.memory_space is not None or width % 8 or not width:
+    whole_bytes = width and not width % 8
+    if not memref_type.has_static_shape or not identity or memref_type.memory_space is not None or not whole_bytes:
         return 0
     return math.prod(memref_type.shape) * width // 8
 

@@ -43,6 +43,8 @@ from ...transforms.registry import described_by_table
 # glibc's largest M_MMAP_THRESHOLD (HEAP_MAX / 2 on 64 bits), which the library
 # (compiler/cpu_glue.py) and the JIT (jit.py) set: a block this big or bigger is mmapped.
 MMAP_THRESHOLD_BYTES = 32 << 20
+# The largest arena: below that threshold with the alignment's padding and malloc's header.
+ARENA_LIMIT_BYTES = MMAP_THRESHOLD_BYTES - 4096
 ARENA_ALIGNMENT = 64  # a cache line: every buffer starts on one, as AVX-512 stores like
 
 
@@ -152,7 +154,7 @@ def _take(free: list, buffer: Buffer, top: int) -> int:
     return top
 
 
-def plan_offsets(buffers: list, limit: int = MMAP_THRESHOLD_BYTES) -> int:
+def plan_offsets(buffers: list, limit: int = ARENA_LIMIT_BYTES) -> int:
     """Set each buffer's ``offset`` (hot-first, see the module docstring); returns the
     arena's size. ``buffers`` are in allocation order."""
     free, live, top = [], [], 0
@@ -215,5 +217,5 @@ class BufferArenaPass(ModulePass):
         place_buffers_in_arenas(module)
 
 
-__all__ = ["ARENA_ALIGNMENT", "MMAP_THRESHOLD_BYTES", "BufferArenaPass", "place_buffers_in_arenas", "place_in_arena",
-           "plan_offsets"]
+__all__ = ["ARENA_ALIGNMENT", "ARENA_LIMIT_BYTES", "MMAP_THRESHOLD_BYTES", "BufferArenaPass", "place_buffers_in_arenas",
+           "place_in_arena", "plan_offsets"]

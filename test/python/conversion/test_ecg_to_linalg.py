@@ -257,7 +257,8 @@ def test_constants_scalar_and_bool():
     dict(x=(2, 3, 7, 5, 6), w=(4, 3, 2, 3, 2), bias=False, dilations=[2, 1, 2], strides=[1, 2, 1]),
     dict(x=(1, 4, 4, 5, 6), w=(4, 1, 3, 3, 3), bias=True, group=4, pads=[1] * 6),
     # depth slices stacked as rows: dilated along the depth, strided across, a batch of 2
-    dict(x=(2, 3, 6, 6, 7), w=(3, 1, 3, 3, 3), bias=True, group=3, pads=[1] * 6, dilations=[2, 1, 2], strides=[1, 2, 2]),
+    dict(x=(2, 3, 6, 6, 7), w=(3, 1, 3, 3, 3), bias=True, group=3, pads=[1] * 6, dilations=[2, 1, 2],
+         strides=[1, 2, 2]),
     # not stacked: strided along the depth, rows (7) not a multiple of the vertical stride
     dict(x=(1, 2, 5, 5, 6), w=(2, 1, 3, 3, 3), bias=False, group=2, strides=[2, 1, 1]),
     dict(x=(1, 2, 4, 7, 6), w=(2, 1, 2, 3, 3), bias=False, group=2, strides=[1, 2, 1]),

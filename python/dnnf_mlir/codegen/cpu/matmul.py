@@ -14,7 +14,9 @@ whole tiles instead, its epilogue then a pass of its own, where the threads coul
 nothing but such a dim (an uneven split is dynamic) or the partial columns are more than
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
 few whole tiles. The reduction loop of a product that streams a kernel argument's filter
-panels (``panel_prefetch.py``) is marked for software prefetching of B.
+panels (``panel_prefetch.py``) is marked for software prefetching of B; that of a tile
+with an epilogue, for prefetching the rows the epilogue reads and writes
+(``epilogue_prefetch.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..._mlir import ir
 from ..kernel_plan import OpSchedule
 from ..transform_script import TAG
 from .cpu_planner import CpuPlanner
+from .epilogue_prefetch import PREFETCH_EPILOGUE_LOOP
 from .panel_prefetch import PREFETCH_LOOP, streams_argument_panels
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
@@ -153,6 +156,8 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     if streams_argument_panels(op.operands[1], nr):
         s.annotate(kloop, PREFETCH_LOOP, "b")
         details["prefetched_b"] = True
+    if epilogue is not None:
+        s.annotate(kloop, PREFETCH_EPILOGUE_LOOP, "")
     unroll = next((u for u in (4, 2) if k % u == 0 and k > u), 1)
     if unroll > 1:
         s.unroll(kloop, unroll)

@@ -26,7 +26,7 @@ from .cpu_planner import CpuPlanner
 from .panel_prefetch import PREFETCH_LOOP, streams_argument_panels
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
-from .tiles import even_split, matmul_register_tile
+from .tiles import even_row_tile, even_split, matmul_register_tile
 
 
 LIBRARY = "cpu/matmul.mlir"
@@ -85,6 +85,13 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         # (every thread packs every B panel); else the one with most tiles.
         order = [nb + 1] + ([0] if batch else []) + [nb]
         split_dim = even_split(counts, [d for d in order if not partial[d]], planner.threads)
+        rows = even_row_tile(m, mr, nr, planner.threads, planner.target) if split_dim is None else None
+        if rows is not None:
+            # Taller register tiles whose row tiles divide evenly among the threads:
+            # the partial tiles stay peeled, nothing padded.
+            mr, pm, split_dim = rows, m, nb
+            counts[nb], partial[nb] = m // rows, False
+            details["register_tile"] = (mr, nr)
         if split_dim is None and any(partial):
             split_dim = even_split(counts, order, planner.threads)
             partial = [False] * len(partial)

@@ -9,11 +9,13 @@ unrolled, and whether an element-wise consumer (bias, activation) becomes the ro
 the tiling, applied to the accumulators before the single store (epilogue fusion). The
 accumulator stays in registers across k (``CpuPlanner.finish`` hoists it, once for the
 whole function). An M or N that is not a multiple of its tile ends in a partial tile,
-peeled off its loop: every tile is static and keeps the epilogue. The op is padded to
-whole tiles instead, its epilogue then a pass of its own, where the threads could split
-nothing but such a dim (an uneven split is dynamic) or the partial columns are more than
+peeled off its loop: every tile is static and keeps the epilogue. Where the threads could
+split nothing but such a dim (an uneven split is dynamic), taller register tiles whose
+row tiles divide evenly among them are taken where the registers allow
+(``tiles.even_row_tile``). Failing that, or where the partial columns are more than
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
-few whole tiles. The reduction loop of a product that streams a kernel argument's filter
+few whole tiles, the op is padded to whole tiles instead, its epilogue then a pass of
+its own. The reduction loop of a product that streams a kernel argument's filter
 panels (``panel_prefetch.py``) is marked for software prefetching of B.
 """
 

@@ -10,9 +10,9 @@ the tiling, applied to the accumulators before the single store (epilogue fusion
 accumulator stays in registers across k (``CpuPlanner.finish`` hoists it, once for the
 whole function). An M or N that is not a multiple of its tile ends in a partial tile,
 peeled off its loop: every tile is static and keeps the epilogue. Where the threads could
-split nothing but such a dim (an uneven split is dynamic), taller register tiles whose
-row tiles divide evenly among them are taken where the registers allow
-(``tiles.even_row_tile``). Failing that, or where the partial columns are more than
+split nothing but such a dim (an uneven split is dynamic) padded to whole tiles, taller
+register tiles whose row tiles divide evenly among them are taken where the registers
+allow (``tiles.even_row_tile``). Failing that, or where the partial columns are more than
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
 few whole tiles, the op is padded to whole tiles instead, its epilogue then a pass of
 its own. The reduction loop of a product that streams a kernel argument's filter
@@ -87,16 +87,17 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         # (every thread packs every B panel); else the one with most tiles.
         order = [nb + 1] + ([0] if batch else []) + [nb]
         split_dim = even_split(counts, [d for d in order if not partial[d]], planner.threads)
-        rows = even_row_tile(m, mr, nr, planner.threads, planner.target) if split_dim is None else None
-        if rows is not None:
-            # Taller register tiles whose row tiles divide evenly among the threads:
-            # the partial tiles stay peeled, nothing padded.
-            mr, pm, split_dim = rows, m, nb
-            counts[nb], partial[nb] = m // rows, False
-            details["register_tile"] = (mr, nr)
         if split_dim is None and any(partial):
             split_dim = even_split(counts, order, planner.threads)
-            partial = [False] * len(partial)
+            rows = even_row_tile(m, mr, nr, planner.threads, planner.target) if split_dim is not None else None
+            if rows is not None:
+                # Rather than pad the partial tiles to split them: taller register
+                # tiles whose row tiles divide evenly among the threads.
+                mr, pm, split_dim = rows, m, nb
+                counts[nb], partial[nb] = m // rows, False
+                details["register_tile"] = (mr, nr)
+            else:
+                partial = [False] * len(partial)
         if split_dim is None:
             # Uneven chunks would make the tiles of the last thread dynamic, which
             # the vectorizer cannot handle unmasked: stay on one thread.

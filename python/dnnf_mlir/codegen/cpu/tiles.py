@@ -83,13 +83,14 @@ def even_row_tile(m: int, mr: int, nr: int, threads: int, target: CpuTarget) -> 
     """The fewest rows above ``mr`` of a matmul register tile ``nr`` columns wide that
     divide M into whole row tiles, as many for every thread, within ``WHOLE_M_REGISTERS``
     of the vector registers for the accumulators; None if there are none. For a matmul
-    whose tiles split evenly along no dim, which would otherwise pad its partial
-    column tile into a whole one (or stay on one thread): SqueezeNet's classifier, a
-    1x1 convolution 512 -> 1000 at 13x13 (M = 1000 as 125 tiles of 8 rows, N = 169 as
-    5 tiles of 32 and 9 columns), split its 6 column tiles padded to 192 columns (a
-    padded copy of B, the result copied out of a padded one, 96 columns a thread where
-    the peeled tiles are 88); as 100 tiles of 10 rows each thread takes 50, N peeled.
-    One thread (Zen 4, AVX-512), 10 rows against 8: 1.665 against 1.649 ms, fastest of 8."""
+    whose threads would otherwise split its tiles only padded to whole ones: SqueezeNet's
+    classifier, a 1x1 convolution 512 -> 1000 at 13x13 on AVX-512 (M = 1000 as 125 tiles
+    of 8 rows, N = 169 as 5 tiles of 32 and 9 columns), split its columns padded to 192
+    (a padded copy of B, the result copied out of a padded buffer, 96 columns a thread
+    where the peeled tiles are 88); as 100 tiles of 10 rows each thread takes 50, N
+    peeled. One thread, 10 rows against 8: 1.665 against 1.649 ms, fastest of 8 (Zen 4).
+    A matmul that no split suits even padded stays on one thread: a small one (Inception
+    v1's 1x1 480 -> 24 at 14x14) took twice the time on 2 threads on a busy Zen 4."""
     nvec = max(1, math.ceil(nr / target.lanes(32)))
     budget = int(target.vector_registers * WHOLE_M_REGISTERS) // nvec
     return next((rows for rows in range(mr + 1, budget + 1) if m % rows == 0 and m // rows % threads == 0), None)

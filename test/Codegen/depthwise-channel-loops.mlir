@@ -82,3 +82,28 @@ func.func @depthwise_stride_2(%x: tensor<1x6x40x40xf32>, %k: tensor<6x3x3xf32>) 
        ins(%p, %k : tensor<1x6x42x42xf32>, tensor<6x3x3xf32>) outs(%f : tensor<1x6x20x20xf32>) -> tensor<1x6x20x20xf32>
   return %y : tensor<1x6x20x20xf32>
 }
+
+// -----
+
+// Two depthwise convolutions accumulated (a depthwise 3-d one's depth taps, the second
+// starting from the first's result): each channel's taps start from the carried
+// accumulator, the forall's own slice, not from a slice of the init read beside it (a
+// copy of every channel in and out of a buffer of its own).
+// CHECK-LABEL: func.func @depthwise_accumulated(
+// CHECK:         %[[FIRST:.*]] = scf.forall
+// CHECK:         scf.forall (%[[C:.*]]) in (16) shared_outs(%[[ACC:.*]] = %[[FIRST]]) -> (tensor<1x16x20x24xf32>)
+// CHECK:           %[[OUT:.*]] = tensor.extract_slice %[[ACC]][0, %[[C]], 0, 0] [1, 1, 20, 24]
+// CHECK-NOT:       tensor.extract_slice %[[FIRST]]
+// CHECK:           linalg.generic {{.*}} outs(%[[OUT]] : tensor<1x1x20x24xf32>)
+func.func @depthwise_accumulated(%x: tensor<1x16x44x26xf32>, %k0: tensor<16x3x3xf32>, %k1: tensor<16x3x3xf32>) -> tensor<1x16x20x24xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x20x24xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x20x24xf32>) -> tensor<1x16x20x24xf32>
+  %x0 = tensor.extract_slice %x[0, 0, 0, 0] [1, 16, 22, 26] [1, 1, 1, 1] : tensor<1x16x44x26xf32> to tensor<1x16x22x26xf32>
+  %y0 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x0, %k0 : tensor<1x16x22x26xf32>, tensor<16x3x3xf32>) outs(%f : tensor<1x16x20x24xf32>) -> tensor<1x16x20x24xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 22, 0] [1, 16, 22, 26] [1, 1, 1, 1] : tensor<1x16x44x26xf32> to tensor<1x16x22x26xf32>
+  %y1 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x1, %k1 : tensor<1x16x22x26xf32>, tensor<16x3x3xf32>) outs(%y0 : tensor<1x16x20x24xf32>) -> tensor<1x16x20x24xf32>
+  return %y1 : tensor<1x16x20x24xf32>
+}

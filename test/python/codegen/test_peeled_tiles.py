@@ -104,3 +104,39 @@ def test_peeled_matmul(c, f, h, w, residual, fused, threads, cpu):
         assert matmul.details["padded"] == (ragged and partial != ""), matmul.details
     assert 0.2 < np.mean(want == 0) < 0.8  # the ReLU cuts a part, not all or nothing
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+@pytest.mark.parametrize(
+    "c,f,h,w,rows",
+    [
+        # SqueezeNet's classifier: 125 tiles of 8 rows, N = 169 (5 tiles of 32 and 9
+        # columns) -> 100 tiles of 10 rows. AVX2: 250 tiles of 4 rows split as they are
+        # (its 9 columns past 10 tiles of 16 are ragged: padded, as on one thread).
+        (512, 1000, 13, 13, {"x86-64-v4": 10, "x86-64-v3": 4}),
+        # Inception v1's 5x5 reduce at 14x14 (AVX-512): 3 tiles of 8 rows, N = 196 (6 tiles
+        # of 32 and 4) would split evenly along no dim even padded: it stays on one thread
+        # (a small product; not taller tiles). AVX2: 6 tiles of 4 rows split.
+        (480, 24, 14, 14, {"x86-64-v4": 8, "x86-64-v3": 4}),
+    ],
+)
+def test_taller_row_tiles_split_evenly(c, f, h, w, rows, cpu):
+    """On 2 threads, a matmul whose threads would split its tiles only padded to whole
+    ones takes taller register tiles whose row tiles split evenly (``tiles.even_row_tile``),
+    half a thread, the partial column tile still peeled and nothing padded."""
+    x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
+    weights = (RNG.standard_normal((f, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
+    bias = RNG.uniform(-0.5, 0.5, f).astype(np.float32)
+    want = np.einsum("fc,chw->fhw", weights[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64))[None]
+    want = np.maximum(want + bias.astype(np.float64)[None, :, None, None], 0.0)
+    (got,), schedules = run(conv1x1_block(c, f, h, w, False), [x, weights, bias], cpu, 2)
+    (matmul,) = [s for s in schedules if s.strategy == "matmul"]
+    assert matmul.details["register_tile"][0] == rows[cpu], matmul.details
+    if rows[cpu] == 8:
+        assert matmul.details["threads"] == 1, matmul.details
+    else:
+        assert matmul.details["forall"][0] == f // 2, matmul.details
+    if cpu == "x86-64-v4" and rows[cpu] > 8:
+        assert not matmul.details["padded"] and matmul.details.get("peeled") == "n", matmul.details
+    assert 0.2 < np.mean(want == 0) < 0.8
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -256,11 +256,18 @@ def test_constants_scalar_and_bool():
     dict(x=(1, 4, 5, 6, 7), w=(6, 2, 3, 2, 3), bias=True, group=2, pads=[1, 0, 1, 1, 1, 0], strides=[2, 1, 2]),
     dict(x=(2, 3, 7, 5, 6), w=(4, 3, 2, 3, 2), bias=False, dilations=[2, 1, 2], strides=[1, 2, 1]),
     dict(x=(1, 4, 4, 5, 6), w=(4, 1, 3, 3, 3), bias=True, group=4, pads=[1] * 6),
+    # depth slices stacked as rows: dilated along the depth, strided across, a batch of 2
+    dict(x=(2, 3, 6, 6, 7), w=(3, 1, 3, 3, 3), bias=True, group=3, pads=[1] * 6, dilations=[2, 1, 2],
+         strides=[1, 2, 2]),
+    # not stacked: strided along the depth, rows (7) not a multiple of the vertical stride
+    dict(x=(1, 2, 5, 5, 6), w=(2, 1, 3, 3, 3), bias=False, group=2, strides=[2, 1, 1]),
+    dict(x=(1, 2, 4, 7, 6), w=(2, 1, 2, 3, 3), bias=False, group=2, strides=[1, 2, 1]),
     dict(x=(1, 6, 3, 4, 5), w=(4, 6, 1, 1, 2), bias=True, strides=[1, 1, 2]),
     dict(x=(1, 2, 4, 3, 4, 5), w=(3, 2, 2, 2, 1, 3), bias=True, pads=[1, 0, 0, 1] + [0, 1, 0, 1]),
 ], ids=["pads-bias", "strides-asymmetric", "dilations", "grouped", "depthwise", "depthwise-multiplier",
         "same-upper", "grouped-32", "conv1d", "depthwise1d", "grouped1d", "grouped3d", "conv3d-dilations",
-        "depthwise3d", "conv3d-merged-axes", "conv4d"])
+        "depthwise3d", "depthwise3d-dilated-strided", "depthwise3d-depth-strided", "depthwise3d-odd-rows-strided",
+        "conv3d-merged-axes", "conv4d"])
 def test_conv(case):
     case = dict(case)
     x, w, bias = randn(*case.pop("x")), randn(*case.pop("w")), case.pop("bias")

@@ -24,7 +24,8 @@ it depends on shapes:
    ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); the public functions'
    intermediate buffers placed in one arena, cache-hot first (``buffer_arena.py``); stride-2 rows read
    contiguously (``strided_reads.py``), streamed filter panels prefetched
-   (``panel_prefetch.py``); then the vector lowering
+   (``panel_prefetch.py``), so are the rows a register tile's epilogue reads and writes
+   (``epilogue_prefetch.py``); then the vector lowering
    patterns: contiguous n-D transfers flattened to 1-D in the functions ``flat_transfers.py``
    marks, ``lower_contraction`` (outer products), ``lower_outerproduct`` (FMAs),
    transfer permutations, multi-reductions, ``lower_transfer`` (rank 1), broadcasts,
@@ -66,6 +67,7 @@ from .lowered import USES_OPENMP, keep_kernels_apart, mark_entry_points, set_llv
 from .objects import compile_object, emit_llvm_ir
 from .openmp import parallelize
 from .panel_prefetch import prefetch_streamed_panels
+from .epilogue_prefetch import prefetch_epilogue_rows
 from .planner import plan
 from .prepare import rewrite_for_kernels
 from .slice_copies import write_copied_buffers_in_place
@@ -120,6 +122,7 @@ class CpuBackend(Backend):
             place_buffers_in_arenas(module.operation)
             contiguous_strided_reads(module)
             prefetch_streamed_panels(module)
+            prefetch_epilogue_rows(module)
             mark_flat_transfer_functions(module)
             lowering = vector_lowering_script()
             apply_script(module, lowering, "__dnnf_lower_vectors", "vector lowering")

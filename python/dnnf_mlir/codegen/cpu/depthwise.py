@@ -222,8 +222,12 @@ def _channel_loop(op, epilogue, lanes: int):
                 y = separable_pool(op, source, channel, (low, high, value), out, tail)
             else:
                 taps, scratch = _channel_taps(op, source, channel, (low, high, value), kind, scratch)
-                start = linalg.fill(fill.operands[0], outs=[out]) if fill is not None else \
-                    slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
+                if fill is not None:
+                    start = linalg.fill(fill.operands[0], outs=[out])
+                elif epilogue is None:
+                    start = out  # the carried accumulator is the init: read in place, not copied in and out
+                else:
+                    start = slice_at(init, [0, channel, 0, 0], [n, 1, oh, ow])
                 channel_weights = slice_at(weights, [channel, 0, 0], [1, kh, kw]) if weights is not None else None
                 y = window_generic(POOLING.get(op.name, "sum"), taps, channel_weights, start, tail)
             scf.YieldOp([insert_at(y, t, [0, local, 0, 0])] + ([scratch] if scratch is not None else []))

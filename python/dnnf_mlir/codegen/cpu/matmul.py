@@ -9,12 +9,16 @@ unrolled, and whether an element-wise consumer (bias, activation) becomes the ro
 the tiling, applied to the accumulators before the single store (epilogue fusion). The
 accumulator stays in registers across k (``CpuPlanner.finish`` hoists it, once for the
 whole function). An M or N that is not a multiple of its tile ends in a partial tile,
-peeled off its loop: every tile is static and keeps the epilogue. The op is padded to
-whole tiles instead, its epilogue then a pass of its own, where the threads could split
-nothing but such a dim (an uneven split is dynamic) or the partial columns are more than
+peeled off its loop: every tile is static and keeps the epilogue. Where the threads could
+split nothing but such a dim (an uneven split is dynamic) padded to whole tiles, taller
+register tiles whose row tiles divide evenly among them are taken where the registers
+allow (``tiles.even_row_tile``). Failing that, or where the partial columns are more than
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
-few whole tiles. The reduction loop of a product that streams a kernel argument's filter
-panels (``panel_prefetch.py``) is marked for software prefetching of B.
+few whole tiles, the op is padded to whole tiles instead, its epilogue then a pass of
+its own. The reduction loop of a product that streams a kernel argument's filter
+panels (``panel_prefetch.py``) is marked for software prefetching of B; that of a tile
+with an epilogue, for prefetching the rows the epilogue reads and writes
+(``epilogue_prefetch.py``).
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from ..._mlir import ir
 from ..kernel_plan import OpSchedule
 from ..transform_script import TAG
 from .cpu_planner import CpuPlanner
+from .epilogue_prefetch import PREFETCH_EPILOGUE_LOOP
 from .panel_prefetch import PREFETCH_LOOP, streams_argument_panels
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
-from .tiles import even_split, matmul_register_tile
+from .tiles import even_row_tile, even_split, matmul_register_tile
 
 
 LIBRARY = "cpu/matmul.mlir"
@@ -87,7 +92,15 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         split_dim = even_split(counts, [d for d in order if not partial[d]], planner.threads)
         if split_dim is None and any(partial):
             split_dim = even_split(counts, order, planner.threads)
-            partial = [False] * len(partial)
+            rows = even_row_tile(m, mr, nr, planner.threads, planner.target) if split_dim is not None else None
+            if rows is not None:
+                # Rather than pad the partial tiles to split them: taller register
+                # tiles whose row tiles divide evenly among the threads.
+                mr, pm, split_dim = rows, m, nb
+                counts[nb], partial[nb] = m // rows, False
+                details["register_tile"] = (mr, nr)
+            else:
+                partial = [False] * len(partial)
         if split_dim is None:
             # Uneven chunks would make the tiles of the last thread dynamic, which
             # the vectorizer cannot handle unmasked: stay on one thread.
@@ -153,6 +166,8 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     if streams_argument_panels(op.operands[1], nr):
         s.annotate(kloop, PREFETCH_LOOP, "b")
         details["prefetched_b"] = True
+    if epilogue is not None:
+        s.annotate(kloop, PREFETCH_EPILOGUE_LOOP, "")
     unroll = next((u for u in (4, 2) if k % u == 0 and k > u), 1)
     if unroll > 1:
         s.unroll(kloop, unroll)

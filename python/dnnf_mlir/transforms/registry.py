@@ -212,6 +212,12 @@ PASS_TABLE: dict[str, PassEntry] = {
             ) + target_options("the CPU target the code is for (host or aarch64): its vector width"),
         ),
         PassEntry(
+            "dnnf-cpu-buffer-arena",
+            "dnnf_mlir.codegen.cpu.buffer_arena:BufferArenaPass",
+            "CPU, on buffers after deallocation: put the public functions' static intermediate buffers in one arena "
+            "per call, each at an offset freed most recently (cache-hot) once the buffers before it are dead",
+        ),
+        PassEntry(
             "dnnf-weight-panels",
             "dnnf_mlir.codegen.cpu.weight_panels:WeightPanelsPass",
             "Compute matmuls with constant weights from panels of the weights cut at compile time in the order "

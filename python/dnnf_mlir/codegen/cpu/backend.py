@@ -21,7 +21,8 @@ it depends on shapes:
 4. step ``map_to_hardware``, stage ``lower-vectors``: the script vectorizing those copies
    (split among the threads when big), ``hoist_redundant_vector_transfers``, masked
    transfers lowered (``buffers.py``); ``buffer-loop-hoisting`` +
-   ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); stride-2 rows read
+   ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); the public functions'
+   intermediate buffers placed in one arena, cache-hot first (``buffer_arena.py``); stride-2 rows read
    contiguously (``strided_reads.py``), streamed filter panels prefetched
    (``panel_prefetch.py``), so are the rows a register tile's epilogue reads and writes
    (``epilogue_prefetch.py``); then the vector lowering
@@ -57,6 +58,7 @@ from ..passes import apply_script, run_passes, run_pipeline
 from .attention import confirm_head_loops
 from .byte_bools import bools_as_bytes
 from .buffer_reads import to_buffer_per_reader
+from .buffer_arena import place_buffers_in_arenas
 from .buffers import post_bufferization_script, vector_lowering_script
 from .strided_reads import contiguous_strided_reads
 from .flat_transfers import mark_flat_transfer_functions
@@ -117,6 +119,7 @@ class CpuBackend(Backend):
             apply_script(module, vectorize, "__dnnf_vectorize_buffers", "vectorizing copies")
             run_passes("canonicalize,cse", module)
             run_pipeline(read_pipeline("cpu/deallocate.pipeline"), module)
+            place_buffers_in_arenas(module.operation)
             contiguous_strided_reads(module)
             prefetch_streamed_panels(module)
             prefetch_epilogue_rows(module)

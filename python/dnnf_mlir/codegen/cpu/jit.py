@@ -28,6 +28,7 @@ from ..errors import CodegenError
 from ..lowered_module import SIGNATURES, lowered_target_name, signatures
 from ..pipeline import lower
 from ..target import get_target
+from .buffer_arena import MMAP_THRESHOLD_BYTES
 from .features import UnsupportedCpuError
 from .lowered import USES_OPENMP, lowered_cpu
 from .target import CpuTarget
@@ -129,7 +130,7 @@ class JitFunction:
 # glibc's mallopt parameters, and the values a compiled library sets when it loads
 # (compiler/cpu_glue.py: dnnf_load).
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES = 32 << 20, 512 << 20
+TRIM_THRESHOLD_BYTES = 512 << 20
 
 
 @functools.lru_cache(maxsize=None)

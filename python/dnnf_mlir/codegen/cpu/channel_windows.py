@@ -12,17 +12,22 @@ along the rows.
 
 The ``tensor.pad`` of the squares became a buffer filled with zeros element by element
 (scalar stores) and the squares copied into it. Here only its ``before`` and ``after``
-margin channels are filled, and the squares' generic writes the channels between them
-in place (its init a slice of the padded tensor) where the pad was its only reader.
+margin channels are filled. Where the padded tensor is the squares of a value x, x is
+padded instead and the taps are squared in the sum; x's producer (a fused kernel's
+ReLU) writes x in place between the margins (its init a slice of the padded tensor)
+and the LRN's division reads it there. A fused relu + LRN kernel had computed the ReLU
+into a buffer of its own, then its squares, then copied them into the padded buffer:
+no faster than a ReLU kernel and a LRN kernel (AlexNet, 1 thread: 0.449 ms against
+0.026 + 0.412). Now it makes one pass over the input and writes the padded x once.
 """
 
 from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import insert_at, slice_at
-from ..linalg_queries import (channel_pad, is_channel_window, linalg_init, linalg_ops, only_user, producer,
-                              set_linalg_init, static_tensor_type)
+from ...linalg_builders import generic, insert_at, slice_at
+from ..linalg_queries import (channel_pad, indexing_maps, is_channel_window, linalg_init, linalg_ops, only_user,
+                              producer, set_linalg_init, static_tensor_type)
 from .windows import window_generic
 
 
@@ -40,29 +45,79 @@ def _writes_own_init(op) -> bool:
     return init is not None and init.name == "tensor.empty"
 
 
-def _margin_padded(pad):
-    """The ``channel_pad`` ``pad`` as a tensor whose margin channels are filled with zeros
-    and whose other channels are its source, computed there by the source's producer
-    where the pad is its only reader, else copied; built where ``pad`` is."""
-    before, after = channel_pad(pad)
-    source = pad.operands[0]
+def _squaring(value):
+    """The element-wise generic squaring its one input whose result ``value`` is, read
+    once (by the pad), else None."""
+    op = producer(value)
+    if op is None or op.name != "linalg.generic" or len(op.operands) != 2 or only_user(value) is None:
+        return None
+    if any(m != ir.AffineMap.get_identity(m.n_dims) for m in indexing_maps(op)):
+        return None
+    body = op.regions[0].blocks[0]
+    ops = list(body.operations)
+    square = body.arguments[0]
+    return op if (len(ops) == 2 and ops[0].name == "arith.mulf"
+                  and ops[0].operands[0] == square and ops[0].operands[1] == square) else None
+
+
+def _users_after(value, reader, op) -> bool:
+    """Whether every user of ``value`` but ``reader`` follows ``op`` in its block."""
+    block = list(op.operation.block.operations)
+    later = block[next(i for i, o in enumerate(block) if o == op.operation) + 1:]
+    return all(use.owner == reader.operation or use.owner in later for use in value.uses)
+
+
+def _margin_padded(source, reader, before: int, after: int, at):
+    """``source`` (read by ``reader``, to be erased) padded with ``before`` and ``after``
+    zero channels, only those filled: the channels between them computed in place by the
+    producer of ``source`` where its other readers follow ``at`` (they read that slice of
+    the result instead), else copied; built where ``at`` is."""
     n, c, h, w = static_tensor_type(source).shape
     element = static_tensor_type(source).element_type
-    tensor = _mlir.tensor
     maker = producer(source)
-    in_place = maker is not None and _writes_own_init(maker) and only_user(source) == pad
-    with ir.InsertionPoint(maker if in_place else pad), pad.location:
-        padded = tensor.empty([n, before + c + after, h, w], element)
+    in_place = maker is not None and _writes_own_init(maker) and _users_after(source, reader, at)
+    with ir.InsertionPoint(maker if in_place else at), at.location:
+        padded = _mlir.tensor.empty([n, before + c + after, h, w], element)
         if in_place:
             set_linalg_init(maker, slice_at(padded, [0, before, 0, 0], [n, c, h, w]))
-    with ir.InsertionPoint(pad), pad.location:
-        padded = insert_at(source, padded, [0, before, 0, 0])
+    with ir.InsertionPoint(at), at.location:
+        padded = placed = insert_at(source, padded, [0, before, 0, 0])
         zero = _mlir.arith.constant(element, 0.0)
         for first, count in ((0, before), (before + c, after)):
             if count:
                 margin = _mlir.linalg.fill(zero, outs=[slice_at(padded, [0, first, 0, 0], [n, count, h, w])])
                 padded = insert_at(margin, padded, [0, first, 0, 0])
+        if in_place:
+            interior = slice_at(padded, [0, before, 0, 0], [n, c, h, w])
+            for use in list(source.uses):
+                if use.owner not in (reader.operation, placed.owner):
+                    use.owner.operands[use.operand_number] = interior
     return padded
+
+
+def _zero_fill(value) -> bool:
+    """Whether ``value`` is a ``linalg.fill`` of the constant 0.0."""
+    fill = producer(value)
+    constant = producer(fill.operands[0]) if fill is not None and fill.name == "linalg.fill" else None
+    return (constant is not None and constant.name == "arith.constant"
+            and isinstance(constant.attributes["value"], ir.FloatAttr) and ir.FloatAttr(constant.attributes["value"]).value == 0.0)
+
+
+def _sum_of_squares(taps: list, init):
+    """An element-wise generic adding the squares of ``taps`` in order into ``init`` (a
+    fill of zero: the first square starts the sum)."""
+    rank = static_tensor_type(init).rank
+    identity = ir.AffineMap.get_identity(rank)
+    arith = _mlir.arith
+
+    def body(*scalars):
+        total = None
+        for tap in scalars[:-1]:
+            square = arith.mulf(tap, tap)
+            total = square if total is None else arith.addf(total, square)
+        return total
+
+    return generic(taps, [identity] * (len(taps) + 1), [init.owner.operands[1]], body, ["parallel"] * rank)[0]
 
 
 def channel_window_taps(module: ir.Module) -> int:
@@ -75,13 +130,21 @@ def channel_window_taps(module: ir.Module) -> int:
         out_shape = list(static_tensor_type(op.results[0]).shape)
         size = static_tensor_type(op.operands[1]).shape[0]
         pad = producer(op.operands[0])
-        padded = _margin_padded(pad)
+        before, after = channel_pad(pad)
+        squares = _squaring(pad.operands[0])
+        init = linalg_init(op)
+        squared_in_sum = squares is not None and _zero_fill(init)
+        source = squares.operands[0] if squared_in_sum else pad.operands[0]
+        padded = _margin_padded(source, squares if squared_in_sum else pad, before, after, pad)
         with ir.InsertionPoint(op), op.location:
-            result = window_generic("sum", _channel_taps(padded, out_shape, size), None, linalg_init(op))
+            taps = _channel_taps(padded, out_shape, size)
+            result = _sum_of_squares(taps, init) if squared_in_sum else window_generic("sum", taps, None, init)
         op.results[0].replace_all_uses_with(result)
         op.erase()
         if not list(pad.results[0].uses):
             pad.erase()
+        if squared_in_sum and not list(squares.results[0].uses):
+            squares.erase()
         rewritten += 1
     return rewritten
 

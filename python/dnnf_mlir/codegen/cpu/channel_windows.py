@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import generic, insert_at, slice_at
-from ..linalg_queries import (channel_pad, indexing_maps, is_channel_window, linalg_init, linalg_ops, only_user,
-                              producer, set_linalg_init, static_tensor_type)
-from .windows import window_generic
+from ...linalg_builders import insert_at, slice_at
+from ..linalg_queries import (channel_pad, elementwise_consumer, indexing_maps, is_channel_window, linalg_init,
+                              linalg_ops, only_user, producer, set_linalg_init, static_tensor_type)
+from .windows import consumer_epilogue, replace_window, window_generic
 
 
 def _channel_taps(padded, out_shape: list, size: int) -> list:
@@ -95,31 +95,6 @@ def _margin_padded(source, reader, before: int, after: int, at):
     return padded
 
 
-def _zero_fill(value) -> bool:
-    """Whether ``value`` is a ``linalg.fill`` of the constant 0.0."""
-    fill = producer(value)
-    constant = producer(fill.operands[0]) if fill is not None and fill.name == "linalg.fill" else None
-    return (constant is not None and constant.name == "arith.constant"
-            and isinstance(constant.attributes["value"], ir.FloatAttr) and ir.FloatAttr(constant.attributes["value"]).value == 0.0)
-
-
-def _sum_of_squares(taps: list, init):
-    """An element-wise generic adding the squares of ``taps`` in order into ``init`` (a
-    fill of zero: the first square starts the sum)."""
-    rank = static_tensor_type(init).rank
-    identity = ir.AffineMap.get_identity(rank)
-    arith = _mlir.arith
-
-    def body(*scalars):
-        total = None
-        for tap in scalars[:-1]:
-            square = arith.mulf(tap, tap)
-            total = square if total is None else arith.addf(total, square)
-        return total
-
-    return generic(taps, [identity] * (len(taps) + 1), [init.owner.operands[1]], body, ["parallel"] * rank)[0]
-
-
 def channel_window_taps(module: ir.Module) -> int:
     """Rewrite each ``is_channel_window`` generic of ``module`` as an element-wise generic
     over its taps; returns how many were rewritten."""
@@ -132,19 +107,18 @@ def channel_window_taps(module: ir.Module) -> int:
         pad = producer(op.operands[0])
         before, after = channel_pad(pad)
         squares = _squaring(pad.operands[0])
-        init = linalg_init(op)
-        squared_in_sum = squares is not None and _zero_fill(init)
-        source = squares.operands[0] if squared_in_sum else pad.operands[0]
-        padded = _margin_padded(source, squares if squared_in_sum else pad, before, after, pad)
-        with ir.InsertionPoint(op), op.location:
+        reader = squares if squares is not None else pad
+        padded = _margin_padded(reader.operands[0], reader, before, after, pad)
+        with ir.InsertionPoint(pad), pad.location:
             taps = _channel_taps(padded, out_shape, size)
-            result = _sum_of_squares(taps, init) if squared_in_sum else window_generic("sum", taps, None, init)
-        op.results[0].replace_all_uses_with(result)
-        op.erase()
+        epilogue = elementwise_consumer(op)
+        kind = "squares" if squares is not None else "sum"
+        replace_window(op, epilogue, lambda: window_generic(kind, taps, None, linalg_init(op),
+                                                            consumer_epilogue(op, epilogue)))
         if not list(pad.results[0].uses):
             pad.erase()
-        if squared_in_sum and not list(squares.results[0].uses):
-            squares.erase()
+            if squares is not None:
+                squares.erase()
         rewritten += 1
     return rewritten
 

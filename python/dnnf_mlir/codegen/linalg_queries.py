@@ -263,6 +263,45 @@ def pad_fill(pad) -> float | None:
     return ir.FloatAttr(constant.attributes["value"]).value
 
 
+def channel_pad(op) -> tuple[int, int] | None:
+    """The (before, after) channels a zero ``tensor.pad`` of a static f32 NCHW tensor's
+    channels only adds, else None: a LRN's padded squares."""
+    source = static_tensor_type(op.operands[0]) if op.name == "tensor.pad" else None
+    if source is None or source.rank != 4 or not isinstance(source.element_type, ir.F32Type) or len(op.operands) != 1:
+        return None
+    low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
+    high = list(ir.DenseI64ArrayAttr(op.attributes["static_high"]))
+    if low[::2] + low[3:] != [0, 0, 0] or high[::2] + high[3:] != [0, 0, 0]:
+        return None
+    if min(low[1], high[1]) < 0 or pad_fill(op) != 0.0:
+        return None
+    return low[1], high[1]
+
+
+def _channel_window_maps() -> list:
+    d = ir.AffineDimExpr.get
+    return [ir.AffineMap.get(5, 0, [d(0), d(1) + d(4), d(2), d(3)]), ir.AffineMap.get(5, 0, [d(4)]),
+            ir.AffineMap.get(5, 0, [d(0), d(1), d(2), d(3)])]
+
+
+def is_channel_window(op) -> bool:
+    """Whether ``op`` sums a window of channels of a ``channel_pad`` (``(n, c, h, w, k) ->
+    (n, c + k, h, w)``, the window's extent given by its second operand): a LRN's sums of
+    squares."""
+    if op.name != "linalg.generic" or len(op.operands) != 3 or len(op.results) != 1:
+        return False
+    pad = producer(op.operands[0])
+    if pad is None or channel_pad(pad) is None or indexing_maps(op) != _channel_window_maps():
+        return False
+    iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if iterators != ["#linalg.iterator_type<parallel>"] * 4 + ["#linalg.iterator_type<reduction>"]:
+        return False
+    body = op.regions[0].blocks[0]
+    ops = [inner for inner in body.operations]
+    return (len(ops) == 2 and ops[0].name == "arith.addf"
+            and {ops[0].operands[0], ops[0].operands[1]} == {body.arguments[0], body.arguments[2]})
+
+
 def constant_index(value) -> int | None:
     """The integer an ``arith.constant`` of index type gives ``value``, else None."""
     owner = producer(value)
@@ -318,6 +357,7 @@ def linalg_ops(module: ir.Module):
 
 __all__ = [
     "TENSOR_RESHAPES",
+    "channel_pad",
     "constant_index",
     "conv_params",
     "element_bits",
@@ -327,6 +367,7 @@ __all__ = [
     "indexing_maps",
     "linalg_inputs",
     "is_broadcast_map",
+    "is_channel_window",
     "is_f32",
     "is_i1",
     "linalg_ops",

@@ -11,7 +11,8 @@ of few channels per group become one register-tiled generic over their taps
 (``grouped``), the others split per group; depthwise convolutions become loops over channels (rows at least a
 vector wide: ``depthwise``) or flat rows of whole vectors (narrower, unstrided:
 ``flat_planes``); pooling and the other depthwise convolutions become element-wise
-ops over the taps of their window (``windows``); single-image 1x1 convolutions and
+ops over the taps of their window (``windows``), a LRN's window of channels too
+(``channel_windows``); single-image 1x1 convolutions and
 those of output rows narrower than a vector become ``linalg.matmul``; stride-1 ones whose
 rows waste columns computed over flat rows of whole vectors (``flat_conv_rows``); other NCHW
 convolutions are widened to whole vectors along the
@@ -35,6 +36,7 @@ from ..._mlir import ir
 from ..approximations import approximate_math
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
+from .channel_windows import channel_window_taps
 from .concat_pieces import concat_pieces_in_place
 from .depthwise import depthwise_channel_loops
 from .concat_pointwise import pointwise_over_concat_pieces
@@ -69,6 +71,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += depthwise_channel_loops(module, lanes)
     rewritten += flat_plane_taps(module, lanes)
     rewritten += windows_to_taps(module)
+    rewritten += channel_window_taps(module)
     rewritten += convolutions_to_matmul(module, target)
     rewritten += flat_row_convolutions(module, target)
     rewritten += pad_convolutions(module, target)

@@ -49,14 +49,18 @@ def _identity(rank: int):
 
 def _combine(kind: str, acc, tap, weight=None):
     """``acc`` (max / +) ``tap`` (times ``weight``: one fused multiply-add, where LLVM
-    left a multiply and an add apart). ``acc`` None: the first tap of a sum from zero
-    (LLVM keeps ``x + 0.0``, which is not ``x`` for ``x = -0.0``). The max ignores the
+    left a multiply and an add apart; ``squares``: + ``tap`` times itself, a multiply
+    and an add as the squares and their sum were computed apart). ``acc`` None: the
+    first tap of a sum from zero (LLVM keeps ``x + 0.0``, which is not ``x`` for
+    ``x = -0.0``). The max ignores the
     sign of zero (``nsz``: ONNX's MaxPool leaves it open, onnxruntime returns either
     zero), which x86 has no single instruction for: a max and a NaN check (3 AVX-512
     instructions) where -0 < +0 took 6. NaN still wins."""
     arith = _mlir.arith
     if kind == "max":
         return arith.maximumf(acc, tap, fastmath=ir.Attribute.parse("#arith.fastmath<nsz>"))
+    if kind == "squares":
+        tap = arith.mulf(tap, tap)
     if weight is not None:
         return arith.mulf(tap, weight) if acc is None else _mlir.math.fma(tap, weight, acc)
     return tap if acc is None else arith.addf(acc, tap)
@@ -119,7 +123,8 @@ def tap_slices(x, out_shape, window, strides, dilations, phases: bool = False, s
 def window_generic(kind: str, taps: list, weights, init, epilogue=None, chains: int = 1):
     """One element-wise generic over the output (``[N, C, ...]``) combining the ``taps``
     in order (``sum`` of the taps times ``weights`` ``[C, KH, KW]`` for a depthwise
-    convolution, ``max`` or ``sum`` for pooling) into ``init``. ``epilogue``: (block,
+    convolution, ``max`` or ``sum`` for pooling, ``squares``: the sum of their squares,
+    a LRN's) into ``init``. ``epilogue``: (block,
     [(value, map)], init) of an element-wise consumer of the result (the result's own
     entries have value None), applied to the value in registers: the result is written
     once, not written, read back and written again. ``chains``: the taps are combined
@@ -141,12 +146,13 @@ def window_generic(kind: str, taps: list, weights, init, epilogue=None, chains: 
     def combine(args, acc, chains=chains):
         step = 2 if weights is not None else 1
         chains = min(chains, len(args) // step)
-        sums = [None if kind == "sum" and _is_zero(acc) else acc] + [None] * (chains - 1)
+        sums = [None if kind != "max" and _is_zero(acc) else acc] + [None] * (chains - 1)
         for t in range(0, len(args), step):
             k = (t // step) % chains
             sums[k] = _combine(kind, sums[k], args[t], args[t + 1] if weights is not None else None)
         while len(sums) > 1:
-            sums = [_combine(kind, a, b) for a, b in zip(sums[::2], sums[1::2])] + ([sums[-1]] if len(sums) % 2 else [])
+            total = "max" if kind == "max" else "sum"
+            sums = [_combine(total, a, b) for a, b in zip(sums[::2], sums[1::2])] + ([sums[-1]] if len(sums) % 2 else [])
         return sums[0]
 
     if epilogue is None:
@@ -200,7 +206,7 @@ def replace_window(op, epilogue, build):
     op.erase()
 
 
-def _consumer_epilogue(op, epilogue):
+def consumer_epilogue(op, epilogue):
     """``window_generic``'s ``epilogue`` for the element-wise ``epilogue`` consuming ``op``."""
     if epilogue is None:
         return None
@@ -215,7 +221,7 @@ def _taps(op, kind: str, epilogue=None):
     strides, dilations = conv_params(op)
     taps = tap_slices(op.operands[0], out_shape, window_of(op), strides, dilations)
     weights = op.operands[1] if op.name == DEPTHWISE else None
-    return window_generic(kind, taps, weights, op.operands[2], _consumer_epilogue(op, epilogue))
+    return window_generic(kind, taps, weights, op.operands[2], consumer_epilogue(op, epilogue))
 
 
 def _global(op, kind: str):
@@ -261,5 +267,5 @@ def windows_to_taps(module: ir.Module) -> int:
     return count
 
 
-__all__ = ["DEPTHWISE", "POOLING", "phase_width", "replace_window", "taken_epilogue", "tap_slices", "window_generic",
-           "window_of", "windows_to_taps"]
+__all__ = ["DEPTHWISE", "POOLING", "consumer_epilogue", "phase_width", "replace_window", "taken_epilogue", "tap_slices",
+           "window_generic", "window_of", "windows_to_taps"]

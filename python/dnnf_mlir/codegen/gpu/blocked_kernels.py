@@ -30,11 +30,11 @@ from ..._mlir import ir
 from ...kernel_functions import KERNEL_ATTR
 from ...linalg_builders import affine_map, generic, with_operands
 from ..constant_filters import ConstantFilters
-from ..linalg_queries import indexing_maps, only_user, producer
+from ..linalg_queries import channel_pad, indexing_maps, is_channel_window, only_user, producer
 from ..lowered_module import symbol_name
 from .blocked_groups import GROUPED, GroupedConvolution, collapses_groups
 from .blocked_reorganize import FLATTENING, REORGANIZING, blocked_op, tolerated
-from .blocked_windows import blocked_channel_window, channel_pad, is_channel_window
+from .blocked_windows import blocked_channel_window
 from .nc4hw4 import BLOCK, activation_map, blocked_init, blocked_type, blocks, is_activation, materialized, read
 
 CONVOLUTION = "linalg.conv_2d_nchw_fchw"

@@ -16,44 +16,9 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import affine_map, generic, index_constant
-from ..linalg_queries import indexing_maps, pad_fill, producer
+from ..linalg_queries import channel_pad, producer
 from .gathers import inline_gathered_producers
-from .nc4hw4 import BLOCK, blocked_init, is_activation
-
-
-def channel_pad(op) -> tuple[int, int] | None:
-    """The (before, after) channels a zero ``tensor.pad`` of an activation's channels
-    only adds, else None."""
-    if op.name != "tensor.pad" or not is_activation(op.operands[0].type) or len(op.operands) != 1:
-        return None
-    low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
-    high = list(ir.DenseI64ArrayAttr(op.attributes["static_high"]))
-    if len(low) != 4 or low[::2] + low[3:] != [0, 0, 0] or high[::2] + high[3:] != [0, 0, 0]:
-        return None
-    if min(low[1], high[1]) < 0 or pad_fill(op) != 0.0:
-        return None
-    return low[1], high[1]
-
-
-def _window_maps() -> list:
-    d = ir.AffineDimExpr.get
-    return [affine_map(5, [d(0), d(1) + d(4), d(2), d(3)]), affine_map(5, [4]), affine_map(5, [0, 1, 2, 3])]
-
-
-def is_channel_window(op) -> bool:
-    """Whether ``op`` sums a window of channels of a ``channel_pad``: a LRN's sums of squares."""
-    if op.name != "linalg.generic" or len(op.operands) != 3 or len(op.results) != 1:
-        return False
-    pad = producer(op.operands[0])
-    if pad is None or channel_pad(pad) is None or indexing_maps(op) != _window_maps():
-        return False
-    iterators = [str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
-    if iterators != ["#linalg.iterator_type<parallel>"] * 4 + ["#linalg.iterator_type<reduction>"]:
-        return False
-    body = op.regions[0].blocks[0]
-    ops = [inner for inner in body.operations]
-    return (len(ops) == 2 and ops[0].name == "arith.addf"
-            and {ops[0].operands[0], ops[0].operands[1]} == {body.arguments[0], body.arguments[2]})
+from .nc4hw4 import BLOCK, blocked_init
 
 
 def blocked_channel_window(op, layouts: dict):
@@ -91,4 +56,4 @@ def blocked_channel_window(op, layouts: dict):
     return gather
 
 
-__all__ = ["blocked_channel_window", "channel_pad", "is_channel_window"]
+__all__ = ["blocked_channel_window"]

@@ -18,9 +18,9 @@
 // CHECK-NOT:         tensor.empty
 // CHECK:             vector.transfer_read {{.*}} : tensor<1x2x128xf32>, vector<1x2x128xf32>
 // CHECK:             vector.extract %{{.*}}[0, 0] : vector<128xf32> from vector<1x2x128xf32>
-// CHECK-NEXT:        vector.reduction <maximumf>, %{{.*}} : vector<128xf32> into f32
+// CHECK-NEXT:        vector.reduction <maxnumf>, %{{.*}} : vector<128xf32> into f32
 // CHECK-NEXT:        vector.extract %{{.*}}[0, 1] : vector<128xf32> from vector<1x2x128xf32>
-// CHECK-NEXT:        vector.reduction <maximumf>, %{{.*}} : vector<128xf32> into f32
+// CHECK-NEXT:        vector.reduction <maxnumf>, %{{.*}} : vector<128xf32> into f32
 // CHECK-NOT:         linalg.
 // CHECK:             vector.reduction <add>, %{{.*}} : vector<128xf32> into f32
 // CHECK-NEXT:        vector.extract %{{.*}}[0, 1] : vector<128xf32> from vector<1x2x128xf32>
@@ -64,7 +64,7 @@ func.func @softmax(%x: tensor<12x128x128xf32>, %mask: tensor<128xf32>) -> tensor
 // THREADS:         scf.forall (%{{.*}}) in (2)
 // THREADS:           scf.for %{{.*}} = %c0 to %c6
 // THREADS-NEXT:        scf.for %{{.*}} = %c0 to %c128 step %c2
-// THREADS:               vector.reduction <maximumf>
+// THREADS:               vector.reduction <maxnumf>
 // THREADS-LABEL: func.func @layer_norm
 // THREADS:         scf.forall (%{{.*}}) in (2)
 // THREADS:           scf.for %{{.*}} = %c0 to %c64
@@ -77,7 +77,7 @@ func.func @softmax(%x: tensor<12x128x128xf32>, %mask: tensor<128xf32>) -> tensor
 // PLAN: linalg.generic [1, 128, 768] row-fused {'row': [768], 'fused': 6, 'rows_per_step': 1, 'chunk': 64} @layer_norm
 
 // LLVM-LABEL: llvm.func @softmax
-// LLVM:         llvm.intr.vector.reduce.fmaximum
+// LLVM:         llvm.intr.vector.reduce.fmax(
 // LLVM:         llvm.intr.vector.reduce.fadd{{.*}}#llvm.fastmath<reassoc>
 func.func @layer_norm(%x: tensor<1x128x768xf32>, %r: tensor<1x128x768xf32>, %g: tensor<768xf32>, %b: tensor<768xf32>) -> tensor<1x128x768xf32> {
   %0 = "ecg.add"(%x, %r) : (tensor<1x128x768xf32>, tensor<1x128x768xf32>) -> tensor<1x128x768xf32>
@@ -92,7 +92,7 @@ func.func @layer_norm(%x: tensor<1x128x768xf32>, %r: tensor<1x128x768xf32>, %g: 
 // BUFFERS-LABEL: func.func @softmax_long_rows
 // BUFFERS:         scf.for %{{.*}} = %c0 to %c24 step %c1
 // BUFFERS:           scf.for %{{.*}} = %c0 to %c512 step %c64 iter_args(%{{.*}}) -> (vector<1x64xf32>)
-// BUFFERS:           vector.reduction <maximumf>, %{{.*}} : vector<64xf32> into f32
+// BUFFERS:           vector.reduction <maxnumf>, %{{.*}} : vector<64xf32> into f32
 // BUFFERS:           %[[EXPS:.*]] = memref.alloc() {{.*}} : memref<1x512xf32>
 // BUFFERS-NOT:       linalg.copy
 // BUFFERS:           scf.for %{{.*}} = %c0 to %c512 step %c64 {

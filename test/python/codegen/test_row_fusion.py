@@ -167,6 +167,22 @@ def test_long_rows_in_chunks(row, threads):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("row", [100, 1000])
+def test_softmax_rows_with_nan_and_infinity(row):
+    """The row's max only shifts it (a maxnum, NaN ignored): a NaN or +inf still makes
+    its whole row NaN, as numpy and onnxruntime give, a -inf a zero; other rows stay
+    exact. Whole rows (100) and chunked ones (1000)."""
+    x = rand(4, row)
+    x[0, 3], x[1, row - 1], x[2, 5] = np.nan, np.inf, -np.inf
+    main, _ = compile_ecg(softmax_text(x.shape), 1)
+    (got,) = main(x)
+    with np.errstate(invalid="ignore"):
+        want = softmax(x, -1)
+    assert np.isnan(want[:2]).all() and want[2, 5] == 0
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[2:], want[2:], rtol=RTOL, atol=ATOL)
+
+
 def test_value_used_outside_stays_out():
     """The masked sum is also a result: computed once, outside the group, which reads it."""
     shape = (8, 64)

@@ -14,7 +14,7 @@ from ..._mlir import arith, ir
 from ...ecg.shapes import normalize_axis
 from ...linalg_builders import affine_map, element_of, generic
 from .builders import (
-    cast, combine_reduced, constant, elementwise, empty, identity_map, map_values, map_without, maximum, pad, reduce,
+    cast, combine_reduced, constant, elementwise, empty, identity_map, map_values, map_without, pad, reduce,
     shape_of, zeros,
 )
 from .registry import Unsupported, lowers
@@ -80,7 +80,11 @@ def lower_softmax(op, args):
     if not shape:
         raise Unsupported("softmax of a rank-0 tensor")
     axis = normalize_axis(op.attrs["axis"], len(shape))
-    peak = reduce(x, [axis], float("-inf"), maximum)
+    # The peak only shifts the row: a NaN reaches every output through x - peak
+    # whether the peak is NaN or not, and -0 or +0 shift alike. So maxnum (NaN
+    # ignored: defined, unlike an nnan maximum's poison) without signed-zero order.
+    shift_only = ir.Attribute.parse("#arith.fastmath<nsz>")
+    peak = reduce(x, [axis], float("-inf"), lambda a, b: arith.maxnumf(a, b, fastmath=shift_only))
     shifted = combine_reduced(x, peak, [axis], element, arith.subf)
     exps = map_values(shifted, element, _mlir.math.exp)
     total = reduce(exps, [axis], 0.0, arith.addf)

@@ -243,7 +243,7 @@ func.func @lrn(%arg0: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
 
 // CHECK-LABEL: func.func @softmax
 // CHECK: %[[MAX:.*]] = linalg.reduce ins(%arg0 : tensor<2x5xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
 // CHECK: arith.subf
 // CHECK: math.exp
 // CHECK: linalg.reduce {{.*}}ins(%{{.*}} : tensor<2x5xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]

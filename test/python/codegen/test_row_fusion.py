@@ -15,6 +15,8 @@ import pytest
 import dnnf_mlir
 from dnnf_mlir._mlir import ir
 from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu.row_chunks import chunk_width
+from dnnf_mlir.codegen.cpu.target import host_target
 from dnnf_mlir.transforms.pipeline import build_pass_manager
 
 RNG = np.random.default_rng(11)
@@ -131,6 +133,54 @@ def test_residual_layer_norm(shape, axis, threads):
     x, r, g, b = rand(*shape), rand(*shape), rand(*shape[axis:]), rand(*shape[axis:])
     (got,) = main(x, r, g, b)
     np.testing.assert_allclose(got, layer_norm(x + r, g, b, axis, 1e-5), rtol=1e-4, atol=1e-5)
+
+
+def softmax_text(shape):
+    t = tensor(shape)
+    return f"""
+func.func @main(%x: {t}) -> {t} {{
+  %0 = "ecg.softmax"(%x) {{axis = -1 : i64}} : ({t}) -> {t}
+  return %0 : {t}
+}}"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("row", [7, 13, 100, 768, 1000, 4096])
+def test_long_rows_in_chunks(row, threads):
+    """Rows longer than the register file holds are computed in chunk loops
+    (row_chunks.py): at 768, 1000 (chunks of 40 or 20: the widths dividing it), 4096
+    on AVX-512 and AVX2; 100 and shorter whole. 37 rows: an uneven split in two."""
+    width = chunk_width(row, host_target().lanes(32))
+    shape = (37, row)
+    main, schedules = compile_ecg(layer_norm_text(shape, -1), threads)
+    group = next(s for s in schedules if s.strategy == "row-fused")
+    assert group.details.get("chunk") == width and (width is None) == (row <= 100)
+    x, r, g, b = rand(*shape), rand(*shape), rand(row), rand(row)
+    (got,) = main(x, r, g, b)
+    np.testing.assert_allclose(got, layer_norm(x + r, g, b, -1, 1e-5), rtol=1e-4, atol=1e-5)
+    main, schedules = compile_ecg(softmax_text(shape), threads)
+    group = next(s for s in schedules if s.strategy == "row-fused")
+    assert group.details.get("chunk") == width
+    (got,) = main(x)
+    want = softmax(x, -1)
+    assert want.max() < 0.99  # not one-hot
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("row", [100, 1000])
+def test_softmax_rows_with_nan_and_infinity(row):
+    """The row's max only shifts it (a maxnum, NaN ignored): a NaN or +inf still makes
+    its whole row NaN, as numpy and onnxruntime give, a -inf a zero; other rows stay
+    exact. Whole rows (100) and chunked ones (1000)."""
+    x = rand(4, row)
+    x[0, 3], x[1, row - 1], x[2, 5] = np.nan, np.inf, -np.inf
+    main, _ = compile_ecg(softmax_text(x.shape), 1)
+    (got,) = main(x)
+    with np.errstate(invalid="ignore"):
+        want = softmax(x, -1)
+    assert np.isnan(want[:2]).all() and want[2, 5] == 0
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[2:], want[2:], rtol=RTOL, atol=ATOL)
 
 
 def test_value_used_outside_stays_out():

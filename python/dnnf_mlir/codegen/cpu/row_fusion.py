@@ -8,9 +8,9 @@ tiled to one row (every loop but the ``row_dims`` trailing ones, which the group
 reductions reduce; two short rows: ``rows_per_step``), and every op of its group is
 fused into that loop (``fuse_into_containing_op``, producers last to first). Each
 op of the loop body is then vectorized whole, a row is one n-D vector, so a row's
-intermediates live in vector registers (spilled to the stack when the row is long),
-never in a buffer; its reductions become horizontal ``vector.reduction`` ops
-(reassociated into a tree when lowered to LLVM). With several threads, big groups
+intermediates live in vector registers, never in a buffer; its reductions become
+horizontal ``vector.reduction`` ops (reassociated into a tree when lowered to LLVM).
+A row longer than the registers hold is cut into chunk loops first (``row_chunks.py``). With several threads, big groups
 split the rows among them.
 
 A group holds the linalg ops of one function that feed its root and nothing else:
@@ -31,6 +31,7 @@ from ..._mlir import ir
 from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import (is_f32, parallel_loops, producer, reduced_dims, reverses_access, static_tensor_type,
                               touches_i1)
+from .row_chunks import chunk_width, give_stored_rows_own_destinations, schedule_chunks
 from .rows import horizontal_reductions, static_loop_ranges
 from .tiles import PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
@@ -192,9 +193,16 @@ def schedule_row_group(planner: Planner, group: RowGroup):
     root, loops = s.tile_for(root, sizes)
     loop = loops[0]
     _fuse_all(s, members, loop)
+    width = chunk_width(math.prod(details["row"]), planner.target.lanes(32)) if group.row_dims == 1 else None
+    if width is not None:
+        give_stored_rows_own_destinations(group, rank)
+        schedule_chunks(s, group, root, loop, dict(zip(group.members, member_tags)), width)
+        details["chunk"] = width
     body = s.match(list(MEMBER_OPS), within=loop)
     s.vectorize(body)
     horizontal_reductions(s, loop)
+    if width is not None:
+        s.hoist_accumulators(loop)  # a chunk loop's partial sums: vectors carried in registers
     s.end_nested()
     planner.add_schedule(OpSchedule(tag, group.root.name, shape, "row-fused", details))
     for op, member in zip(group.members, member_tags):

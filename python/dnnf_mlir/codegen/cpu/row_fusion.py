@@ -10,8 +10,8 @@ fused into that loop (``fuse_into_containing_op``, producers last to first). Eac
 op of the loop body is then vectorized whole, a row is one n-D vector, so a row's
 intermediates live in vector registers, never in a buffer; its reductions become
 horizontal ``vector.reduction`` ops (reassociated into a tree when lowered to LLVM).
-A row longer than the registers hold is cut into chunk loops first (``row_chunks.py``). With several threads, big groups
-split the rows among them.
+A row longer than the registers hold is cut into chunk loops first (``row_chunks.py``).
+With several threads, big groups split the rows among them.
 
 A group holds the linalg ops of one function that feed its root and nothing else:
 element-wise generics, fills, and ``linalg.reduce`` over the trailing dims of a

@@ -52,10 +52,9 @@ def _combine(kind: str, acc, tap, weight=None):
     left a multiply and an add apart; ``squares``: + ``tap`` times itself, a multiply
     and an add as the squares and their sum were computed apart). ``acc`` None: the
     first tap of a sum from zero (LLVM keeps ``x + 0.0``, which is not ``x`` for
-    ``x = -0.0``). The max ignores the
-    sign of zero (``nsz``: ONNX's MaxPool leaves it open, onnxruntime returns either
-    zero), which x86 has no single instruction for: a max and a NaN check (3 AVX-512
-    instructions) where -0 < +0 took 6. NaN still wins."""
+    ``x = -0.0``). The max ignores the sign of zero (``nsz``: ONNX's MaxPool leaves it
+    open, onnxruntime returns either zero), which x86 has no single instruction for: a
+    max and a NaN check (3 AVX-512 instructions) where -0 < +0 took 6. NaN still wins."""
     arith = _mlir.arith
     if kind == "max":
         return arith.maximumf(acc, tap, fastmath=ir.Attribute.parse("#arith.fastmath<nsz>"))
@@ -124,10 +123,10 @@ def window_generic(kind: str, taps: list, weights, init, epilogue=None, chains: 
     """One element-wise generic over the output (``[N, C, ...]``) combining the ``taps``
     in order (``sum`` of the taps times ``weights`` ``[C, KH, KW]`` for a depthwise
     convolution, ``max`` or ``sum`` for pooling, ``squares``: the sum of their squares,
-    a LRN's) into ``init``. ``epilogue``: (block,
-    [(value, map)], init) of an element-wise consumer of the result (the result's own
-    entries have value None), applied to the value in registers: the result is written
-    once, not written, read back and written again. ``chains``: the taps are combined
+    a LRN's) into ``init``. ``epilogue``: (block, [(value, map)], init) of an
+    element-wise consumer of the result (the result's own entries have value None),
+    applied to the value in registers: the result is written once, not written, read
+    back and written again. ``chains``: the taps are combined
     into that many partial results (tap t into ``t % chains``), combined pairwise at
     the end: independent chains of multiply-adds where one would wait on each result."""
     tensor = _mlir.tensor
@@ -150,9 +149,10 @@ def window_generic(kind: str, taps: list, weights, init, epilogue=None, chains: 
         for t in range(0, len(args), step):
             k = (t // step) % chains
             sums[k] = _combine(kind, sums[k], args[t], args[t + 1] if weights is not None else None)
+        total = "max" if kind == "max" else "sum"  # the chains' partial results: squared already
         while len(sums) > 1:
-            total = "max" if kind == "max" else "sum"
-            sums = [_combine(total, a, b) for a, b in zip(sums[::2], sums[1::2])] + ([sums[-1]] if len(sums) % 2 else [])
+            odd = [sums[-1]] if len(sums) % 2 else []
+            sums = [_combine(total, a, b) for a, b in zip(sums[::2], sums[1::2])] + odd
         return sums[0]
 
     if epilogue is None:

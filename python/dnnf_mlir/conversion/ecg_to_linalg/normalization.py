@@ -131,9 +131,10 @@ def lower_layer_normalization(op, args):
     # 1/sqrt(var + eps) once per row, then a multiplication per element: a division
     # per element cost a vdivps per vector (Zen 4: 5-10 cycles each, 48 per BERT row);
     # within 1.5 ulp of dividing.
-    inverse = map_values(
-        var, compute, lambda v: arith.divf(constant(compute, 1.0), _mlir.math.sqrt(arith.addf(v, constant(compute, epsilon))))
-    )
+    def inverse_deviation(v):
+        return arith.divf(constant(compute, 1.0), _mlir.math.sqrt(arith.addf(v, constant(compute, epsilon))))
+
+    inverse = map_values(var, compute, inverse_deviation)
     normed = combine_reduced(centered, inverse, axes, element, lambda c, r: cast(arith.mulf(c, r), element))
     y = elementwise([normed, args[1]], shape, element, arith.mulf)
     if len(args) == 3:

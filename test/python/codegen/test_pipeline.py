@@ -322,7 +322,6 @@ def _chained_through_memory_ir(steps: int) -> str:
     return "define void @chain(ptr %p, ptr %q) {\n" + "\n".join(body) + "\n  ret void\n}\n"
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to link the object")
 def test_llc_keeps_memory_order_in_a_huge_block(tmp_path):
     """A block of more memory operations than llc's schedulers track one by one
     (``LLC_FLAGS``: past 200 their dependences are coarsened): the loads still wait

@@ -13,7 +13,7 @@ sets OpenMP's thread count in a library whose code runs OpenMP.
 from __future__ import annotations
 
 from ..codegen.cpu import CpuTarget
-from ..codegen.cpu.buffer_arena import MMAP_THRESHOLD_BYTES
+from ..codegen.cpu.heap_settings import MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES
 from ..codegen.cpu.features import feature_checks
 from .c_glue import GlueParts, ModelInterface, c_string
 
@@ -77,7 +77,7 @@ _LOAD_CHECKS = (
     "     them in the heap: above glibc's mmap threshold each run would map fresh pages",
     "     and page-fault on every one of them. */",
     f"  mallopt(M_MMAP_THRESHOLD, {MMAP_THRESHOLD_BYTES});",
-    "  mallopt(M_TRIM_THRESHOLD, 512 << 20);",
+    f"  mallopt(M_TRIM_THRESHOLD, {TRIM_THRESHOLD_BYTES});",
     "#endif",
 )
 

@@ -12,6 +12,7 @@ from dnnf_mlir._mlir import ir
 from dnnf_mlir.checking import compare
 from dnnf_mlir.codegen import CodegenError, get_target, sample_ops, signatures
 from dnnf_mlir.codegen.cpu import CpuError, UnsupportedCpuError, compile_object, emit_llvm_ir, host_target, jit, lower_to_llvm
+from dnnf_mlir.codegen.cpu import cross
 from dnnf_mlir.codegen.cpu.cross import build_executable, disassemble, missing_tools, run_executable
 
 from compile_helpers import compile_text
@@ -371,6 +372,18 @@ def test_missing_tools_names_packages(monkeypatch):
     assert any("llvm-22" in m for m in missing)
     assert any("qemu-user" in m for m in missing)
     assert any("gcc-aarch64-linux-gnu" in m for m in missing)
+
+
+def test_missing_tools_names_clang_when_the_cpu_cannot_be_resolved(monkeypatch):
+    """Without clang no CPU name resolves: missing_tools lists it with the rest instead of raising."""
+    def unresolvable(target):
+        raise CpuError("clang-22 not found (package clang-22)")
+
+    monkeypatch.setattr(cross, "get_target", unresolvable)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    missing = missing_tools("aarch64")
+    assert any("clang-22" in m for m in missing)
+    assert any("qemu-user" in m for m in missing)
 
 
 CONTRACTION = """

@@ -36,13 +36,12 @@ from dataclasses import dataclass, field
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import ancestor_in_block, block_positions
 from ...kernel_functions import is_public
 from ...transforms.pass_base import ModulePass
 from ...transforms.registry import described_by_table
+from .heap_settings import MMAP_THRESHOLD_BYTES
 
-# glibc's largest M_MMAP_THRESHOLD (HEAP_MAX / 2 on 64 bits), which the library
-# (compiler/cpu_glue.py) and the JIT (jit.py) set: a block this big or bigger is mmapped.
-MMAP_THRESHOLD_BYTES = 32 << 20
 # The largest arena: below that threshold with the alignment's padding and malloc's header.
 ARENA_LIMIT_BYTES = MMAP_THRESHOLD_BYTES - 4096
 ARENA_ALIGNMENT = 64  # a cache line: every buffer starts on one, as AVX-512 stores like
@@ -78,15 +77,9 @@ def _byte_size(memref_type: ir.MemRefType) -> int:
     return math.prod(memref_type.shape) * width // 8
 
 
-def _top_level(op: ir.Operation, block_owner: ir.Operation) -> ir.Operation:
-    """The ancestor of ``op`` directly in the block of ``block_owner`` (a function)."""
-    while op.parent != block_owner:
-        op = op.parent.operation
-    return op
-
-
-def _lifetime(alloc: ir.Operation, func: ir.Operation, position: dict) -> "Buffer | None":
-    """The buffer of ``alloc`` with its lifetime, or None when it cannot move into the arena."""
+def _lifetime(alloc: ir.Operation, position: dict) -> "Buffer | None":
+    """The buffer of ``alloc`` (an op of the entry block that ``position`` numbers) with its
+    lifetime, or None when it cannot move into the arena."""
     size = _byte_size(ir.MemRefType(alloc.results[0].type))
     if not size or len(alloc.operands):
         return None
@@ -96,8 +89,8 @@ def _lifetime(alloc: ir.Operation, func: ir.Operation, position: dict) -> "Buffe
         value = aliases.pop()
         for use in value.uses:
             owner = use.owner
-            top = _top_level(owner, func)
-            if owner.name == "memref.dealloc" and value == alloc.results[0] and top == owner:
+            top = ancestor_in_block(owner, alloc.block)
+            if owner.name == "memref.dealloc" and value == alloc.results[0] and top == owner.operation:
                 buffer.deallocs.append(owner)
                 continue
             if owner.name in ("func.return", "memref.dealloc", "bufferization.dealloc"):
@@ -176,8 +169,8 @@ def place_in_arena(func: ir.Operation) -> int:
     """Move ``func``'s plannable entry-block buffers into one arena; returns its size."""
     block = func.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
-    position = {op: index for index, op in enumerate(ops)}
-    buffers = [b for op in ops if op.name == "memref.alloc" for b in [_lifetime(op, func, position)] if b]
+    position = block_positions(block)
+    buffers = [b for op in ops if op.name == "memref.alloc" for b in [_lifetime(op, position)] if b]
     size = plan_offsets(buffers)
     placed = [b for b in buffers if b.offset >= 0]
     if len(placed) < 2:
@@ -217,5 +210,5 @@ class BufferArenaPass(ModulePass):
         place_buffers_in_arenas(module)
 
 
-__all__ = ["ARENA_ALIGNMENT", "ARENA_LIMIT_BYTES", "MMAP_THRESHOLD_BYTES", "BufferArenaPass", "place_buffers_in_arenas",
+__all__ = ["ARENA_ALIGNMENT", "ARENA_LIMIT_BYTES", "BufferArenaPass", "place_buffers_in_arenas",
            "place_in_arena", "plan_offsets"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
+from ...ir_walk import block_positions
 from ...linalg_builders import insert_at, slice_at
 from ..linalg_queries import (channel_pad, elementwise_consumer, indexing_maps, is_channel_window, linalg_init,
                               linalg_ops, only_user, producer, set_linalg_init, static_tensor_type)
@@ -62,9 +63,10 @@ def _squaring(value):
 
 def _users_after(value, reader, op) -> bool:
     """Whether every user of ``value`` but ``reader`` follows ``op`` in its block."""
-    block = list(op.operation.block.operations)
-    later = block[next(i for i, o in enumerate(block) if o == op.operation) + 1:]
-    return all(use.owner == reader.operation or use.owner in later for use in value.uses)
+    positions = block_positions(op.operation.block)
+    here = positions[op.operation]
+    return all(use.owner.operation == reader.operation or positions.get(use.owner.operation, -1) > here
+               for use in value.uses)
 
 
 def _margin_padded(source, reader, before: int, after: int, at):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...ir_walk import walk_ops
+from ...ir_walk import comes_before, walk_ops
 from ...linalg_builders import insert_at, slice_at
 from ..linalg_queries import TENSOR_RESHAPES, linalg_init, producer, reassociation_groups, set_linalg_init, static_tensor_type
 
@@ -83,11 +83,6 @@ def _reshaped_back(target, chain):
     return target
 
 
-def _position(op) -> int:
-    op = op.operation
-    return [o.operation for o in op.block.operations].index(op)
-
-
 def _pieces_in_place(concat) -> bool:
     """Rewrite ``concat`` (see the module docstring) when one of its pieces can be
     computed in place; the ops computing them keep their order, the pieces are
@@ -110,9 +105,9 @@ def _pieces_in_place(concat) -> bool:
     first = in_place[0][2][0]
     with ir.InsertionPoint(first), concat.location:
         destination = _mlir.bufferization.AllocTensorOp(result, []).result
-    last = -1
+    last = None  # the op that inserted the last piece computed in place
     for index, (piece, offsets, computing) in enumerate(pieces):
-        if computing is None or _position(computing[0]) < last:
+        if computing is None or (last is not None and comes_before(computing[0], last)):
             pieces[index] = (piece, offsets, None)
             continue
         op, chain = computing
@@ -125,7 +120,7 @@ def _pieces_in_place(concat) -> bool:
             after = reshape
         with ir.InsertionPoint.after(after), concat.location:
             destination = insert_at(piece, destination, offsets)
-        last = _position(producer(destination))
+        last = producer(destination)
     with ir.InsertionPoint(concat), concat.location:
         for piece, offsets, computing in pieces:
             if computing is None:

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import CodegenError
 from ..lowered_module import signatures
 from ..target import get_target
-from .target import CpuTarget
+from .target import CpuError, CpuTarget
 from .toolchain import find_llc
 from .objects import compile_object, emit_llvm_ir
 
@@ -59,11 +59,15 @@ def cross_tools(target: "str | CpuTarget") -> tuple:
 
 def missing_tools(target: "str | CpuTarget" = "aarch64") -> list:
     """The tools that building and running for ``target`` needs and that are not installed."""
-    cc, emulator = cross_tools(target)
     missing = []
+    try:
+        cc, emulator = cross_tools(target)
+    except CpuError:  # without clang the target's CPU cannot be resolved: name what is known
+        missing.append("clang-22 (package clang-22)")
+        cc, emulator = CROSS_TOOLS.get(target, (None, None)) if isinstance(target, str) else (None, None)
     if find_llc() is None:
         missing.append("llc-22 (package llvm-22)")
-    if shutil.which(cc) is None:
+    if cc and shutil.which(cc) is None:
         missing.append(f"{cc} (package gcc-aarch64-linux-gnu)" if "aarch64" in cc else cc)
     if emulator and shutil.which(emulator) is None:
         missing.append(f"{emulator} (package qemu-user)")

@@ -30,7 +30,7 @@ import math
 
 from ... import _mlir
 from ..._mlir import ir
-from ...ir_walk import walk_ops
+from ...ir_walk import comes_before, walk_ops
 from .panel_prefetch import LINE_BYTES
 
 PREFETCH_EPILOGUE_LOOP = "dnnf.prefetch_epilogue"  # on the scf.for of a tile's reduction steps
@@ -39,23 +39,13 @@ PREFETCH_EPILOGUE_LOOP = "dnnf.prefetch_epilogue"  # on the scf.for of a tile's 
 MAX_LINES = 64
 
 
-def _comes_before(first, second) -> bool:
-    """Whether the op ``first`` comes before the op ``second`` of the same block."""
-    for op in second.block.operations:
-        if op.operation == second:
-            return False
-        if op.operation == first:
-            return True
-    return False
-
-
 def _available_at(value: ir.Value, loop) -> bool:
     """Whether ``value``, an operand of an op after ``loop`` in its block, is available
     before ``loop``: a block argument or an op's result from a block around it, or from
     an op before ``loop`` in its block."""
     if isinstance(value, ir.BlockArgument) or value.owner.operation.block != loop.block:
         return True
-    return _comes_before(value.owner.operation, loop)
+    return comes_before(value.owner.operation, loop)
 
 
 def _epilogue_views(loop) -> list:
@@ -117,7 +107,7 @@ def prefetch_epilogue_rows(module: ir.Module) -> int:
         if PREFETCH_EPILOGUE_LOOP not in loop.attributes:
             continue
         for view, written in _epilogue_views(loop):
-            if view.operation.block == loop.block and _comes_before(loop, view.operation):
+            if view.operation.block == loop.block and comes_before(loop, view.operation):
                 # Only a view of this tile's epilogue moves (a view defined before the
                 # loop may be another tile's too, and its prefetches before it).
                 if not all(_available_at(v, loop) for v in view.operands):

@@ -28,8 +28,8 @@ from ..errors import CodegenError
 from ..lowered_module import SIGNATURES, lowered_target_name, signatures
 from ..pipeline import lower
 from ..target import get_target
-from .buffer_arena import MMAP_THRESHOLD_BYTES
 from .features import UnsupportedCpuError
+from .heap_settings import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES
 from .lowered import USES_OPENMP, lowered_cpu
 from .target import CpuTarget
 
@@ -125,12 +125,6 @@ class JitFunction:
         call = self.bind(*arrays)
         call()
         return call.outputs
-
-
-# glibc's mallopt parameters, and the values a compiled library sets when it loads
-# (compiler/cpu_glue.py: dnnf_load).
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-TRIM_THRESHOLD_BYTES = 512 << 20
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ... import _mlir
 from ..._mlir import ir
-from ...ir_walk import walk_ops
+from ...ir_walk import ancestor_in_block, block_positions, walk_ops
 
 DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
@@ -34,20 +34,6 @@ def _static_box(subview):
 
 def _overlap(a, b) -> bool:
     return all(oa < ob + sb and ob < oa + sa for oa, sa, ob, sb in zip(a[0], a[1], b[0], b[1]))
-
-
-def _in_block(op, block):
-    """The ancestor of ``op`` (or ``op``) whose block is ``block``, else None."""
-    while op is not None and op.block != block:
-        parent = op.parent
-        op = parent if parent is not None and parent.name != "builtin.module" else None
-    return op
-
-
-def _positions(block) -> dict:
-    """Each op of ``block`` by its index (one pass: ``list.index`` per query was
-    quadratic in the block, seconds on a model's worth of Winograd copies)."""
-    return {op.operation: index for index, op in enumerate(block.operations)}
 
 
 def _same_layout_strides(source_type, target_type):
@@ -101,25 +87,25 @@ def _elide(copy) -> bool:
     if fresh.block != block or view.block != block or base_alloc.block != block:
         return False
     writers = [use.owner.operation for use in source.uses if use.owner.operation != copy]
-    if not writers or any(w.name != "memref.subview" or _in_block(w, block) is None for w in writers):
+    if not writers or any(w.name != "memref.subview" or ancestor_in_block(w, block) is None for w in writers):
         return False
-    indices = _positions(block)
+    indices = block_positions(block)
 
     def position(op) -> int:
         return indices[op.operation]
 
     here = position(copy)
-    if any(position(_in_block(w, block)) > here for w in writers):
+    if any(position(ancestor_in_block(w, block)) > here for w in writers):
         return False
     # The slice is used only after the copy, and every other use of its buffer before
     # the copy is a disjoint static slice.
     for use in target.uses:
-        anchor = _in_block(use.owner.operation, block)
+        anchor = ancestor_in_block(use.owner.operation, block)
         if use.owner.operation != copy and (anchor is None or position(anchor) < here):
             return False
     for use in base.uses:
         other = use.owner.operation
-        anchor = _in_block(other, block)
+        anchor = ancestor_in_block(other, block)
         if other == view or (anchor is not None and position(anchor) > here):
             continue
         other_box = _static_box(other) if other.name == "memref.subview" else None

@@ -134,10 +134,12 @@ def test_the_grid_covers_rows_broadcasts_reduction_axes_and_conv_variants():
 @pytest.mark.parametrize("name", ["matmul-3x5x7-tiny", "matmul-127x257x131-prime", "gemm-7x2048x1000",
                                   "add-both", "add-channel-prime", "mul-tiny", "reducesum-axis1", "reducemean-rows4096x7",
                                   "conv2d-61x29x29-3x3-67", "conv2d-4x5x5-3x3-8",
-                                  "conv1d-7x13-3-5", "conv3d-32x8x28x28-3x3x3-32-g32"])
+                                  "conv1d-7x13-3-5", "conv3d-32x8x28x28-3x3x3-32-g32", "resize-linear",
+                                  "resize-cubic"])
 def test_grid_cases_match_onnxruntime(name, tmp_path):
     """The grid's odd, prime and tiny cases (partial vectors and tiles everywhere), a
     broadcast on both sides, a Gemm reading its weights transposed, a depthwise 3-D
-    convolution, compiled for this CPU, compute what onnxruntime computes."""
+    convolution, the interpolating resizes (the width resized across the rows),
+    compiled for this CPU, compute what onnxruntime computes."""
     (case,) = cases_of([name])
     assert_compiled_case_matches_onnxruntime(case, tmp_path)

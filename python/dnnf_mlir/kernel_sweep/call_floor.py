@@ -23,12 +23,13 @@ from .one_node import one_node
 FLOOR_RUNS = 1000  # runs of a few microseconds each: the median is the quiet span
 
 
-def timed_runs(model: onnx.ModelProto, feeds: dict, directory: Path, runs: int) -> tuple:
+def timed_runs(model: onnx.ModelProto, feeds: dict, directory: Path, runs: int, cpu: "str | None" = None) -> tuple:
     """``(artifact, session, inputs, outputs, KernelProfile)`` of ``model`` compiled into
-    ``directory`` for the host (one thread, kernel timers) and run ``runs`` times on ``feeds``."""
+    ``directory`` for the host's ``cpu`` (one thread, kernel timers) and run ``runs`` times
+    on ``feeds``."""
     path = directory.parent / f"{directory.name}.onnx"
     onnx.save(model, path)
-    compile_model(path, directory, profile_kernels=True, threads=1)
+    compile_model(path, directory, profile_kernels=True, threads=1, cpu=cpu)
     artifact = Artifact(directory)
     session = artifact.session(1)
     inputs = [feeds[name] for name, _, _ in artifact.inputs]
@@ -36,10 +37,10 @@ def timed_runs(model: onnx.ModelProto, feeds: dict, directory: Path, runs: int) 
     return artifact, session, inputs, outputs, profile
 
 
-def call_floor_seconds(directory: Path) -> float:
+def call_floor_seconds(directory: Path, cpu: "str | None" = None) -> float:
     """The median timed span of a one-element Relu kernel (see the module docstring)."""
     x = np.ones(1, np.float32)
-    *_, profile = timed_runs(one_node("Relu", {"x": x}), {"x": x}, directory / "call-floor", FLOOR_RUNS)
+    *_, profile = timed_runs(one_node("Relu", {"x": x}), {"x": x}, directory / "call-floor", FLOOR_RUNS, cpu)
     return float(profile.launch_seconds().sum())
 
 

@@ -39,12 +39,13 @@ PROFILED_RUNS = 20
 FAILURES = (CompileError, CodegenError, ConversionError, ArtifactError, OnnxImportError)
 
 
-def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing, floor: float = 0.0) -> dict:
-    """Compile, time and judge one case (see the module docstring); ``timing`` has
-    ``min_runs``, ``max_runs`` and ``seconds`` for the rounds, ``floor`` is the fixed
-    cost of a timed call in seconds."""
+def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing, floor: float = 0.0,
+               cpu: "str | None" = None) -> dict:
+    """Compile (for the host's ``cpu``), time and judge one case (see the module
+    docstring); ``timing`` has ``min_runs``, ``max_runs`` and ``seconds`` for the rounds,
+    ``floor`` is the fixed cost of a timed call in seconds."""
     model, feeds = case.model()
-    artifact, library, inputs, outputs, profile = timed_runs(model, feeds, directory / case.name, PROFILED_RUNS)
+    artifact, library, inputs, outputs, profile = timed_runs(model, feeds, directory / case.name, PROFILED_RUNS, cpu)
     ort = onnxruntime_session(directory / f"{case.name}.onnx", optimize=True, threads=1)
     fp32 = ort.run(None, feeds)
     error = _error_ratio(outputs, fp32, judged_reference(model, feeds, fp32))
@@ -83,7 +84,7 @@ def _line(name: str, r: dict) -> str:
             f"{100 * r['roofline_fraction']:.1f}% of the {limit}; error {r['error_ratio']:.2g} of the tolerance")
 
 
-def run_sweep(cases: list, roofline: Roofline, timing, keep: "Path | None" = None) -> tuple:
+def run_sweep(cases: list, roofline: Roofline, timing, keep: "Path | None" = None, cpu: "str | None" = None) -> tuple:
     """``(results, floor)``: case name -> result (``sweep_case``'s, or ``{"family",
     "error"}``), each case's line printed (stderr) as it finishes, and the fixed cost of
     a timed call (seconds) the cases were judged with."""
@@ -91,11 +92,11 @@ def run_sweep(cases: list, roofline: Roofline, timing, keep: "Path | None" = Non
     with tempfile.TemporaryDirectory(prefix="dnnf-kernels-") as scratch:
         root = Path(keep or scratch)
         root.mkdir(parents=True, exist_ok=True)
-        floor = call_floor_seconds(root)
+        floor = call_floor_seconds(root, cpu)
         print(f"call floor: {_floor_words(floor)}", file=sys.stderr, flush=True)
         for number, case in enumerate(cases, 1):
             try:
-                results[case.name] = sweep_case(case, root, roofline, timing, floor)
+                results[case.name] = sweep_case(case, root, roofline, timing, floor, cpu)
             except FAILURES as error:
                 results[case.name] = {"family": case.family, "shape": case.shape,
                                       "error": str(error).strip().splitlines()[0][:200]}

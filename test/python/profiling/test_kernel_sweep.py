@@ -18,7 +18,7 @@ ROOFLINE = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 
 
 
 def test_two_families_swept_against_onnxruntime_and_the_roofline(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(bench, "machine_roofline", lambda: ROOFLINE)
+    monkeypatch.setattr(bench, "machine_roofline", lambda cpu=None: ROOFLINE)
     report = tmp_path / "kernels.json"
     status = bench.main(["--kernels", "--families", "cumsum,DequantizeLinear", "--min-runs", "3", "--max-runs", "10",
                          "--seconds", "0.1", "--json", str(report)])

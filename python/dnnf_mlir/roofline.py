@@ -80,15 +80,17 @@ class Roofline:
         """The arithmetic intensity (FLOP per byte) where compute starts to bound."""
         return self.peak_gflops(threads) / self.bandwidth_gbs(threads)
 
-    def judge(self, flops: float, nbytes: float, seconds: float, threads: int = 1) -> tuple:
+    def judge(self, flops: float, nbytes: float, seconds: float, threads: int = 1, floor: float = 0.0) -> tuple:
         """``(bound, fraction)`` of a kernel that did ``flops`` and moved ``nbytes`` in
         ``seconds``: ``compute`` (against the FMA peak) when its intensity is above the
-        ridge, else ``memory`` (against the bandwidth); the fraction of that limit reached."""
+        ridge, else ``memory`` (against the bandwidth); the fraction is the time the limit
+        allows over ``seconds``. ``floor``: seconds every timed call takes however little
+        it does (``kernel_sweep/call_floor.py``), added to the time the limit allows."""
         if seconds <= 0:
             return ("memory", 0.0)
         if nbytes <= 0 or flops / nbytes >= self.ridge(threads):
-            return ("compute", flops / seconds / 1e9 / self.peak_gflops(threads))
-        return ("memory", nbytes / seconds / 1e9 / self.bandwidth_gbs(threads))
+            return ("compute", (floor + flops / 1e9 / self.peak_gflops(threads)) / seconds)
+        return ("memory", (floor + nbytes / 1e9 / self.bandwidth_gbs(threads)) / seconds)
 
     def describe(self) -> str:
         bandwidth = ", ".join(f"{gbs:.1f} GB/s at {t} thread{'s' * (t != '1')}" for t, gbs in self.triad_gbs.items())

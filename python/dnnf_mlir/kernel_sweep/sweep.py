@@ -6,7 +6,9 @@ beside onnxruntime (ORT_ENABLE_ALL, one thread) in interleaved rounds (``bench_r
 median_rounds``, as dnnf-bench times models), and its kernels' FLOPs and bytes (the
 compiler's statistics) over their measured time give GFLOP/s, GB/s and the fraction of
 this machine's roofline (``roofline``: the FMA peak above the ridge intensity, the
-triad bandwidth below it). Outputs are checked as dnnf-bench checks them (against the
+triad bandwidth below it), the fixed cost of a timed call added to the time the roofline
+allows (``call_floor``: measured once per sweep; a kernel of a few hundred bytes cannot
+run faster than it). Outputs are checked as dnnf-bench checks them (against the
 model run in float64, the tolerance widened by onnxruntime float32's own error;
 integer outputs exactly against onnxruntime). The
 table is sorted worst first; a case that does not compile is listed with its error.
@@ -20,36 +22,31 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import onnx
 
 from ..checking import compare
 from ..codegen import CodegenError
-from ..compiler import Artifact, ArtifactError, CompileError, compile_model
+from ..compiler import ArtifactError, CompileError
 from ..conversion import ConversionError
 from ..frontend.onnx_types import OnnxImportError
-from ..kernel_profile.report import profile_runs
 from ..roofline import Roofline
 from ..tools.bench_runs import median_rounds
 from ..tools.common import onnxruntime_session
 from ..tools.float64_reference import judged_reference
+from .call_floor import call_floor_seconds, timed_runs
 from .one_node import SweepCase
 
 PROFILED_RUNS = 20
 FAILURES = (CompileError, CodegenError, ConversionError, ArtifactError, OnnxImportError)
 
 
-def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing) -> dict:
-    """Compile, time and judge one case (see the module docstring); ``timing`` has
-    ``min_runs``, ``max_runs`` and ``seconds`` for the rounds."""
+def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing, floor: float = 0.0,
+               cpu: "str | None" = None) -> dict:
+    """Compile (for the host's ``cpu``), time and judge one case (see the module
+    docstring); ``timing`` has ``min_runs``, ``max_runs`` and ``seconds`` for the rounds,
+    ``floor`` is the fixed cost of a timed call in seconds."""
     model, feeds = case.model()
-    path = directory / f"{case.name}.onnx"
-    onnx.save(model, path)
-    compile_model(path, directory / case.name, profile_kernels=True, threads=1)
-    artifact = Artifact(directory / case.name)
-    library = artifact.session(1)
-    inputs = [feeds[name] for name, _, _ in artifact.inputs]
-    outputs, profile = profile_runs(library, inputs, PROFILED_RUNS)
-    ort = onnxruntime_session(path, optimize=True, threads=1)
+    artifact, library, inputs, outputs, profile = timed_runs(model, feeds, directory / case.name, PROFILED_RUNS, cpu)
+    ort = onnxruntime_session(directory / f"{case.name}.onnx", optimize=True, threads=1)
     fp32 = ort.run(None, feeds)
     error = _error_ratio(outputs, fp32, judged_reference(model, feeds, fp32))
     medians = median_rounds({"dnnf": library.bind(inputs), "ort": lambda: ort.run(None, feeds)}, timing)
@@ -57,7 +54,7 @@ def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing) -> 
     seconds = profile.launch_seconds()
     flops, nbytes = sum(k.get("flops", 0) for k in launches), sum(k.get("bytes", 0) for k in launches)
     busy = seconds.sum()
-    bound, fraction = roofline.judge(flops, nbytes, busy, 1)
+    bound, fraction = roofline.judge(flops, nbytes, busy, 1, floor * len(launches))
     slowest = launches[int(np.argmax(seconds))]
     return {"family": case.family, "shape": case.shape, "kernels": len(launches), "dnnf_ms": medians["dnnf"],
             "ort_ms": medians["ort"], "ratio": medians["dnnf"] / medians["ort"], "kernel_ms": 1e3 * busy,
@@ -87,28 +84,36 @@ def _line(name: str, r: dict) -> str:
             f"{100 * r['roofline_fraction']:.1f}% of the {limit}; error {r['error_ratio']:.2g} of the tolerance")
 
 
-def run_sweep(cases: list, roofline: Roofline, timing, keep: "Path | None" = None) -> dict:
-    """Case name -> result (``sweep_case``'s, or ``{"family", "error"}``), each case's
-    line printed (stderr) as it finishes."""
+def run_sweep(cases: list, roofline: Roofline, timing, keep: "Path | None" = None, cpu: "str | None" = None) -> tuple:
+    """``(results, floor)``: case name -> result (``sweep_case``'s, or ``{"family",
+    "error"}``), each case's line printed (stderr) as it finishes, and the fixed cost of
+    a timed call (seconds) the cases were judged with."""
     results = {}
     with tempfile.TemporaryDirectory(prefix="dnnf-kernels-") as scratch:
         root = Path(keep or scratch)
         root.mkdir(parents=True, exist_ok=True)
+        floor = call_floor_seconds(root, cpu)
+        print(f"call floor: {_floor_words(floor)}", file=sys.stderr, flush=True)
         for number, case in enumerate(cases, 1):
             try:
-                results[case.name] = sweep_case(case, root, roofline, timing)
+                results[case.name] = sweep_case(case, root, roofline, timing, floor, cpu)
             except FAILURES as error:
                 results[case.name] = {"family": case.family, "shape": case.shape,
                                       "error": str(error).strip().splitlines()[0][:200]}
             print(f"[{number}/{len(cases)}] {_line(case.name, results[case.name])}", file=sys.stderr, flush=True)
-    return results
+    return results, floor
 
 
-def table(results: dict, roofline: Roofline) -> str:
+def _floor_words(floor: float) -> str:
+    return (f"{1e9 * floor:.0f} ns a timed call (a one-element Relu kernel's median span), added to the time "
+            "the roofline allows each launch")
+
+
+def table(results: dict, roofline: Roofline, floor: float) -> str:
     """One row per case, the lowest roofline fraction first; failures last."""
     header = (f"{'case':<20} {'shape':<40} {'kern':>4} {'dnnf ms':>8} {'ort ms':>8} {'/ort':>5} {'GFLOP/s':>8} "
               f"{'GB/s':>7} {'roofline':>13} {'err/tol':>7}")
-    lines = [f"roofline: {roofline.describe()}", header, "-" * len(header)]
+    lines = [f"roofline: {roofline.describe()}", f"call floor: {_floor_words(floor)}", header, "-" * len(header)]
     done = sorted((item for item in results.items() if "error" not in item[1]), key=lambda i: i[1]["roofline_fraction"])
     for name, r in done:
         limit = "peak" if r["bound"] == "compute" else "BW"
@@ -119,9 +124,9 @@ def table(results: dict, roofline: Roofline) -> str:
     return "\n".join(lines)
 
 
-def json_document(results: dict, roofline: Roofline) -> dict:
+def json_document(results: dict, roofline: Roofline, floor: float) -> dict:
     """The sweep as dnnf-bench --kernels --json writes it."""
-    return {"roofline": roofline.__dict__, "cases": results}
+    return {"roofline": roofline.__dict__, "call_floor_seconds": floor, "cases": results}
 
 
 __all__ = ["run_sweep", "sweep_case", "table", "json_document"]

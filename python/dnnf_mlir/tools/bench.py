@@ -281,14 +281,14 @@ def main_kernels(args) -> int:
         raise ToolError("--kernels sweeps its own one-node models; give no MODEL")
     try:
         cases = cases_of(args.families.split(",") if args.families else None)
-        roofline = machine_roofline()
+        roofline = machine_roofline(cpu=args.cpu)
     except (ValueError, RooflineError) as error:
         raise ToolError(str(error)) from None
     with progress_display("dnnf-bench"):
-        results = run_sweep(cases, roofline, args, Path(args.keep) if args.keep else None)
-    print(table(results, roofline))
+        results, floor = run_sweep(cases, roofline, args, Path(args.keep) if args.keep else None, args.cpu)
+    print(table(results, roofline, floor))
     if args.json:
-        write_json_document(args.json, json_document(results, roofline))
+        write_json_document(args.json, json_document(results, roofline, floor))
     return 0
 
 

@@ -127,3 +127,22 @@ def test_heap_of_integer_slots():
     x[:, ::9] = np.iinfo(np.int32).min
     check(x, 40, axis=-1, largest=0)
     check(x, 90, axis=-1, largest=1)
+
+
+@pytest.mark.parametrize("largest", [1, 0])
+@pytest.mark.parametrize("k,n", [(1, 1009), (5, 1009), (32, 97), (13, 13)])
+def test_sorted_slots_insertion_at_every_slot(k, n, largest):
+    """Below HEAP_FROM an entering element goes before the first slot it beats and the rest
+    shift down: rows of a prime length (blocks and a tail) of random values, of ties of
+    few values (a tie never displaces the earlier index), ascending (each element enters
+    at the first slot for the largest) and descending (at the last), a NaN and infinities
+    late in a row; k = 1, k = n and k at the heap's threshold."""
+    rng = np.random.default_rng(7 * k + n)
+    x = rng.standard_normal((6, n)).astype(np.float32)
+    x[1] = rng.integers(-2, 3, n)
+    x[2] = np.arange(n)
+    x[3] = -np.arange(n)
+    x[4, n // 2] = np.nan
+    x[4, n // 3] = np.inf
+    x[4, -1] = -np.inf
+    check(x, k, axis=-1, largest=largest)

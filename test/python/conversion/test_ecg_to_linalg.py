@@ -541,6 +541,17 @@ RESIZES = {
                 extrapolation_value=7.5)
         for mode in ["nearest", "linear", "cubic"]
     ]),
+    # At least MIN_ACROSS rows: the interpolated width is resized across them (transposed),
+    # up and down, alone and with the height, cropped with extrapolation, antialiased.
+    "across": ((1, 2, 13, 11), [
+        resized((1, 2, 13, 11), scales, mode=mode, coordinate_transformation_mode=transform)
+        for scales in ([1, 1, 2, 1.5], [1, 1, 1, 2.5], [1, 1, 0.6, 0.7]) for mode in ["linear", "cubic"]
+        for transform in ["half_pixel", "align_corners"]
+    ] + [
+        resized((1, 2, 13, 11), sizes=[1, 2, 9, 7], roi=[0, 0, 0.1, -0.2, 1, 1, 0.8, 1.3], mode="cubic",
+                extrapolation_value=7.5),
+        resized((1, 2, 13, 11), [1, 1, 0.5, 0.4], mode="cubic", antialias=1, exclude_outside=1),
+    ]),
     "3-d": ((1, 2, 3, 4, 5), [resized((1, 2, 3, 4, 5), [1, 1, 2, 1.5, 0.5], mode=mode) for mode in ["nearest", "linear"]]),
     "1-d": ((2, 3, 7), [resized((2, 3, 7), [1, 1, 2.5], mode=mode) for mode in ["nearest", "cubic"]]),
     "channels-last": ((1, 5, 4, 3), [resized((1, 5, 4, 3), [1, 2, 0.5, 1], mode=mode) for mode in ["nearest", "linear"]]),

@@ -77,6 +77,9 @@ def test_kernels_judged_by_arithmetic_intensity():
     # Two threads: twice the peak, the 2-thread bandwidth; 4 threads use the largest measured.
     assert machine.judge(1e7, 1e8, 0.01, threads=2) == pytest.approx(("memory", 1 / 3))
     assert machine.bandwidth_gbs(4) == 30.0
+    # A floor of 30 ns per call: 64 bytes (3.2 ns at 20 GB/s) in 66.4 ns reach half of floor + bandwidth.
+    assert machine.judge(16, 64, 66.4e-9, floor=30e-9) == pytest.approx(("memory", 0.5))
+    assert machine.judge(2e4, 64, 460e-9, floor=30e-9) == pytest.approx(("compute", 0.5))  # 200 ns of FMAs
 
 
 def test_tool_shows_the_cached_figures(cache, capsys):

@@ -20,13 +20,17 @@
 // CHECK-NOT:   @convert
 // CHECK-LABEL: func.func private @product(
 // CHECK-SAME:      %[[BYTES:[a-z0-9_]+]]: tensor<5x6xi8>, %[[PACKED:[a-z0-9_]+]]: tensor<3x16xi32>
-// CHECK:         scf.for
+// CHECK:         scf.forall (%{{.*}}) in (1)
 // CHECK:           scf.for
 // CHECK:             scf.for {{.*}} -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>)
 // CHECK:               vector.transfer_read %[[BYTES]]{{.*}} {in_bounds = [true]} : tensor<5x6xi8>, vector<4xi8>
 // CHECK:               func.call @llvm.x86.avx512.vpdpbusd.512
 // CHECK:             vector.transfer_read %[[BYTES]]{{.*}} : tensor<5x6xi8>, vector<4xi8>
-// CHECK-NOT:         linalg.matmul
+// CHECK:           tensor.parallel_insert_slice {{.*}} [4, 16] [1, 1] : tensor<4x16xi32> into tensor<5x16xi32>
+// CHECK:         scf.forall (%{{.*}}) in (1)
+// CHECK:           scf.for {{.*}} -> (vector<16xi32>)
+// CHECK:           tensor.parallel_insert_slice {{.*}} [1, 16] [1, 1] : tensor<1x16xi32> into tensor<5x16xi32>
+// CHECK-NOT:     linalg.matmul
 // CHECK:         %[[SLICE:.*]] = tensor.extract_slice %{{.*}}[0, 0] [5, 3] [1, 1] : tensor<5x16xi32> to tensor<5x3xi32>
 // CHECK:         linalg.generic {{.*}} ins(%[[SLICE]] : tensor<5x3xi32>)
 // CHECK:           arith.sitofp

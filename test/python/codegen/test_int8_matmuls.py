@@ -119,11 +119,12 @@ def test_cpus_without_avx512_vnni_keep_the_f32_matmul(cpu):
         assert int8_matmuls(module, get_target("host", cpu)) == 0
 
 
+@pytest.mark.parametrize("threads", [1, 2])  # 2: the row tiles shared by the threads
 @pytest.mark.parametrize("name,build,taken", CASES, ids=IDS)
-def test_matmuls_equal_onnxruntime(name, build, taken, tmp_path):
+def test_matmuls_equal_onnxruntime(name, build, taken, threads, tmp_path):
     onnx_model, feeds = build()
     want = ort.InferenceSession(onnx_model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    got = dnnf_mlir.InferenceSession(onnx_model, cache_dir=tmp_path).run(None, feeds)
+    got = dnnf_mlir.InferenceSession(onnx_model, cache_dir=tmp_path, threads=threads).run(None, feeds)
     assert got[0].dtype == want[0].dtype and got[0].shape == want[0].shape, name
     np.testing.assert_array_equal(got[0], want[0], err_msg=name)
 

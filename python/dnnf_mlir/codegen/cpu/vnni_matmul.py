@@ -11,6 +11,7 @@ lane) and one 16-lane vector of words per vector of columns: a register tile of
 ``ROWS`` x ``VECTORS`` x 16 accumulators, as onnxruntime's kernel does. Rows and columns
 past the last whole tile take tiles of one row or one vector; A's last word, when K is
 no multiple of 4, is read with a bounded transfer (zeros past the row), never past A.
+The tiles of rows are an ``scf.forall``: the threads share them.
 
 Measured (Zen 4, 1 thread, 128 x 256 u8 by 256 x 256 s8): 0.042 ms, 400 GOP/s,
 onnxruntime 0.044 ms; the f32 product it replaces took 0.151 ms at 95% of the FMA peak.
@@ -22,7 +23,7 @@ import numpy as np
 
 from ... import _mlir
 from ..._mlir import ir
-from ...linalg_builders import index_constant, slice_at
+from ...linalg_builders import index_constant, slice_at, split_offsets
 from ..linalg_queries import static_tensor_type
 
 LANES = 16  # i32 lanes of a 512-bit register
@@ -93,40 +94,58 @@ def _step(a, packed, rows: list, columns: list, word, accumulators: list, flip: 
     return updated
 
 
-def _tiles(a, packed, out, row_range: tuple, column_range: tuple, flip: bool):
-    """``out`` with the register tiles of ``row_range`` / ``column_range`` ((start, end,
-    rows or vectors a tile)) computed."""
+def _row_tile(a, packed, tile, row, column_range: tuple, flip: bool):
+    """``tile`` (``[rows, N']``: A's rows from ``row`` on) with its register tiles over
+    ``column_range`` ((start, end, vectors a tile)) computed."""
     scf, arith, vector = _mlir.scf, _mlir.arith, _mlir.vector
     (k,), (words, _) = static_tensor_type(a).shape[1:], static_tensor_type(packed).shape
-    first_row, last_row, rows = row_range
+    rows = static_tensor_type(tile).shape[0]
     first_column, last_column, vectors = column_range
-    row_loop = scf.ForOp(index_constant(first_row), index_constant(last_row), index_constant(rows), [out])
-    with ir.InsertionPoint(row_loop.body):
-        column_loop = scf.ForOp(index_constant(first_column), index_constant(last_column),
-                                index_constant(LANES * vectors), [row_loop.inner_iter_args[0]])
-        with ir.InsertionPoint(column_loop.body):
-            row_indices = [arith.addi(row_loop.induction_variable, index_constant(r)) for r in range(rows)]
-            columns = [arith.addi(column_loop.induction_variable, index_constant(LANES * v)) for v in range(vectors)]
-            i32 = ir.IntegerType.get_signless(32)
-            zero = arith.constant(i32, 0)
-            start_row = [_read(packed, [index_constant(words - 1), c], _vector(LANES, i32), zero) for c in columns]
-            starts = start_row * rows
-            k_loop = scf.ForOp(index_constant(0), index_constant(k // 4), index_constant(1), starts)
-            with ir.InsertionPoint(k_loop.body):
-                scf.YieldOp(_step(a, packed, row_indices, columns, k_loop.induction_variable,
-                                  list(k_loop.inner_iter_args), flip))
-            accumulators = list(k_loop.results)
-            if k % 4:
-                accumulators = _step(a, packed, row_indices, columns, index_constant(k // 4), accumulators, flip,
-                                     whole=False)
-            tile = column_loop.inner_iter_args[0]
-            for r, row in enumerate(row_indices):
-                for v, column in enumerate(columns):
-                    tile = vector.transfer_write(tile.type, accumulators[r * vectors + v], tile, [row, column],
-                                                 ir.AffineMap.get_minor_identity(2, 1), [True])
-            scf.YieldOp([tile])
-        scf.YieldOp([column_loop.results[0]])
-    return row_loop.results[0]
+    column_loop = scf.ForOp(index_constant(first_column), index_constant(last_column),
+                            index_constant(LANES * vectors), [tile])
+    with ir.InsertionPoint(column_loop.body):
+        row_indices = [arith.addi(row, index_constant(r)) for r in range(rows)]
+        columns = [arith.addi(column_loop.induction_variable, index_constant(LANES * v)) for v in range(vectors)]
+        i32 = ir.IntegerType.get_signless(32)
+        zero = arith.constant(i32, 0)
+        start_row = [_read(packed, [index_constant(words - 1), c], _vector(LANES, i32), zero) for c in columns]
+        k_loop = scf.ForOp(index_constant(0), index_constant(k // 4), index_constant(1), start_row * rows)
+        with ir.InsertionPoint(k_loop.body):
+            scf.YieldOp(_step(a, packed, row_indices, columns, k_loop.induction_variable,
+                              list(k_loop.inner_iter_args), flip))
+        accumulators = list(k_loop.results)
+        if k % 4:
+            accumulators = _step(a, packed, row_indices, columns, index_constant(k // 4), accumulators, flip,
+                                 whole=False)
+        written = column_loop.inner_iter_args[0]
+        for r in range(rows):
+            for v, column in enumerate(columns):
+                written = vector.transfer_write(written.type, accumulators[r * vectors + v], written,
+                                                [index_constant(r), column], ir.AffineMap.get_minor_identity(2, 1),
+                                                [True])
+        scf.YieldOp([written])
+    return column_loop.results[0]
+
+
+def _row_tiles(a, packed, out, row_range: tuple, rows: int, flip: bool):
+    """``out`` with its rows ``row_range`` computed, ``rows`` at a time, the tiles an
+    ``scf.forall`` (the threads share them)."""
+    tensor, arith = _mlir.tensor, _mlir.arith
+    padded = static_tensor_type(packed).shape[1]
+    whole_columns = padded - padded % (LANES * VECTORS)
+    first, last = row_range
+    loop = _mlir.scf.ForallOp([0], [(last - first) // rows], [1], [out])
+    index, shared = loop.regions[0].blocks[0].arguments
+    with ir.InsertionPoint(loop.regions[0].blocks[0]):
+        row = arith.addi(index_constant(first), arith.muli(index, index_constant(rows)))
+        tile = slice_at(shared, [row, 0], [rows, padded])
+        for column_range in ((0, whole_columns, VECTORS), (whole_columns, padded, 1)):
+            if column_range[1] > column_range[0]:
+                tile = _row_tile(a, packed, tile, row, column_range, flip)
+        with ir.InsertionPoint(_mlir.scf.InParallelOp().region.blocks[0]):
+            values, static = split_offsets([row, 0])
+            tensor.parallel_insert_slice(tile, shared, values, [], [], static, [rows, padded], [1, 1])
+    return loop.results[0]
 
 
 def vnni_matmul(a, packed, n: int, flip: bool):
@@ -135,11 +154,10 @@ def vnni_matmul(a, packed, n: int, flip: bool):
     m = static_tensor_type(a).shape[0]
     padded = static_tensor_type(packed).shape[1]
     out = _mlir.tensor.empty([m, padded], ir.IntegerType.get_signless(32))
-    whole_rows, whole_columns = m - m % ROWS, padded - padded % (LANES * VECTORS)
+    whole_rows = m - m % ROWS
     for rows, row_range in ((ROWS, (0, whole_rows)), (1, (whole_rows, m))):
-        for vectors, column_range in ((VECTORS, (0, whole_columns)), (1, (whole_columns, padded))):
-            if row_range[1] > row_range[0] and column_range[1] > column_range[0]:
-                out = _tiles(a, packed, out, (*row_range, rows), (*column_range, vectors), flip)
+        if row_range[1] > row_range[0]:
+            out = _row_tiles(a, packed, out, row_range, rows, flip)
     return slice_at(out, [0, 0], [m, n])
 
 

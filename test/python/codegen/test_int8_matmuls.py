@@ -27,6 +27,7 @@ from dnnf_mlir.codegen.cpu.int8_matmuls import int8_matmuls
 from dnnf_mlir.codegen.cpu.vnni_matmul import packed_weights
 from dnnf_mlir.codegen.target import get_target
 from dnnf_mlir.frontend.onnx_importer import import_onnx
+from dnnf_mlir.kernel_functions import LAUNCHED_ATTR, UNIQUE_ATTR, kernel_counts
 from dnnf_mlir.transforms.pipeline import build_pass_manager
 
 RNG = np.random.default_rng(4629)
@@ -106,8 +107,10 @@ def test_which_matmuls_take_the_kernel(name, build, taken):
         assert int8_matmuls(module, get_target("host", "znver4")) == int(taken), name
         assert module.operation.verify()
         functions = [op.name.value for op in module.body.operations if op.operation.name == "func.func"]
-        if taken:  # the conversion kernel went: the entry passes the bytes
+        if taken:  # the conversion kernel went: the entry passes the bytes, one kernel launched fewer
             assert not any("cast_sub" in f for f in functions), functions
+        recorded = [ir.IntegerAttr(module.operation.attributes[a]).value for a in (LAUNCHED_ATTR, UNIQUE_ATTR)]
+        assert tuple(recorded) == kernel_counts(module.operation) == (2 - taken, 2 - taken)
 
 
 @pytest.mark.parametrize("cpu", ["x86-64-v3", "skylake"])

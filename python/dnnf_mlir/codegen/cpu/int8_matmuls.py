@@ -29,6 +29,7 @@ import numpy as np
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from ...kernel_functions import LAUNCHED_ATTR, record_kernel_counts
 from ...linalg_builders import generic
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, erase_if_unused, replace_convolution, retype_argument
@@ -172,6 +173,8 @@ def int8_matmuls(module_op, target: CpuTarget) -> int:
     remaining = calls_by_callee(module_op.operation)
     for name in converters - set(remaining):
         functions[name].erase()
+    if count and LAUNCHED_ATTR in module_op.operation.attributes:
+        record_kernel_counts(module_op.operation)
     return count
 
 

@@ -42,6 +42,9 @@ from .target import CpuTarget
 from .vnni_matmul import declare_dot, packed_weights, vnni_matmul
 
 VNNI_FEATURE = "avx512vnni"
+# The deepest product whose i32 sums cannot wrap: K products of up to 255 * 128, and the
+# zero point's correction (up to as much again).
+MAX_DEPTH = (2 ** 31 - 1) // (2 * 255 * 128)
 
 
 class ByteMatmul(NamedTuple):
@@ -109,7 +112,7 @@ def byte_matmul(op, calls: dict, functions: dict) -> Optional[ByteMatmul]:
     if op.name != "linalg.matmul" or not has_default_maps(op) or not _is_zero_fill(op.operands[2]):
         return None
     types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
-    if any(t is None or t.rank != 2 or not is_f32(t) for t in types):
+    if any(t is None or t.rank != 2 or not is_f32(t) for t in types) or types[0].shape[1] > MAX_DEPTH:
         return None
     argument = _kernel_argument(op.operands[0])
     if argument is None:
@@ -190,4 +193,4 @@ class Int8MatmulsPass(TargetPass):
         int8_matmuls(module, target)
 
 
-__all__ = ["ByteMatmul", "Int8MatmulsPass", "VNNI_FEATURE", "byte_matmul", "calls_of", "int8_matmuls"]
+__all__ = ["MAX_DEPTH", "ByteMatmul", "Int8MatmulsPass", "VNNI_FEATURE", "byte_matmul", "calls_of", "int8_matmuls"]

@@ -74,7 +74,7 @@ func.func private @product(%x: tensor<5x6xf32>, %w: tensor<6x3xf32>) -> tensor<5
 // CHECK:         call @scale
 // CHECK-LABEL: func.func private @scaled_product(
 // CHECK:         linalg.matmul
-// CHECK-NOT:     vpdpbusd
+// CHECK-NOT:     func.call @llvm.x86.avx512.vpdpbusd.512
 #map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @scaled(%a: tensor<4x8xi8>) -> tensor<4x2xf32> {
   %x = call @scale(%a) : (tensor<4x8xi8>) -> tensor<4x8xf32>
@@ -99,4 +99,55 @@ func.func private @scaled_product(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> t
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
   %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x2xf32>) outs(%init : tensor<4x2xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// The conversion read by another kernel too: the matmul's kernel gets the bytes, the
+// other one still the floats, and the conversion stays.
+// CHECK-LABEL: func.func @shared(
+// CHECK-SAME:      %[[A:[a-z0-9_]+]]: tensor<4x8xi8>
+// CHECK-DAG:     %[[X:.*]] = call @shared_convert(%[[A]])
+// CHECK-DAG:     %[[W:.*]] = arith.constant {{.*}} : tensor<3x16xi32>
+// CHECK:         call @shared_product(%[[A]], %[[W]]) : (tensor<4x8xi8>, tensor<3x16xi32>) -> tensor<4x2xf32>
+// CHECK:         call @shared_negate(%[[X]]) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-LABEL: func.func private @shared_convert(
+// CHECK-LABEL: func.func private @shared_product(
+// CHECK:         func.call @llvm.x86.avx512.vpdpbusd.512
+// AVX2-LABEL:  func.func @shared(
+// AVX2:          call @shared_product(%{{.*}}, %{{.*}}) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @shared(%a: tensor<4x8xi8>) -> (tensor<4x2xf32>, tensor<4x8xf32>) {
+  %x = call @shared_convert(%a) : (tensor<4x8xi8>) -> tensor<4x8xf32>
+  %w = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<8x2xf32>
+  %y = call @shared_product(%x, %w) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %z = call @shared_negate(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %z : tensor<4x2xf32>, tensor<4x8xf32>
+}
+func.func private @shared_convert(%x: tensor<4x8xi8>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xi8>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %f = arith.sitofp %in : i8 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+func.func private @shared_product(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x2xf32>) outs(%init : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+func.func private @shared_negate(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
 }

@@ -48,11 +48,12 @@ MAX_DEPTH = (2 ** 31 - 1) // (2 * 255 * 128)
 
 
 class ByteMatmul(NamedTuple):
-    """A matmul this pass rewrites: its kernel, A's argument, the calls' conversions of
-    bytes, what they compute, and B."""
+    """A matmul this pass rewrites: its kernel, A's argument, the kernel's calls and the
+    conversions of bytes each passes (one function for all, and what it computes), and B."""
 
     function: ir.Operation
     index: int
+    calls: list
     conversions: list
     converter: ir.Operation
     offset: ByteOffset
@@ -125,7 +126,7 @@ def byte_matmul(op, calls: dict, functions: dict) -> Optional[ByteMatmul]:
     weights = ConstantFilters(op, calls, recorded_signatures=True)
     if not weights.constant() or not _signed_bytes(weights.arrays()):
         return None
-    return ByteMatmul(function, index, *found, weights)
+    return ByteMatmul(function, index, kernel_calls, *found, weights)
 
 
 def _pass_bytes(found: ByteMatmul) -> ir.Value:
@@ -133,17 +134,15 @@ def _pass_bytes(found: ByteMatmul) -> ir.Value:
     A's argument, retyped."""
     byte_type = found.conversions[0].operands[0].type
     declared = _declared_input(found.converter)
-    for conversion in found.conversions:
-        for call in calls_of(conversion.results[0]):
-            call.operands[found.index] = conversion.operands[0]
+    distinct = []
+    for call, conversion in zip(found.calls, found.conversions, strict=True):
+        call.operands[found.index] = conversion.operands[0]
+        if not any(conversion == seen for seen in distinct):
+            distinct.append(conversion)
+    for conversion in distinct:
         erase_if_unused(conversion)
     retype_argument(found.function, found.index, byte_type, declared)
     return found.function.regions[0].blocks[0].arguments[found.index]
-
-
-def calls_of(value) -> list:
-    """The ``func.call`` ops that read ``value``."""
-    return [use.owner for use in value.uses if use.owner.name == "func.call"]
 
 
 def int8_matmuls(module_op, target: CpuTarget) -> int:
@@ -193,4 +192,4 @@ class Int8MatmulsPass(TargetPass):
         int8_matmuls(module, target)
 
 
-__all__ = ["MAX_DEPTH", "ByteMatmul", "Int8MatmulsPass", "VNNI_FEATURE", "byte_matmul", "calls_of", "int8_matmuls"]
+__all__ = ["MAX_DEPTH", "ByteMatmul", "Int8MatmulsPass", "VNNI_FEATURE", "byte_matmul", "int8_matmuls"]

@@ -65,7 +65,16 @@ def kernel_counts(module_op) -> tuple:
     return launched, len(kernels)
 
 
+def record_kernel_counts(module_op) -> tuple:
+    """Set ``LAUNCHED_ATTR`` and ``UNIQUE_ATTR`` of ``module_op`` to its ``kernel_counts``; returns them."""
+    launched, unique = kernel_counts(module_op)
+    i64 = ir.IntegerType.get_signless(64, module_op.context)
+    module_op.attributes[LAUNCHED_ATTR] = ir.IntegerAttr.get(i64, launched)
+    module_op.attributes[UNIQUE_ATTR] = ir.IntegerAttr.get(i64, unique)
+    return launched, unique
+
+
 __all__ = [
     "KERNEL_ATTR", "LAUNCHED_ATTR", "MIN_ELEMENTS", "UNIQUE_ATTR", "is_kernel", "is_public", "kernel_counts",
-    "stays_in_code",
+    "record_kernel_counts", "stays_in_code",
 ]

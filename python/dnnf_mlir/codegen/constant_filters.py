@@ -32,7 +32,7 @@ def constant_array(value):
     return None if attr.is_splat else elements_array(attr)
 
 
-def _erase_if_unused(op):
+def erase_if_unused(op):
     """Erase ``op`` (None: nothing) when none of its results is used."""
     if op is not None and all(len(list(r.uses)) == 0 for r in op.results):
         op.erase()
@@ -43,7 +43,7 @@ def replace_convolution(conv, result: ir.Value) -> None:
     conv.results[0].replace_all_uses_with(result)
     init = conv.operands[2].owner if isinstance(conv.operands[2], ir.OpResult) else None
     conv.erase()
-    _erase_if_unused(init)
+    erase_if_unused(init)
 
 
 def calls_by_callee(module_op) -> dict:
@@ -54,20 +54,42 @@ def calls_by_callee(module_op) -> dict:
     return calls
 
 
-def _f32_constant(array: np.ndarray, before) -> ir.Value:
-    """An ``arith.constant`` of ``array`` (f32) inserted before ``before``."""
-    array = np.ascontiguousarray(array, dtype=np.float32)
+def _dense_constant(array: np.ndarray, before) -> ir.Value:
+    """An ``arith.constant`` of ``array`` inserted before ``before``: i32 when ``array`` is
+    int32 (packed weights), else f32."""
+    integer = array.dtype == np.int32
+    array = np.ascontiguousarray(array, dtype=np.int32 if integer else np.float32)
+    element = ir.IntegerType.get_signless(32) if integer else ir.F32Type.get()
     with ir.InsertionPoint(before), before.location:
-        return _mlir.arith.constant(ir.RankedTensorType.get(list(array.shape), ir.F32Type.get()),
+        return _mlir.arith.constant(ir.RankedTensorType.get(list(array.shape), element),
                                     ir.DenseElementsAttr.get(array))
+
+
+def _with_input(function, attribute: str, index: int, new_type: ir.Type) -> None:
+    function_type = ir.FunctionType(ir.TypeAttr(function.attributes[attribute]).value)
+    inputs = list(function_type.inputs)
+    inputs[index] = new_type
+    function.attributes[attribute] = ir.TypeAttr.get(ir.FunctionType.get(inputs, function_type.results))
+
+
+def retype_argument(function, index: int, new_type: ir.Type, declared_type: ir.Type | None = None) -> None:
+    """Give argument ``index`` of the ``func.func`` ``function`` the type ``new_type``
+    (its signature too: every call must pass a value of that type), and in the signature
+    recorded for its caller, if it has one, ``declared_type`` (default ``new_type``)."""
+    function.regions[0].blocks[0].arguments[index].set_type(new_type)
+    _with_input(function, "function_type", index, new_type)
+    if DECLARED_TYPE_ATTR in function.attributes:
+        _with_input(function, DECLARED_TYPE_ATTR, index, declared_type or new_type)
 
 
 class ConstantFilters:
     """Where a convolution's filters come from, and how to give it a transformed form."""
 
-    def __init__(self, conv, calls: dict, operand: int = 1):
+    def __init__(self, conv, calls: dict, operand: int = 1, recorded_signatures: bool = False):
         """``calls``: ``calls_by_callee`` of the module; ``operand``: which operand of
-        ``conv`` (any reader of a constant per call: a bias) the values are."""
+        ``conv`` (any reader of a constant per call: a bias) the values are;
+        ``recorded_signatures``: a kernel with a signature recorded for its caller too
+        (the signature follows the retyped argument)."""
         self.conv, self.operand = conv, operand
         self.filters = conv.operands[operand]
         self.calls = []
@@ -80,7 +102,7 @@ class ConstantFilters:
         owner = self.filters.owner.owner.operation
         if owner.name != "func.func" or self.filters.owner != owner.regions[0].blocks[0]:
             return
-        if DECLARED_TYPE_ATTR in owner.attributes:  # a signature recorded for the caller: keep it
+        if DECLARED_TYPE_ATTR in owner.attributes and not recorded_signatures:
             return
         self.function, self.index = owner, self.filters.arg_number
         self.calls = calls.get(symbol_name(owner), [])
@@ -91,27 +113,31 @@ class ConstantFilters:
             return constant_array(self.filters) is not None
         return bool(self.calls) and all(constant_array(call.operands[self.index]) is not None for call in self.calls)
 
+    def arrays(self) -> list:
+        """The filters' values, one array per call (one: a constant of the function);
+        ``constant()`` must hold."""
+        if self.function is None:
+            return [constant_array(self.filters)]
+        return [constant_array(call.operands[self.index]) for call in self.calls]
+
     def transformed(self, transform: Callable[[np.ndarray], np.ndarray]) -> ir.Value:
         """Replace the filters' constants by ``transform`` of them (the same shape for
-        every call); the value the convolution reads them from."""
+        every call; int32 arrays become i32 constants, others f32); the value the convolution reads them from."""
         if self.function is None:
             old = self.filters.owner
-            value = _f32_constant(transform(constant_array(self.filters)), self.conv)
+            value = _dense_constant(transform(constant_array(self.filters)), self.conv)
             self.conv.operands[self.operand] = value
-            _erase_if_unused(old)
+            erase_if_unused(old)
             return value
         new_type = None
         for call in self.calls:
             old = call.operands[self.index].owner
-            call.operands[self.index] = _f32_constant(transform(constant_array(call.operands[self.index])), call)
+            call.operands[self.index] = _dense_constant(transform(constant_array(call.operands[self.index])), call)
             new_type = call.operands[self.index].type
-            _erase_if_unused(old)
-        self.filters.set_type(new_type)
-        function_type = ir.FunctionType(ir.TypeAttr(self.function.attributes["function_type"]).value)
-        inputs = list(function_type.inputs)
-        inputs[self.index] = new_type
-        self.function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, function_type.results))
+            erase_if_unused(old)
+        retype_argument(self.function, self.index, new_type)
         return self.filters
 
 
-__all__ = ["ConstantFilters", "calls_by_callee", "constant_array", "replace_convolution"]
+__all__ = ["ConstantFilters", "calls_by_callee", "constant_array", "erase_if_unused", "replace_convolution",
+           "retype_argument"]

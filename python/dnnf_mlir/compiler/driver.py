@@ -13,6 +13,7 @@ The stages, each timed in the manifest:
    ``convert-ecg-to-linalg``, ``dnnf-winograd`` (CPU targets: 3x3 convolutions by
    Winograd F(4x4, 3x3), their filters transformed; ``winograd``), ``dnnf-channel-panels``
    (CPU targets: convolutions over few positions as ``X_col^T W^T``, the filters cut into panels),
+   ``dnnf-int8-matmuls`` (CPUs with AVX512-VNNI: byte matmuls by constant byte weights with vpdpbusd),
    ``dnnf-weight-panels`` (CPU targets: matmuls with constant weights read them as panels cut at compile time),
    ``dnnf-externalize-weights`` (the weights moved out of the code into
    ``weights.bin``), then the lowering pass of the target's backend
@@ -183,7 +184,7 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
         # The GPU kernels flatten nested concatenations themselves (``gpu/concats``); the
         # chains of their own this makes would double DenseNet's dispatches on lavapipe.
         pipeline = pipeline.without("ecg-flatten-concats")
-    for panels in ("dnnf-channel-panels", "dnnf-weight-panels"):
+    for panels in ("dnnf-channel-panels", "dnnf-int8-matmuls", "dnnf-weight-panels"):
         if t.backend.kind == "cpu":
             pipeline = pipeline.with_options(panels, target=t.name, **t.options())
         else:

@@ -16,7 +16,7 @@ how many calls and functions there are (``LAUNCHED_ATTR``, ``UNIQUE_ATTR``).
 from __future__ import annotations
 
 from .._mlir import func, ir
-from ..kernel_functions import KERNEL_ATTR, LAUNCHED_ATTR, UNIQUE_ATTR, is_kernel, is_public, kernel_counts, stays_in_code
+from ..kernel_functions import KERNEL_ATTR, is_kernel, is_public, record_kernel_counts, stays_in_code
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
 
@@ -153,11 +153,7 @@ def outline_kernels(module_op) -> tuple:
     """Outline every kernel of ``module_op``'s public functions (in place); returns
     (kernel calls, kernel functions), also recorded on the module."""
     Outliner(module_op).run()
-    launched, unique = kernel_counts(module_op)
-    i64 = ir.IntegerType.get_signless(64, module_op.context)
-    module_op.attributes[LAUNCHED_ATTR] = ir.IntegerAttr.get(i64, launched)
-    module_op.attributes[UNIQUE_ATTR] = ir.IntegerAttr.get(i64, unique)
-    return launched, unique
+    return record_kernel_counts(module_op)
 
 
 @described_by_table

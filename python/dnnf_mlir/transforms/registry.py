@@ -218,6 +218,13 @@ PASS_TABLE: dict[str, PassEntry] = {
             "per call, each at an offset freed most recently (cache-hot) once the buffers before it are dead",
         ),
         PassEntry(
+            "dnnf-int8-matmuls",
+            "dnnf_mlir.codegen.cpu.int8_matmuls:Int8MatmulsPass",
+            "On CPUs with AVX512-VNNI: compute f32 matmuls of converted bytes (A - zero point) by constant "
+            "integer weights in -128 ... 127 from the bytes, with vpdpbusd, the weights packed at compile time",
+            target_options("the CPU target the code is for (host or aarch64): whether it has avx512vnni"),
+        ),
+        PassEntry(
             "dnnf-weight-panels",
             "dnnf_mlir.codegen.cpu.weight_panels:WeightPanelsPass",
             "Compute matmuls with constant weights from panels of the weights cut at compile time in the order "

@@ -22,7 +22,7 @@ channels 0.98-1.1 (the NCHW schedule already steps those as matmuls).
 from __future__ import annotations
 
 from ..._mlir import ir
-from ...kernel_functions import LAUNCHED_ATTR, UNIQUE_ATTR, is_kernel, is_public, kernel_counts
+from ...kernel_functions import is_kernel, is_public, record_kernel_counts
 from ...transforms.pass_base import ModulePass
 from ...transforms.registry import described_by_table
 from ..constant_filters import calls_by_callee
@@ -138,9 +138,7 @@ def block_channels(module: ir.Module) -> int:
         if op.operation.name == "func.func" and chosen.get(symbol_name(op.operation)) is not None:
             block_kernel(op.operation, list(chosen[symbol_name(op.operation)]), calls)
     _unblock_readers(body, list(layouts))
-    launched, unique = kernel_counts(module.operation)
-    module.operation.attributes[LAUNCHED_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), launched)
-    module.operation.attributes[UNIQUE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), unique)
+    record_kernel_counts(module.operation)
     return len(layouts)
 
 

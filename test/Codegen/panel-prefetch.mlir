@@ -6,6 +6,10 @@
 // clamped to the buffer's last element. Its 9 rows are one register tile
 // (tiles.WHOLE_M_REGISTERS: 18 of the 32 vector registers), not 8 and a peeled one. A B
 // that is not such a panel gets no prefetch.
+// An A of more than 768 KiB in rows of at most 2 KiB (panel_prefetch.prefetches_next_row_tile)
+// gets, in the reduction loop of each 8-row tile, a prefetch of the next tile's 8 rows at
+// the same step (8 rows = 2048 floats further, rows 256 apart), the first clamped so that
+// the last stays in the buffer (262143 - 7 * 256); rows of 4 KiB get none.
 // RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v4 --dnnf-codegen-schedule=cpu=x86-64-v4 \
 // RUN:   --dnnf-codegen-bufferize=cpu=x86-64-v4 --dnnf-codegen-map-to-hardware=cpu=x86-64-v4 | FileCheck %s
 
@@ -51,4 +55,43 @@ func.func @whole_b(%a: tensor<9x320xf32>, %b: tensor<320x32xf32>) -> tensor<9x32
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<9x32xf32>) -> tensor<9x32xf32>
   %p = linalg.matmul ins(%a, %b : tensor<9x320xf32>, tensor<320x32xf32>) outs(%init : tensor<9x32xf32>) -> tensor<9x32xf32>
   return %p : tensor<9x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @next_row_tile(
+// CHECK-DAG:     %[[NEXT:.*]] = arith.constant 2048 : index
+// CHECK-DAG:     %[[LAST_FIRST:.*]] = arith.constant 260351 : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>) {
+// CHECK:           %[[COLUMN:.*]] = memref.subview %{{.*}}[0, %{{.*}}] [8, 1] [1, 1]
+// CHECK:           %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[COLUMN]]
+// CHECK:           %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [0], sizes: [262144], strides: [1]
+// CHECK:           %[[AHEAD:.*]] = arith.addi %[[OFFSET]], %[[NEXT]] : index
+// CHECK:           %[[FIRST:.*]] = arith.minsi %[[AHEAD]], %[[LAST_FIRST]] : index
+// CHECK:           memref.prefetch %[[FLAT]][%[[FIRST]]], read, locality<3>, data : memref<262144xf32>
+// CHECK:           %[[SECOND:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// CHECK:           memref.prefetch %[[FLAT]][%[[SECOND]]], read, locality<3>, data : memref<262144xf32>
+// CHECK-COUNT-6:   memref.prefetch %[[FLAT]][%{{.*}}], read, locality<3>, data : memref<262144xf32>
+// CHECK-NEXT:      vector.transfer_read %[[COLUMN]]
+// CHECK-NOT:     memref.prefetch
+// CHECK:         return
+func.func @next_row_tile(%a: tensor<1024x256xf32>, %b: tensor<256x64xf32>) -> tensor<1024x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1024x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1024x64xf32>) -> tensor<1024x64xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<1024x256xf32>, tensor<256x64xf32>) outs(%init : tensor<1024x64xf32>) -> tensor<1024x64xf32>
+  return %p : tensor<1024x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @long_a_rows(
+// CHECK-NOT:     memref.prefetch
+// CHECK:         return
+func.func @long_a_rows(%a: tensor<256x1024xf32>, %b: tensor<1024x64xf32>) -> tensor<256x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<256x64xf32>) -> tensor<256x64xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<256x1024xf32>, tensor<1024x64xf32>) outs(%init : tensor<256x64xf32>) -> tensor<256x64xf32>
+  return %p : tensor<256x64xf32>
 }

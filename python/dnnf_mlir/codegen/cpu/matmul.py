@@ -16,9 +16,10 @@ allow (``tiles.even_row_tile``). Failing that, or where the partial columns are 
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
 few whole tiles, the op is padded to whole tiles instead, its epilogue then a pass of
 its own. The reduction loop of a product that streams a kernel argument's filter
-panels (``panel_prefetch.py``) is marked for software prefetching of B; that of a tile
-with an epilogue, for prefetching the rows the epilogue reads and writes
-(``epilogue_prefetch.py``).
+panels (``panel_prefetch.py``) is marked for software prefetching of B, that of a
+product whose A leaves L2 in short rows for prefetching the next row tile's rows of A
+(the same module); that of a tile with an epilogue, for prefetching the rows the
+epilogue reads and writes (``epilogue_prefetch.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..kernel_plan import OpSchedule
 from ..transform_script import TAG
 from .cpu_planner import CpuPlanner
 from .epilogue_prefetch import PREFETCH_EPILOGUE_LOOP
-from .panel_prefetch import PREFETCH_LOOP, streams_argument_panels
+from .panel_prefetch import PREFETCH_LOOP, PREFETCH_NEXT_ROWS_LOOP, prefetches_next_row_tile, streams_argument_panels
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
 from .tiles import even_row_tile, even_split, matmul_register_tile
@@ -168,6 +169,9 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
         details["prefetched_b"] = True
     if epilogue is not None:
         s.annotate(kloop, PREFETCH_EPILOGUE_LOOP, "")
+    if not batch and prefetches_next_row_tile(m, k, mr):
+        s.annotate(kloop, PREFETCH_NEXT_ROWS_LOOP, "")
+        details["prefetched_next_rows"] = True
     unroll = next((u for u in (4, 2) if k % u == 0 and k > u), 1)
     if unroll > 1:
         s.unroll(kloop, unroll)

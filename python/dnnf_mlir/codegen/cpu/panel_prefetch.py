@@ -1,5 +1,6 @@
-"""After bufferization: the filter panels a matmul streams through (``panels_pass.py``)
-prefetched in software, a fixed distance ahead of their reads.
+"""After bufferization: the operands a matmul streams from memory prefetched in
+software: the filter panels (``panels_pass.py``) a fixed distance ahead of their
+reads, and A's rows of the next row tile, alongside the reads of this one.
 
 A channel-panel product reads its B operand, the ``[F / NR, K, NR]`` filter panels, once
 per call, one ``NR``-wide row per reduction step: in a whole model the filters of a
@@ -11,6 +12,15 @@ arrive; ``PREFETCH_LOOP``); ``prefetch_streamed_panels`` adds, for every row of 
 ``memref.prefetch`` of the cache lines ``PREFETCH_DISTANCE`` floats further in the same
 buffer (past the end of a panel: the next one), the index clamped to the buffer so that
 nothing is addressed outside it.
+
+A register tile reads MR rows of A, one element of each per reduction step; the next
+tile reads the next MR rows. Where A leaves L2 (a 1x1 convolution's weights, 1 MiB for
+ResNet-50's 256 -> 1024, read again for every column panel, from memory for the first
+in a whole model) and its rows are short (``prefetches_next_row_tile``), every tile starts
+MR new streams of a few lines, which end before the hardware prefetchers have learned
+them. The schedule marks the reduction loop (``PREFETCH_NEXT_ROWS_LOOP``); each step then
+prefetches the element of every row of the next tile that the same step will read there,
+a whole tile's time ahead.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from ..._mlir import ir
 from ...ir_walk import walk_ops
 
 PREFETCH_LOOP = "dnnf.prefetch_b"  # on the scf.for of its reduction steps
+PREFETCH_NEXT_ROWS_LOOP = "dnnf.prefetch_next_a_rows"  # on the scf.for of a tile's reduction steps
 # Floats ahead of the read (8 KiB). Measured in MobileNetV2 (AVX-512, one thread): per
 # kernel, the 320 -> 1280 and 960 -> 320 products over 3x3 positions took 0.145 and
 # 0.112 ms unprefetched, 0.063 and 0.050 at 512 floats, 0.054 and 0.041 at 1024; the
@@ -29,6 +40,16 @@ PREFETCH_LOOP = "dnnf.prefetch_b"  # on the scf.for of its reduction steps
 # machine), 1.02-1.05 of its time at 1024 floats, 0.94-0.99 at 2048, 0.92-1.04 at 4096.
 PREFETCH_DISTANCE = 2048
 LINE_BYTES = 64
+# A whose rows of the next tile are prefetched: bigger than this (it leaves L2: 1 MiB a
+# core on Zen 4, with B's panel and the output beside it), rows of at most
+# ``NEXT_ROWS_MAX_ROW_BYTES``. Measured in ResNet-50 (one thread, per-kernel minima of
+# 24-30 interleaved runs against the unprefetched kernels, load 6-7): AVX-512, the 1x1
+# 256 -> 1024 + residual at 14x14 (1 KiB rows) 0.89-0.92 of the time (75 -> 82-84% of
+# the FMA peak), rows of 2 KiB (512 -> 1024, 512 -> 2048) 0.96-0.99; rows of 4 KiB
+# (1024 -> 256, 1024 -> 512) 1.12 slower, their streams long enough for the hardware.
+# AVX2 (4-row tiles): 1 KiB rows 0.83, 2 KiB 0.77-0.92.
+NEXT_ROWS_MIN_A_BYTES = 768 << 10
+NEXT_ROWS_MAX_ROW_BYTES = 2048
 
 
 def streams_argument_panels(b: ir.Value, nr: int) -> bool:
@@ -40,6 +61,12 @@ def streams_argument_panels(b: ir.Value, nr: int) -> bool:
     panels = ir.RankedTensorType(slice_op.operands[0].type)
     b_t = ir.RankedTensorType(b.type)
     return panels.rank == 3 and b_t.rank == 2 and list(panels.shape[1:]) == list(b_t.shape) and b_t.shape[1] == nr
+
+
+def prefetches_next_row_tile(m: int, k: int, mr: int) -> bool:
+    """Whether a matmul ``m x k`` by ``k x n`` in row tiles of ``mr`` prefetches the
+    next row tile's rows of A (f32) in its reduction loop."""
+    return m // mr > 1 and 4 * m * k > NEXT_ROWS_MIN_A_BYTES and 4 * k <= NEXT_ROWS_MAX_ROW_BYTES
 
 
 def _root_size(value: ir.Value):
@@ -68,36 +95,79 @@ def _b_rows(loop) -> list:
     return rows
 
 
+def _flat_position(read, total: int):
+    """(the whole buffer of ``total`` elements that ``read``'s view is of as a flat
+    memref, the flat index of the first element ``read`` reads, the last index),
+    built before ``read``."""
+    memref, arith = _mlir.memref, _mlir.arith
+    source = read.operands[0]
+    rank = ir.MemRefType(source.type).rank
+    metadata = memref.ExtractStridedMetadataOp(source)
+    position = metadata.offset
+    for i, stride in zip(list(read.operands[1:1 + rank]), list(metadata.strides)):
+        position = arith.addi(position, arith.muli(i, stride))
+    flat_t = ir.MemRefType.get([total], ir.MemRefType(source.type).element_type)
+    flat = memref.reinterpret_cast(flat_t, metadata.base_buffer, [], [], [], [0], [total], [1])
+    return flat, position, arith.constant(ir.IndexType.get(), total - 1), metadata
+
+
 def _prefetch_ahead(read, total: int):
     """``memref.prefetch`` of the lines ``PREFETCH_DISTANCE`` floats after those that
     ``read`` reads, in the whole buffer (``total`` elements) it views; before ``read``."""
     memref, arith = _mlir.memref, _mlir.arith
-    source = read.operands[0]
-    rank = ir.MemRefType(source.type).rank
     index = ir.IndexType.get()
-    element = ir.MemRefType(source.type).element_type
+    element = ir.MemRefType(read.operands[0].type).element_type
     lanes = ir.VectorType(read.result.type).shape[-1]
     per_line = LINE_BYTES * 8 // ir.FloatType(element).width
     with ir.InsertionPoint(read), read.location:
-        metadata = memref.ExtractStridedMetadataOp(source)
-        base, offset = metadata.base_buffer, metadata.offset
-        strides = list(metadata.strides)
-        position = offset
-        for i, stride in zip(list(read.operands[1:1 + rank]), strides):
-            position = arith.addi(position, arith.muli(i, stride))
-        flat_t = ir.MemRefType.get([total], element)
-        flat = memref.reinterpret_cast(flat_t, base, [], [], [], [0], [total], [1])
-        last = arith.constant(index, total - 1)
+        flat, position, last, _ = _flat_position(read, total)
         for line in range(math.ceil(lanes / per_line)):
             ahead = arith.addi(position, arith.constant(index, PREFETCH_DISTANCE + line * per_line))
             memref.prefetch(flat, [arith.minsi(ahead, last)], False, 3, True)
 
 
+def _first_column_read(loop):
+    """The first read in a reduction loop of A's column of a register tile (a vector
+    ``[MR, 1]``, MR > 1; the others of an unrolled loop read the same lines), or None."""
+    for op in loop.regions[0].blocks[0].operations:
+        if op.name == "vector.transfer_read" and isinstance(op.operands[0].type, ir.MemRefType):
+            shape = ir.VectorType(op.result.type).shape
+            if len(shape) == 2 and shape[0] > 1 and shape[1] == 1:
+                return op
+    return None
+
+
+def _prefetch_next_row_tile(read, total: int):
+    """``memref.prefetch`` of the elements of the next row tile that the same step of
+    its reduction loop reads: ``MR`` rows further, for each of the ``MR`` rows that
+    ``read`` reads; before ``read``. The first row is clamped once so that all of them
+    stay in the buffer (the last tile prefetches its own rows)."""
+    arith = _mlir.arith
+    rows = ir.VectorType(read.result.type).shape[0]
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(read), read.location:
+        flat, position, last, metadata = _flat_position(read, total)
+        row_stride = list(metadata.strides)[0]
+        ahead = arith.addi(position, arith.muli(row_stride, arith.constant(index, rows)))
+        first = arith.minsi(ahead, arith.subi(last, arith.muli(row_stride, arith.constant(index, rows - 1))))
+        for row in range(rows):
+            _mlir.memref.prefetch(flat, [arith.addi(first, arith.muli(row_stride, arith.constant(index, row)))],
+                                  False, 3, True)
+
+
 def prefetch_streamed_panels(module: ir.Module) -> int:
-    """Prefetch the B rows of every reduction loop marked ``PREFETCH_LOOP``; returns how
-    many reads got prefetches."""
+    """Prefetch the B rows of every reduction loop marked ``PREFETCH_LOOP``, the next row
+    tile's A rows in every one marked ``PREFETCH_NEXT_ROWS_LOOP``; returns how many reads
+    got prefetches."""
     count = 0
     for loop in walk_ops(module.operation, {"scf.for"}):
+        if PREFETCH_NEXT_ROWS_LOOP in loop.attributes:
+            read = _first_column_read(loop)
+            total = _root_size(read.operands[0]) if read is not None else None
+            if total is not None:
+                _prefetch_next_row_tile(read, total)
+                count += 1
+            del loop.attributes[PREFETCH_NEXT_ROWS_LOOP]
         if PREFETCH_LOOP not in loop.attributes:
             continue
         for read in _b_rows(loop):
@@ -108,4 +178,5 @@ def prefetch_streamed_panels(module: ir.Module) -> int:
     return count
 
 
-__all__ = ["LINE_BYTES", "PREFETCH_DISTANCE", "PREFETCH_LOOP", "prefetch_streamed_panels", "streams_argument_panels"]
+__all__ = ["LINE_BYTES", "NEXT_ROWS_MAX_ROW_BYTES", "NEXT_ROWS_MIN_A_BYTES", "PREFETCH_DISTANCE", "PREFETCH_LOOP",
+           "PREFETCH_NEXT_ROWS_LOOP", "prefetch_streamed_panels", "prefetches_next_row_tile", "streams_argument_panels"]

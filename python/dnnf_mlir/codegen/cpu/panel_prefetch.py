@@ -42,7 +42,7 @@ def streams_argument_panels(b: ir.Value, nr: int) -> bool:
     return panels.rank == 3 and b_t.rank == 2 and list(panels.shape[1:]) == list(b_t.shape) and b_t.shape[1] == nr
 
 
-def _root_size(value: ir.Value):
+def viewed_buffer_size(value: ir.Value):
     """Elements of the static, identity-layout buffer ``value`` is a view of (through
     ``memref.subview`` ops), or None."""
     while isinstance(value, ir.OpResult) and value.owner.name == "memref.subview":
@@ -68,9 +68,10 @@ def _b_rows(loop) -> list:
     return rows
 
 
-def _prefetch_ahead(read, total: int):
-    """``memref.prefetch`` of the lines ``PREFETCH_DISTANCE`` floats after those that
-    ``read`` reads, in the whole buffer (``total`` elements) it views; before ``read``."""
+def prefetch_ahead(read, total: int, distance: int):
+    """``memref.prefetch`` of the lines ``distance`` elements after those that ``read``
+    reads, in the whole buffer (``total`` elements) it views, the index clamped to it;
+    before ``read``."""
     memref, arith = _mlir.memref, _mlir.arith
     source = read.operands[0]
     rank = ir.MemRefType(source.type).rank
@@ -89,7 +90,7 @@ def _prefetch_ahead(read, total: int):
         flat = memref.reinterpret_cast(flat_t, base, [], [], [], [0], [total], [1])
         last = arith.constant(index, total - 1)
         for line in range(math.ceil(lanes / per_line)):
-            ahead = arith.addi(position, arith.constant(index, PREFETCH_DISTANCE + line * per_line))
+            ahead = arith.addi(position, arith.constant(index, distance + line * per_line))
             memref.prefetch(flat, [arith.minsi(ahead, last)], False, 3, True)
 
 
@@ -101,11 +102,12 @@ def prefetch_streamed_panels(module: ir.Module) -> int:
         if PREFETCH_LOOP not in loop.attributes:
             continue
         for read in _b_rows(loop):
-            total = _root_size(read.operands[0])
+            total = viewed_buffer_size(read.operands[0])
             if total is not None:
-                _prefetch_ahead(read, total)
+                prefetch_ahead(read, total, PREFETCH_DISTANCE)
                 count += 1
     return count
 
 
-__all__ = ["LINE_BYTES", "PREFETCH_DISTANCE", "PREFETCH_LOOP", "prefetch_streamed_panels", "streams_argument_panels"]
+__all__ = ["LINE_BYTES", "PREFETCH_DISTANCE", "PREFETCH_LOOP", "prefetch_ahead", "prefetch_streamed_panels",
+           "streams_argument_panels", "viewed_buffer_size"]

@@ -12,12 +12,14 @@ by bufferization, its attributes lost); ``prefetch_next_rows`` prefetches, next 
 read of the first chunk loop of a row, the lines that many elements further in the same
 buffer (the same chunk of the next step's rows), clamped to the buffer.
 
-Measured in BERT-base (one thread, per-launch medians of 4-5 interleaved profiled runs,
-load 5-14): AVX-512, the 25 add + layer norm launches 1287-1411 -> 974-1170 us, under
-70% of STREAM 12-13 -> 1 (the last, which writes the model's output: lines not in
-cache). AVX2 code already streamed the launches after the FFN at 97% of STREAM and the
-prefetches cost them 10 us each (1059-1105 -> 1138-1177 us in all): it gets none
-(``prefetches_rows``), nor AArch64, unmeasured.
+Measured (one thread, per-launch medians of 3-5 interleaved profiled runs, load 3-14),
+AVX-512: BERT-base's 25 add + layer norm launches 1287-1411 -> 974-1170 us, under 70%
+of STREAM 12-13 -> 1 (the last, which writes the model's output: lines not in cache);
+DistilBERT's 628 -> 517 us, ALBERT's 990 -> 815 (its 128-wide embedding layer norm,
+rows kept whole, stays at 50%); GPT-2's even (1369 -> 1376). AVX2 code already
+streamed BERT's launches after the FFN at 97% of STREAM and the prefetches cost them
+10 us each (1059-1105 -> 1138-1177 us in all): it gets none (``prefetches_rows``), nor
+AArch64, unmeasured.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ it depends on shapes:
    intermediate buffers placed in one arena, cache-hot first (``buffer_arena.py``); stride-2 rows read
    contiguously (``strided_reads.py``), streamed filter panels prefetched
    (``panel_prefetch.py``), so are the rows a register tile's epilogue reads and writes
-   (``epilogue_prefetch.py``); then the vector lowering
+   (``epilogue_prefetch.py``) and the next rows of a row group in chunks (``row_prefetch.py``);
+   then the vector lowering
    patterns: contiguous n-D transfers flattened to 1-D in the functions ``flat_transfers.py``
    marks, ``lower_contraction`` (outer products), ``lower_outerproduct`` (FMAs),
    transfer permutations, multi-reductions, ``lower_transfer`` (rank 1), broadcasts,
@@ -68,6 +69,7 @@ from .objects import compile_object, emit_llvm_ir
 from .openmp import parallelize
 from .panel_prefetch import prefetch_streamed_panels
 from .epilogue_prefetch import prefetch_epilogue_rows
+from .row_prefetch import prefetch_next_rows
 from .planner import plan
 from .prepare import rewrite_for_kernels
 from .slice_copies import write_copied_buffers_in_place
@@ -123,6 +125,7 @@ class CpuBackend(Backend):
             contiguous_strided_reads(module)
             prefetch_streamed_panels(module)
             prefetch_epilogue_rows(module)
+            prefetch_next_rows(module)
             mark_flat_transfer_functions(module)
             lowering = vector_lowering_script()
             apply_script(module, lowering, "__dnnf_lower_vectors", "vector lowering")

@@ -69,7 +69,7 @@ def prefetches_next_row_tile(m: int, k: int, mr: int) -> bool:
     return m // mr > 1 and 4 * m * k > NEXT_ROWS_MIN_A_BYTES and 4 * k <= NEXT_ROWS_MAX_ROW_BYTES
 
 
-def _root_size(value: ir.Value):
+def viewed_buffer_size(value: ir.Value):
     """Elements of the static, identity-layout buffer ``value`` is a view of (through
     ``memref.subview`` ops), or None."""
     while isinstance(value, ir.OpResult) and value.owner.name == "memref.subview":
@@ -111,9 +111,10 @@ def _flat_position(read, total: int):
     return flat, position, arith.constant(ir.IndexType.get(), total - 1), metadata
 
 
-def _prefetch_ahead(read, total: int):
-    """``memref.prefetch`` of the lines ``PREFETCH_DISTANCE`` floats after those that
-    ``read`` reads, in the whole buffer (``total`` elements) it views; before ``read``."""
+def prefetch_ahead(read, total: int, distance: int):
+    """``memref.prefetch`` of the lines ``distance`` elements after those that ``read``
+    reads, in the whole buffer (``total`` elements) it views, the index clamped to it;
+    before ``read``."""
     memref, arith = _mlir.memref, _mlir.arith
     index = ir.IndexType.get()
     element = ir.MemRefType(read.operands[0].type).element_type
@@ -122,7 +123,7 @@ def _prefetch_ahead(read, total: int):
     with ir.InsertionPoint(read), read.location:
         flat, position, last, _ = _flat_position(read, total)
         for line in range(math.ceil(lanes / per_line)):
-            ahead = arith.addi(position, arith.constant(index, PREFETCH_DISTANCE + line * per_line))
+            ahead = arith.addi(position, arith.constant(index, distance + line * per_line))
             memref.prefetch(flat, [arith.minsi(ahead, last)], False, 3, True)
 
 
@@ -163,7 +164,7 @@ def prefetch_streamed_panels(module: ir.Module) -> int:
     for loop in walk_ops(module.operation, {"scf.for"}):
         if PREFETCH_NEXT_ROWS_LOOP in loop.attributes:
             read = _first_column_read(loop)
-            total = _root_size(read.operands[0]) if read is not None else None
+            total = viewed_buffer_size(read.operands[0]) if read is not None else None
             if total is not None:
                 _prefetch_next_row_tile(read, total)
                 count += 1
@@ -171,12 +172,13 @@ def prefetch_streamed_panels(module: ir.Module) -> int:
         if PREFETCH_LOOP not in loop.attributes:
             continue
         for read in _b_rows(loop):
-            total = _root_size(read.operands[0])
+            total = viewed_buffer_size(read.operands[0])
             if total is not None:
-                _prefetch_ahead(read, total)
+                prefetch_ahead(read, total, PREFETCH_DISTANCE)
                 count += 1
     return count
 
 
 __all__ = ["LINE_BYTES", "NEXT_ROWS_MAX_ROW_BYTES", "NEXT_ROWS_MIN_A_BYTES", "PREFETCH_DISTANCE", "PREFETCH_LOOP",
-           "PREFETCH_NEXT_ROWS_LOOP", "prefetch_streamed_panels", "prefetches_next_row_tile", "streams_argument_panels"]
+           "PREFETCH_NEXT_ROWS_LOOP", "prefetch_ahead", "prefetch_streamed_panels", "prefetches_next_row_tile",
+           "streams_argument_panels", "viewed_buffer_size"]

@@ -10,7 +10,8 @@ fused into that loop (``fuse_into_containing_op``, producers last to first). Eac
 op of the loop body is then vectorized whole, a row is one n-D vector, so a row's
 intermediates live in vector registers, never in a buffer; its reductions become
 horizontal ``vector.reduction`` ops (reassociated into a tree when lowered to LLVM).
-A row longer than the registers hold is cut into chunk loops first (``row_chunks.py``).
+A row longer than the registers hold is cut into chunk loops first (``row_chunks.py``),
+the next rows prefetched in the first on AVX-512 (``row_prefetch.py``).
 With several threads, big groups split the rows among them.
 
 A group holds the linalg ops of one function that feed its root and nothing else:
@@ -32,6 +33,7 @@ from ..kernel_plan import OpSchedule, Planner
 from ..linalg_queries import (is_f32, parallel_loops, producer, reduced_dims, reverses_access, static_tensor_type,
                               touches_i1)
 from .row_chunks import chunk_width, give_stored_rows_own_destinations, schedule_chunks
+from .row_prefetch import PREFETCH_NEXT_ROWS, prefetches_rows
 from .rows import horizontal_reductions, static_loop_ranges
 from .tiles import PARALLEL_MIN_ELEMENTS, fits_in_vectors
 
@@ -203,6 +205,9 @@ def schedule_row_group(planner: Planner, group: RowGroup):
     horizontal_reductions(s, loop)
     if width is not None:
         s.hoist_accumulators(loop)  # a chunk loop's partial sums: vectors carried in registers
+    if width is not None and prefetches_rows(planner.target.lanes(32)):
+        step = details["rows_per_step"] * math.prod(details["row"])
+        s.annotate(s.match(["scf.for"], within=loop), PREFETCH_NEXT_ROWS, str(step))
     s.end_nested()
     planner.add_schedule(OpSchedule(tag, group.root.name, shape, "row-fused", details))
     for op, member in zip(group.members, member_tags):

@@ -25,7 +25,8 @@ Its 16 -> 64 at 55x55 (fire2/fire3's), then 1.15 / 0.56, since takes 0.65 / 0.67
 the direct time alone (conv + bias, Zen 4, one thread, interleaved) and in the model
 0.63-0.68 (fire3's) and 1.09-1.16 (fire2's, whose transforms' buffers are no longer in
 cache after the stem: alone, after 48 MiB written, 0.83 against 0.68 ms) on AVX-512,
-0.61-0.79 on AVX2: 0.13 / 0.25 ms less a run.
+0.61-0.79 on AVX2: 0.09-0.13 / 0.35 ms less a run at a load average of 5, on AVX-512
+none at 12 (other processes evict fire3's buffers too), on AVX2 still 0.35.
 Hence also at least ``MIN_WIDENED_INPUTS`` input and ``MIN_WIDENED_OUTPUTS`` output
 channels, on one thread (on two, not measured); of the judged and extra models, the
 convolutions that 16 and 64 admit where 32 and 96 did not are SqueezeNet's two 16 -> 64.

@@ -20,9 +20,16 @@ measured shape gained on both ISAs.
 
 Few input channels widened to many output channels make the batch matmul tall enough
 to pay for the transforms: SqueezeNet's 32 -> 128 at 27x27 (fire4/fire5's expand),
-timed in the model on an AMD EPYC Zen 5, one thread, 0.83 (AVX-512) / 0.40 (AVX2),
-where 16 -> 64 at 55x55 stays 1.15 / 0.56. Hence also at least 32 input and
-``MIN_WIDENED_OUTPUTS`` output channels, on one thread (on two, not measured).
+timed in the model on an AMD EPYC Zen 5, one thread, 0.83 (AVX-512) / 0.40 (AVX2).
+Its 16 -> 64 at 55x55 (fire2/fire3's), then 1.15 / 0.56, since takes 0.65 / 0.67 of
+the direct time alone (conv + bias, Zen 4, one thread, interleaved) and in the model
+0.63-0.68 (fire3's) and 1.09-1.16 (fire2's, whose transforms' buffers are no longer in
+cache after the stem: alone, after 48 MiB written, 0.83 against 0.68 ms) on AVX-512,
+0.61-0.79 on AVX2: 0.09-0.13 / 0.35 ms less a run at a load average of 5, on AVX-512
+none at 12 (other processes evict fire3's buffers too), on AVX2 still 0.35.
+Hence also at least ``MIN_WIDENED_INPUTS`` input and ``MIN_WIDENED_OUTPUTS`` output
+channels, on one thread (on two, not measured); of the judged and extra models, the
+convolutions that 16 and 64 admit where 32 and 96 did not are SqueezeNet's two 16 -> 64.
 
 On several threads, each Winograd convolution is six parallel regions (pad, column
 phases, input transform, batch matmul, output transform, transposing copy) where the
@@ -46,7 +53,7 @@ per thread: what gains clearly on idle cores, leaving out what loses on busy one
 from __future__ import annotations
 
 MIN_CHANNELS = 48  # input and output channels
-MIN_WIDENED_INPUTS, MIN_WIDENED_OUTPUTS = 32, 96  # or these many input and output channels, on one thread
+MIN_WIDENED_INPUTS, MIN_WIDENED_OUTPUTS = 16, 64  # or these many input and output channels, on one thread
 MIN_TILES = 16  # 4x4 output tiles per image
 MIN_MACS_PER_THREAD = 12_000_000  # of the direct convolution, on several threads
 

@@ -1,8 +1,9 @@
 """OpenMP code: the entry point makes libomp's workers sleep soon after a parallel
 region (``kmp_set_blocktime(BLOCKTIME_MS)``) and lets libomp size its teams by the
 system's load (``omp_set_dynamic(1)``, see ``codegen/cpu/openmp.py``), and still
-computes the same result on one and on two threads, also while another process keeps
-a core busy (a team smaller than the threads the loops were cut for)."""
+computes the same result on one and on two threads (one: a team smaller than the
+threads the loops were cut for, as libomp makes it when another process holds a core),
+also while another process keeps a core busy."""
 
 import ctypes
 import subprocess

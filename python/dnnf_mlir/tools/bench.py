@@ -29,8 +29,13 @@ all up, then time them in interleaved rounds -- one timed run of each per round,
 right after an untimed one of the same, so that a change in machine load hits all
 alike and none runs with caches that another has just filled -- and report medians
 and the ratios dnnf / onnxruntime (below 1: dnnf is faster), and each mode's
-speed-up over none. Outputs are checked as dnnf-run --check checks them, on the same
-informative inputs (dnnf_mlir/checking.py): against the model run in float64 once
+speed-up over none. A ratio is the ratio of the two medians ("/off", "/all"; JSON
+``ratio_<peer>``); "/all r" (``round_ratio_<peer>``) is the median over rounds of the
+ratio of the two runs of the same round, which a VM changing speed for seconds at a
+time affects less (``bench_runs.median_round_ratio``). The geomean row and the JSON
+summary give the geometric mean of each (``geomean_ratio_<peer>``,
+``geomean_round_ratio_<peer>``). Outputs are checked as dnnf-run --check checks
+them, on the same informative inputs (dnnf_mlir/checking.py): against the model run in float64 once
 (else ORT_DISABLE_ALL's), the tolerance widened to four times ORT_DISABLE_ALL's own error
 against float64 where that is larger; "err/tol" is the error over the tolerance
 (above 1: wrong), and the output says how the tolerance was derived and names a
@@ -69,7 +74,7 @@ from ..session import ModelSource
 from ..roofline import RooflineError, machine_roofline
 from ..statistics import change
 from . import gpu_bench, opencl_bench
-from .bench_runs import check_outputs, compile_mode, geomean, median_rounds
+from .bench_runs import check_outputs, compile_mode, geomean, median_round_ratio, medians, timed_rounds
 from .common import ToolError, onnxruntime_session, run_tool, tool_parser, write_json_document
 from .float64_reference import judged_reference
 from .iree_peer import DEFAULT_VULKAN_TARGET
@@ -138,15 +143,16 @@ def bench_model(path: Path, options: CompileOptions, outdir: Path, modes: list, 
     for run in runners.values():
         for _ in range(args.warmup):
             run()
-    medians = median_rounds(runners, args)
-    result = {"threads": threads, "runs": medians["runs"], "rewrite": compiled[modes[0]]["rewrite"],
+    times, rounds = timed_rounds(runners, args)
+    median = medians(times)
+    result = {"threads": threads, "runs": rounds, "rewrite": compiled[modes[0]]["rewrite"],
               "input_scale": scale, "modes": {}}
     for peer in PEERS:
-        result[f"{peer}_ms"] = medians[peer]
+        result[f"{peer}_ms"] = median[peer]
     for mode in modes:
         manifest = compiled[mode]
         entry = {
-            "ms": medians[mode],
+            "ms": median[mode],
             "compile_seconds": manifest["compile_seconds"]["total"],
             "cached": not loaded[mode][2],  # taken from the compile cache: compile_seconds are the first compile's
             "compile_stages": manifest["compile_seconds"],
@@ -156,9 +162,10 @@ def bench_model(path: Path, options: CompileOptions, outdir: Path, modes: list, 
         }
         entry |= check_outputs(runners[mode].outputs, judged)
         for peer in PEERS:
-            entry[f"ratio_{peer}"] = medians[mode] / medians[peer]
+            entry[f"ratio_{peer}"] = median[mode] / median[peer]
+            entry[f"round_ratio_{peer}"] = median_round_ratio(times[mode], times[peer])
         if "none" in modes:
-            entry["speedup_over_none"] = medians["none"] / medians[mode]
+            entry["speedup_over_none"] = median["none"] / median[mode]
         result["modes"][mode] = entry
     return result
 
@@ -174,7 +181,7 @@ def _before_after(rewrite: dict) -> tuple:
 def _table(results: dict, threads: list, modes: list) -> str:
     """One row per model, thread count and mode; ops and GFLOP are before>after ecg-rewrite."""
     header = (f"{'model':<14} {'thr':>3} {'fusion':<6} {'ms':>9} {'ort-off ms':>10} {'ort-all ms':>10} "
-              f"{'/off':>6} {'/all':>6} {'kernels':>7} {'distinct':>8} {'compile s':>9} {'err/tol':>8} {'ops':>9} {'GFLOP':>13}")
+              f"{'/off':>6} {'/all':>6} {'/all r':>6} {'kernels':>7} {'distinct':>8} {'compile s':>9} {'err/tol':>8} {'ops':>9} {'GFLOP':>13}")
     lines = [header, "-" * len(header)]
     for t in threads:
         for name, per_thread in results.items():
@@ -187,14 +194,14 @@ def _table(results: dict, threads: list, modes: list) -> str:
                 lines.append(
                     f"{name:<14} {t:>3} {mode:<6} {m['ms']:>9.2f} {r['ort_disable_all_ms']:>10.2f} "
                     f"{r['ort_enable_all_ms']:>10.2f} {m['ratio_ort_disable_all']:>6.2f} {m['ratio_ort_enable_all']:>6.2f} "
-                    f"{m['kernels']:>7} {m['unique_kernels']:>8} {m['compile_seconds']:>9.1f} {m['error_ratio']:>8.2g} "
+                    f"{m['round_ratio_ort_enable_all']:>6.2f} {m['kernels']:>7} {m['unique_kernels']:>8} {m['compile_seconds']:>9.1f} {m['error_ratio']:>8.2g} "
                     f"{ops:>9} {gflop:>13}"
                 )
         for mode, summary in _summary(results, t, modes).items():
             over_none = summary.get("geomean_speedup_over_none")
             lines.append(
                 f"{'geomean':<14} {t:>3} {mode:<6} {'':>9} {'':>10} {'':>10} {summary['geomean_ratio_ort_disable_all']:>6.2f} "
-                f"{summary['geomean_ratio_ort_enable_all']:>6.2f}"
+                f"{summary['geomean_ratio_ort_enable_all']:>6.2f} {summary['geomean_round_ratio_ort_enable_all']:>6.2f}"
                 + (f"   x{over_none:.2f} over none" if over_none and mode != "none" else "")
             )
     return "\n".join(lines)
@@ -206,7 +213,7 @@ def _summary(results: dict, t: int, modes: list) -> dict:
     summary = {}
     for mode in modes:
         entry = {}
-        for key in [f"ratio_{peer}" for peer in PEERS] + (["speedup_over_none"] if "none" in modes else []):
+        for key in [f"{kind}_{peer}" for kind in ("ratio", "round_ratio") for peer in PEERS] + (["speedup_over_none"] if "none" in modes else []):
             values = [row[mode][key] for row in rows]
             entry[f"geomean_{key}"] = geomean(values)
             entry[f"max_{key}"] = max(values) if values else float("nan")
@@ -321,7 +328,7 @@ def main(argv=None) -> int:
                   f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
             for mode, m in r["modes"].items():
                 print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
-                      f"x{m['ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
+                      f"x{m['ratio_ort_enable_all']:.2f}, per round x{m['round_ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
                       f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
                       f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} "
                       f"of the tolerance ({m['tolerance']})"

@@ -13,11 +13,11 @@ from ..compiler import Artifact, CompileOptions, compile_model
 from ..session import ModelSource
 
 
-def median_rounds(runners: dict, args) -> dict:
-    """Median ms of each runner over interleaved rounds. In a round each runner runs
-    twice, back to back, and the second run is timed: that run finds its own weights
-    and buffers in the caches however big the runner before it was (timed right after
-    another, the first runner of a round ran measurably slower: shufflenet's first
+def timed_rounds(runners: dict, args) -> tuple:
+    """``(ms of each runner per round, rounds)`` over interleaved rounds. In a round each
+    runner runs twice, back to back, and the second run is timed: that run finds its own
+    weights and buffers in the caches however big the runner before it was (timed right
+    after another, the first runner of a round ran measurably slower: shufflenet's first
     mode by 5-8%, whichever mode it was). The order rotates from round to round."""
     names = list(runners)
     times = {name: [] for name in names}
@@ -31,7 +31,27 @@ def median_rounds(runners: dict, args) -> dict:
             run()
             times[name].append(1e3 * (time.perf_counter() - t0))
         rounds += 1
-    return {name: float(np.median(values)) for name, values in times.items()} | {"runs": rounds}
+    return times, rounds
+
+
+def medians(times: dict) -> dict:
+    """The median of each runner's times."""
+    return {name: float(np.median(values)) for name, values in times.items()}
+
+
+def median_rounds(runners: dict, args) -> dict:
+    """Median ms of each runner over interleaved rounds (``timed_rounds``)."""
+    times, rounds = timed_rounds(runners, args)
+    return medians(times) | {"runs": rounds}
+
+
+def median_round_ratio(times: list, peer_times: list) -> float:
+    """The median over rounds of ``times[i] / peer_times[i]``. Both runs of a ratio come
+    from the same round, hence the same phase of a VM whose speed changes for seconds at
+    a time; the ratio of the two medians can take one side's median from a slow phase
+    and the other's from a fast one (2 threads on a 2-vCPU Zen 4: SqueezeNet 1.03 then
+    1.39 in two runs minutes apart)."""
+    return float(np.median(np.asarray(times) / np.asarray(peer_times)))
 
 
 def compile_mode(path: Path, source: ModelSource, options: CompileOptions, outdir: Path, args):
@@ -69,4 +89,4 @@ def check_outputs(outputs: list, judged) -> dict:
             "degenerate": sorted({c.degenerate for c in checks if c.degenerate})}
 
 
-__all__ = ["check_outputs", "compile_mode", "geomean", "median_rounds"]
+__all__ = ["check_outputs", "compile_mode", "geomean", "median_round_ratio", "median_rounds", "medians", "timed_rounds"]

@@ -5,7 +5,9 @@
 // TopK along the middle axis: one loop over the 12 rows (outer x inner), the row's 5
 // slots emptied (index -1), one pass over its 17 elements (a block of 16, then 1); an
 // element that beats the 5th slot (or finds it empty) is inserted by one more loop over
-// the slots. k appears only as a loop bound: the IR does not grow with it.
+// the slots, which shifts down the slots it beats (the slot before carried, with
+// whether the entry went in yet: two selects a result). k appears only as a loop bound:
+// the IR does not grow with it.
 // CHECK-LABEL: func.func @top_k_middle_axis
 // CHECK: %[[ROWS:.*]] = arith.constant 12 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]] {{.*}} -> (tensor<3x5x4xf32>, tensor<3x5x4xi64>)
@@ -17,7 +19,7 @@
 // CHECK: tensor.extract %arg0[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<3x17x4xf32>
 // CHECK: arith.cmpf ogt
 // CHECK: scf.if
-// CHECK: scf.for {{.*}} -> (tensor<3x5x4xf32>, tensor<3x5x4xi64>, f32, i64)
+// CHECK: scf.for {{.*}} -> (tensor<3x5x4xf32>, tensor<3x5x4xi64>, f32, i64, i1)
 // CHECK-COUNT-4: arith.select
 // CHECK: } else {
 // BUF-LABEL: func.func @top_k_middle_axis

@@ -151,3 +151,17 @@ func.func private @shared_negate(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// An integer matmul (CumSum's, accumulating from an i32 zero) is no f32 matmul: left alone.
+// CHECK-LABEL: func.func @integer_matmul(
+// CHECK:         linalg.matmul
+// CHECK-NOT:     vpdpbusd
+func.func @integer_matmul(%a: tensor<4x4xi32>, %b: tensor<4x4xi32>) -> tensor<4x4xi32> {
+  %zero = arith.constant 0 : i32
+  %empty = tensor.empty() : tensor<4x4xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%empty : tensor<4x4xi32>) -> tensor<4x4xi32>
+  %c = linalg.matmul ins(%a, %b : tensor<4x4xi32>, tensor<4x4xi32>) outs(%init : tensor<4x4xi32>) -> tensor<4x4xi32>
+  return %c : tensor<4x4xi32>
+}

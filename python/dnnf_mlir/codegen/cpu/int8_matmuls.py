@@ -66,6 +66,7 @@ def _is_zero_fill(value) -> bool:
         return False
     scalar = producer(fill.operands[0])
     return (scalar is not None and scalar.name == "arith.constant"
+            and isinstance(scalar.attributes["value"], ir.FloatAttr)
             and ir.FloatAttr(scalar.attributes["value"]).value == 0.0)
 
 
@@ -110,10 +111,12 @@ def _signed_bytes(arrays: list) -> bool:
 
 def byte_matmul(op, calls: dict, functions: dict) -> Optional[ByteMatmul]:
     """What ``dnnf-int8-matmuls`` needs to rewrite ``op``, when it can (see the module docstring)."""
-    if op.name != "linalg.matmul" or not has_default_maps(op) or not _is_zero_fill(op.operands[2]):
+    if op.name != "linalg.matmul" or not has_default_maps(op):
         return None
     types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
     if any(t is None or t.rank != 2 or not is_f32(t) for t in types) or types[0].shape[1] > MAX_DEPTH:
+        return None
+    if not _is_zero_fill(op.operands[2]):
         return None
     argument = _kernel_argument(op.operands[0])
     if argument is None:

@@ -66,7 +66,6 @@ def _is_zero_fill(value) -> bool:
         return False
     scalar = producer(fill.operands[0])
     return (scalar is not None and scalar.name == "arith.constant"
-            and isinstance(scalar.attributes["value"], ir.FloatAttr)
             and ir.FloatAttr(scalar.attributes["value"]).value == 0.0)
 
 

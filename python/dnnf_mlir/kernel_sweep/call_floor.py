@@ -14,27 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import onnx
 
-from ..compiler import Artifact, compile_model
-from ..kernel_profile.report import profile_runs
 from .one_node import one_node
+from .timing import timed_runs
 
 FLOOR_RUNS = 1000  # runs of a few microseconds each: the median is the quiet span
-
-
-def timed_runs(model: onnx.ModelProto, feeds: dict, directory: Path, runs: int, cpu: "str | None" = None) -> tuple:
-    """``(artifact, session, inputs, outputs, KernelProfile)`` of ``model`` compiled into
-    ``directory`` for the host's ``cpu`` (one thread, kernel timers) and run ``runs`` times
-    on ``feeds``."""
-    path = directory.parent / f"{directory.name}.onnx"
-    onnx.save(model, path)
-    compile_model(path, directory, profile_kernels=True, threads=1, cpu=cpu)
-    artifact = Artifact(directory)
-    session = artifact.session(1)
-    inputs = [feeds[name] for name, _, _ in artifact.inputs]
-    outputs, profile = profile_runs(session, inputs, runs)
-    return artifact, session, inputs, outputs, profile
 
 
 def call_floor_seconds(directory: Path, cpu: "str | None" = None) -> float:
@@ -44,4 +28,4 @@ def call_floor_seconds(directory: Path, cpu: "str | None" = None) -> float:
     return float(profile.launch_seconds().sum())
 
 
-__all__ = ["FLOOR_RUNS", "call_floor_seconds", "timed_runs"]
+__all__ = ["FLOOR_RUNS", "call_floor_seconds"]

@@ -32,8 +32,9 @@ from ..roofline import Roofline
 from ..tools.bench_runs import median_rounds
 from ..tools.common import onnxruntime_session
 from ..tools.float64_reference import judged_reference
-from .call_floor import call_floor_seconds, timed_runs
+from .call_floor import call_floor_seconds
 from .one_node import SweepCase
+from .timing import timed_runs
 
 PROFILED_RUNS = 20
 FAILURES = (CompileError, CodegenError, ConversionError, ArtifactError, OnnxImportError)

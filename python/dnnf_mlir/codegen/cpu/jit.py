@@ -129,10 +129,8 @@ class JitFunction:
 
 @functools.lru_cache(maxsize=None)
 def keep_buffers_in_heap() -> None:
-    """Keep the buffers generated code mallocs and frees on every call in the heap (up to
-    32 MiB each), as a compiled library does: above glibc's default mmap threshold each
-    call would map fresh pages and page-fault on all of them (Winograd's 29 MB
-    intermediates at 224x224 took 5x their run's time so). glibc only."""
+    """Apply ``heap_settings`` (why: its docstring) in this process, as a compiled
+    library's loader does. glibc only."""
     if platform.libc_ver()[0] == "glibc":
         libc = ctypes.CDLL(None)
         libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)

@@ -1,11 +1,14 @@
 """dnnf-bench's interleaved rounds (``tools/bench_runs.py``): every runner timed once per
 round in a rotating order, and the median of the per-round ratios, which a change of
-the machine's speed between rounds does not skew as the ratio of the two medians is."""
+the machine's speed between rounds does not skew as the ratio of the two medians is;
+and the summary over models (``tools/bench.py``), whose worst per-round speed-up over
+fusion none is the verdict on "fusion never loses"."""
 
 from types import SimpleNamespace
 
 import pytest
 
+from dnnf_mlir.tools.bench import PEERS, summary_of
 from dnnf_mlir.tools.bench_runs import median_round_ratio, medians, timed_rounds
 
 
@@ -31,3 +34,24 @@ def test_round_ratio_pairs_the_runs_of_a_round():
     assert median["dnnf"] / median["peer"] == pytest.approx(0.5)
     assert median_round_ratio(dnnf, peer) == pytest.approx(1.0)
     assert median_round_ratio([12.0, 30.0, 11.0], [10.0, 20.0, 10.0]) == pytest.approx(1.2)
+
+
+def _row(ms: float, none_ms: float, round_speedup: float) -> dict:
+    """A bench result's row for one model: dnnf and none, both even with onnxruntime."""
+    ratios = {f"{kind}_{peer}": 1.0 for kind in ("ratio", "round_ratio") for peer in PEERS}
+    return {"1": {"modes": {
+        "dnnf": ratios | {"speedup_over_none": none_ms / ms, "round_speedup_over_none": round_speedup},
+        "none": ratios | {"speedup_over_none": 1.0, "round_speedup_over_none": 1.0}}}}
+
+
+def test_summary_gives_the_worst_speedup_over_none_per_round():
+    # One model where fusion wins by 2x, one where it loses 2% per round although the
+    # ratio of its medians says it wins: the verdict is the per-round one.
+    results = {"a": _row(10.0, 20.0, 2.0), "b": _row(10.0, 10.1, 0.98)}
+    summary = summary_of(results, 1, ["dnnf", "none"])["dnnf"]
+    assert summary["geomean_round_speedup_over_none"] == pytest.approx((2.0 * 0.98) ** 0.5)
+    assert summary["min_round_speedup_over_none"] == pytest.approx(0.98)
+    assert summary["min_speedup_over_none"] == pytest.approx(1.01)
+    assert summary["max_round_ratio_ort_enable_all"] == pytest.approx(1.0)
+    # Without fusion none among the modes there is no speed-up over it.
+    assert "geomean_round_speedup_over_none" not in summary_of(results, 1, ["dnnf"])["dnnf"]

@@ -27,7 +27,8 @@ reported), load the libraries, open onnxruntime sessions with graph optimization
 off (ORT_DISABLE_ALL: one kernel per ONNX node) and on (ORT_ENABLE_ALL), warm them
 all up, then time them in interleaved rounds -- one timed run of each per round,
 right after an untimed one of the same, so that a change in machine load hits all
-alike and none runs with caches that another has just filled -- and report medians
+alike and none runs with caches that another has just filled, each following each
+other equally often (``bench_runs.balanced_orders``) -- and report medians
 and the ratios dnnf / onnxruntime (below 1: dnnf is faster), and each mode's
 speed-up over none. A ratio is the ratio of the two medians ("/off", "/all"; JSON
 ``ratio_<peer>``); "/all r" (``round_ratio_<peer>``) is the median over rounds of the

@@ -27,14 +27,19 @@ reported), load the libraries, open onnxruntime sessions with graph optimization
 off (ORT_DISABLE_ALL: one kernel per ONNX node) and on (ORT_ENABLE_ALL), warm them
 all up, then time them in interleaved rounds -- one timed run of each per round,
 right after an untimed one of the same, so that a change in machine load hits all
-alike and none runs with caches that another has just filled -- and report medians
+alike and none runs with caches that another has just filled, each following each
+other equally often (``bench_runs.balanced_orders``) -- and report medians
 and the ratios dnnf / onnxruntime (below 1: dnnf is faster), and each mode's
 speed-up over none. A ratio is the ratio of the two medians ("/off", "/all"; JSON
 ``ratio_<peer>``); "/all r" (``round_ratio_<peer>``) is the median over rounds of the
 ratio of the two runs of the same round, which a VM changing speed for seconds at a
-time affects less (``bench_runs.median_round_ratio``). The geomean row and the JSON
-summary give the geometric mean of each (``geomean_ratio_<peer>``,
-``geomean_round_ratio_<peer>``). Outputs are checked as dnnf-run --check checks
+time affects less (``bench_runs.median_round_ratio``). Likewise "none r"
+(``round_speedup_over_none``) is the median over rounds of none's time over the mode's
+in the same round, the verdict on "fusion never loses" (below 1: the mode is slower
+than none); ``speedup_over_none`` is the ratio of the medians. The geomean row and the
+JSON summary give the geometric mean of each (``geomean_ratio_<peer>``,
+``geomean_round_ratio_<peer>``, ``geomean_round_speedup_over_none``) and the JSON its
+worst (``max_...``; for the speed-ups over none, ``min_...``). Outputs are checked as dnnf-run --check checks
 them, on the same informative inputs (dnnf_mlir/checking.py): against the model run in float64 once
 (else ORT_DISABLE_ALL's), the tolerance widened to four times ORT_DISABLE_ALL's own error
 against float64 where that is larger; "err/tol" is the error over the tolerance
@@ -166,6 +171,7 @@ def bench_model(path: Path, options: CompileOptions, outdir: Path, modes: list, 
             entry[f"round_ratio_{peer}"] = median_round_ratio(times[mode], times[peer])
         if "none" in modes:
             entry["speedup_over_none"] = median["none"] / median[mode]
+            entry["round_speedup_over_none"] = median_round_ratio(times["none"], times[mode])
         result["modes"][mode] = entry
     return result
 
@@ -181,7 +187,7 @@ def _before_after(rewrite: dict) -> tuple:
 def _table(results: dict, threads: list, modes: list) -> str:
     """One row per model, thread count and mode; ops and GFLOP are before>after ecg-rewrite."""
     header = (f"{'model':<14} {'thr':>3} {'fusion':<6} {'ms':>9} {'ort-off ms':>10} {'ort-all ms':>10} "
-              f"{'/off':>6} {'/all':>6} {'/all r':>6} {'kernels':>7} {'distinct':>8} {'compile s':>9} {'err/tol':>8} {'ops':>9} {'GFLOP':>13}")
+              f"{'/off':>6} {'/all':>6} {'/all r':>6} {'none r':>6} {'kernels':>7} {'distinct':>8} {'compile s':>9} {'err/tol':>8} {'ops':>9} {'GFLOP':>13}")
     lines = [header, "-" * len(header)]
     for t in threads:
         for name, per_thread in results.items():
@@ -191,32 +197,44 @@ def _table(results: dict, threads: list, modes: list) -> str:
             ops, gflop = _before_after(r["rewrite"])
             for mode in modes:
                 m = r["modes"][mode]
+                over_none = m.get("round_speedup_over_none")
                 lines.append(
                     f"{name:<14} {t:>3} {mode:<6} {m['ms']:>9.2f} {r['ort_disable_all_ms']:>10.2f} "
                     f"{r['ort_enable_all_ms']:>10.2f} {m['ratio_ort_disable_all']:>6.2f} {m['ratio_ort_enable_all']:>6.2f} "
-                    f"{m['round_ratio_ort_enable_all']:>6.2f} {m['kernels']:>7} {m['unique_kernels']:>8} {m['compile_seconds']:>9.1f} {m['error_ratio']:>8.2g} "
+                    f"{m['round_ratio_ort_enable_all']:>6.2f} {_speedup_cell(over_none)} {m['kernels']:>7} {m['unique_kernels']:>8} {m['compile_seconds']:>9.1f} {m['error_ratio']:>8.2g} "
                     f"{ops:>9} {gflop:>13}"
                 )
-        for mode, summary in _summary(results, t, modes).items():
+        for mode, summary in summary_of(results, t, modes).items():
             over_none = summary.get("geomean_speedup_over_none")
             lines.append(
                 f"{'geomean':<14} {t:>3} {mode:<6} {'':>9} {'':>10} {'':>10} {summary['geomean_ratio_ort_disable_all']:>6.2f} "
-                f"{summary['geomean_ratio_ort_enable_all']:>6.2f} {summary['geomean_round_ratio_ort_enable_all']:>6.2f}"
-                + (f"   x{over_none:.2f} over none" if over_none and mode != "none" else "")
+                f"{summary['geomean_ratio_ort_enable_all']:>6.2f} {summary['geomean_round_ratio_ort_enable_all']:>6.2f} "
+                f"{_speedup_cell(summary.get('geomean_round_speedup_over_none'))}"
+                + (f"   x{over_none:.2f} over none (per round x{summary['geomean_round_speedup_over_none']:.2f}, "
+                   f"worst x{summary['min_round_speedup_over_none']:.2f})" if over_none and mode != "none" else "")
             )
     return "\n".join(lines)
 
 
-def _summary(results: dict, t: int, modes: list) -> dict:
-    """Per mode: geometric means (and maxima) of the ratios to the peers and to none."""
+def _speedup_cell(speedup) -> str:
+    """The "none r" column: blank without fusion none among the modes."""
+    return f"{speedup:>6.2f}" if speedup is not None else f"{'':>6}"
+
+
+def summary_of(results: dict, t: int, modes: list) -> dict:
+    """Per mode: geometric means of the ratios to the peers and of the speed-ups over
+    none, with the worst of each (the largest ratio, the smallest speed-up)."""
     rows = [per_thread[str(t)]["modes"] for per_thread in results.values() if str(t) in per_thread]
+    ratios = [f"{kind}_{peer}" for kind in ("ratio", "round_ratio") for peer in PEERS]
+    speedups = ["speedup_over_none", "round_speedup_over_none"] if "none" in modes else []
     summary = {}
     for mode in modes:
         entry = {}
-        for key in [f"{kind}_{peer}" for kind in ("ratio", "round_ratio") for peer in PEERS] + (["speedup_over_none"] if "none" in modes else []):
+        for key in ratios + speedups:
             values = [row[mode][key] for row in rows]
             entry[f"geomean_{key}"] = geomean(values)
-            entry[f"max_{key}"] = max(values) if values else float("nan")
+            worst = ("max", max) if key in ratios else ("min", min)
+            entry[f"{worst[0]}_{key}"] = worst[1](values) if values else float("nan")
         summary[mode] = entry
     return summary
 
@@ -328,7 +346,9 @@ def main(argv=None) -> int:
                   f"ORT_ENABLE_ALL {r['ort_enable_all_ms']:.2f} ms", flush=True)
             for mode, m in r["modes"].items():
                 print(f"  fusion={mode}: {m['ms']:.2f} ms (x{m['ratio_ort_disable_all']:.2f} / "
-                      f"x{m['ratio_ort_enable_all']:.2f}, per round x{m['round_ratio_ort_enable_all']:.2f}); compiled in {m['compile_seconds']:.1f} s"
+                      f"x{m['ratio_ort_enable_all']:.2f}, per round x{m['round_ratio_ort_enable_all']:.2f}"
+                      + (f"; over none per round x{m['round_speedup_over_none']:.2f}" if "none" in r["modes"] and mode != "none" else "")
+                      + f"); compiled in {m['compile_seconds']:.1f} s"
                       f"{' (earlier: from the compile cache)' if m['cached'] else ''}, "
                       f"{m['kernels']} kernels ({m['unique_kernels']} distinct), error {m['error_ratio']:.2g} "
                       f"of the tolerance ({m['tolerance']})"
@@ -344,7 +364,7 @@ def main(argv=None) -> int:
             "machine": {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                         "cpu": get_target("host", "native").cpu_name, "compiled_for": compiled_for.cpu_name},
             "models": results,
-            "summary": {str(t): _summary(results, t, modes) for t in threads},
+            "summary": {str(t): summary_of(results, t, modes) for t in threads},
             "failed": failures,
         }
         write_json_document(args.json, document)

@@ -51,6 +51,7 @@ from .narrow_rows import merge_narrow_rows
 from .narrow_transposes import merge_narrow_transposes
 from .permuted_epilogues import fold_permuted_epilogues
 from .pool_inputs import pools_through_inputs
+from .sliced_matmuls import split_sliced_matmuls
 from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
 from .windows import windows_to_taps
@@ -79,6 +80,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += pointwise_over_concat_pieces(module)
     rewritten += widen_epilogues(module)
     rewritten += collapse_epilogues(module)
+    rewritten += split_sliced_matmuls(module)
     rewritten += fold_permuted_epilogues(module)
     rewritten += fold_unit_dims(module)
     rewritten += merge_narrow_rows(module, target)

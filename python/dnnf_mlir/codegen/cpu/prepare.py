@@ -20,7 +20,8 @@ output width, strided ones split by phase (``convolutions``); a per-channel elem
 op over a channel concat computed piece by piece, each piece copied into the concat in
 the same pass (``concat_pointwise``); the convolutions' element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
-(``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
+(``epilogues``); a merged 1x1 convolution read only in slices of channels computed
+slice by slice, each part into its result (``sliced_matmuls``); an epilogue reading a transposing copy through a collapse (Winograd's
 output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
 innermost loop has extent 1 folded away, so that their vectors run along a dim of
 extent > 1 (``unit_dims``); last, the innermost loops of element-wise ops over rows

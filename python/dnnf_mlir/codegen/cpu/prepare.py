@@ -20,7 +20,8 @@ output width, strided ones split by phase (``convolutions``); a per-channel elem
 op over a channel concat computed piece by piece, each piece copied into the concat in
 the same pass (``concat_pointwise``); the convolutions' element-wise
 consumers moved past the slices and reshapes those leave, to become epilogues
-(``epilogues``); an epilogue reading a transposing copy through a collapse (Winograd's
+(``epilogues``); a merged 1x1 convolution read only in slices of channels computed
+slice by slice, each part into its result (``sliced_matmuls``); an epilogue reading a transposing copy through a collapse (Winograd's
 output) folded into the copy (``permuted_epilogues``); the unit dims of ops whose
 innermost loop has extent 1 folded away, so that their vectors run along a dim of
 extent > 1 (``unit_dims``); last, the innermost loops of element-wise ops over rows
@@ -51,6 +52,7 @@ from .narrow_rows import merge_narrow_rows
 from .narrow_transposes import merge_narrow_transposes
 from .permuted_epilogues import fold_permuted_epilogues
 from .pool_inputs import pools_through_inputs
+from .sliced_matmuls import split_sliced_matmuls
 from .step_states import write_states_in_place
 from .unit_dims import fold_unit_dims
 from .windows import windows_to_taps
@@ -79,6 +81,7 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     rewritten += pointwise_over_concat_pieces(module)
     rewritten += widen_epilogues(module)
     rewritten += collapse_epilogues(module)
+    rewritten += split_sliced_matmuls(module)
     rewritten += fold_permuted_epilogues(module)
     rewritten += fold_unit_dims(module)
     rewritten += merge_narrow_rows(module, target)

@@ -1,0 +1,209 @@
+"""A matmul read only in disjoint row slices, computed slice by slice.
+
+Horizontal fusion (``fusion/horizontal.py``) merges sibling 1x1 convolutions of one
+input (a ResNet stage's projection shortcut beside its first convolution, an
+Inception module's 1x1 branches) into one wider convolution whose result the
+branches read in slices of channels. ``convolutions_to_matmul`` computes it as one
+``linalg.matmul`` ``[F, OH*OW]``, its bias applied in its epilogue
+(``collapse_epilogues``); the slices are then the kernel's results or what their own
+element-wise ops (a ReLU on one branch only) read. Bufferization cannot write a
+slice of the wide result in place of the kernel's out-parameter, so it copies each
+slice out, a second pass over the whole result (a sixth of ResNet-50's first
+64 -> 320 kernel).
+
+Here each slice gets a matmul of its own: the weight rows of the slice, the same
+input, the element-wise chain after the matmul applied to it (its operands sliced
+alike), so each part is written straight into its result and a branch's own
+element-wise ops become that part's epilogue. The input, read once per part, is
+the small operand of these kernels (64 x 3136 beside 320 x 64 weights and a
+320 x 3136 result). Only where the slices' rows outnumber K times the extra parts:
+each part reads (and, for many rows, packs) B, K x N, again, where the copies cost
+the rows x N of the slices. Measured (1 thread, AVX-512, per kernel, interleaved):
+ResNet-50's 64 -> 320 at 56x56 0.94 of the time; Inception v2's 28x28 merges
+(K >= 192, 64-row parts) 0.96-0.98, but its 14x14 ones (K = 576, B packed per
+part) 0.99-1.01: left merged, with these.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import _mlir
+from ..._mlir import ir
+from ...ir_walk import walk_ops
+from ...linalg_builders import generic, inline_body, slice_at, with_operands
+from ..linalg_queries import (accumulator_fill, elementwise_consumer, has_default_maps, indexing_maps, linalg_inputs,
+                              only_user, parallel_loops, reassociation, reassociation_groups, static_slice,
+                              static_tensor_type)
+
+
+def _element_wise_chain(matmul) -> tuple[list, ir.Value]:
+    """The element-wise ops applied one after the other to ``matmul``'s result, each
+    the only user of the previous value (``elementwise_consumer``), and the last value."""
+    chain, value = [], matmul.results[0]
+    while (consumer := elementwise_consumer(value.owner)) is not None:
+        chain.append(consumer)
+        value = consumer.results[0]
+    return chain, value
+
+
+def _row_slices(value, rows: int):
+    """``(reshape, [(slice, first row, row count)])`` when every use of ``value`` (a
+    ``[rows, N]`` tensor, or its ``expand_shape`` to ``[1, rows, ...]``, the reshape)
+    is a static slice of whole rows, at least two, pairwise disjoint; else None."""
+    reshape = None
+    users = [use.owner for use in value.uses]
+    if len(users) == 1 and users[0].name == "tensor.expand_shape":
+        reshape = users[0]
+        if reassociation_groups(reshape)[0] != [0, 1] or static_tensor_type(reshape.results[0]).shape[0] != 1:
+            return None
+        value = reshape.results[0]
+        users = [use.owner for use in value.uses]
+    row_dim = 0 if reshape is None else 1
+    shape = static_tensor_type(value).shape
+    slices = []
+    for user in users:
+        box = static_slice(user) if user.name == "tensor.extract_slice" else None
+        if box is None:
+            return None
+        offsets, sizes, strides = box
+        if any(s != 1 for s in strides) or any(o != 0 or s != full for d, (o, s, full) in
+                                               enumerate(zip(offsets, sizes, shape)) if d != row_dim):
+            return None
+        slices.append((user, offsets[row_dim], sizes[row_dim]))
+    ordered = sorted(slices, key=lambda s: s[1])
+    if len(ordered) < 2 or any(a[1] + a[2] > b[1] for a, b in zip(ordered, ordered[1:])):
+        return None
+    return reshape, slices
+
+
+def _rows_of(value, amap, first: int, count: int):
+    """Operand ``value`` of an element-wise op over ``[rows, N]`` read by ``amap``, cut to
+    rows ``first .. first + count`` where it varies along them."""
+    t = static_tensor_type(value)
+    along_rows = [i for i, e in enumerate(amap.results) if isinstance(e, ir.AffineDimExpr) and ir.AffineDimExpr(e).position == 0]
+    if not along_rows:
+        return value
+    offsets, sizes = [0] * t.rank, list(t.shape)
+    offsets[along_rows[0]], sizes[along_rows[0]] = first, count
+    return slice_at(value, offsets, sizes)
+
+
+def _then(op, consumer):
+    """The body of ``op`` followed by that of ``consumer`` (which reads only ``op``'s
+    value), as a ``generic`` body."""
+    def body(*args):
+        block, after = op.regions[0].blocks[0], consumer.regions[0].blocks[0]
+        (value,) = inline_body(block, dict(zip(block.arguments, args)))
+        values = {argument: value for argument in list(after.arguments)[:-1]}
+        values[after.arguments[len(after.arguments) - 1]] = args[-1]
+        return inline_body(after, values)
+    return body
+
+
+def _part(matmul, fill, chain, consumer, first: int, count: int):
+    """Rows ``first .. first + count`` of the chain's value ``[rows, N]``, computed alone,
+    the slice's own ``consumer`` (if any) applied in the chain's last op."""
+    tensor, linalg = _mlir.tensor, _mlir.linalg
+    weights, data = matmul.operands[0], matmul.operands[1]
+    k, n = static_tensor_type(weights).shape[1], static_tensor_type(data).shape[1]
+    element = static_tensor_type(matmul.results[0]).element_type
+    accumulator = linalg.fill(fill.operands[0], outs=[tensor.empty([count, n], element)])
+    value = linalg.matmul(slice_at(weights, [first, 0], [count, k]), data, outs=[accumulator])
+    identity = ir.AffineMap.get_identity(2)
+    if consumer is not None and not chain:
+        inputs = linalg_inputs(consumer)
+        (value,) = with_operands(consumer, [value] * len(inputs), [identity] * (len(inputs) + 1),
+                                 [tensor.empty([count, n], element)], ["parallel"] * 2)
+    whole = matmul.results[0]  # what the next op of the chain reads whole
+    for op in chain:
+        maps = indexing_maps(op)
+        inputs = [value if operand == whole else _rows_of(operand, amap, first, count)
+                  for operand, amap in zip(linalg_inputs(op), maps)]
+        init = tensor.empty([count, n], element)
+        if op == chain[-1] and consumer is not None:
+            (value,) = generic(inputs, maps, [init], _then(op, consumer))
+        else:
+            (value,) = with_operands(op, inputs, maps, [init])
+        whole = op.results[0]
+    return value
+
+
+def _unary_consumer(slice_op):
+    """``(consumer, reshape)``: the element-wise ``linalg.generic`` that alone reads the
+    slice (through ``reshape``, a ``collapse_shape``, or directly), reading nothing
+    else (a ReLU), all maps the identity; else None."""
+    value, reshape = slice_op.results[0], None
+    user = only_user(value)
+    if user is not None and user.name == "tensor.collapse_shape":
+        reshape, value = user, user.results[0]
+        user = only_user(value)
+    if user is None or user.name != "linalg.generic" or len(user.results) != 1:
+        return None
+    rank = static_tensor_type(value).rank
+    parallel = parallel_loops(user)
+    if parallel is None or not all(parallel) or any(m != ir.AffineMap.get_identity(rank) for m in indexing_maps(user)):
+        return None
+    if any(operand != value for operand in linalg_inputs(user)) or static_tensor_type(user.results[0]) is None:
+        return None
+    return user, reshape
+
+
+def _row_groups(shape: list, rows: int, n: int):
+    """The reassociation expanding ``[rows, n]`` to ``shape`` (unit dims, the rows, then
+    dims of N), or None."""
+    for first, size in enumerate(shape):
+        if size == rows and math.prod(shape[first + 1:]) == n:
+            return [list(range(first + 1)), list(range(first + 1, len(shape)))]
+        if size != 1:
+            return None
+    return None
+
+
+def _expanded(value, shape: list):
+    """The ``[rows, N]`` ``value`` expanded to ``shape`` (``_row_groups``)."""
+    t = static_tensor_type(value)
+    groups = _row_groups(shape, t.shape[0], t.shape[1])
+    return _mlir.tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type), value, reassociation(groups), [], shape)
+
+
+def _split(matmul) -> bool:
+    fill = accumulator_fill(matmul)
+    result = static_tensor_type(matmul.results[0])
+    if fill is None or result is None or result.rank != 2 or not has_default_maps(matmul):
+        return False
+    chain, value = _element_wise_chain(matmul)
+    found = _row_slices(value, result.shape[0])
+    if found is None:
+        return False
+    reshape, slices = found
+    if (len(slices) - 1) * static_tensor_type(matmul.operands[0]).shape[1] > result.shape[0]:
+        return False  # B, read (and packed) again per extra part, outweighs the slices' copies
+    n = result.shape[1]
+    for slice_op, first, count in slices:
+        found = _unary_consumer(slice_op)
+        if found is not None and _row_groups(list(static_tensor_type(found[0].results[0]).shape), count, n) is None:
+            found = None
+        consumer, consumer_reshape = found if found is not None else (None, None)
+        replaced = slice_op if consumer is None else consumer
+        with ir.InsertionPoint(replaced), slice_op.location:
+            part = _part(matmul, fill, chain, consumer, first, count)
+            shape = list(static_tensor_type(replaced.results[0]).shape)
+            if shape != [count, n]:
+                part = _expanded(part, shape)
+        replaced.results[0].replace_all_uses_with(part)
+        for op in [consumer, consumer_reshape, slice_op]:
+            if op is not None:
+                op.erase()
+    for op in ([reshape] if reshape is not None else []) + chain[::-1] + [matmul]:
+        op.erase()
+    return True
+
+
+def split_sliced_matmuls(module: ir.Module) -> int:
+    """Compute each matmul read only in disjoint row slices slice by slice (see the
+    module docstring); returns how many were split."""
+    return sum(_split(matmul) for matmul in walk_ops(module.operation, {"linalg.matmul"}))
+
+
+__all__ = ["split_sliced_matmuls"]

@@ -8,7 +8,10 @@ touched a whole model run ago, whose writes miss the caches (write-allocate) onc
 rest of the model has evicted it. In SqueezeNet (one thread, Zen 4), fire2's Winograd
 16 -> 64 at 55x55 (4.3 MB of transforms, its batch matmul's products 1.8 MB of them)
 took 1.6-1.7 times the time of fire3's, the same kernel right after it, whose buffers
-fire2 had just written; with the products in the arena, 1.2 times.
+fire2 had just written; with the products in the arena 1.2-1.3 times (0.65 -> 0.46 ms,
+kernels 6.84 -> 6.40 ms in all, medians of 8 interleaved runs at a load average of 10).
+On AVX2 (x86-64-v3), where the stem's 3.2 MB padded output is scratch too, fire2 took
+0.46 -> 0.54 ms but the max pool after the stem 0.44 -> 0.37: the model even.
 
 Runs on memrefs after the deallocation pipeline, before the arena, on the CPU backend
 only. A kernel changes only where every use of it is a call in the entry block of a

@@ -218,6 +218,12 @@ PASS_TABLE: dict[str, PassEntry] = {
             "per call, each at an offset freed most recently (cache-hot) once the buffers before it are dead",
         ),
         PassEntry(
+            "dnnf-cpu-kernel-scratch",
+            "dnnf_mlir.codegen.cpu.kernel_scratch:KernelScratchPass",
+            "CPU, on buffers after deallocation, before dnnf-cpu-buffer-arena: a kernel function's static scratch "
+            "buffers allocated by its callers around each call and passed in, so that the arena places them",
+        ),
+        PassEntry(
             "dnnf-int8-matmuls",
             "dnnf_mlir.codegen.cpu.int8_matmuls:Int8MatmulsPass",
             "On CPUs with AVX512-VNNI: compute f32 matmuls of converted bytes (A - zero point) by constant "

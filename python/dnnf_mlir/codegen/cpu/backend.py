@@ -21,7 +21,8 @@ it depends on shapes:
 4. step ``map_to_hardware``, stage ``lower-vectors``: the script vectorizing those copies
    (split among the threads when big), ``hoist_redundant_vector_transfers``, masked
    transfers lowered (``buffers.py``); ``buffer-loop-hoisting`` +
-   ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); the public functions'
+   ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); the kernels' scratch buffers
+   allocated by their callers (``kernel_scratch.py``), and the public functions'
    intermediate buffers placed in one arena, cache-hot first (``buffer_arena.py``); stride-2 rows read
    contiguously (``strided_reads.py``), streamed filter panels prefetched
    (``panel_prefetch.py``), so are the rows a register tile's epilogue reads and writes
@@ -60,6 +61,7 @@ from .attention import confirm_head_loops
 from .byte_bools import bools_as_bytes
 from .buffer_reads import to_buffer_per_reader
 from .buffer_arena import place_buffers_in_arenas
+from .kernel_scratch import hoist_kernel_scratch
 from .buffers import post_bufferization_script, vector_lowering_script
 from .strided_reads import contiguous_strided_reads
 from .flat_transfers import mark_flat_transfer_functions
@@ -121,6 +123,7 @@ class CpuBackend(Backend):
             apply_script(module, vectorize, "__dnnf_vectorize_buffers", "vectorizing copies")
             run_passes("canonicalize,cse", module)
             run_pipeline(read_pipeline("cpu/deallocate.pipeline"), module)
+            hoist_kernel_scratch(module.operation)
             place_buffers_in_arenas(module.operation)
             contiguous_strided_reads(module)
             prefetch_streamed_panels(module)

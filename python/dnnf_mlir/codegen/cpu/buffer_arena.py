@@ -66,7 +66,7 @@ class FreeBlock:
     freed_at: int  # the position of the last op that used it: a later one is hotter
 
 
-def _byte_size(memref_type: ir.MemRefType) -> int:
+def byte_size(memref_type: ir.MemRefType) -> int:
     """Bytes of a static, identity-layout memref of whole-byte elements, else 0."""
     element = memref_type.element_type
     width = element.width if isinstance(element, (ir.IntegerType, ir.FloatType)) else 0
@@ -80,7 +80,7 @@ def _byte_size(memref_type: ir.MemRefType) -> int:
 def _lifetime(alloc: ir.Operation, position: dict) -> "Buffer | None":
     """The buffer of ``alloc`` (an op of the entry block that ``position`` numbers) with its
     lifetime, or None when it cannot move into the arena."""
-    size = _byte_size(ir.MemRefType(alloc.results[0].type))
+    size = byte_size(ir.MemRefType(alloc.results[0].type))
     if not size or len(alloc.operands):
         return None
     buffer = Buffer(alloc, -(-size // ARENA_ALIGNMENT) * ARENA_ALIGNMENT, position[alloc], position[alloc])
@@ -210,5 +210,5 @@ class BufferArenaPass(ModulePass):
         place_buffers_in_arenas(module)
 
 
-__all__ = ["ARENA_ALIGNMENT", "ARENA_LIMIT_BYTES", "BufferArenaPass", "place_buffers_in_arenas",
+__all__ = ["ARENA_ALIGNMENT", "ARENA_LIMIT_BYTES", "BufferArenaPass", "byte_size", "place_buffers_in_arenas",
            "place_in_arena", "plan_offsets"]

@@ -276,3 +276,52 @@ func.func private @one_padded_product(%x: tensor<1x4x4x4xf32>, %w: tensor<2x4x1x
       ins(%padded, %w : tensor<1x4x6x6xf32>, tensor<2x4x1x1xf32>) outs(%init : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// The importer's i32 convolution (sums past f32's exact integers), of bytes converted to
+// i32 (b - 3): the same kernel, its i32 product read back as NCHW without a conversion.
+// CHECK-LABEL: func.func private @i32_conv_product(
+// CHECK-SAME:      %{{[a-z0-9_]+}}: tensor<1x5x4x4xi8>, %{{[a-z0-9_]+}}: tensor<5x16xi32>
+// CHECK:         tensor.pad
+// CHECK:           tensor.yield %{{.*}} : i8
+// CHECK:         func.call @llvm.x86.avx512.vpdpbusd.512
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<2x1x4x4xi32>) outs(%{{.*}} : tensor<1x2x4x4xi32>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT:      linalg.yield %[[IN]] : i32
+// AVX2-LABEL:  func.func private @i32_conv_product(
+// AVX2:          linalg.conv_2d_nchw_fchw
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#scalar = affine_map<(d0, d1, d2, d3) -> ()>
+func.func @i32_conv(%a: tensor<1x5x4x4xi8>) -> tensor<1x2x4x4xi32> {
+  %x = call @i32_conv_convert(%a) : (tensor<1x5x4x4xi8>) -> tensor<1x5x4x4xi32>
+  %w = arith.constant dense<[[[[1, -2, 3]], [[4, 5, -6]], [[7, 8, 9]], [[-10, 11, 12]], [[13, -128, 127]]], [[[0, 1, 2]], [[1, 1, 1]], [[2, 2, 2]], [[3, 3, 3]], [[4, 4, 4]]]]> : tensor<2x5x1x3xi32>
+  %y = call @i32_conv_product(%x, %w) : (tensor<1x5x4x4xi32>, tensor<2x5x1x3xi32>) -> tensor<1x2x4x4xi32>
+  return %y : tensor<1x2x4x4xi32>
+}
+func.func private @i32_conv_convert(%x: tensor<1x5x4x4xi8>) -> tensor<1x5x4x4xi32> {
+  %c = arith.constant dense<3> : tensor<i32>
+  %e = tensor.empty() : tensor<1x5x4x4xi32>
+  %r = linalg.generic {indexing_maps = [#map, #scalar, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %c : tensor<1x5x4x4xi8>, tensor<i32>) outs(%e : tensor<1x5x4x4xi32>) {
+  ^bb0(%in: i8, %k: i32, %out: i32):
+    %w = arith.extui %in : i8 to i32
+    %s = arith.subi %w, %k : i32
+    linalg.yield %s : i32
+  } -> tensor<1x5x4x4xi32>
+  return %r : tensor<1x5x4x4xi32>
+}
+func.func private @i32_conv_product(%x: tensor<1x5x4x4xi32>, %w: tensor<2x5x1x3xi32>) -> tensor<1x2x4x4xi32> {
+  %pad = arith.constant 0 : i32
+  %padded = tensor.pad %x low[0, 0, 0, 1] high[0, 0, 0, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %pad : i32
+  } : tensor<1x5x4x4xi32> to tensor<1x5x4x6xi32>
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x2x4x4xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x2x4x4xi32>) -> tensor<1x2x4x4xi32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : tensor<1x5x4x6xi32>, tensor<2x5x1x3xi32>) outs(%init : tensor<1x2x4x4xi32>) -> tensor<1x2x4x4xi32>
+  return %y : tensor<1x2x4x4xi32>
+}

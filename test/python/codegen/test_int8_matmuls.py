@@ -17,7 +17,8 @@ QLinearConv and ConvInteger take the kernel through their windows (byte_windows.
 channels no multiple of 4 (3, 5, 7: words that straddle taps, depths whose last word is
 read bounded) or of 16 (20, 5, 18), output pixels past the 4-row tiles, stride 2,
 dilation 2, asymmetric padding (with the zero point's byte: a wrong one changes the
-border), a batch of 2, per-channel filter scales, u8 and s8 inputs.
+border), a batch of 2, per-channel filter scales, u8 and s8 inputs, and the importer's
+i32 convolution (sums past f32's exact integers).
 """
 
 import numpy as np
@@ -126,6 +127,11 @@ CASES = [
         np.uint8, (1, 5, 8, 8), _ints(np.uint8, (16, 5, 3, 3)), 250, 128, pads=[1, 1, 1, 1]), True),
     ("ConvInteger 3x3 / 2, pad 1", lambda: _conv_integer(
         np.uint8, (1, 12, 13, 13), _ints(np.int8, (24, 12, 3, 3)), 131, strides=[2, 2], pads=[1, 1, 1, 1]), True),
+    # 115 * 9 taps of up to 128 * 128: sums past f32's exact integers, the importer's i32 convolution
+    ("conv 3x3 pad 1, 115 -> 21 channels, i32", lambda: _qlinear_conv(
+        np.uint8, (1, 115, 5, 6), _ints(np.int8, (21, 115, 3, 3)), 128, 0, pads=[1, 1, 1, 1]), True),
+    ("ConvInteger 1x1, 2000 -> 3 channels, i32", lambda: _conv_integer(
+        np.uint8, (1, 2000, 3, 2), _ints(np.int8, (3, 2000, 1, 1)), 128), True),
     # centered filters past -128 ... 127: the f32 convolution; grouped: no conv_2d_nchw_fchw
     ("conv u8 filters, zero point 0", lambda: _qlinear_conv(
         np.uint8, (1, 5, 8, 8), _ints(np.uint8, (16, 5, 3, 3)), 250, 0, pads=[1, 1, 1, 1]), False),

@@ -59,9 +59,12 @@ def window_rows(padded, kernel: tuple, output: tuple, strides: tuple, dilations:
     (each tap's channels contiguous in both: vector copies), a row of output pixels a
     thread's share: ``kernel`` (KH, KW), ``output`` (OH, OW)."""
     arith, scf = _mlir.arith, _mlir.scf
-    n, _, _, c = static_tensor_type(padded).shape
+    n, h, w, c = static_tensor_type(padded).shape
     (kh, kw), (oh, ow) = kernel, output
     depth = kh * kw * c
+    if (kh, kw, h, w) == (1, 1, oh, ow):  # a 1x1 convolution over every pixel: the NHWC bytes are the rows
+        rows = ir.RankedTensorType.get([n * h * w, c], static_tensor_type(padded).element_type)
+        return _mlir.tensor.collapse_shape(rows, padded, reassociation([[0, 1, 2], [3]]))
     rows = _mlir.tensor.empty([n * oh * ow, depth], static_tensor_type(padded).element_type)
     loop = scf.ForallOp([0], [n * oh], [1], [rows])
     index, shared = loop.regions[0].blocks[0].arguments
@@ -79,14 +82,16 @@ def window_rows(padded, kernel: tuple, output: tuple, strides: tuple, dilations:
     return loop.results[0]
 
 
-def nchw_floats(product, shape: list):
-    """The i32 ``product`` (``[F, N * OH * OW]``) as the f32 NCHW tensor of ``shape``."""
+def nchw_result(product, shape: list, element):
+    """The i32 ``product`` (``[F, N * OH * OW]``) as the NCHW tensor of ``shape`` and
+    ``element`` type (f32, or i32 itself)."""
     n, f, oh, ow = shape
-    planes = _mlir.tensor.expand_shape(ir.RankedTensorType.get([f, n, oh, ow], ir.IntegerType.get_signless(32)),
+    i32 = ir.IntegerType.get_signless(32)
+    planes = _mlir.tensor.expand_shape(ir.RankedTensorType.get([f, n, oh, ow], i32),
                                        product, reassociation([[0], [1, 2, 3]]), [], [f, n, oh, ow])
-    f32 = ir.F32Type.get()
+    convert = (lambda x, _out: x) if element == i32 else (lambda x, _out: _mlir.arith.sitofp(element, x))
     return generic([planes], [affine_map(4, [1, 0, 2, 3]), ir.AffineMap.get_identity(4)],
-                   [_mlir.tensor.empty(shape, f32)], lambda x, _out: _mlir.arith.sitofp(f32, x))[0]
+                   [_mlir.tensor.empty(shape, element)], convert)[0]
 
 
-__all__ = ["filter_matrix", "nchw_floats", "nhwc", "window_rows"]
+__all__ = ["filter_matrix", "nchw_result", "nhwc", "window_rows"]

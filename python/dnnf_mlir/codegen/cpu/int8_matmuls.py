@@ -43,12 +43,12 @@ from ...linalg_builders import generic, make_pad
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, erase_if_unused, replace_convolution, retype_argument
 from ..errors import CodegenError
-from ..linalg_queries import (conv_params, has_default_maps, is_f32, linalg_ops, pad_fill, producer,
+from ..linalg_queries import (conv_params, element_bits, has_default_maps, is_f32, linalg_ops, pad_value, producer,
                               static_tensor_type)
 from ..lower_pass import TargetPass
 from ..lowered_module import DECLARED_TYPE_ATTR, symbol_name
 from .byte_offsets import ByteOffset, byte_offset
-from .byte_windows import filter_matrix, nchw_floats, nhwc, window_rows
+from .byte_windows import filter_matrix, nchw_result, nhwc, window_rows
 from .target import CpuTarget
 from .vnni_matmul import declare_dot, packed_weights, vnni_matmul
 
@@ -75,13 +75,17 @@ class ByteMatmul(NamedTuple):
     padding: Optional[ir.Operation]
 
 
+def _is_zero(scalar) -> bool:
+    """Whether ``scalar`` is an ``arith.constant`` zero (f32 or integer)."""
+    if scalar is None or scalar.name != "arith.constant":
+        return False
+    value = scalar.attributes["value"]
+    return (ir.FloatAttr(value).value if isinstance(value, ir.FloatAttr) else ir.IntegerAttr(value).value) == 0
+
+
 def _is_zero_fill(value) -> bool:
     fill = producer(value)
-    if fill is None or fill.name != "linalg.fill":
-        return False
-    scalar = producer(fill.operands[0])
-    return (scalar is not None and scalar.name == "arith.constant"
-            and ir.FloatAttr(scalar.attributes["value"]).value == 0.0)
+    return fill is not None and fill.name == "linalg.fill" and _is_zero(producer(fill.operands[0]))
 
 
 def _kernel_argument(value):
@@ -129,7 +133,7 @@ def _byte_input(op):
     pad = producer(op.operands[0])
     if op.name != CONV or pad is None or pad.name != "tensor.pad":
         return op.operands[0], None
-    return (pad.operands[0], pad) if len(pad.operands) == 1 and pad_fill(pad) == 0.0 else None
+    return (pad.operands[0], pad) if len(pad.operands) == 1 and _is_zero(pad_value(pad)) else None
 
 
 def _depth(op, types: list) -> int:
@@ -142,13 +146,19 @@ def _padding_byte(offset: ByteOffset) -> bool:
     return (-128 if offset.signed else 0) <= offset.offset <= (127 if offset.signed else 255)
 
 
+def _computed_in(t, op) -> bool:
+    """Whether the tensor type ``t`` holds f32, or (a convolution: the importer's exact one
+    where f32 sums could round) i32."""
+    return is_f32(t) or (op.name == CONV and element_bits(t) == 32 and isinstance(t.element_type, ir.IntegerType))
+
+
 def byte_matmul(op, calls: dict, functions: dict) -> Optional[ByteMatmul]:
     """What ``dnnf-int8-matmuls`` needs to rewrite ``op``, when it can (see the module docstring)."""
     rank = RANKS.get(op.name)
     if rank is None or (op.name == "linalg.matmul" and not has_default_maps(op)):
         return None
     types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
-    if any(t is None or t.rank != rank or not is_f32(t) for t in types) or _depth(op, types) > MAX_DEPTH:
+    if any(t is None or t.rank != rank or not _computed_in(t, op) for t in types) or _depth(op, types) > MAX_DEPTH:
         return None
     byte_input = _byte_input(op)
     if byte_input is None or not _is_zero_fill(op.operands[2]):
@@ -192,7 +202,8 @@ def _product(op, found: ByteMatmul):
     if op.name == CONV:
         strides, dilations = conv_params(op)
         rows = window_rows(_padded_bytes(nhwc(a), found), kernel, shape[2:], strides, dilations)
-        return nchw_floats(vnni_matmul(rows, packed, shape[1], found.offset.signed, transposed=True), shape)
+        element = static_tensor_type(op.results[0]).element_type
+        return nchw_result(vnni_matmul(rows, packed, shape[1], found.offset.signed, transposed=True), shape, element)
     product = vnni_matmul(a, packed, shape[1], found.offset.signed)
     identity, f32 = ir.AffineMap.get_identity(2), ir.F32Type.get()
     return generic([product], [identity, identity], [_mlir.tensor.empty(shape, f32)],

@@ -10,10 +10,11 @@ The stages, each timed in the manifest:
    it did goes into the manifest's ``rewrite`` entry), ``ecg-fuse`` (within the
    target's fusion limits), ``ecg-outline-kernels`` (every kernel a function of its
    own; ``outline=False`` leaves the kernel boundaries to the code generator),
-   ``convert-ecg-to-linalg``, ``dnnf-winograd`` (CPU targets: 3x3 convolutions by
+   ``convert-ecg-to-linalg``, ``dnnf-int8-matmuls`` (CPUs with AVX512-VNNI: byte matmuls and
+   convolutions by constant byte weights with vpdpbusd, before the passes that would take
+   their f32 forms), ``dnnf-winograd`` (CPU targets: 3x3 convolutions by
    Winograd F(4x4, 3x3), their filters transformed; ``winograd``), ``dnnf-channel-panels``
    (CPU targets: convolutions over few positions as ``X_col^T W^T``, the filters cut into panels),
-   ``dnnf-int8-matmuls`` (CPUs with AVX512-VNNI: byte matmuls by constant byte weights with vpdpbusd),
    ``dnnf-weight-panels`` (CPU targets: matmuls with constant weights read them as panels cut at compile time),
    ``dnnf-externalize-weights`` (the weights moved out of the code into
    ``weights.bin``), then the lowering pass of the target's backend

@@ -12,6 +12,13 @@ where A's last word is read bounded. The numeric tests run for the CPU the tests
 pinned to (``DNNF_CPU``): on a CPU with avx512vnni the kernel (the rule tests say
 which cases take it), elsewhere (x86-64-v3) the f32 matmul, which must give the same
 bits.
+
+QLinearConv and ConvInteger take the kernel through their windows (byte_windows.py):
+channels no multiple of 4 (3, 5, 7: words that straddle taps, depths whose last word is
+read bounded) or of 16 (20, 5, 18), output pixels past the 4-row tiles, stride 2,
+dilation 2, asymmetric padding (with the zero point's byte: a wrong one changes the
+border), a batch of 2, per-channel filter scales, u8 and s8 inputs, and the importer's
+i32 convolution (sums past f32's exact integers).
 """
 
 import numpy as np
@@ -40,11 +47,11 @@ def _ints(dtype, shape, low=None, high=None):
     return RNG.integers(low, high, shape, endpoint=True).astype(dtype)
 
 
-def _model(op_type, a, constants: dict):
-    """One ``op_type`` node (opset 10) of the input ``a`` and the initializers ``constants``
-    (name -> array, in the node's input order after ``a``; None: an omitted input)."""
+def _model(op_type, a, constants: dict, **attributes):
+    """One ``op_type`` node (opset 10, ``attributes``) of the input ``a`` and the initializers
+    ``constants`` (name -> array, in the node's input order after ``a``; None: an omitted input)."""
     names = ["a"] + [name if value is not None else "" for name, value in constants.items()]
-    node = helper.make_node(op_type, names, ["y"])
+    node = helper.make_node(op_type, names, ["y"], **attributes)
     graph = helper.make_graph(
         [node], "q", [helper.make_tensor_value_info("a", ONNX_TYPES[a.dtype], a.shape)],
         [onnx.ValueInfoProto(name="y")],
@@ -71,6 +78,24 @@ def _qlinear_matmul(b, b_zero, rows=13):
     return _model("QLinearMatMul", a, constants), {"a": a}
 
 
+def _qlinear_conv(a_type, a_shape, w, a_zero, w_zero, bias=False, w_scales=(0.01,), **attributes):
+    """A QLinearConv of random bytes ``a_shape`` by the filters ``w`` (per-channel scales
+    when ``w_scales`` has one per output channel)."""
+    a = _ints(a_type, a_shape)
+    constants = {"as": np.array(0.02, np.float32), "az": np.array(a_zero, a_type), "w": w,
+                 "ws": np.array(w_scales, np.float32).reshape(-1) if len(w_scales) > 1 else
+                 np.array(w_scales[0], np.float32),
+                 "wz": np.array(w_zero, w.dtype), "ys": np.array(0.4, np.float32), "yz": np.array(117, a_type)}
+    if bias:
+        constants["b"] = RNG.integers(-3000, 3000, w.shape[0]).astype(np.int32)
+    return _model("QLinearConv", a, constants, **attributes), {"a": a}
+
+
+def _conv_integer(a_type, a_shape, w, a_zero, **attributes):
+    a = _ints(a_type, a_shape)
+    return _model("ConvInteger", a, {"w": w, "az": np.array(a_zero, a_type)}, **attributes), {"a": a}
+
+
 # (name, model and feeds, whether the kernel takes it)
 CASES = [
     ("u8 x s8, zero points 0", lambda: _matmul_integer(np.uint8, _ints(np.int8, (37, 45)), 0, 0), True),
@@ -87,6 +112,31 @@ CASES = [
     ("s8 x s8, B's zero point 100", lambda: _matmul_integer(np.int8, _ints(np.int8, (37, 45)), 0, 100), False),
     ("qlinear u8 x s8", lambda: _qlinear_matmul(_ints(np.int8, (64, 45)), 0), True),
     ("qlinear u8 x u8, B's zero point 128", lambda: _qlinear_matmul(_ints(np.uint8, (37, 71)), 128), True),
+    ("conv 3x3 pad 1, 7 -> 20 channels", lambda: _qlinear_conv(
+        np.uint8, (1, 7, 9, 11), _ints(np.int8, (20, 7, 3, 3)), 128, 0, pads=[1, 1, 1, 1]), True),
+    ("conv stem 7x7 / 2, 3 -> 5 channels, bias", lambda: _qlinear_conv(
+        np.uint8, (1, 3, 17, 15), _ints(np.int8, (5, 3, 7, 7)), 3, 0, bias=True, strides=[2, 2],
+        pads=[3, 3, 3, 3]), True),
+    ("conv 1x1 / 2, batch 2, per-channel scales", lambda: _qlinear_conv(
+        np.uint8, (2, 33, 7, 7), _ints(np.int8, (18, 33, 1, 1)), 0, 0, w_scales=tuple(np.linspace(0.004, 0.02, 18)),
+        strides=[2, 2]), True),
+    ("conv s8 input, dilation 2, asymmetric pads", lambda: _qlinear_conv(
+        np.int8, (1, 16, 10, 9), _ints(np.int8, (32, 16, 3, 3)), -7, 0, dilations=[2, 2], pads=[0, 2, 1, 0]),
+     True),
+    ("conv u8 filters, zero point 128", lambda: _qlinear_conv(
+        np.uint8, (1, 5, 8, 8), _ints(np.uint8, (16, 5, 3, 3)), 250, 128, pads=[1, 1, 1, 1]), True),
+    ("ConvInteger 3x3 / 2, pad 1", lambda: _conv_integer(
+        np.uint8, (1, 12, 13, 13), _ints(np.int8, (24, 12, 3, 3)), 131, strides=[2, 2], pads=[1, 1, 1, 1]), True),
+    # 115 * 9 taps of up to 128 * 128: sums past f32's exact integers, the importer's i32 convolution
+    ("conv 3x3 pad 1, 115 -> 21 channels, i32", lambda: _qlinear_conv(
+        np.uint8, (1, 115, 5, 6), _ints(np.int8, (21, 115, 3, 3)), 128, 0, pads=[1, 1, 1, 1]), True),
+    ("ConvInteger 1x1, 2000 -> 3 channels, i32", lambda: _conv_integer(
+        np.uint8, (1, 2000, 3, 2), _ints(np.int8, (3, 2000, 1, 1)), 128), True),
+    # centered filters past -128 ... 127: the f32 convolution; grouped: no conv_2d_nchw_fchw
+    ("conv u8 filters, zero point 0", lambda: _qlinear_conv(
+        np.uint8, (1, 5, 8, 8), _ints(np.uint8, (16, 5, 3, 3)), 250, 0, pads=[1, 1, 1, 1]), False),
+    ("conv 2 groups", lambda: _qlinear_conv(np.uint8, (1, 8, 6, 6), _ints(np.int8, (8, 4, 3, 3)), 128, 0, group=2),
+     False),
 ]
 IDS = [case[0] for case in CASES]
 
@@ -113,16 +163,17 @@ def test_which_matmuls_take_the_kernel(name, build, taken):
         assert tuple(recorded) == kernel_counts(module.operation) == (2 - taken, 2 - taken)
 
 
+@pytest.mark.parametrize("case", [0, IDS.index("conv 3x3 pad 1, 7 -> 20 channels")])
 @pytest.mark.parametrize("cpu", ["x86-64-v3", "skylake"])
-def test_cpus_without_avx512_vnni_keep_the_f32_matmul(cpu):
-    onnx_model, _ = CASES[0][1]()
+def test_cpus_without_avx512_vnni_keep_the_f32_matmul(cpu, case):
+    onnx_model, _ = CASES[case][1]()
     context = dnnf_mlir.make_context()
     with context:
         module = _linalg_module(onnx_model, context)
         assert int8_matmuls(module, get_target("host", cpu)) == 0
 
 
-@pytest.mark.parametrize("threads", [1, 2])  # 2: the row tiles shared by the threads
+@pytest.mark.parametrize("threads", [1, 2])  # 2: the row tiles (and rows of windows) shared by the threads
 @pytest.mark.parametrize("name,build,taken", CASES, ids=IDS)
 def test_matmuls_equal_onnxruntime(name, build, taken, threads, tmp_path):
     onnx_model, feeds = build()

@@ -32,8 +32,8 @@ def test_compile_model_logs_its_stages_in_order(tmp_path, caplog):
     assert [k for k in manifest["compile_seconds"] if k != "total"] == list(STAGES)
     assert events[0].detail == str(GELU_MLP)
     lower = [e.detail for e in events if e.stage == "lower" and e.kind != "done"]
-    assert lower == ["ecg-outline-kernels", "convert-ecg-to-linalg", "dnnf-winograd", "dnnf-channel-panels",
-                     "dnnf-int8-matmuls", "dnnf-weight-panels", "dnnf-externalize-weights",
+    assert lower == ["ecg-outline-kernels", "convert-ecg-to-linalg", "dnnf-int8-matmuls", "dnnf-winograd",
+                     "dnnf-channel-panels", "dnnf-weight-panels", "dnnf-externalize-weights",
                      f"dnnf-lower-to-llvm: {manifest['unique_kernels']} kernels ({manifest['kernels']} launched per run)"]
     phases = [r.progress for r in records if r.name == "dnnf_mlir.codegen"]
     assert all(r.levelno == logging.DEBUG for r in records if r.name == "dnnf_mlir.codegen")

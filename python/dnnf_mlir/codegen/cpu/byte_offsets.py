@@ -6,7 +6,8 @@ matmul of ``float(a - a_zero)``, and fusion puts that conversion in a kernel of 
 it maps every byte ``b`` of its one i8 argument to ``b - offset`` (``b`` read as
 unsigned or as signed), by running its element-wise body on the 256 bytes: any
 arrangement of the casts and the subtraction (one generic or three) is recognised, and
-anything else (a scale, a clamp, a rounding) is not.
+anything else (a scale, a clamp, a rounding) is not. A convolution too deep for f32's
+exact sums gets ``b - offset`` in i32 (``quantization_converters``): recognised alike.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _run_generic(op, values: dict) -> Optional[np.ndarray]:
 
 def byte_offset(function) -> Optional[ByteOffset]:
     """The ``ByteOffset`` the ``func.func`` ``function`` computes element by element from its
-    one i8 tensor argument into its one f32 tensor result of the same shape, or None."""
+    one i8 tensor argument into its one f32 (or i32) tensor result of the same shape, or None."""
     block = function.regions[0].blocks[0]
     if len(block.arguments) != 1:
         return None
@@ -131,11 +132,13 @@ def byte_offset(function) -> Optional[ByteOffset]:
 
 
 def _offset_of(result: np.ndarray, shaped, source) -> Optional[ByteOffset]:
-    """The ``ByteOffset`` the 256 floats ``result`` (of the bytes 0 ... 255, into a tensor of
-    type ``shaped``) are, or None."""
-    if shaped is None or not isinstance(shaped.element_type, ir.F32Type) or shaped.shape != source.shape:
+    """The ``ByteOffset`` the 256 values ``result`` (of the bytes 0 ... 255, into a tensor of
+    type ``shaped``: floats, or i32 as unsigned bits) are, or None."""
+    if shaped is None or shaped.shape != source.shape or np.ndim(result) != 1:
         return None
-    if result.dtype != np.float64 or np.ndim(result) != 1:
+    if isinstance(shaped.element_type, ir.IntegerType) and _width(shaped.element_type) == 32 and result.dtype == np.int64:
+        result = _signed(result, 32)
+    elif not isinstance(shaped.element_type, ir.F32Type) or result.dtype != np.float64:
         return None
     bytes_ = np.arange(256)
     for signed in (False, True):

@@ -18,6 +18,15 @@ conversion kernel goes when nothing else reads it) and B packed at compile time,
 offset folded into the accumulators' start; the i32 product is converted to f32 for
 the matmul's consumers (the importer's cast back to int32 included), which is exact as
 the f32 product was. Other CPUs keep the f32 matmul.
+
+QLinearConv's and ConvInteger's f32 ``linalg.conv_2d_nchw_fchw`` is the same product
+over the windows of its input (``byte_windows``): where its input is such an argument,
+or a zero ``tensor.pad`` of one, the bytes are padded with the offset's byte (whose
+conversion is that zero), each output pixel's window becomes one row of bytes, and
+``vnni_matmul`` writes the product transposed (channels by pixels: NCHW). Measured (Zen
+4, 1 thread, 1x64x28x28 u8 by 64x64x3x3 s8, pad 1): 0.16 ms, onnxruntime 0.15, the f32
+convolution it replaces 0.58. The pass runs before ``dnnf-winograd`` and
+``dnnf-channel-panels``, which would take the f32 convolution first.
 """
 
 from __future__ import annotations
@@ -30,14 +39,16 @@ from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
 from ...kernel_functions import LAUNCHED_ATTR, record_kernel_counts
-from ...linalg_builders import generic
+from ...linalg_builders import generic, make_pad
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, erase_if_unused, replace_convolution, retype_argument
 from ..errors import CodegenError
-from ..linalg_queries import has_default_maps, is_f32, linalg_ops, producer, static_tensor_type
+from ..linalg_queries import (conv_params, element_bits, has_default_maps, is_f32, linalg_ops, pad_value, producer,
+                              static_tensor_type)
 from ..lower_pass import TargetPass
 from ..lowered_module import DECLARED_TYPE_ATTR, symbol_name
 from .byte_offsets import ByteOffset, byte_offset
+from .byte_windows import filter_matrix, nchw_result, nhwc, window_rows
 from .target import CpuTarget
 from .vnni_matmul import declare_dot, packed_weights, vnni_matmul
 
@@ -45,11 +56,14 @@ VNNI_FEATURE = "avx512vnni"
 # The deepest product whose i32 sums cannot wrap: K products of up to 255 * 128, and the
 # zero point's correction (up to as much again).
 MAX_DEPTH = (2 ** 31 - 1) // (2 * 255 * 128)
+CONV = "linalg.conv_2d_nchw_fchw"
+RANKS = {"linalg.matmul": 2, CONV: 4}
 
 
 class ByteMatmul(NamedTuple):
-    """A matmul this pass rewrites: its kernel, A's argument, the kernel's calls and the
-    conversions of bytes each passes (one function for all, and what it computes), and B."""
+    """A matmul or convolution this pass rewrites: its kernel, A's argument, the kernel's
+    calls and the conversions of bytes each passes (one function for all, and what it
+    computes), B, and the convolution's zero ``tensor.pad`` of A (None: none)."""
 
     function: ir.Operation
     index: int
@@ -58,15 +72,20 @@ class ByteMatmul(NamedTuple):
     converter: ir.Operation
     offset: ByteOffset
     weights: ConstantFilters
+    padding: Optional[ir.Operation]
+
+
+def _is_zero(scalar) -> bool:
+    """Whether ``scalar`` is an ``arith.constant`` zero (f32 or integer)."""
+    if scalar is None or scalar.name != "arith.constant":
+        return False
+    value = scalar.attributes["value"]
+    return (ir.FloatAttr(value).value if isinstance(value, ir.FloatAttr) else ir.IntegerAttr(value).value) == 0
 
 
 def _is_zero_fill(value) -> bool:
     fill = producer(value)
-    if fill is None or fill.name != "linalg.fill":
-        return False
-    scalar = producer(fill.operands[0])
-    return (scalar is not None and scalar.name == "arith.constant"
-            and ir.FloatAttr(scalar.attributes["value"]).value == 0.0)
+    return fill is not None and fill.name == "linalg.fill" and _is_zero(producer(fill.operands[0]))
 
 
 def _kernel_argument(value):
@@ -108,27 +127,87 @@ def _signed_bytes(arrays: list) -> bool:
     return all(np.array_equal(a, np.rint(a)) and a.min(initial=0) >= -128 and a.max(initial=0) <= 127 for a in arrays)
 
 
+def _byte_input(op):
+    """(the value A's bytes reach ``op`` as, the convolution's zero ``tensor.pad`` of it or
+    None), or None when a convolution pads with anything else."""
+    pad = producer(op.operands[0])
+    if op.name != CONV or pad is None or pad.name != "tensor.pad":
+        return op.operands[0], None
+    return (pad.operands[0], pad) if len(pad.operands) == 1 and _is_zero(pad_value(pad)) else None
+
+
+def _depth(op, types: list) -> int:
+    """The products a result element sums: K, or a convolution's C * KH * KW."""
+    return int(np.prod(types[1].shape[1:])) if op.name == CONV else types[0].shape[1]
+
+
+def _padding_byte(offset: ByteOffset) -> bool:
+    """Whether some byte is ``offset`` (what a zero of ``float(b - offset)`` pads as)."""
+    return (-128 if offset.signed else 0) <= offset.offset <= (127 if offset.signed else 255)
+
+
+def _computed_in(t, op) -> bool:
+    """Whether the tensor type ``t`` holds f32, or (a convolution: the importer's exact one
+    where f32 sums could round) i32."""
+    return is_f32(t) or (op.name == CONV and element_bits(t) == 32 and isinstance(t.element_type, ir.IntegerType))
+
+
 def byte_matmul(op, calls: dict, functions: dict) -> Optional[ByteMatmul]:
     """What ``dnnf-int8-matmuls`` needs to rewrite ``op``, when it can (see the module docstring)."""
-    if op.name != "linalg.matmul" or not has_default_maps(op):
+    rank = RANKS.get(op.name)
+    if rank is None or (op.name == "linalg.matmul" and not has_default_maps(op)):
         return None
     types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
-    if any(t is None or t.rank != 2 or not is_f32(t) for t in types) or types[0].shape[1] > MAX_DEPTH:
+    if any(t is None or t.rank != rank or not _computed_in(t, op) for t in types) or _depth(op, types) > MAX_DEPTH:
         return None
-    if not _is_zero_fill(op.operands[2]):
+    byte_input = _byte_input(op)
+    if byte_input is None or not _is_zero_fill(op.operands[2]):
         return None
-    argument = _kernel_argument(op.operands[0])
+    value, padding = byte_input
+    argument = _kernel_argument(value)
     if argument is None:
         return None
     function, index = argument
     kernel_calls = calls.get(symbol_name(function), [])
     found = _conversions(kernel_calls, index, functions) if kernel_calls else None
-    if found is None:
+    if found is None or (padding is not None and not _padding_byte(found[2])):
         return None
     weights = ConstantFilters(op, calls, recorded_signatures=True)
     if not weights.constant() or not _signed_bytes(weights.arrays()):
         return None
-    return ByteMatmul(function, index, kernel_calls, *found, weights)
+    return ByteMatmul(function, index, kernel_calls, *found, weights, padding)
+
+
+def _padded_bytes(a, found: ByteMatmul):
+    """The bytes ``a`` padded as the convolution's f32 input was, with the byte whose
+    conversion is zero (the offset)."""
+    pad = found.padding
+    if pad is None:
+        return a
+    i8 = ir.IntegerType.get_signless(8)
+    byte = _mlir.arith.constant(i8, (found.offset.offset + 128) % 256 - 128)
+    low, high = ([nchw[i] for i in (0, 2, 3, 1)] for nchw in (
+        list(ir.DenseI64ArrayAttr(pad.attributes[side])) for side in ("static_low", "static_high")))
+    return make_pad(a, low, high, byte)
+
+
+def _product(op, found: ByteMatmul):
+    """The i32 product computed by ``vnni_matmul`` (B packed, A's bytes passed) and converted
+    to the f32 tensor that replaces ``op``, inserted before it."""
+    shape, kernel = static_tensor_type(op.results[0]).shape, static_tensor_type(op.operands[1]).shape[2:]
+    shift = 128 if found.offset.signed else 0  # signed bytes read as unsigned ones, b + 128
+    matrix = filter_matrix if op.name == CONV else np.asarray
+    packed = found.weights.transformed(lambda w: packed_weights(matrix(w), found.offset.offset + shift))
+    a = _pass_bytes(found)
+    if op.name == CONV:
+        strides, dilations = conv_params(op)
+        rows = window_rows(_padded_bytes(nhwc(a), found), kernel, shape[2:], strides, dilations)
+        element = static_tensor_type(op.results[0]).element_type
+        return nchw_result(vnni_matmul(rows, packed, shape[1], found.offset.signed, transposed=True), shape, element)
+    product = vnni_matmul(a, packed, shape[1], found.offset.signed)
+    identity, f32 = ir.AffineMap.get_identity(2), ir.F32Type.get()
+    return generic([product], [identity, identity], [_mlir.tensor.empty(shape, f32)],
+                   lambda x, _out: _mlir.arith.sitofp(f32, x))[0]
 
 
 def _pass_bytes(found: ByteMatmul) -> ir.Value:
@@ -148,8 +227,8 @@ def _pass_bytes(found: ByteMatmul) -> ir.Value:
 
 
 def int8_matmuls(module_op, target: CpuTarget) -> int:
-    """Rewrite the byte matmuls of ``module_op`` (see the module docstring) when ``target``
-    has ``avx512vnni``; returns how many."""
+    """Rewrite the byte matmuls and convolutions of ``module_op`` (see the module docstring)
+    when ``target`` has ``avx512vnni``; returns how many."""
     if VNNI_FEATURE not in target.features:
         return 0
     calls = calls_by_callee(module_op.operation)
@@ -160,19 +239,12 @@ def int8_matmuls(module_op, target: CpuTarget) -> int:
         if found is None:
             continue
         converters.add(symbol_name(found.converter))
-        n = static_tensor_type(op.results[0]).shape[1]
-        shift = 128 if found.offset.signed else 0  # signed bytes read as unsigned ones, b + 128
         with op.location:
             declare_dot(module_op.body)
-            packed = found.weights.transformed(lambda w: packed_weights(w, found.offset.offset + shift))
-            a = _pass_bytes(found)
             with ir.InsertionPoint(op):
-                product = vnni_matmul(a, packed, n, found.offset.signed)
-                shape = static_tensor_type(op.results[0]).shape
-                identity = ir.AffineMap.get_identity(2)
-                floats = generic([product], [identity, identity], [_mlir.tensor.empty(shape, ir.F32Type.get())],
-                                 lambda x, _out: _mlir.arith.sitofp(ir.F32Type.get(), x))[0]
+                floats = _product(op, found)
         replace_convolution(op, floats)
+        erase_if_unused(found.padding)
         count += 1
     remaining = calls_by_callee(module_op.operation)
     for name in converters - set(remaining):

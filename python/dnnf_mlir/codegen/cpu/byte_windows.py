@@ -2,9 +2,9 @@
 
 ``vnni_matmul`` multiplies rows of bytes by packed constant weights. A convolution
 ``[N, C, H, W] * [F, C, KH, KW]`` is that product once each output pixel's window of
-input bytes is one row (im2col): ``[N * OH * OW, C * KH * KW]``, in the filters' own
-order (channel, then kernel row, then kernel column), so the filters packed are
-``filters.reshape(F, -1).T`` (``filter_matrix``). The product, one row of F channels a
+input bytes is one row (im2col): ``[N * OH * OW, KH * KW * C]``, tap by tap (kernel
+row, then kernel column) with each tap's channels contiguous, as NHWC holds them, so the
+filters packed are ``filters`` in that order (``filter_matrix``). The product, one row of F channels a
 pixel, goes back to NCHW in the element-wise conversion to f32 that its consumers read.
 """
 

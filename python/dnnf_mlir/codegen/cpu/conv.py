@@ -5,7 +5,8 @@ library ``lowering/cpu/conv.mlir``.
 this computes what depends on the shapes and the target: the zero-padded input
 materialized once (``bufferize_to_allocation``), the thread split (output channels
 first), the register tile (FR channels x one row x WV columns), whether the tiles go
-row by row where the input leaves L2 (``tiles.conv_rows_outer``), which window loops
+row by row (a flat row, ``flat_conv_rows``, column tile by column tile) where the
+input leaves L2 (``tiles.conv_rows_outer``), which window loops
 are unrolled, and whether an element-wise consumer (bias, activation, residual add;
 ``epilogues.py`` moves it into the widened shape) becomes the root of the tiling,
 applied to the accumulators before the single store. A strided convolution's phases
@@ -100,11 +101,13 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
             for producer_handle in producers + ([fill] if fill is not None else []):
                 _, forall = s.fuse_into(producer_handle, forall)
             details["forall"] = sizes
-    if conv_rows_outer(sum(_bytes(conv.operands[0]) for conv in chain),
-                       sum(_bytes(conv.operands[1]) for conv in chain), f // fr, oh):
-        # One output row at a time (the register tiles inside): its input rows stay in
-        # cache for every channel block, the filters stream once per row.
-        root, _ = s.fuse(root, [0, 0, 1, 0] if epilogue is not None else [0, 0, 1, 0, 0, 0, 0])
+    # A flat row (``flat_conv_rows``) goes by its column tiles as an image by its rows
+    # (whole ones: not where the last is peeled).
+    rows, step = (oh, [0, 0, 1, 0]) if oh > 1 else (0 if peeled else padded // wv, [0, 0, 0, wv])
+    if conv_rows_outer(_input_bytes(chain), sum(_bytes(conv.operands[1]) for conv in chain), f // fr, rows):
+        # One output row (or column tile) at a time (the register tiles inside): its
+        # input stays in cache for every channel block, the filters stream once per row.
+        root, _ = s.fuse(root, step if epilogue is not None else step + [0, 0, 0])
         details["rows_outer"] = True
     kind = "register_tiles" if epilogue is None else "epilogue_register_tiles"
     tiled, tiles = s.include(LIBRARY, f"__dnnf_conv2d_{kind}", [root], [fr, wv], results=2)
@@ -132,6 +135,21 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
 def _bytes(value) -> int:
     """Bytes of a statically shaped f32 tensor."""
     return 4 * math.prod(static_tensor_type(value).shape)
+
+
+def _input_bytes(chain) -> int:
+    """Bytes of the inputs ``chain`` reads, each tensor its inputs are slices of counted
+    once: a flat row's window rows (``flat_conv_rows``) overlap in one buffer, a strided
+    convolution's phases are one split."""
+    sources = []
+    for conv in chain:
+        value = conv.operands[0]
+        owner = producer(value)
+        if owner is not None and owner.name == "tensor.extract_slice":
+            value = owner.operands[0]
+        if value not in sources:
+            sources.append(value)
+    return sum(_bytes(value) for value in sources)
 
 
 def _vectorized_steps(planner: CpuPlanner, conv, tiles: str) -> list:

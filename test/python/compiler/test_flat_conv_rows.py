@@ -1,6 +1,7 @@
-"""Stride-1 convolutions computed over flat rows of whole vectors (``flat_conv_rows``:
-KH accumulated 1 x KW convolutions over the collapsed padded input; lit:
-test/Codegen/flat-conv-rows.mlir), compiled whole against float64 and onnxruntime.
+"""Convolutions computed over flat rows of whole vectors (``flat_conv_rows``: KH
+accumulated 1 x KW convolutions over the collapsed padded input, or for stride 2 over
+its phase planes; lit: test/Codegen/flat-conv-rows.mlir, flat-conv-rows-strided.mlir),
+compiled whole against float64 and onnxruntime.
 
 The cases are branches of one model compiled once per CPU (AVX-512 and AVX2) and thread
 count, each of a shape the rewrite takes: DenseNet's 3x3 128 -> 32 at 56x56 whose kernel
@@ -8,7 +9,9 @@ also writes the layer into the growing concat and the next layer's batch normali
 ReLU of it, and at 14x14 with ReLU; 24 output channels (three register tiles of 8, split
 among 2 threads by column tiles instead); a 5x5 window on a prime plane; asymmetric
 padding; a 1x3 window; no padding (the extra zero rows are the only pad); a residual add
-(not moved onto the flat rows: it varies over the image); a bias with ReLU. Inputs standard
+(not moved onto the flat rows: it varies over the image); a bias with ReLU; stride-2 ones:
+ResNet-50's 3x3/2 128 -> 128 from 56x56, an odd padded size, asymmetric padding, a 2x2/2
+window, and 32 channels (which keep the column phases). Inputs standard
 normal, filters scaled by 1/sqrt(C*KH*KW) so outputs are O(1). Tolerance: 1e-5 + 1e-5 *
 |want| against float64 (sums of up to 1152 f32 products), and no more than 8 times
 onnxruntime's own error plus 1e-6.
@@ -22,44 +25,51 @@ from test_channel_panels import check_branches
 
 RNG = np.random.default_rng(3229)
 
-# (c, f, h, w, (kh, kw), (top, left, bottom, right) pads, epilogue)
+# (c, f, h, w, (kh, kw), (top, left, bottom, right) pads, epilogue, strides)
 CASES = [
-    (128, 32, 56, 56, (3, 3), (1, 1, 1, 1), "ConcatBnRelu"),  # DenseNet's dense layer
-    (128, 32, 14, 14, (3, 3), (1, 1, 1, 1), "Relu"),
-    (37, 24, 9, 10, (3, 3), (1, 1, 1, 1), "BiasRelu"),  # three channel tiles
-    (5, 16, 13, 13, (5, 5), (2, 2, 2, 2), None),  # prime plane, 5x5
-    (7, 16, 11, 17, (3, 3), (0, 1, 2, 1), "BiasRelu"),  # asymmetric padding
-    (3, 16, 9, 12, (1, 3), (0, 1, 0, 1), "Relu"),  # a 1x3 window
-    (6, 16, 16, 16, (3, 3), (0, 0, 0, 0), None),  # no padding
-    (19, 16, 20, 20, (3, 3), (1, 1, 1, 1), "Add"),  # a residual add
+    (128, 32, 56, 56, (3, 3), (1, 1, 1, 1), "ConcatBnRelu", (1, 1)),  # DenseNet's dense layer
+    (128, 32, 14, 14, (3, 3), (1, 1, 1, 1), "Relu", (1, 1)),
+    (37, 24, 9, 10, (3, 3), (1, 1, 1, 1), "BiasRelu", (1, 1)),  # three channel tiles
+    (5, 16, 13, 13, (5, 5), (2, 2, 2, 2), None, (1, 1)),  # prime plane, 5x5
+    (7, 16, 11, 17, (3, 3), (0, 1, 2, 1), "BiasRelu", (1, 1)),  # asymmetric padding
+    (3, 16, 9, 12, (1, 3), (0, 1, 0, 1), "Relu", (1, 1)),  # a 1x3 window
+    (6, 16, 16, 16, (3, 3), (0, 0, 0, 0), None, (1, 1)),  # no padding
+    (19, 16, 20, 20, (3, 3), (1, 1, 1, 1), "Add", (1, 1)),  # a residual add
+    # Stride 2 over phase planes (AVX-512 only; the column phases on x86-64-v3):
+    (128, 128, 56, 56, (3, 3), (1, 1, 1, 1), "BiasRelu", (2, 2)),  # ResNet-50's, columns outer
+    (64, 16, 27, 27, (3, 3), (1, 1, 1, 1), "Relu", (2, 2)),  # odd padded size: pad rounded up
+    (67, 32, 29, 40, (3, 3), (0, 1, 1, 0), None, (2, 2)),  # asymmetric padding, not square
+    (64, 16, 32, 32, (2, 2), (0, 0, 0, 0), None, (2, 2)),  # a 2x2/2 window, no padding
+    (32, 16, 28, 28, (3, 3), (1, 1, 1, 1), None, (2, 2)),  # 32 channels: phases kept
 ]
 OLD_CHANNELS = 64  # the concat's earlier channels in the DenseNet case
 
 
-def _conv64(x, weights, pads):
+def _conv64(x, weights, pads, strides):
     """The convolution in float64."""
     top, left, bottom, right = pads
-    f, _, kh, kw = weights.shape
+    (sh, sw), (f, _, kh, kw) = strides, weights.shape
     padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (top, bottom), (left, right)])
-    oh, ow = padded.shape[2] - kh + 1, padded.shape[3] - kw + 1
+    oh, ow = (padded.shape[2] - kh) // sh + 1, (padded.shape[3] - kw) // sw + 1
     want = np.zeros((1, f, oh, ow))
     for i in range(kh):
         for j in range(kw):
-            want += np.einsum("fc,nchw->nfhw", weights[:, :, i, j].astype(np.float64), padded[:, :, i:i + oh, j:j + ow])
+            taps = padded[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            want += np.einsum("fc,nchw->nfhw", weights[:, :, i, j].astype(np.float64), taps)
     return want
 
 
 def _case(index, case, feeds, inputs, initializers, nodes):
     """Build branch ``index`` (its feeds, inputs, initializers and nodes); returns its
     float64 result."""
-    c, f, h, w, kernel, pads, epilogue = case
+    c, f, h, w, kernel, pads, epilogue, strides = case
     x, y = f"x{index}", f"y{index}"
     weights = (RNG.standard_normal((f, c, *kernel)) / np.sqrt(c * kernel[0] * kernel[1])).astype(np.float32)
     feeds[x] = RNG.standard_normal((1, c, h, w)).astype(np.float32)
     inputs.append(helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, c, h, w]))
     initializers.append(numpy_helper.from_array(weights, f"w{index}"))
     conv_inputs = [x, f"w{index}"]
-    want = _conv64(feeds[x], weights, pads)
+    want = _conv64(feeds[x], weights, pads, strides)
     if epilogue == "BiasRelu":
         bias = RNG.standard_normal(f).astype(np.float32)
         initializers.append(numpy_helper.from_array(bias, f"b{index}"))
@@ -67,7 +77,7 @@ def _case(index, case, feeds, inputs, initializers, nodes):
         want += bias.astype(np.float64)[None, :, None, None]
     conv = f"conv{index}" if epilogue else y
     nodes.append(helper.make_node("Conv", conv_inputs, [conv], kernel_shape=list(kernel),
-                                  pads=[pads[0], pads[1], pads[2], pads[3]]))
+                                  pads=[pads[0], pads[1], pads[2], pads[3]], strides=list(strides)))
     if epilogue in ("Relu", "BiasRelu"):
         nodes.append(helper.make_node("Relu", [conv], [y]))
         return np.maximum(want, 0)

@@ -102,7 +102,7 @@ def _flat_row(op, pitch: int, lanes: int) -> tuple:
     return vectors, -(-((dh * (kh - 1) // sh) * pitch + dw * (kw - 1) // sw + vectors * lanes) // pitch)
 
 
-def _phase_planes(padded, strides, rows: int, pitch: int, tail: int):
+def phase_planes(padded, strides, rows: int, pitch: int, tail: int):
     """``padded`` (``[N, C, sh * rows, sw * pitch]``) split into its ``sh * sw`` phase
     planes, flat: ``[N, C, sh * sw * rows * pitch + tail]``, element ``(sh*r + a, sw*q +
     b)`` of a channel at ``((a * sw + b) * rows + r) * pitch + q``, then ``tail`` zeros
@@ -160,7 +160,7 @@ def _flat_taps(op, epilogue, lanes: int, copied: bool = False):
     padded = make_pad(source, low, high, value) if any(low + high) else source
     if strided:
         past = max(offset(i, j) for i in range(kh) for j in range(kw)) + length - sh * sw * plane
-        flat = _phase_planes(padded, (sh, sw), rows, pitch, max(0, past))
+        flat = phase_planes(padded, (sh, sw), rows, pitch, max(0, past))
     else:
         flat = tensor.collapse_shape(ir.RankedTensorType.get([n, c, plane], f32), padded, reassociation([[0], [1], [2, 3]]))
     row_t, tile_t = ir.RankedTensorType.get([n, c, length], f32), ir.RankedTensorType.get([n, c, vectors, lanes], f32)
@@ -213,4 +213,4 @@ def flat_plane_taps(module: ir.Module, lanes: int) -> int:
     return count
 
 
-__all__ = ["flat_plane_taps"]
+__all__ = ["flat_plane_taps", "phase_planes"]

@@ -1,0 +1,111 @@
+// Stride-2 convolutions computed over flat rows of their phase planes
+// (codegen/cpu/flat_conv_rows.py): the zero-padded input split into its four phase
+// planes [2, 2, HP/2, WP/2] (one transposing generic, flat_planes.phase_planes) laid
+// one after the other in each channel's flat row; window row i's taps of column phase
+// b one 1 x ceil((3 - b) / 2) convolution of plane (i % 2, b) at row offset i // 2, the
+// six accumulated in the same register tiles; the output rows, WP/2 apart, sliced out of
+// the flat result. With AVX-512 (32 vector registers) and 64 input channels or more; on
+// x86-64-v3, or over fewer channels, the column phases of split_strided_convolutions stay.
+// RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v4 | FileCheck %s
+// RUN: dnnf-opt %s --split-input-file --dnnf-codegen-prepare=cpu=x86-64-v3 | FileCheck %s --check-prefix=AVX2
+// RUN: %PYTHON -m dnnf_mlir.codegen %s --cpu=x86-64-v4 --emit=schedules | FileCheck %s --check-prefix=PLAN
+
+// A 14x14 output over planes of pitch 15: 210 flat columns in 224 (7 tiles of 32), not
+// 14 rows of 16.
+// CHECK-LABEL: func.func @conv_3x3s2_flat(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<1x64x28x28xf32>, %[[W:[^:]*]]: tensor<16x64x3x3xf32>
+// CHECK:         %[[INIT:.*]] = linalg.fill {{.*}} -> tensor<1x16x1x224xf32>
+// CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         %[[V:.*]] = tensor.expand_shape %[[P]] {{.*}} into tensor<1x64x15x2x15x2xf32>
+// CHECK:         %[[PL:.*]] = linalg.generic {{.*}} ins(%[[V]] : tensor<1x64x15x2x15x2xf32>) outs(%{{.*}} : tensor<1x64x2x2x15x15xf32>)
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[PL]] {{.*}} into tensor<1x64x900xf32>
+// CHECK:         %[[F:.*]] = tensor.expand_shape %[[C]] {{.*}} into tensor<1x64x1x900xf32>
+// CHECK:         %[[X00:.*]] = tensor.extract_slice %[[F]][0, 0, 0, 0] [1, 64, 1, 225]
+// CHECK:         %[[W00:.*]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [16, 64, 1, 2] [1, 1, 1, 2]
+// CHECK:         %[[Y0:.*]] = linalg.conv_2d_nchw_fchw {{.*}}strides = dense<1> {{.*}} ins(%[[X00]], %[[W00]] : {{.*}}) outs(%[[INIT]] : tensor<1x16x1x224xf32>)
+// CHECK:         %[[X01:.*]] = tensor.extract_slice %[[F]][0, 0, 0, 225] [1, 64, 1, 224]
+// CHECK:         %[[W01:.*]] = tensor.extract_slice %[[W]][0, 0, 0, 1] [16, 64, 1, 1] [1, 1, 1, 2]
+// CHECK:         %[[Y1:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X01]], %[[W01]] : {{.*}}) outs(%[[Y0]] :
+// CHECK:         %[[X10:.*]] = tensor.extract_slice %[[F]][0, 0, 0, 450] [1, 64, 1, 225]
+// CHECK:         %[[W10:.*]] = tensor.extract_slice %[[W]][0, 0, 1, 0] [16, 64, 1, 2] [1, 1, 1, 2]
+// CHECK:         %[[Y2:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X10]], %[[W10]] : {{.*}}) outs(%[[Y1]] :
+// CHECK:         %[[X11:.*]] = tensor.extract_slice %[[F]][0, 0, 0, 675] [1, 64, 1, 224]
+// CHECK:         %[[W11:.*]] = tensor.extract_slice %[[W]][0, 0, 1, 1] [16, 64, 1, 1] [1, 1, 1, 2]
+// CHECK:         %[[Y3:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X11]], %[[W11]] : {{.*}}) outs(%[[Y2]] :
+// CHECK:         %[[X20:.*]] = tensor.extract_slice %[[F]][0, 0, 0, 15] [1, 64, 1, 225]
+// CHECK:         %[[W20:.*]] = tensor.extract_slice %[[W]][0, 0, 2, 0] [16, 64, 1, 2] [1, 1, 1, 2]
+// CHECK:         %[[Y4:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X20]], %[[W20]] : {{.*}}) outs(%[[Y3]] :
+// CHECK:         %[[X21:.*]] = tensor.extract_slice %[[F]][0, 0, 0, 240] [1, 64, 1, 224]
+// CHECK:         %[[W21:.*]] = tensor.extract_slice %[[W]][0, 0, 2, 1] [16, 64, 1, 1] [1, 1, 1, 2]
+// CHECK:         %[[Y5:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X21]], %[[W21]] : {{.*}}) outs(%[[Y4]] :
+// CHECK:         tensor.extract_slice %[[Y5]][0, 0, 0, 0] [1, 16, 1, 210]
+// CHECK:         tensor.expand_shape {{.*}} output_shape [1, 16, 14, 15]
+// CHECK:         %[[Y:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 16, 14, 14] [1, 1, 1, 1] : tensor<1x16x14x15xf32> to tensor<1x16x14x14xf32>
+// CHECK:         return %[[Y]]
+// AVX2-LABEL: func.func @conv_3x3s2_flat(
+// AVX2-NOT:      tensor<1x64x2x2x15x15xf32>
+// AVX2:          linalg.conv_2d_nchw_fchw {{.*}}strides = dense<[2, 1]> {{.*}} outs(%{{.*}} : tensor<1x16x14x16xf32>)
+// AVX2:          linalg.conv_2d_nchw_fchw {{.*}}strides = dense<[2, 1]> {{.*}} outs(%{{.*}} : tensor<1x16x14x16xf32>)
+// PLAN: linalg.generic [1, 64, 2, 2, 15, 15] vectorized {{.*}} @conv_3x3s2_flat
+// PLAN: linalg.conv_2d_nchw_fchw [1, 16, 1, 224, 64, 1, 1] conv2d {'register_tile': (8, 32), 'phases': 6, {{.*}} @conv_3x3s2_flat
+func.func @conv_3x3s2_flat(%x: tensor<1x64x28x28xf32>, %w: tensor<16x64x3x3xf32>) -> tensor<1x16x14x14xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %z : f32
+  } : tensor<1x64x28x28xf32> to tensor<1x64x30x30xf32>
+  %e = tensor.empty() : tensor<1x16x14x14xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x64x30x30xf32>, tensor<16x64x3x3xf32>) outs(%i : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %y : tensor<1x16x14x14xf32>
+}
+
+
+// -----
+
+// An odd padded width and height (29): the pad rounds both up to whole planes (high
+// + 1), the planes as above.
+// CHECK-LABEL: func.func @conv_3x3s2_odd_flat(
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 2, 2]
+// CHECK:         tensor<1x64x27x27xf32> to tensor<1x64x30x30xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x64x2x2x15x15xf32>)
+// CHECK-COUNT-6: linalg.conv_2d_nchw_fchw {{.*}} -> tensor<1x16x1x224xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 16, 14, 14] [1, 1, 1, 1] : tensor<1x16x14x15xf32> to tensor<1x16x14x14xf32>
+// PLAN: linalg.conv_2d_nchw_fchw [1, 16, 1, 224, 64, 1, 1] conv2d {'register_tile': (8, 32), 'phases': 6, {{.*}} @conv_3x3s2_odd_flat
+
+func.func @conv_3x3s2_odd_flat(%x: tensor<1x64x27x27xf32>, %w: tensor<16x64x3x3xf32>) -> tensor<1x16x14x14xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %z : f32
+  } : tensor<1x64x27x27xf32> to tensor<1x64x29x29xf32>
+  %e = tensor.empty() : tensor<1x16x14x14xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x64x29x29xf32>, tensor<16x64x3x3xf32>) outs(%i : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %y : tensor<1x16x14x14xf32>
+}
+
+
+// -----
+
+// 32 input channels (under 64): the column phases stay.
+// CHECK-LABEL: func.func @conv_3x3s2_few_channels_keep_phases(
+// CHECK-NOT:     tensor<1x32x2x2x15x15xf32>
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}}strides = dense<[2, 1]> {{.*}} outs(%{{.*}} : tensor<1x16x14x16xf32>)
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}}strides = dense<[2, 1]> {{.*}} outs(%{{.*}} : tensor<1x16x14x16xf32>)
+// PLAN: linalg.conv_2d_nchw_fchw [1, 16, 14, 16, 32, 3, 1] conv2d {{.*}}'phases': 2, {{.*}} @conv_3x3s2_few_channels_keep_phases
+
+func.func @conv_3x3s2_few_channels_keep_phases(%x: tensor<1x32x28x28xf32>, %w: tensor<16x32x3x3xf32>) -> tensor<1x16x14x14xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %z : f32
+  } : tensor<1x32x28x28xf32> to tensor<1x32x30x30xf32>
+  %e = tensor.empty() : tensor<1x16x14x14xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x32x30x30xf32>, tensor<16x32x3x3xf32>) outs(%i : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %y : tensor<1x16x14x14xf32>
+}

@@ -30,6 +30,9 @@ class FusionLimits:
     max_inputs: int  # tensors the kernel reads
     max_outputs: int  # tensors it writes
     max_live_values: int  # intermediate values alive at once in its body (registers)
+    # Its contractions read 8-bit operands as bytes (a CPU with VNNI: dnnf-int8-matmuls), so
+    # their conversion to floats stays out of the kernel producing the bytes.
+    byte_contractions: bool = False
 
 
 class Target(ABC):

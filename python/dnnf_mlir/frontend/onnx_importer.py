@@ -26,6 +26,7 @@ from . import (  # noqa: F401 (they register their converters)
 )
 from .onnx_converters import CONVERTERS
 from . import quantization_converters  # noqa: F401  (registers its converters in CONVERTERS)
+from .onnx_qdq import qdq_convolutions
 from .onnx_types import OnnxImportError, onnx_dtype
 from .onnx_upgrade import upgrade
 
@@ -79,11 +80,12 @@ def import_onnx(model, *, shapes: dict | None = None, context: ir.Context | None
     """Import an ONNX model (path or ModelProto) into a new module with ``@main``.
 
     ``shapes`` maps input names to static shapes, overriding or completing the
-    model's declared ones. Models below ``MIN_OPSET`` are upgraded first (``onnx_upgrade``).
+    model's declared ones. Models below ``MIN_OPSET`` are upgraded first (``onnx_upgrade``),
+    and QDQ convolutions become the QLinearConv onnxruntime runs (``onnx_qdq``).
     """
     if not isinstance(model, onnx.ModelProto):
         model = load_model(model)
-    model = upgrade(model, MIN_OPSET)
+    model = qdq_convolutions(upgrade(model, MIN_OPSET))
     context = context or make_context()
     with context:
         return _Importer(model, shapes or {}).run()

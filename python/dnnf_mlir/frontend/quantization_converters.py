@@ -208,17 +208,26 @@ def _integer_matmul(node: NodeBuilder, a_index: int, b_index: int, a_zero: int, 
 _CONV_ATTRIBUTES = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 
 
+def _largest_sum(x_bound: int, w, w_bound: int, taps: int) -> int:
+    """A bound on every partial sum of a convolution of inputs up to ``x_bound`` in
+    magnitude by ``w`` (per output channel: x_bound times its filter's sum of magnitudes
+    when ``w`` is known, which deep filters of real weights keep within f32's exact
+    integers; else every tap at ``w_bound``)."""
+    if isinstance(w, np.ndarray):
+        return x_bound * int(np.abs(w.reshape(w.shape[0], -1).astype(np.int64)).sum(axis=1).max(initial=0))
+    return x_bound * w_bound * taps
+
+
 def _integer_conv(node: NodeBuilder, x_index: int, w_index: int, x_zero: int, w_zero: int, bias=None):
     """int32 conv of (x - x_zero) by (w - w_zero), w's zero point per output channel, plus
-    the int32 ``bias``: an f32 convolution (the fast kernels) when every sum stays within
-    f32's exact integers, else an int32 one."""
+    the int32 ``bias``: an f32 convolution (the fast kernels) when every partial sum stays
+    within f32's exact integers (``_largest_sum``), else an int32 one."""
     x, w = node.operand(x_index), node.operand(w_index)
     w_shape = node.spec(w).shape
     x, x_bound = _centered(node, x, x_zero, node.spec(x).shape, None)
     w, w_bound = _centered(node, w, w_zero, w_shape, 0)
     attrs = {name: node.attributes[name] for name in _CONV_ATTRIBUTES if name in node.attributes}
-    taps = int(np.prod(w_shape[1:]))
-    if taps * x_bound * w_bound < EXACT_IN_F32:
+    if _largest_sum(x_bound, w, w_bound, int(np.prod(w_shape[1:]))) < EXACT_IN_F32:
         (y,) = node.emit("conv", [node.emit("cast", [v], {"to": "f32"})[0] for v in (x, w)], attrs)
         (y,) = node.emit("cast", [y], {"to": _I32})
     else:

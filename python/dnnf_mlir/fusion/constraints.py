@@ -6,7 +6,9 @@
   ``max_outputs`` outputs, at most ``max_live_values`` intermediate values live at
   once in the body's order;
 - (Listing 1's planner only) no cycle through an op outside the block, contraction
-  operands produced outside, and a shared iteration domain (``joined_domain``).
+  operands produced outside, a shared iteration domain (``joined_domain``), and, on a
+  target with ``byte_contractions``, bytes converted for a contraction produced
+  outside the conversion (``splits_byte_conversion``).
 """
 
 from collections import Counter
@@ -15,12 +17,16 @@ from math import prod
 import numpy as np
 
 from ..codegen import FusionLimits
+from ..ecg import from_mlir
 
 # Their operands are read by the packing matmul/convolution kernels (DESIGN.md section
 # 10: a contraction must always reach those kernels, whatever surrounds it), so a
 # contraction takes no producer into its block: it fuses with its consumers, the
 # epilogue (bias, activation, residual add).
 CONTRACTIONS = frozenset({"conv", "conv_transpose", "gemm", "mat_mul"})
+# The ops of the importer's conversion of 8-bit operands for an integer contraction
+# (QLinearConv, MatMulInteger, ...): cast to i32, subtract the zero point, cast to f32.
+BYTE_CONVERSION = frozenset({"cast", "sub"})
 
 
 def live_values(graph, members) -> int:
@@ -57,6 +63,36 @@ def feeds_contraction(graph, members, candidate: int) -> bool:
     if nodes[candidate].mnemonic in CONTRACTIONS and any(p in members for p in graph.preds[candidate]):
         return True
     return any(s in members and nodes[s].mnemonic in CONTRACTIONS for s in graph.succs[candidate])
+
+
+def _converts_bytes(graph, node: int) -> bool:
+    """Whether ``node`` casts 8-bit integers and its result reaches a contraction through
+    the conversion's ops only."""
+    if graph.nodes[node].mnemonic != "cast":
+        return False
+    dtype = from_mlir(graph.values[graph.operands[node][0]].type).dtype
+    if dtype.kind not in "iu" or dtype.itemsize != 1:
+        return False
+    frontier, seen = [node], set()
+    while frontier:
+        current = frontier.pop()
+        for succ in graph.succs[current]:
+            mnemonic = graph.nodes[succ].mnemonic
+            if mnemonic in CONTRACTIONS:
+                return True
+            if mnemonic in BYTE_CONVERSION and succ not in seen:
+                seen.add(succ)
+                frontier.append(succ)
+    return False
+
+
+def splits_byte_conversion(graph, members, candidate: int) -> bool:
+    """True when ``candidate`` and the block would hold a conversion of bytes for a
+    contraction (``_converts_bytes``) and the op producing those bytes: kept apart, the
+    conversion is a kernel of its own, which dnnf-int8-matmuls replaces by the bytes."""
+    if _converts_bytes(graph, candidate) and any(p in members for p in graph.preds[candidate]):
+        return True
+    return any(s in members and _converts_bytes(graph, s) for s in graph.succs[candidate])
 
 
 def joined_domain(domain: tuple | None, shape: tuple) -> tuple | None:

@@ -11,7 +11,7 @@ seed found nothing to fuse with; a block of one op is left as it is.
 """
 
 from ..ecg.properties import MappingType
-from .constraints import feeds_contraction, joined_domain, limits_violation
+from .constraints import feeds_contraction, joined_domain, limits_violation, splits_byte_conversion
 from .plan import Block, FusionPlan
 from .table import Decision, classify
 
@@ -54,6 +54,8 @@ class _Growth:
         joined = block.members | {candidate}
         violation = (
             "contraction-operand" if feeds_contraction(graph, block.members, candidate)
+            else "byte-conversion" if self.plan.limits.byte_contractions and splits_byte_conversion(
+                graph, block.members, candidate)
             else "shape" if domain is None
             else "cycle" if graph.creates_cycle(block.members, candidate)
             else limits_violation(graph, joined, self.plan.limits)

@@ -28,6 +28,8 @@ from ..errors import UnsupportedTargetError
 from .toolchain import find_clang, find_llc
 
 NATIVE = "native"
+# The extension dnnf-int8-matmuls computes byte products with.
+VNNI_FEATURE = "avx512vnni"
 # Environment variable: the CPU of the `host` target when none is given (default native).
 CPU_ENV = "DNNF_CPU"
 

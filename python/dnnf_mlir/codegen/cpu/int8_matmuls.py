@@ -49,10 +49,10 @@ from ..lower_pass import TargetPass
 from ..lowered_module import DECLARED_TYPE_ATTR, symbol_name
 from .byte_offsets import ByteOffset, byte_offset
 from .byte_windows import filter_matrix, nchw_result, nhwc, window_rows
+from .features import VNNI_FEATURE
 from .target import CpuTarget
 from .vnni_matmul import declare_dot, packed_weights, vnni_matmul
 
-VNNI_FEATURE = "avx512vnni"
 # The deepest product whose i32 sums cannot wrap: K products of up to 255 * 128, and the
 # zero point's correction (up to as much again).
 MAX_DEPTH = (2 ** 31 - 1) // (2 * 255 * 128)
@@ -266,4 +266,4 @@ class Int8MatmulsPass(TargetPass):
         int8_matmuls(module, target)
 
 
-__all__ = ["MAX_DEPTH", "ByteMatmul", "Int8MatmulsPass", "VNNI_FEATURE", "byte_matmul", "int8_matmuls"]
+__all__ = ["MAX_DEPTH", "ByteMatmul", "Int8MatmulsPass", "byte_matmul", "int8_matmuls"]

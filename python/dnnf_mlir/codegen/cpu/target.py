@@ -19,12 +19,12 @@ from __future__ import annotations
 import functools
 import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ...ecg.ops.structure import MAX_FUSED_INPUTS, MAX_FUSED_OUTPUTS
 from ..target import FusionLimits, Target
-from .features import CPU_ENV, NATIVE, CpuError, cpu_features, host_cpu_name
+from .features import CPU_ENV, NATIVE, VNNI_FEATURE, CpuError, cpu_features, host_cpu_name
 
 _TRIPLES = {"x86_64": "x86_64-unknown-linux-gnu", "aarch64": "aarch64-unknown-linux-gnu"}
 _ARCH_ALIASES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
@@ -35,7 +35,9 @@ _DEFAULT_CROSS_CPU = {"aarch64": "generic"}
 # every intermediate value that a later body op still needs in a register. x86-64 with
 # AVX2, the smallest register file the compiler targets, has 16 vector registers; a
 # body needing more live values at once spills on every iteration. The same limits
-# for every CPU, so that a model's kernels do not depend on the CPU it is compiled for.
+# for every CPU, so that a model's kernels do not depend on the CPU it is compiled for --
+# but for the byte conversions of integer contractions, kernels of their own where VNNI
+# computes those contractions from the bytes (``FusionLimits.byte_contractions``).
 CPU_FUSION_LIMITS = FusionLimits(max_inputs=MAX_FUSED_INPUTS, max_outputs=MAX_FUSED_OUTPUTS, max_live_values=16)
 
 
@@ -62,7 +64,7 @@ class CpuTarget(Target):
 
     @property
     def fusion_limits(self) -> FusionLimits:
-        return CPU_FUSION_LIMITS
+        return replace(CPU_FUSION_LIMITS, byte_contractions=VNNI_FEATURE in self.features)
 
     @property
     def pinned(self) -> bool:

@@ -56,7 +56,7 @@ def declare_dot(module_body) -> None:
     refuses ops of unknown memory effects), and LLVM takes a function of that name for the
     intrinsic."""
     for op in module_body.operations:
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == DOT_INTRINSIC:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == DOT_INTRINSIC:
             return
     i8, i32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
     accumulator, operand = _vector(LANES, i32), _vector(4 * LANES, i8)

@@ -10,11 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-import dnnf_mlir
-from dnnf_mlir.codegen import get_target
-from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
-from dnnf_mlir.frontend.onnx_importer import import_onnx
-from dnnf_mlir.transforms.pipeline import build_pass_manager
+from compile_helpers import compile_onnx
 
 # input channels, output channels, height, width, kernel, stride, pad, threads,
 # output channels of the tile on AVX2 and on AVX-512
@@ -47,12 +43,7 @@ def test_conv_register_tile_matches_onnxruntime(case, cpu):
     c, f, h, w, k, stride, pad, threads, avx2_channels, avx512_channels = case
     model, feeds = conv_relu(c, f, h, w, k, stride, pad, seed=CASES.index(case))
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    context = dnnf_mlir.make_context()
-    with context:
-        module = import_onnx(model, context=context)
-        build_pass_manager("builtin.module(convert-ecg-to-linalg)", context).run(module.operation)
-        report = lower_to_llvm(module, get_target("host", cpu), threads=threads)
-        (got,) = jit(module, threads=threads)["main"](*feeds.values())
-    tiles = {schedule.details["register_tile"] for schedule in report.schedules if schedule.strategy == "conv2d"}
+    got, schedules = compile_onnx(model, feeds, cpu, threads)
+    tiles = {schedule.details["register_tile"] for schedule in schedules if schedule.strategy == "conv2d"}
     assert {channels for channels, _ in tiles} == {avx2_channels if cpu == "x86-64-v3" else avx512_channels}, tiles
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())

@@ -10,11 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-import dnnf_mlir
-from dnnf_mlir.codegen import get_target
-from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
-from dnnf_mlir.frontend.onnx_importer import import_onnx
-from dnnf_mlir.transforms.pipeline import build_pass_manager
+from compile_helpers import compile_onnx
 
 CPUS = ["x86-64-v3", "x86-64-v4"]
 
@@ -53,17 +49,6 @@ def conv_model(groups, cg, fg, batch, plane, kernel, stride, pad, dilation, bias
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds
 
 
-def compile_and_run(model, feeds, cpu, threads):
-    """(dnnf's output, the kernels' schedules) of ``model`` compiled for ``cpu``."""
-    context = dnnf_mlir.make_context()
-    with context:
-        module = import_onnx(model, context=context)
-        build_pass_manager("builtin.module(convert-ecg-to-linalg)", context).run(module.operation)
-        report = lower_to_llvm(module, get_target("host", cpu), threads=threads)
-        (got,) = jit(module, threads=threads)["main"](*feeds.values())
-    return got, report.schedules
-
-
 # groups, input / output channels per group, batch, plane, kernel, stride, pad, dilation, bias, epilogue, threads
 CASES = [
     (32, 4, 4, 1, (28, 28), 3, 1, 1, 1, True, "relu", 1),  # ResNeXt's 3x3 layers
@@ -87,7 +72,7 @@ def test_grouped_matches_onnxruntime(case, cpu):
     *shape, threads = case
     model, feeds = conv_model(*shape, seed=CASES.index(case))
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    got, schedules = compile_and_run(model, feeds, cpu, threads)
+    got, schedules = compile_onnx(model, feeds, cpu, threads)
     assert "grouped" in {schedule.strategy for schedule in schedules}
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
 
@@ -112,7 +97,7 @@ def test_wide_groups_keep_the_dense_convolution(case, cpu):
     *shape, threads, flat = case
     model, feeds = conv_model(*shape, seed=WIDE_CASES.index(case))
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    got, schedules = compile_and_run(model, feeds, cpu, threads)
+    got, schedules = compile_onnx(model, feeds, cpu, threads)
     convolutions = [schedule for schedule in schedules if schedule.strategy == "conv2d"]
     assert convolutions and "grouped" not in {schedule.strategy for schedule in schedules}
     # Flat rows: one row of OH * (OW + KW - 1) columns (rounded up), the window's KH rows as phases.

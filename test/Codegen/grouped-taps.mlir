@@ -108,10 +108,18 @@ func.func @grouped_1x1(%x: tensor<1x4x6x7x7xf32>, %w: tensor<4x6x6x1x1xf32>) -> 
 
 // -----
 
+// Wide groups keep a loop of dense convolutions; the fill of the accumulator is done
+// in the loop, per group, so the group's convolution takes flat rows (8 rows of 18
+// columns computed as one row of 160: its 3 rows of taps accumulated as 3 convolutions).
 // CHECK-LABEL: func.func @wide_groups(
 // CHECK-NOT:     dnnf.grouped_taps
-// CHECK:         scf.forall (%{{.*}}) in (2)
-// CHECK:           linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x24x10x18xf32>, tensor<8x24x3x3xf32>)
+// CHECK:         %[[EMPTY:.*]] = tensor.empty() : tensor<1x2x8x8x16xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %[[EMPTY]])
+// CHECK:           %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x8x1x160xf32>)
+// CHECK:           %[[ROW0:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x24x1x162xf32>, tensor<8x24x1x3xf32>) outs(%[[INIT]] :
+// CHECK:           %[[ROW1:.*]] = linalg.conv_2d_nchw_fchw {{.*}} outs(%[[ROW0]] :
+// CHECK:           linalg.conv_2d_nchw_fchw {{.*}} outs(%[[ROW1]] :
 
 func.func @wide_groups(%x: tensor<1x2x24x10x18xf32>, %w: tensor<2x8x24x3x3xf32>) -> tensor<1x2x8x8x16xf32> {
   %zero = arith.constant 0.0 : f32
@@ -119,5 +127,22 @@ func.func @wide_groups(%x: tensor<1x2x24x10x18xf32>, %w: tensor<2x8x24x3x3xf32>)
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x8x8x16xf32>) -> tensor<1x2x8x8x16xf32>
   %conv = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
           ins(%x, %w : tensor<1x2x24x10x18xf32>, tensor<2x8x24x3x3xf32>) outs(%init : tensor<1x2x8x8x16xf32>) -> tensor<1x2x8x8x16xf32>
+  return %conv : tensor<1x2x8x8x16xf32>
+}
+
+// -----
+
+// An accumulator that is not a fill (the sum goes on from it): each group's
+// convolution starts from its slice of it, and keeps its rows.
+// CHECK-LABEL: func.func @wide_groups_accumulating(
+// CHECK-SAME:      %{{.*}}: tensor<1x2x24x10x18xf32>, %{{.*}}: tensor<2x8x24x3x3xf32>, %[[ACC:.*]]: tensor<1x2x8x8x16xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.forall (%[[G:.*]]) in (2) shared_outs(%[[SHARED:.*]] = %[[ACC]])
+// CHECK:           %[[START:.*]] = tensor.extract_slice %[[SHARED]][0, %[[G]], 0, 0, 0] [1, 1, 8, 8, 16]
+// CHECK:           linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x24x10x18xf32>, tensor<8x24x3x3xf32>) outs(%[[START]] : tensor<1x8x8x16xf32>)
+
+func.func @wide_groups_accumulating(%x: tensor<1x2x24x10x18xf32>, %w: tensor<2x8x24x3x3xf32>, %acc: tensor<1x2x8x8x16xf32>) -> tensor<1x2x8x8x16xf32> {
+  %conv = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%x, %w : tensor<1x2x24x10x18xf32>, tensor<2x8x24x3x3xf32>) outs(%acc : tensor<1x2x8x8x16xf32>) -> tensor<1x2x8x8x16xf32>
   return %conv : tensor<1x2x8x8x16xf32>
 }

@@ -10,11 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-import dnnf_mlir
-from dnnf_mlir.codegen import get_target
-from dnnf_mlir.codegen.cpu import jit, lower_to_llvm
-from dnnf_mlir.frontend.onnx_importer import import_onnx
-from dnnf_mlir.transforms.pipeline import build_pass_manager
+from compile_helpers import compile_onnx
 
 CPUS = ["x86-64-v3", "x86-64-v4"]
 
@@ -53,17 +49,6 @@ def conv_model(groups, cg, fg, batch, plane, kernel, stride, pad, dilation, bias
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds
 
 
-def compile_and_run(model, feeds, cpu, threads):
-    """(dnnf's output, the kernels' schedules) of ``model`` compiled for ``cpu``."""
-    context = dnnf_mlir.make_context()
-    with context:
-        module = import_onnx(model, context=context)
-        build_pass_manager("builtin.module(convert-ecg-to-linalg)", context).run(module.operation)
-        report = lower_to_llvm(module, get_target("host", cpu), threads=threads)
-        (got,) = jit(module, threads=threads)["main"](*feeds.values())
-    return got, report.schedules
-
-
 # groups, input / output channels per group, batch, plane, kernel, stride, pad, dilation, bias, epilogue, threads
 CASES = [
     (32, 4, 4, 1, (28, 28), 3, 1, 1, 1, True, "relu", 1),  # ResNeXt's 3x3 layers
@@ -87,17 +72,34 @@ def test_grouped_matches_onnxruntime(case, cpu):
     *shape, threads = case
     model, feeds = conv_model(*shape, seed=CASES.index(case))
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    got, schedules = compile_and_run(model, feeds, cpu, threads)
+    got, schedules = compile_onnx(model, feeds, cpu, threads)
     assert "grouped" in {schedule.strategy for schedule in schedules}
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
 
 
-def test_wide_groups_keep_the_dense_convolution():
-    """More than ``MAX_GROUP_CHANNELS`` input channels per group: a loop over the groups of
-    one register-tiled dense convolution each, as before (measured faster there)."""
-    model, feeds = conv_model(2, 24, 8, 1, (12, 12), 3, 1, 1, 1, True, "relu", seed=3)
+# Wide groups (more than ``MAX_GROUP_CHANNELS`` input channels each): a loop over the
+# groups of one register-tiled dense convolution each (measured faster there), whose
+# accumulator starts from a fill in the loop. Cases as CASES, and whether the group's
+# convolution runs over flat rows (``flat_conv_rows``: one image, stride 1).
+WIDE_CASES = [
+    (2, 24, 16, 1, (20, 20), 5, 1, 2, 1, True, "relu", 1, True),  # AlexNet's 5x5 layer, narrower
+    (2, 24, 8, 1, (12, 12), 3, 1, 1, 1, True, "relu", 2, True),  # AlexNet's 3x3 layers
+    (3, 20, 12, 1, (11, 9), 3, 1, 1, 1, False, "residual", 1, True),  # odd plane, a residual after the loop
+    (2, 18, 8, 1, (23, 23), 3, 2, 1, 1, True, "relu", 2, False),  # strided: phases of rows, not flat
+    (2, 17, 8, 2, (10, 10), 3, 1, 1, 1, True, "none", 1, False),  # two images
+]
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+@pytest.mark.parametrize("case", WIDE_CASES, ids=lambda c: f"g{c[0]}c{c[1]}f{c[2]}n{c[3]}-{'x'.join(map(str, c[4]))}"
+                                                           f"-k{c[5]}s{c[6]}p{c[7]}-{c[10]}-t{c[11]}")
+def test_wide_groups_keep_the_dense_convolution(case, cpu):
+    *shape, threads, flat = case
+    model, feeds = conv_model(*shape, seed=WIDE_CASES.index(case))
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    got, schedules = compile_and_run(model, feeds, None, 1)
-    strategies = {schedule.strategy for schedule in schedules}
-    assert "grouped" not in strategies and "conv2d" in strategies
+    got, schedules = compile_onnx(model, feeds, cpu, threads)
+    convolutions = [schedule for schedule in schedules if schedule.strategy == "conv2d"]
+    assert convolutions and "grouped" not in {schedule.strategy for schedule in schedules}
+    # Flat rows: one row of OH * (OW + KW - 1) columns (rounded up), the window's KH rows as phases.
+    assert all((schedule.shape[2] == 1 and schedule.details.get("phases") == shape[5]) == flat for schedule in convolutions)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())

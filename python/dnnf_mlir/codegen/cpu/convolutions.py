@@ -18,7 +18,7 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import affine_map, generic, make_pad
-from ..linalg_queries import conv_params, is_f32, linalg_ops, pad_fill, reassociation, static_tensor_type
+from ..linalg_queries import accumulator_fill, conv_params, is_f32, linalg_ops, pad_fill, reassociation, static_tensor_type
 from .target import CpuTarget
 from .tiles import conv_vector_tile, narrow_conv_rows, peeled_conv_columns
 
@@ -52,7 +52,10 @@ def _grouped_1x1_as_batch_matmul(op, strides):
 def _group_loop(op):
     """A ``conv_2d_ngchw_gfchw`` as an ``scf.forall`` over its groups whose body is one
     ``conv_2d_nchw_fchw`` on the group's slices of the input, the filters and the
-    accumulator: one copy of the micro-kernel whatever the number of groups."""
+    accumulator: one copy of the micro-kernel whatever the number of groups. A filled
+    accumulator is filled again in the body, so that the group's convolution starts
+    from a fill as a dense one does (``flat_conv_rows`` then takes it: AlexNet's 5x5
+    group of 26-wide rows, otherwise padded to 32)."""
     tensor, linalg, scf = _mlir.tensor, _mlir.linalg, _mlir.scf
     x_t, w_t, out_t = (static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0]))
     n, g, c, h, w = x_t.shape
@@ -60,7 +63,10 @@ def _group_loop(op):
     _, _, _, oh, ow = out_t.shape
     strides = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["strides"])]
     dilations = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["dilations"])]
-    loop = scf.ForallOp([0], [g], [1], [op.operands[2]])
+    fill = accumulator_fill(op)
+    # Every group's result overwrites its slice: a filled accumulator need not be filled first.
+    shared = tensor.empty(list(out_t.shape), out_t.element_type) if fill is not None else op.operands[2]
+    loop = scf.ForallOp([0], [g], [1], [shared])
     group, accumulator = loop.regions[0].blocks[0].arguments
 
     def group_slice(value, shape, dim):
@@ -76,6 +82,8 @@ def _group_loop(op):
         x, _, _ = group_slice(op.operands[0], [n, c, h, w], 1)
         filters, _, _ = group_slice(op.operands[1], [f, c, kh, kw], 0)
         init, offsets, sizes = group_slice(accumulator, [n, f, oh, ow], 1)
+        if fill is not None:
+            init = linalg.fill(fill.operands[0], outs=[tensor.empty([n, f, oh, ow], out_t.element_type)])
         conv = linalg.conv_2d_nchw_fchw(x, filters, outs=[init], strides=strides, dilations=dilations)
         with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
             tensor.parallel_insert_slice(conv, accumulator, [group], [], [], offsets, sizes, [1] * len(sizes))

@@ -113,7 +113,8 @@ def panel_loop(m: int, k: int, nr: int, panels: int, parts: list, bias: bool) ->
         at, size = (f"[0, 0, {offset}]", f"[1, {m}, {count}]") if bias else (f"[0, {offset}]", f"[{m}, {count}]")
         lines.append(f"%s{index} = tensor.extract_slice %wide{at} {size} [{', '.join(['1'] * len(at.split(',')))}] : {wide} to {piece}")
         if perm is None:
-            results.append(f"%s{index}"), types.append(piece)
+            results.append(f"%s{index}")
+            types.append(piece)
             continue
         split = [1, m, heads, count // heads]
         moved = [split[p] for p in perm]
@@ -121,7 +122,8 @@ def panel_loop(m: int, k: int, nr: int, panels: int, parts: list, bias: bool) ->
         lines.append(f"%h{index} = tensor.expand_shape %s{index} [[0], [1], [2, 3]] output_shape {split} : {piece} into {name(split)}")
         lines.append(f"%e{index} = tensor.empty() : {name(moved)}")
         lines.append(f"%t{index} = linalg.transpose ins(%h{index} : {name(split)}) outs(%e{index} : {name(moved)}) permutation = {perm}")
-        results.append(f"%t{index}"), types.append(name(moved))
+        results.append(f"%t{index}")
+        types.append(name(moved))
     if bias:
         epilogue = f"""%expanded = tensor.expand_shape %product [[0, 1], [2]] output_shape [1, {m}, {n}] : tensor<{m}x{n}xf32> into {wide}
   %init = tensor.empty() : {wide}

@@ -178,5 +178,5 @@ class WeightPanelsPass(TargetPass):
         weight_panel_matmuls(module, target, always=always_mode(self.options, target))
 
 
-__all__ = ["panel_product", "WeightPanelsPass", "panel_matmul", "panel_width", "reads_b_transposed", "weight_panel_matmuls",
-           "weight_panels"]
+__all__ = ["WeightPanelsPass", "panel_matmul", "panel_product", "panel_width", "reads_b_transposed",
+           "weight_panel_matmuls", "weight_panels"]

@@ -109,14 +109,19 @@ def _broadcasts_rows(broadcast) -> bool:
 
 
 def panel_matmul(op, panels: ir.Value, nr: int) -> ir.Value:
-    """``op``'s result (``A @ B`` into its init) from A and B's panels ``panels``: one
-    matmul per whole panel in an ``scf.forall``, each writing its NR columns, then one
-    over the first N % NR columns of the last panel if N is no multiple of NR;
-    inserted before ``op``."""
+    """``op``'s result (``A @ B`` into its init) from A and B's panels ``panels``
+    (``panel_product``); inserted before ``op``."""
+    return panel_product(op.operands[0], op.operands[2], static_tensor_type(op.results[0]).shape[1], panels, nr)
+
+
+def panel_product(a: ir.Value, init: ir.Value, n: int, panels: ir.Value, nr: int, first: int = 0) -> ir.Value:
+    """``A @ B`` (N columns) into ``init`` from B's panels ``panels`` (from panel
+    ``first`` on: read in place, the panels stay a kernel argument that
+    ``panel_prefetch`` streams): one matmul per whole panel in an ``scf.forall``, each
+    writing its NR columns, then one over the first N % NR columns of the last panel if
+    N is no multiple of NR; inserted at the insertion point."""
     tensor, linalg, scf, f32 = _mlir.tensor, _mlir.linalg, _mlir.scf, ir.F32Type.get()
-    a, init = op.operands[0], op.operands[2]
     m, k = static_tensor_type(a).shape
-    n = static_tensor_type(op.results[0]).shape[1]
     source = producer(init)
     sliced_init = source is None or source.name not in ("linalg.fill", "linalg.broadcast") or (
         source.name == "linalg.broadcast" and not _broadcasts_rows(source))
@@ -127,7 +132,8 @@ def panel_matmul(op, panels: ir.Value, nr: int) -> ir.Value:
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
     with ir.InsertionPoint(loop.regions[0].blocks[0]):
         column = _mlir.arith.muli(j, index_constant(nr))
-        panel = tensor.extract_slice(ir.RankedTensorType.get([k, nr], f32), panels, [j], [], [],
+        index = _mlir.arith.addi(j, index_constant(first)) if first else j
+        panel = tensor.extract_slice(ir.RankedTensorType.get([k, nr], f32), panels, [index], [], [],
                                      [dynamic, 0, 0], [1, k, nr], [1, 1, 1])
         tile = _panel_init(init, column, m, nr, accumulator)
         product = linalg.matmul(a, panel, outs=[tile])
@@ -136,7 +142,7 @@ def panel_matmul(op, panels: ir.Value, nr: int) -> ir.Value:
     if not partial:
         return loop.results[0]
     last = tensor.extract_slice(ir.RankedTensorType.get([k, partial], f32), panels, [], [], [],
-                                [whole, 0, 0], [1, k, partial], [1, 1, 1])
+                                [first + whole, 0, 0], [1, k, partial], [1, 1, 1])
     tile = _panel_init(init, whole * nr, m, partial, loop.results[0])
     return insert_at(linalg.matmul(a, last, outs=[tile]), loop.results[0], [0, whole * nr])
 
@@ -172,5 +178,5 @@ class WeightPanelsPass(TargetPass):
         weight_panel_matmuls(module, target, always=always_mode(self.options, target))
 
 
-__all__ = ["WeightPanelsPass", "panel_matmul", "panel_width", "reads_b_transposed", "weight_panel_matmuls",
-           "weight_panels"]
+__all__ = ["WeightPanelsPass", "panel_matmul", "panel_product", "panel_width", "reads_b_transposed",
+           "weight_panel_matmuls", "weight_panels"]

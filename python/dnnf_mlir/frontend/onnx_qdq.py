@@ -35,7 +35,8 @@ class _Graph:
 
     def __init__(self, graph: onnx.GraphProto):
         self.graph = graph
-        self.initializers = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+        self.initializers = {i.name: i for i in graph.initializer}
+        self.arrays = {}
         self.producers = {o: node for node in graph.node for o in node.output if o}
         self.consumers = {}
         for node in graph.node:
@@ -48,9 +49,20 @@ class _Graph:
         readers = self.consumers.get(name, [])
         return readers[0] if len(readers) == 1 and name not in self.outputs else None
 
+    def array(self, name: str):
+        """Initializer ``name`` as an array, read when first asked for; None when there is
+        none or it cannot be read (a malformed tensor: the importer reports it)."""
+        if name not in self.arrays:
+            tensor = self.initializers.get(name)
+            try:
+                self.arrays[name] = None if tensor is None else numpy_helper.to_array(tensor)
+            except (ValueError, TypeError):
+                self.arrays[name] = None
+        return self.arrays[name]
+
     def constant(self, node, index: int):
         """Input ``index`` of ``node`` as an array when it is an initializer, else None."""
-        return self.initializers.get(node.input[index]) if len(node.input) > index and node.input[index] else None
+        return self.array(node.input[index]) if len(node.input) > index and node.input[index] else None
 
     def quantization(self, node, op_type: str):
         """(data, scale, zero point) of a ``op_type`` node without block_size,
@@ -120,13 +132,13 @@ def _qlinear_conv(graph: _Graph, conv):
     if x is None or w is None or quantize is None or x[2].dtype not in EIGHT_BIT or not _per_tensor(x[1]):
         return None
     quantize, y_zero_point, replaced = quantize
-    weights = graph.initializers.get(w[0])
+    weights = graph.array(w[0])
     if y_zero_point.dtype != x[2].dtype or weights is None or not _weights_fit((weights,) + w[1:], dequantized[1]):
         return None
     inputs = [x[0], *dequantized[0].input[1:3], w[0], *dequantized[1].input[1:3], *quantize.input[1:3]]
     if len(conv.input) > 2 and conv.input[2]:
         b = graph.quantization(dequantized[2], "DequantizeLinear")
-        if b is None or not _bias_fits((graph.initializers.get(b[0]),) + b[1:], x[1], w[1], dequantized[2]):
+        if b is None or not _bias_fits((graph.array(b[0]),) + b[1:], x[1], w[1], dequantized[2]):
             return None
         inputs.append(b[0])
     node = helper.make_node("QLinearConv", inputs, [quantize.output[0]], name=conv.name)

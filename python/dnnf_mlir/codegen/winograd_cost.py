@@ -51,8 +51,15 @@ busy with another process at times:
   tiles) 1.12 | 2.23.
 
 Hence on ``threads`` > 1 also at least ``MIN_MACS_PER_THREAD`` direct multiply-adds
-per thread: what gains clearly on idle cores, leaving out what loses on busy ones
-(calibrated on 2 threads only).
+per thread (calibrated on 2 threads only). It was 12 M, leaving out what lost on busy
+cores; since the teams are dynamic (``openmp.py``), on a busy core the regions run on
+one thread, where Winograd is the faster schedule, and the layers between 6 and 12 M
+gained: SqueezeNet's 48 -> 192 at 13x13 (7 M a thread) and Inception v2's 96 -> 128 at
+14x14 (11 M), alone, 2 threads, fastest of 600 runs, the other vCPU held by priority
+(load average 14-16), Winograd against the direct / panels schedule: AVX-512 0.093-0.159
+against 0.219-0.334 ms and 0.271-0.285 against 0.433-0.447, AVX2 0.191-0.193 against
+0.209-0.215 and 0.291-0.293 against 0.297-0.306; with dynamic teams on the busy machine
+0.146 against 0.257 (48 -> 192, AVX-512).
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ from __future__ import annotations
 MIN_CHANNELS = 48  # input and output channels
 MIN_WIDENED_INPUTS, MIN_WIDENED_OUTPUTS = 16, 64  # or these many input and output channels
 MIN_TILES = 16  # 4x4 output tiles per image
-MIN_MACS_PER_THREAD = 12_000_000  # of the direct convolution, on several threads
+MIN_MACS_PER_THREAD = 6_000_000  # of the direct convolution, on several threads
 
 
 def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int, threads: int = 1) -> bool:

@@ -52,3 +52,12 @@ def test_densenet_panel_product_splits_its_columns(threads, cpu, tile, split):
     assert "threads" not in details, details
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(1152))
 
+
+
+def test_rows_4_kib_apart_keep_their_tile():
+    """K = 1024: the rows of A are 4 KiB apart, in one set of the first-level cache; the
+    16-row tiles of 16 columns would evict their own rows (``tiles.ALIASED_ROW_BYTES``;
+    2.1 times the time as channel panels), so the product stays on one thread as before."""
+    got, want, details = run(49, 32, 1024, "x86-64-v4", 2)
+    assert details["register_tile"] == (7, 32) and details["threads"] == 1, details
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(1024))

@@ -54,7 +54,8 @@ from ..linalg_queries import conv_params, is_f32, linalg_ops, producer, reassoci
 from ..lower_pass import TargetPass
 from .depthwise import static_pad
 from .target import CpuTarget
-from .tiles import conv_vector_tile, conv_width_throughput, even_column_tile, matmul_register_tile, narrow_conv_rows
+from .tiles import (ALIASED_ROW_BYTES, conv_vector_tile, conv_width_throughput, even_column_tile, matmul_register_tile,
+                    narrow_conv_rows)
 from .transposes import BLOCKS
 
 MODES = ("auto", "always")
@@ -96,12 +97,17 @@ def panel_width(op, target: CpuTarget, threads: int = 1):
     width over P x F), or None when it does not divide the output channels. On several
     threads, which share the panels, narrower whole vectors where those divide evenly
     among them and the widest do not (``tiles.even_column_tile``): Inception v2's 3x3
-    96 -> 96 at 14x14 was 3 panels of 32, two on one thread, one on the other."""
-    _, (f, _, _, _), (_, _, oh, ow) = convolution_shapes(op)
+    96 -> 96 at 14x14 was 3 panels of 32, two on one thread, one on the other. Not where
+    the window rows are whole multiples of ``tiles.ALIASED_ROW_BYTES``: the narrower
+    panels' taller register tiles (16 rows of 16 columns on AVX-512) read rows that all
+    map to one set of the first-level cache, more than its 8 ways (Inception v2's 1x1
+    1024 -> 736 at 7x7, 23 panels, alone: 0.71 ms as 46 of 16 on 2 threads against 0.36,
+    1.37 against 0.66 on one)."""
+    _, (f, c, kh, kw), (_, _, oh, ow) = convolution_shapes(op)
     nr = matmul_register_tile(oh * ow, f, target)[1]
     if f % nr:
         return None
-    if f // nr % threads:
+    if f // nr % threads and 4 * c * kh * kw % ALIASED_ROW_BYTES:
         return even_column_tile(f, nr, threads, target) or nr
     return nr
 

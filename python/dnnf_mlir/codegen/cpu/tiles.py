@@ -32,6 +32,9 @@ WHOLE_M_REGISTERS = 3 / 4
 # Zen 5) between two blocks of output channels: with the filters' block and the output
 # rows beside it, 3/4 of it (``conv_rows_outer``).
 STREAMED_INPUT_BYTES = 768 << 10
+# Rows this many bytes apart map to one set of the first-level cache (8 ways on Zen 4
+# and Zen 5): a register tile of more rows of A so far apart evicts its own rows.
+ALIASED_ROW_BYTES = 4096
 
 
 def fits_in_vectors(shape) -> bool:
@@ -190,6 +193,7 @@ def narrow_conv_rows(ow: int, f: int, target: CpuTarget) -> bool:
 
 
 __all__ = [
+    "ALIASED_ROW_BYTES",
     "MAX_UNROLLED_VECTORS",
     "MAX_VECTOR_ELEMENTS",
     "PARALLEL_MIN_ELEMENTS",

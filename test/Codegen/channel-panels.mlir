@@ -9,6 +9,7 @@
 // AVX-512); not for few input channels; never for runtime filters.
 // RUN: dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-channel-panels{cpu=skylake-avx512})" | FileCheck %s
 // RUN: dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-channel-panels{cpu=x86-64-v3})" | FileCheck %s --check-prefix=AVX2
+// RUN: dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-channel-panels{cpu=skylake-avx512 threads=2})" | FileCheck %s --check-prefix=THREADS
 // RUN: dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-channel-panels{mode=always cpu=x86-64-v3})" | FileCheck %s --check-prefix=ALWAYS
 // RUN: not dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-channel-panels{mode=fast})" 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not dnnf-opt %s --split-input-file --pass-pipeline="builtin.module(dnnf-channel-panels{target=vulkan})" 2>&1 | FileCheck %s --check-prefix=TARGET
@@ -37,6 +38,10 @@
 // CHECK:         %[[OUT:.*]] = tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2, 3]] {{.*}} : tensor<64x36xf32> into tensor<1x64x6x6xf32>
 // CHECK:         return %[[OUT]]
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// Two panels share evenly between two threads: as on one.
+// THREADS-LABEL: func.func @six_by_six(
+// THREADS:         arith.constant {{.*}} : tensor<2x128x32xf32>
+// THREADS:         scf.forall (%{{.*}}) in (2)
 // AVX2-LABEL: func.func @six_by_six(
 // AVX2:         linalg.conv_2d_nchw_fchw
 // ALWAYS-LABEL: func.func @six_by_six(
@@ -82,6 +87,11 @@ func.func @six_by_six(%x: tensor<1x128x6x6xf32>) -> tensor<1x64x6x6xf32> {
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // AVX2-LABEL: func.func @three_by_three(
 // AVX2:         linalg.conv_2d_nchw_fchw
+// On two threads, which share the panels, two of 16 channels rather than one of 32.
+// THREADS-LABEL: func.func @three_by_three(
+// THREADS:         %[[W:.*]] = arith.constant {{.*}} : tensor<2x144x16xf32>
+// THREADS:         scf.forall (%{{.*}}) in (2)
+// THREADS:           linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x144xf32>, tensor<144x16xf32>) outs(%{{.*}} : tensor<49x16xf32>)
 // ALWAYS-LABEL: func.func @three_by_three(
 // ALWAYS:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x144xf32>, tensor<144x16xf32>)
 

@@ -28,8 +28,13 @@ cache after the stem: alone, after 48 MiB written, 0.83 against 0.68 ms) on AVX-
 0.61-0.79 on AVX2: 0.09-0.13 / 0.35 ms less a run at a load average of 5, on AVX-512
 none at 12 (other processes evict fire3's buffers too), on AVX2 still 0.35.
 Hence also at least ``MIN_WIDENED_INPUTS`` input and ``MIN_WIDENED_OUTPUTS`` output
-channels, on one thread (on two, not measured); of the judged and extra models, the
-convolutions that 16 and 64 admit where 32 and 96 did not are SqueezeNet's two 16 -> 64.
+channels; of the judged and extra models, the convolutions that 16 and 64 admit where
+32 and 96 did not are SqueezeNet's two 16 -> 64. On two threads (with the multiply-adds
+per thread below) the same four expands: conv + bias + ReLU alone, Zen 4, AVX-512,
+fastest of 400 runs, the other vCPU held off with priority (load average 10): 16 -> 64
+at 55x55 0.163 ms against the direct 0.294 (one thread: 0.283-0.296 either way, the
+direct schedule split in two computed no faster than Winograd on one), 32 -> 128 at
+27x27 0.217 against 0.278 (one thread: 0.340-0.356).
 
 On several threads, each Winograd convolution is six parallel regions (pad, column
 phases, input transform, batch matmul, output transform, transposing copy) where the
@@ -46,23 +51,30 @@ busy with another process at times:
   tiles) 1.12 | 2.23.
 
 Hence on ``threads`` > 1 also at least ``MIN_MACS_PER_THREAD`` direct multiply-adds
-per thread: what gains clearly on idle cores, leaving out what loses on busy ones
-(calibrated on 2 threads only).
+per thread (calibrated on 2 threads only). It was 12 M, leaving out what lost on busy
+cores; since the teams are dynamic (``openmp.py``), on a busy core the regions run on
+one thread, where Winograd is the faster schedule, and the layers between 6 and 12 M
+gained: SqueezeNet's 48 -> 192 at 13x13 (7 M a thread) and Inception v2's 96 -> 128 at
+14x14 (11 M), alone, 2 threads, fastest of 600 runs, the other vCPU held by priority
+(load average 14-16), Winograd against the direct / panels schedule: AVX-512 0.093-0.159
+against 0.219-0.334 ms and 0.271-0.285 against 0.433-0.447, AVX2 0.191-0.193 against
+0.209-0.215 and 0.291-0.293 against 0.297-0.306; with dynamic teams on the busy machine
+0.146 against 0.257 (48 -> 192, AVX-512).
 """
 
 from __future__ import annotations
 
 MIN_CHANNELS = 48  # input and output channels
-MIN_WIDENED_INPUTS, MIN_WIDENED_OUTPUTS = 16, 64  # or these many input and output channels, on one thread
+MIN_WIDENED_INPUTS, MIN_WIDENED_OUTPUTS = 16, 64  # or these many input and output channels
 MIN_TILES = 16  # 4x4 output tiles per image
-MIN_MACS_PER_THREAD = 12_000_000  # of the direct convolution, on several threads
+MIN_MACS_PER_THREAD = 6_000_000  # of the direct convolution, on several threads
 
 
 def prefers_winograd(n: int, c: int, k: int, oh: int, ow: int, threads: int = 1) -> bool:
     """Whether F(4x4, 3x3) is expected faster than the direct convolution for an
     ``[n, c] -> [n, k, oh, ow]`` 3x3 stride-1 convolution on the CPU, on ``threads``."""
     tiles = -(-oh // 4) * -(-ow // 4)
-    widened = threads == 1 and c >= MIN_WIDENED_INPUTS and k >= MIN_WIDENED_OUTPUTS
+    widened = c >= MIN_WIDENED_INPUTS and k >= MIN_WIDENED_OUTPUTS
     if (min(c, k) < MIN_CHANNELS and not widened) or tiles < MIN_TILES:
         return False
     return threads == 1 or 9 * n * c * k * oh * ow >= MIN_MACS_PER_THREAD * threads

@@ -190,6 +190,8 @@ def compile_pipeline(options: CompileOptions, weights_file, stats_dir, fusion_sv
             pipeline = pipeline.with_options(panels, target=t.name, **t.options())
         else:
             pipeline = pipeline.without(panels)
+    if t.backend.kind == "cpu":  # the threads share its panels
+        pipeline = pipeline.with_options("dnnf-channel-panels", threads=options.threads)
     if not t.backend.runs_step_loops:
         pipeline = pipeline.inserted_after("ecg-rewrite", "ecg-unroll-recurrence")
     budget = getattr(getattr(t, "device", None), "max_loop_iterations", None)

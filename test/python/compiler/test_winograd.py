@@ -169,9 +169,12 @@ func.func @conv(%x: tensor<1x{c}x{size + 2}x{size + 2}xf32>) -> tensor<1x{k}x{si
     (16, 64, 28, 1, True),  # the same on fewer tiles: 0.80 (AVX-512), 0.60 (AVX2)
     (16, 32, 28, 1, False),  # 16 input channels to 32: too few outputs
     (8, 64, 28, 1, False),  # 8 input channels: too few
-    (32, 128, 28, 2, False),  # widened, on two threads: not measured
-    (64, 64, 16, 2, False),  # two threads, 9.4 M multiply-adds: the fork/joins of six parallel regions cost more
-    (48, 48, 28, 2, False),  # two threads, 16 M: 0.91 on idle cores, 1.37 on busy ones
+    (32, 128, 28, 2, True),  # widened, two threads, 14 M a thread: faster (SqueezeNet's 27x27: 0.78)
+    (16, 64, 55, 2, True),  # widened, two threads, 14 M a thread: faster (SqueezeNet's 55x55: 0.55)
+    (16, 64, 28, 2, False),  # widened, two threads, 3.6 M a thread: the fork/joins cost more
+    (64, 64, 16, 2, False),  # two threads, 4.7 M a thread: the fork/joins of six parallel regions cost more
+    (48, 48, 28, 2, True),  # two threads, 8 M a thread: 0.91 on idle cores (busy ones: dynamic teams)
+    (48, 192, 13, 2, True),  # two threads, 7 M a thread: faster (SqueezeNet's 13x13 expand)
     (64, 64, 28, 2, True),  # two threads, 29 M: faster (0.78 on idle cores)
     (96, 96, 28, 2, True),  # two threads, 65 M: faster (0.59)
     (64, 64, 56, 2, True),  # two threads, 116 M: faster (0.52)

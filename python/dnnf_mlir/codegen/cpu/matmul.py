@@ -12,7 +12,8 @@ whole function). An M or N that is not a multiple of its tile ends in a partial 
 peeled off its loop: every tile is static and keeps the epilogue. Where the threads could
 split nothing but such a dim (an uneven split is dynamic) padded to whole tiles, taller
 register tiles whose row tiles divide evenly among them are taken where the registers
-allow (``tiles.even_row_tile``). Failing that, or where the partial columns are more than
+allow (``tiles.even_row_tile``); where no dim divides evenly at all, narrower column
+tiles that do (``tiles.even_column_tile``). Failing that, or where the partial columns are more than
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
 few whole tiles, the op is padded to whole tiles instead, its epilogue then a pass of
 its own. The reduction loop of a product that streams a kernel argument's filter
@@ -24,6 +25,8 @@ epilogue reads and writes (``epilogue_prefetch.py``).
 
 from __future__ import annotations
 
+import math
+
 from ..._mlir import ir
 from ..kernel_plan import OpSchedule
 from ..transform_script import TAG
@@ -32,7 +35,7 @@ from .epilogue_prefetch import PREFETCH_EPILOGUE_LOOP
 from .panel_prefetch import PREFETCH_LOOP, PREFETCH_NEXT_ROWS_LOOP, prefetches_next_row_tile, streams_argument_panels
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
-from .tiles import even_row_tile, even_split, matmul_register_tile
+from .tiles import ALIASED_ROW_BYTES, even_column_tile, even_row_tile, even_split, matmul_register_tile, matmul_tile_rows
 
 
 LIBRARY = "cpu/matmul.mlir"
@@ -102,6 +105,16 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
                 details["register_tile"] = (mr, nr)
             else:
                 partial = [False] * len(partial)
+        # Not over rows of A a multiple of ALIASED_ROW_BYTES apart (taller tiles alias).
+        narrows = split_dim is None and 4 * k % ALIASED_ROW_BYTES != 0
+        cols = even_column_tile(n, nr, planner.threads, planner.target) if narrows else None
+        if cols is not None:
+            # No dim's tiles divide evenly (few rows): narrower column tiles whose
+            # count does, each thread computing its columns over all the rows.
+            nr, mr = cols, matmul_tile_rows(m, cols, planner.target)
+            pm, pn, split_dim = math.ceil(m / mr) * mr, n, nb + 1
+            counts[nb:], partial[nb:] = [pm // mr, n // nr], [pm != m, False]
+            details["register_tile"] = (mr, nr)
         if split_dim is None:
             # Uneven chunks would make the tiles of the last thread dynamic, which
             # the vectorizer cannot handle unmasked: stay on one thread.

@@ -32,6 +32,9 @@ WHOLE_M_REGISTERS = 3 / 4
 # Zen 5) between two blocks of output channels: with the filters' block and the output
 # rows beside it, 3/4 of it (``conv_rows_outer``).
 STREAMED_INPUT_BYTES = 768 << 10
+# Rows this many bytes apart map to one set of the first-level cache (8 ways on Zen 4
+# and Zen 5): a register tile of more rows of A so far apart evicts its own rows.
+ALIASED_ROW_BYTES = 4096
 
 
 def fits_in_vectors(shape) -> bool:
@@ -68,15 +71,21 @@ def matmul_register_tile(m: int, n: int, target: CpuTarget):
         # One whole vector (and a partial tile after it) where two would be mostly
         # padding: N = 20 as 16 + 4 columns, not 32.
         nr = largest_divisor(n, [2 * lanes, lanes, 4 * lanes]) or (2 * lanes if n > 2 * lanes else lanes)
-    nvec = max(1, math.ceil(nr / lanes))
-    mr_max = max(1, acc_budget // nvec)
-    if m <= mr_max or m * nvec <= target.vector_registers * WHOLE_M_REGISTERS:
-        mr = m
-    else:
-        mr = largest_divisor(m, [c for c in range(mr_max, max(mr_max // 2, 1) - 1, -1)]) or mr_max
+    mr = matmul_tile_rows(m, nr, target)
     pm = math.ceil(m / mr) * mr
     pn = math.ceil(n / nr) * nr
     return mr, nr, pm, pn
+
+
+def matmul_tile_rows(m: int, nr: int, target: CpuTarget) -> int:
+    """MR, the rows of a matmul register tile ``nr`` columns wide: M itself where it fits
+    in ``WHOLE_M_REGISTERS`` of the vector registers, else a divisor of M that fills
+    about half of them (``matmul_register_tile``)."""
+    nvec = max(1, math.ceil(nr / target.lanes(32)))
+    mr_max = max(1, target.vector_registers // 2 // nvec)
+    if m <= mr_max or m * nvec <= target.vector_registers * WHOLE_M_REGISTERS:
+        return m
+    return largest_divisor(m, [c for c in range(mr_max, max(mr_max // 2, 1) - 1, -1)]) or mr_max
 
 
 def even_row_tile(m: int, mr: int, nr: int, threads: int, target: CpuTarget) -> Optional[int]:
@@ -94,6 +103,16 @@ def even_row_tile(m: int, mr: int, nr: int, threads: int, target: CpuTarget) -> 
     nvec = max(1, math.ceil(nr / target.lanes(32)))
     budget = int(target.vector_registers * WHOLE_M_REGISTERS) // nvec
     return next((rows for rows in range(mr + 1, budget + 1) if m % rows == 0 and m // rows % threads == 0), None)
+
+
+def even_column_tile(n: int, nr: int, threads: int, target: CpuTarget) -> Optional[int]:
+    """The widest register tile of whole vectors narrower than ``nr`` whose column tiles
+    divide N evenly among the threads, or None. For a matmul whose threads would split
+    nothing else: DenseNet's 3x3 convolutions 128 -> 32 at 7x7 as one panel of 32
+    channels (``panels_pass.py``) over 49 rows are 7 row tiles of 7 x 32, which ran on one
+    thread; as 2 column tiles of 16 each thread computes one."""
+    lanes = target.lanes(32)
+    return next((w for w in range(nr - lanes, 0, -lanes) if n % w == 0 and n // w % threads == 0), None)
 
 
 def even_split(tiles, order, threads: int) -> Optional[int]:
@@ -174,6 +193,7 @@ def narrow_conv_rows(ow: int, f: int, target: CpuTarget) -> bool:
 
 
 __all__ = [
+    "ALIASED_ROW_BYTES",
     "MAX_UNROLLED_VECTORS",
     "MAX_VECTOR_ELEMENTS",
     "PARALLEL_MIN_ELEMENTS",
@@ -182,11 +202,13 @@ __all__ = [
     "conv_rows_outer",
     "conv_vector_tile",
     "conv_width_throughput",
+    "even_column_tile",
     "even_row_tile",
     "even_split",
     "largest_divisor",
     "fits_in_vectors",
     "matmul_register_tile",
+    "matmul_tile_rows",
     "narrow_conv_rows",
     "peeled_conv_columns",
 ]

@@ -90,6 +90,35 @@ func.func @conv_3x3s2_odd_flat(%x: tensor<1x64x27x27xf32>, %w: tensor<16x64x3x3x
 
 // -----
 
+// ResNet-50's 28x28 output over planes of pitch 29: 812 flat columns, 25 tiles of 32
+// and the last 12 a peeled tile of their own (tiles.peeled_conv_columns), not padded to
+// 832; over this input (0.9 MiB) the column tiles go outer.
+// CHECK-LABEL: func.func @conv_3x3s2_flat_peeled(
+// CHECK:         linalg.fill {{.*}} -> tensor<1x16x1x812xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x64x2x2x29x29xf32>)
+// CHECK-COUNT-6: linalg.conv_2d_nchw_fchw {{.*}} -> tensor<1x16x1x812xf32>
+// CHECK:         tensor.expand_shape {{.*}} output_shape [1, 16, 28, 29]
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 16, 28, 28] [1, 1, 1, 1] : tensor<1x16x28x29xf32> to tensor<1x16x28x28xf32>
+// AVX2-LABEL: func.func @conv_3x3s2_flat_peeled(
+// AVX2-NOT:      tensor<1x16x1x812xf32>
+// PLAN: linalg.conv_2d_nchw_fchw [1, 16, 1, 812, 64, 1, 1] conv2d {'register_tile': (8, 32), 'phases': 6, 'rows_outer': True, 'peeled_columns': 12, {{.*}} @conv_3x3s2_flat_peeled
+
+func.func @conv_3x3s2_flat_peeled(%x: tensor<1x64x56x56xf32>, %w: tensor<16x64x3x3xf32>) -> tensor<1x16x28x28xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %z : f32
+  } : tensor<1x64x56x56xf32> to tensor<1x64x58x58xf32>
+  %e = tensor.empty() : tensor<1x16x28x28xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x28x28xf32>) -> tensor<1x16x28x28xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x64x58x58xf32>, tensor<16x64x3x3xf32>) outs(%i : tensor<1x16x28x28xf32>) -> tensor<1x16x28x28xf32>
+  return %y : tensor<1x16x28x28xf32>
+}
+
+
+// -----
+
 // 32 input channels (under 64): the column phases stay.
 // CHECK-LABEL: func.func @conv_3x3s2_few_channels_keep_phases(
 // CHECK-NOT:     tensor<1x32x2x2x15x15xf32>

@@ -10,8 +10,10 @@ ReLU of it, and at 14x14 with ReLU; 24 output channels (three register tiles of 
 among 2 threads by column tiles instead); a 5x5 window on a prime plane; asymmetric
 padding; a 1x3 window; no padding (the extra zero rows are the only pad); a residual add
 (not moved onto the flat rows: it varies over the image); a bias with ReLU; stride-2 ones:
-ResNet-50's 3x3/2 128 -> 128 from 56x56, an odd padded size, asymmetric padding, a 2x2/2
-window, and 32 channels (which keep the column phases). Inputs standard
+ResNet-50's 3x3/2 128 -> 128 from 56x56 (812 columns: the last 12 a peeled tile, the
+column tiles outer), 64 -> 16 from 40x40 (420: 4 peeled, channel blocks outer), an odd
+padded size, asymmetric padding, a 2x2/2 window, and 32 channels (which keep the column
+phases). Inputs standard
 normal, filters scaled by 1/sqrt(C*KH*KW) so outputs are O(1). Tolerance: 1e-5 + 1e-5 *
 |want| against float64 (sums of up to 1152 f32 products), and no more than 8 times
 onnxruntime's own error plus 1e-6.
@@ -36,7 +38,8 @@ CASES = [
     (6, 16, 16, 16, (3, 3), (0, 0, 0, 0), None, (1, 1)),  # no padding
     (19, 16, 20, 20, (3, 3), (1, 1, 1, 1), "Add", (1, 1)),  # a residual add
     # Stride 2 over phase planes (AVX-512 only; the column phases on x86-64-v3):
-    (128, 128, 56, 56, (3, 3), (1, 1, 1, 1), "BiasRelu", (2, 2)),  # ResNet-50's, columns outer
+    (128, 128, 56, 56, (3, 3), (1, 1, 1, 1), "BiasRelu", (2, 2)),  # ResNet-50's, columns outer, 12 peeled
+    (64, 16, 40, 40, (3, 3), (1, 1, 1, 1), "Relu", (2, 2)),  # 4 columns peeled, channel blocks outer
     (64, 16, 27, 27, (3, 3), (1, 1, 1, 1), "Relu", (2, 2)),  # odd padded size: pad rounded up
     (67, 32, 29, 40, (3, 3), (0, 1, 1, 0), None, (2, 2)),  # asymmetric padding, not square
     (64, 16, 32, 32, (2, 2), (0, 0, 0, 0), None, (2, 2)),  # a 2x2/2 window, no padding

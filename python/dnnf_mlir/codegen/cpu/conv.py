@@ -26,6 +26,7 @@ from .rows import schedule_rows
 from .tiles import conv_rows_outer, conv_vector_tile, even_split, peeled_conv_columns
 
 LIBRARY = "cpu/conv.mlir"
+MATMUL_LIBRARY = "cpu/matmul.mlir"  # its loop peeling, for a flat row's column tiles
 
 
 def accumulated_convolutions(op) -> list:
@@ -101,13 +102,13 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
             for producer_handle in producers + ([fill] if fill is not None else []):
                 _, forall = s.fuse_into(producer_handle, forall)
             details["forall"] = sizes
-    # A flat row (``flat_conv_rows``) goes by its column tiles as an image by its rows
-    # (whole ones: not where the last is peeled).
-    rows, step = (oh, [0, 0, 1, 0]) if oh > 1 else (0 if peeled else padded // wv, [0, 0, 0, wv])
+    # A flat row (``flat_conv_rows``) goes by its column tiles as an image by its rows.
+    rows, step = (oh, [0, 0, 1, 0]) if oh > 1 else (padded // wv, [0, 0, 0, wv])
+    outer = None
     if conv_rows_outer(_input_bytes(chain), sum(_bytes(conv.operands[1]) for conv in chain), f // fr, rows):
         # One output row (or column tile) at a time (the register tiles inside): its
         # input stays in cache for every channel block, the filters stream once per row.
-        root, _ = s.fuse(root, step if epilogue is not None else step + [0, 0, 0])
+        root, (outer,) = s.fuse(root, step if epilogue is not None else step + [0, 0, 0])
         details["rows_outer"] = True
     kind = "register_tiles" if epilogue is None else "epilogue_register_tiles"
     tiled, tiles = s.include(LIBRARY, f"__dnnf_conv2d_{kind}", [root], [fr, wv], results=2)
@@ -116,7 +117,11 @@ def schedule_conv(planner: CpuPlanner, op, epilogue=None) -> bool:
         # tiles are then found in the whole function (the peeled loop of one
         # iteration may be folded away).
         func = s.parent_func(tiles)
-        s.include(LIBRARY, "__dnnf_conv2d_peel_partial_columns", [tiled], results=2)
+        if oh == 1 and outer is not None:
+            # A flat row's column tiles outer: its last one is the partial one.
+            s.include(MATMUL_LIBRARY, "__dnnf_peel_partial_tile", [outer], results=2)
+        else:
+            s.include(LIBRARY, "__dnnf_conv2d_peel_partial_columns", [tiled], results=2)
         s.canonicalize(func)
         tiles = func
         details["peeled_columns"] = peeled

@@ -19,6 +19,7 @@ from ... import _mlir
 from ..._mlir import ir
 from ...linalg_builders import affine_map, generic, make_pad
 from ..linalg_queries import accumulator_fill, conv_params, is_f32, linalg_ops, pad_fill, reassociation, static_tensor_type
+from .conv import accumulated_convolutions, feeds_accumulated_convolution
 from .target import CpuTarget
 from .tiles import conv_vector_tile, narrow_conv_rows, peeled_conv_columns
 
@@ -131,7 +132,8 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
     The input gets extra zero columns on the right (merged into its ``tensor.pad``
     when it has one), the convolution computes ``OW'`` columns into a fill of the
     wider shape, and an ``extract_slice`` keeps the first ``OW``. Not those split by
-    phase whose last column tile is peeled instead (``tiles.peeled_conv_columns``).
+    phase, nor the accumulated ones of a flat row (``flat_conv_rows``), whose last
+    column tile is peeled instead (``tiles.peeled_conv_columns``).
     Returns how many convolutions were widened.
     """
     linalg, tensor, arith = _mlir.linalg, _mlir.tensor, _mlir.arith
@@ -141,7 +143,9 @@ def pad_convolutions(module: ir.Module, target: CpuTarget) -> int:
         kw = w_t.shape[3]
         _, _, padded = conv_vector_tile(ow, f, target)
         (sh, sw), (dh, dw) = conv_params(op)
-        if padded == ow or (splits_by_phase(sw, dw, kw) and peeled_conv_columns(ow, f, target)):
+        phased = splits_by_phase(sw, dw, kw) or len(accumulated_convolutions(op)) > 1 \
+            or feeds_accumulated_convolution(op)
+        if padded == ow or (phased and peeled_conv_columns(ow, f, target)):
             continue
         x = op.operands[0]
         need = (padded - 1) * sw + (kw - 1) * dw + 1

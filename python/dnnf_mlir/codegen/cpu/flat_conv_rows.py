@@ -27,8 +27,9 @@ A stride-2 convolution reads the padded input split into its four phase planes
 output ``(oh, ow)`` is element ``k + (i // 2) * WP/2 + j // 2`` of plane ``(i % 2, j % 2)``
 with ``k = oh * WP/2 + ow``, so window row ``i``'s taps of column phase ``b`` (``j = b,
 b + 2, ...``) are one ``1 x ceil((KW - b) / 2)`` convolution over that plane's flat row,
-and a 3x3/2 window six of them. ResNet-50's 3x3/2 128 -> 128 from 56x56 computes 832
-columns (28 rows of the planes' pitch 29) instead of 28 rows of 32.
+and a 3x3/2 window six of them. ResNet-50's 3x3/2 128 -> 128 from 56x56 computes 812
+columns (28 rows of the planes' pitch 29) instead of 28 rows of 32: 25 register tiles
+and a last one of 12 columns peeled (``_peeled_length``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from ..linalg_queries import reassociation, static_tensor_type
 from .convolutions import pad_value, static_pad
 from .flat_planes import phase_planes
 from .target import CpuTarget
-from .tiles import conv_vector_tile, conv_width_throughput
+from .tiles import conv_vector_tile, conv_width_throughput, peeled_conv_columns
 
 # The flat rows are used when they save at least this fraction of the row schedule's
 # modelled time (columns computed over the width's throughput, ``conv_width_throughput``):
@@ -161,7 +162,15 @@ def _candidates(module: ir.Module, target: CpuTarget):
             continue  # a residual add: the row schedule's epilogue, not a pass of its own
         flat = flat_columns(oh, ow, pitch, f, target)
         if flat is not None:
-            yield op, x_t, w_t, out_t, flat[0], pitch
+            yield op, x_t, w_t, out_t, _peeled_length(flat[0], oh * pitch, strides, f, target), pitch
+
+
+def _peeled_length(length: int, columns: int, strides, f: int, target: CpuTarget) -> int:
+    """The flat row's length: a stride-2 one's ``columns`` exactly where its last partial
+    register tile is peeled (``tiles.peeled_conv_columns``: ``conv.py`` computes it as a
+    tile of its own), else ``length``, whole tiles. ResNet-50's 3x3/2 128 -> 128 from
+    56x56 computes 812 columns, not 832."""
+    return columns if strides == [2, 2] and peeled_conv_columns(columns, f, target) else length
 
 
 def _window_rows(op, x_t, w_t, length: int, pitch: int):

@@ -21,6 +21,9 @@ LAUNCHED_ATTR = "dnnf.kernels.launched"  # module: kernel calls per run of the p
 UNIQUE_ATTR = "dnnf.kernels.unique"  # module: kernel functions
 MIN_ELEMENTS = 64  # non-splat constants with fewer elements stay in the code
 TIME_STEPS = "dnnf.time_steps"  # unit attribute on the scf.for of a recurrence over its time steps
+# i64 on a kernel function: the FLOPs its code does as byte dot products (dnnf-int8-matmuls),
+# which the profiler judges against the int8 peak rather than the FMA's.
+INT8_FLOPS_ATTR = "dnnf.kernel.int8_flops"
 
 
 def is_time_step_loop(op) -> bool:

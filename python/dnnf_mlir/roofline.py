@@ -1,11 +1,16 @@
-"""This machine's roofline: the FMA peak of one core and the STREAM triad bandwidth.
+"""This machine's roofline: the FMA and int8 peaks of one core and the STREAM triad bandwidth.
 
 Measured once per CPU and cached, because the profiler and the kernel sweep judge
 every kernel against it and the measurement takes seconds. The kernels are
 ``runtime/roofline/roofline.c``, built by clang for the host CPU with vectors of
 its widest ISA (``CpuTarget.lanes``: 16 f32 lanes with AVX-512): independent chains
-of vector FMAs for the peak, and ``a = b + s * c`` over arrays far larger than the
-caches, at 1 thread and at every core, for the bandwidth. Each figure is the best of
+of vector FMAs for the peak, the same chains of byte dot products (unsigned by signed
+bytes into i32 lanes: ``vpdpbusd`` with VNNI, else ``vpmaddubsw`` + ``vpmaddwd``) for the
+int8 peak, and ``a = b + s * c`` over arrays far larger than the caches, at 1 thread and
+at every core, for the bandwidth. A kernel whose code does byte dot products
+(``INT8_FLOPS_ATTR``: QLinearConv's and MatMulInteger's on VNNI, four multiply-adds an
+i32 lane) is judged by the int8 peak for those FLOPs: against the f32 one, a Zen 4's
+reached "368% of the FMA peak". Each figure is the best of
 several trials, since the machine may be shared: for the peak, many of under a
 millisecond each, which other processes rarely all interrupt.
 
@@ -14,8 +19,9 @@ The peak depends on the code's vectors: an artifact compiled for a lower CPU
 peak of code built for that CPU on this machine, so the figures are measured per
 CPU the code is for (``$DNNF_CPU``, else the host) as well as per machine.
 
-The cache is ``$DNNF_ROOFLINE``, else ``dnnf-mlir/roofline.json`` in the user's
-cache directory, one entry per CPU (LLVM's name and the model name the kernel
+The cache is ``$DNNF_ROOFLINE``, else ``dnnf-mlir/roofline-2.json`` in the user's
+cache directory (2: with the int8 peak; the entries of ``roofline.json`` stay for older
+checkouts sharing the home directory, which cannot read the new field), one entry per CPU (LLVM's name and the model name the kernel
 reports) and CPU the code is for, so that machines sharing a home directory each
 keep their own.
 """
@@ -56,8 +62,9 @@ class RooflineError(Exception):
 
 @dataclass(frozen=True)
 class Roofline:
-    """A CPU's measured limits: the FMA peak of one core (GFLOP/s, f32) and the triad
-    bandwidth (GB/s) at each measured thread count."""
+    """A CPU's measured limits: the FMA peak of one core (GFLOP/s, f32), its int8 peak
+    (GOP/s, two a byte multiply-add; 0 where the CPU has no byte dot product) and the
+    triad bandwidth (GB/s) at each measured thread count."""
 
     cpu: str  # LLVM's name (znver4)
     model_name: str  # the kernel's (/proc/cpuinfo), e.g. AMD EPYC 9R14
@@ -66,9 +73,15 @@ class Roofline:
     triad_gbs: dict  # threads (as a string, JSON's keys) -> GB/s
     measured_at: float
     code_cpu: str = ""  # the CPU the kernels were built for, when not this one (x86-64-v3)
+    int8_gops: float = 0.0  # one core
+    int8_instruction: str = ""  # what the int8 peak was measured with, "vpdpbusd zmm (AVX512-VNNI)"
 
     def peak_gflops(self, threads: int = 1) -> float:
         return self.fma_gflops * threads
+
+    def int8_peak_gops(self, threads: int = 1) -> float:
+        """The int8 peak, else (no byte dot product measured) the FMA peak."""
+        return (self.int8_gops or self.fma_gflops) * threads
 
     def bandwidth_gbs(self, threads: int = 1) -> float:
         """The triad bandwidth at the largest measured thread count not above ``threads``."""
@@ -80,30 +93,49 @@ class Roofline:
         """The arithmetic intensity (FLOP per byte) where compute starts to bound."""
         return self.peak_gflops(threads) / self.bandwidth_gbs(threads)
 
-    def judge(self, flops: float, nbytes: float, seconds: float, threads: int = 1, floor: float = 0.0) -> tuple:
-        """``(bound, fraction)`` of a kernel that did ``flops`` and moved ``nbytes`` in
-        ``seconds``: ``compute`` (against the FMA peak) when its intensity is above the
-        ridge, else ``memory`` (against the bandwidth); the fraction is the time the limit
+    def judge(self, flops: float, nbytes: float, seconds: float, threads: int = 1, floor: float = 0.0,
+              int8_flops: float = 0.0) -> tuple:
+        """``(bound, fraction)`` of a kernel that did ``flops`` (``int8_flops`` of them as
+        byte dot products) and moved ``nbytes`` in ``seconds``: ``compute`` or ``int8``
+        (whichever of its FLOPs take longer at their peak: the FMA's, the int8 one, which
+        is the FMA's on a CPU without byte dot products) when
+        its FLOPs take longer at their peaks than its bytes at the bandwidth (its intensity
+        above the ridge, for f32), else ``memory``; the fraction is the time the limit
         allows over ``seconds``. ``floor``: seconds every timed call takes however little
         it does (``kernel_sweep/call_floor.py``), added to the time the limit allows."""
         if seconds <= 0:
             return ("memory", 0.0)
-        if nbytes <= 0 or flops / nbytes >= self.ridge(threads):
-            return ("compute", (floor + flops / 1e9 / self.peak_gflops(threads)) / seconds)
-        return ("memory", (floor + nbytes / 1e9 / self.bandwidth_gbs(threads)) / seconds)
+        fma_seconds = (flops - int8_flops) / 1e9 / self.peak_gflops(threads)
+        int8_seconds = int8_flops / 1e9 / self.int8_peak_gops(threads)
+        memory_seconds = nbytes / 1e9 / self.bandwidth_gbs(threads)
+        if nbytes <= 0 or fma_seconds + int8_seconds >= memory_seconds:
+            bound = "int8" if self.int8_gops and int8_seconds > fma_seconds else "compute"
+            return (bound, (floor + fma_seconds + int8_seconds) / seconds)
+        return ("memory", (floor + memory_seconds) / seconds)
 
     def describe(self) -> str:
         bandwidth = ", ".join(f"{gbs:.1f} GB/s at {t} thread{'s' * (t != '1')}" for t, gbs in self.triad_gbs.items())
         code = f", code for {self.code_cpu}" if self.code_cpu else ""
+        int8 = (f"int8 peak {self.int8_gops:.1f} GOP/s per core ({self.int8_instruction})" if self.int8_gops
+                else "no int8 dot product (int8 judged by the FMA peak)")
         return (f"{self.model_name} ({self.cpu}): FMA peak {self.fma_gflops:.1f} GFLOP/s per core "
-                f"({self.lanes} f32 lanes{code}), triad {bandwidth}; ridge {self.ridge():.1f} FLOP/byte at 1 thread")
+                f"({self.lanes} f32 lanes{code}), {int8}, triad {bandwidth}; "
+                f"ridge {self.ridge():.1f} FLOP/byte at 1 thread")
+
+
+LIMITS = {"compute": ("FMA peak", "peak"), "int8": ("int8 peak", "i8pk"), "memory": ("bandwidth", "BW")}
+
+
+def limit_name(bound: str, short: bool = False) -> str:
+    """The limit ``Roofline.judge``'s ``bound`` names, in words or (tables) in four letters."""
+    return LIMITS[bound][short]
 
 
 def default_path() -> Path:
-    """``$DNNF_ROOFLINE``, else ``dnnf-mlir/roofline.json`` in the user's cache directory."""
+    """``$DNNF_ROOFLINE``, else ``dnnf-mlir/roofline-2.json`` in the user's cache directory."""
     if os.environ.get(ROOFLINE_ENV):
         return Path(os.environ[ROOFLINE_ENV])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnnf-mlir" / "roofline.json"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnnf-mlir" / "roofline-2.json"
 
 
 def cpu_model_name() -> str:
@@ -151,6 +183,10 @@ def _build(directory: Path, target: CpuTarget) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(library))
     lib.dnnf_fma_seconds.restype = ctypes.c_double
     lib.dnnf_fma_seconds.argtypes = [ctypes.c_long, ctypes.POINTER(ctypes.c_float)]
+    lib.dnnf_int8_seconds.restype = ctypes.c_double
+    lib.dnnf_int8_seconds.argtypes = [ctypes.c_long, ctypes.POINTER(ctypes.c_int)]
+    lib.dnnf_int8_macs.restype = ctypes.c_int
+    lib.dnnf_int8_instruction.restype = ctypes.c_char_p
     lib.dnnf_triad_seconds.restype = ctypes.c_double
     lib.dnnf_triad_seconds.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
     return lib
@@ -160,6 +196,15 @@ def _fma_gflops(lib, lanes: int, iterations: int) -> float:
     sink = ctypes.c_float()
     best = min(lib.dnnf_fma_seconds(iterations, ctypes.byref(sink)) for _ in range(TRIALS))
     return iterations * ACCUMULATORS * lanes * 2 / best / 1e9
+
+
+def _int8_gops(lib, iterations: int) -> float:
+    """The int8 peak (two operations a byte multiply-add), 0 without a byte dot product."""
+    macs, sink = lib.dnnf_int8_macs(), ctypes.c_int()
+    if macs == 0:
+        return 0.0
+    best = min(lib.dnnf_int8_seconds(iterations, ctypes.byref(sink)) for _ in range(TRIALS))
+    return iterations * macs * 2 / best / 1e9
 
 
 def _triad_gbs(lib, threads: int, floats: int) -> float:
@@ -182,8 +227,10 @@ def measure(fma_iterations: int = FMA_ITERATIONS, triad_floats: int = TRIAD_FLOA
     with tempfile.TemporaryDirectory(prefix="dnnf-roofline-") as scratch:
         lib = _build(Path(scratch), target)
         fma = _fma_gflops(lib, lanes, fma_iterations)
+        int8, instruction = _int8_gops(lib, fma_iterations), lib.dnnf_int8_instruction().decode()
         triad = {str(t): _triad_gbs(lib, t, triad_floats) for t in threads}
-    return Roofline(host_cpu_name(), cpu_model_name(), lanes, fma, triad, time.time(), _foreign_cpu(target))
+    return Roofline(host_cpu_name(), cpu_model_name(), lanes, fma, triad, time.time(), _foreign_cpu(target), int8,
+                    instruction)
 
 
 def _read_cache(path: Path) -> dict:
@@ -210,4 +257,5 @@ def machine_roofline(refresh: bool = False, path: "Path | None" = None, cpu: "st
     return roofline
 
 
-__all__ = ["ROOFLINE_ENV", "Roofline", "RooflineError", "cpu_key", "default_path", "machine_roofline", "measure"]
+__all__ = ["ROOFLINE_ENV", "Roofline", "RooflineError", "cpu_key", "default_path", "limit_name", "machine_roofline",
+           "measure"]

@@ -13,14 +13,15 @@ other one has no timer.
 from __future__ import annotations
 
 from .._mlir import ir, llvm
-from ..kernel_functions import KERNEL_ATTR
+from ..kernel_functions import INT8_FLOPS_ATTR, KERNEL_ATTR
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
 from .statistics_pass import BYTES_ATTR, FLOPS_ATTR, OPS_ATTR, SHAPES_ATTR
 
 LAUNCHES_ATTR = "dnnf.profile.launches"
 ENTER, EXIT = "dnnf_kernel_enter", "dnnf_kernel_exit"  # void (int32_t launch), defined by glue.py
-_RECORDED = {"flops": FLOPS_ATTR, "bytes": BYTES_ATTR, "ops": OPS_ATTR, "shapes": SHAPES_ATTR}
+_RECORDED = {"flops": FLOPS_ATTR, "int8_flops": INT8_FLOPS_ATTR, "bytes": BYTES_ATTR, "ops": OPS_ATTR,
+             "shapes": SHAPES_ATTR}
 
 
 def _symbol(op) -> str:
@@ -89,7 +90,7 @@ class InstrumentKernelsPass(ModulePass):
 
 def recorded_launches(module: ir.Operation) -> list:
     """What ``InstrumentKernelsPass`` recorded: per launch, in order, a dict with
-    ``kernel`` and (when recorded) ``ops``, ``shapes``, ``flops``, ``bytes``; [] for a
+    ``kernel`` and (when recorded) ``ops``, ``shapes``, ``flops``, ``int8_flops``, ``bytes``; [] for a
     module it did not instrument."""
     if LAUNCHES_ATTR not in module.attributes:
         return []
@@ -100,7 +101,7 @@ def recorded_launches(module: ir.Operation) -> list:
         for key in ("ops", "shapes"):
             if key in entries:
                 launch[key] = ir.StringAttr(entries[key]).value
-        for key in ("flops", "bytes"):
+        for key in ("flops", "int8_flops", "bytes"):
             if key in entries:
                 launch[key] = ir.IntegerAttr(entries[key]).value
         launches.append(launch)

@@ -14,6 +14,7 @@ import json
 
 from ..fusion.picture import BoxNote, plan_svg
 from ..fusion.plan_graph import FUSION_PLAN, PlanGraph
+from ..roofline import limit_name
 from .report import KernelProfile, ProfileError, launches_of
 
 COLD, HOT = (255, 255, 255), (222, 45, 38)  # the heat scale's ends: no share of the run, the largest
@@ -48,7 +49,7 @@ def box_notes(rows: list) -> dict:
     largest = max((row.share for row in rows), default=0.0) or 1.0
     notes = {}
     for row in rows:
-        limit = "peak" if row.bound == "compute" else "BW"
+        limit = limit_name(row.bound, short=True)
         notes[row.launch] = BoxNote(
             (f"{1e3 * row.seconds:.3f} ms, {100 * row.share:.1f}%", f"{100 * row.roofline_fraction:.0f}% of {limit}"),
             heat(row.share / largest),

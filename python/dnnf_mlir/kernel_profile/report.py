@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..roofline import Roofline
+from ..roofline import Roofline, limit_name
 
 
 class ProfileError(Exception):
@@ -44,7 +44,7 @@ class KernelRow:
     share: float  # of ``total_seconds``
     gflops: float
     gbs: float
-    bound: str  # "compute" or "memory"
+    bound: str  # Roofline.judge's: "compute", "int8" or "memory"
     roofline_fraction: float
 
 
@@ -86,7 +86,8 @@ class KernelProfile:
         rows = []
         for index, (launch, seconds) in enumerate(zip(self.launches, self.launch_seconds())):
             flops, nbytes = launch.get("flops", 0), launch.get("bytes", 0)
-            bound, fraction = roofline.judge(flops, nbytes, seconds, self.threads)
+            bound, fraction = roofline.judge(flops, nbytes, seconds, self.threads,
+                                             int8_flops=launch.get("int8_flops", 0))
             rate = 1e-9 / seconds if seconds > 0 else 0.0
             rows.append(KernelRow(index, launch["kernel"], launch.get("ops", ""), launch.get("shapes", ""),
                                   float(seconds), float(seconds / total), flops * rate, nbytes * rate, bound,
@@ -98,9 +99,9 @@ class KernelProfile:
         rows = self.rows(roofline)
         lines = [f"{'ms':>9} {'share':>6} {'GFLOP/s':>8} {'GB/s':>7} {'roofline':>12}  kernel: ops [shapes]"]
         for row in rows[:limit]:
-            limit_name = "peak" if row.bound == "compute" else "BW"
+            bound = limit_name(row.bound, short=True)
             lines.append(f"{1e3 * row.seconds:9.4f} {100 * row.share:5.1f}% {row.gflops:8.2f} {row.gbs:7.2f} "
-                         f"{100 * row.roofline_fraction:5.1f}% {limit_name:<5}  {row.kernel}: {row.ops} [{row.shapes}]")
+                         f"{100 * row.roofline_fraction:5.1f}% {bound:<5}  {row.kernel}: {row.ops} [{row.shapes}]")
         if limit is not None and len(rows) > limit:
             lines.append(f"... {len(rows) - limit} more launches")
         kernels, outside = sum(row.seconds for row in rows), self.outside_seconds()
@@ -109,6 +110,7 @@ class KernelProfile:
                      f"{1e3 * self.run_seconds():.3f} ms); "
                      f"roofline at {self.threads} thread{'s' * (self.threads > 1)}: "
                      f"{roofline.peak_gflops(self.threads):.1f} GFLOP/s, "
+                     f"int8 {roofline.int8_peak_gops(self.threads):.1f} GOP/s, "
                      f"{roofline.bandwidth_gbs(self.threads):.1f} GB/s")
         return "\n".join(lines)
 

@@ -28,7 +28,7 @@ from ..codegen import CodegenError
 from ..compiler import ArtifactError, CompileError
 from ..conversion import ConversionError
 from ..frontend.onnx_types import OnnxImportError
-from ..roofline import Roofline
+from ..roofline import Roofline, limit_name
 from ..tools.bench_runs import median_rounds
 from ..tools.common import onnxruntime_session
 from ..tools.float64_reference import judged_reference
@@ -54,12 +54,13 @@ def sweep_case(case: SweepCase, directory: Path, roofline: Roofline, timing, flo
     launches = artifact.manifest["kernel_launches"]
     seconds = profile.launch_seconds()
     flops, nbytes = sum(k.get("flops", 0) for k in launches), sum(k.get("bytes", 0) for k in launches)
+    int8_flops = sum(k.get("int8_flops", 0) for k in launches)
     busy = seconds.sum()
-    bound, fraction = roofline.judge(flops, nbytes, busy, 1, floor * len(launches))
+    bound, fraction = roofline.judge(flops, nbytes, busy, 1, floor * len(launches), int8_flops)
     slowest = launches[int(np.argmax(seconds))]
     return {"family": case.family, "shape": case.shape, "kernels": len(launches), "dnnf_ms": medians["dnnf"],
             "ort_ms": medians["ort"], "ratio": medians["dnnf"] / medians["ort"], "kernel_ms": 1e3 * busy,
-            "flops": flops, "bytes": nbytes, "gflops": flops / busy / 1e9, "gbs": nbytes / busy / 1e9,
+            "flops": flops, "int8_flops": int8_flops, "bytes": nbytes, "gflops": flops / busy / 1e9, "gbs": nbytes / busy / 1e9,
             "bound": bound, "roofline_fraction": fraction, "error_ratio": error,
             "slowest_kernel": f"{slowest['kernel']} ({slowest.get('ops', '')})"}
 
@@ -79,7 +80,7 @@ def _error_ratio(outputs, fp32, judged) -> float:
 def _line(name: str, r: dict) -> str:
     if "error" in r:
         return f"{name}: failed: {r['error']}"
-    limit = "FMA peak" if r["bound"] == "compute" else "bandwidth"
+    limit = limit_name(r["bound"])
     return (f"{name}: dnnf {r['dnnf_ms']:.3f} ms, onnxruntime {r['ort_ms']:.3f} ms (x{r['ratio']:.2f}); "
             f"{r['kernels']} kernel{'s' * (r['kernels'] > 1)}, {r['gflops']:.2f} GFLOP/s, {r['gbs']:.2f} GB/s: "
             f"{100 * r['roofline_fraction']:.1f}% of the {limit}; error {r['error_ratio']:.2g} of the tolerance")
@@ -117,7 +118,7 @@ def table(results: dict, roofline: Roofline, floor: float) -> str:
     lines = [f"roofline: {roofline.describe()}", f"call floor: {_floor_words(floor)}", header, "-" * len(header)]
     done = sorted((item for item in results.items() if "error" not in item[1]), key=lambda i: i[1]["roofline_fraction"])
     for name, r in done:
-        limit = "peak" if r["bound"] == "compute" else "BW"
+        limit = limit_name(r["bound"], short=True)
         lines.append(f"{name:<20} {r['shape'][:40]:<40} {r['kernels']:>4} {r['dnnf_ms']:>8.3f} {r['ort_ms']:>8.3f} "
                      f"{r['ratio']:>5.2f} {r['gflops']:>8.2f} {r['gbs']:>7.2f} {100 * r['roofline_fraction']:>6.1f}% "
                      f"{limit:<5} {r['error_ratio']:>7.2g}")

@@ -1,4 +1,4 @@
-"""dnnf-roofline: show this machine's roofline (FMA peak, STREAM triad bandwidth), measuring it once.
+"""dnnf-roofline: show this machine's roofline (FMA and int8 peaks, STREAM triad bandwidth), measuring it once.
 
     dnnf-roofline              # the cached figures for this CPU, measured first if there are none
     dnnf-roofline --refresh    # measure again (a few seconds) and replace the cached figures
@@ -7,7 +7,7 @@
 
 The profiler (dnnf-run OUT --profile) and the kernel sweep (dnnf-bench --kernels)
 judge each kernel against these figures. The cache is $DNNF_ROOFLINE, else
-~/.cache/dnnf-mlir/roofline.json, one entry per CPU and CPU the code is for (the
+~/.cache/dnnf-mlir/roofline-2.json, one entry per CPU and CPU the code is for (the
 profiler judges an artifact against the figures of the CPU it was compiled for).
 """
 

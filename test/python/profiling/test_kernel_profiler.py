@@ -8,8 +8,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from dnnf_mlir import InferenceSession
+from dnnf_mlir.codegen.cpu.features import VNNI_FEATURE
+from dnnf_mlir.codegen.cpu.target import host_target
 from dnnf_mlir.compiler import Artifact, CompileError, compile_model
-from dnnf_mlir.kernel_profile.report import ProfileError
+from dnnf_mlir.kernel_profile.report import ProfileError, profile_runs
+from dnnf_mlir.kernel_sweep.cases import cases_of
 from dnnf_mlir.roofline import Roofline
 from dnnf_mlir.tools import run as run_tool
 from dnnf_mlir.tools.common import ToolError
@@ -93,8 +96,6 @@ def test_profile_table_and_trace(profiled, fixed_roofline, tmp_path, capsys):
 
 
 def test_table_figures(profiled):
-    from dnnf_mlir.kernel_profile.report import profile_runs
-
     x = np.random.default_rng(1).standard_normal((1, 16, 48, 48)).astype(np.float32)
     _, profile = profile_runs(profiled.session(), [x], 4)
     rows = profile.rows(ROOFLINE)
@@ -105,6 +106,30 @@ def test_table_figures(profiled):
     relu = next(row for row in rows if row.ops == "relu")
     assert relu.bound == "memory" and relu.roofline_fraction == pytest.approx(relu.gbs / 20.0)
     assert sum(row.share for row in rows) == pytest.approx(1 - profile.outside_seconds() / profile.total_seconds())
+
+
+def test_byte_products_judged_by_the_int8_peak(tmp_path):
+    """MatMulInteger on VNNI: its product's FLOPs are recorded as byte dot products and
+    judged against the int8 peak; without VNNI (x86-64-v3) the f32 product the code
+    keeps is judged against the FMA's."""
+    (case,) = cases_of(["matmul-integer"])
+    model, feeds = case.model()
+    onnx.save(model, tmp_path / "m.onnx")
+    compile_model(tmp_path / "m.onnx", tmp_path / "out", profile_kernels=True)
+    artifact = Artifact(tmp_path / "out")
+    launches = artifact.manifest["kernel_launches"]
+    int8 = [launch.get("int8_flops", 0) for launch in launches]
+    vnni = VNNI_FEATURE in host_target().features
+    assert sum(int8) == (2 * 128 * 256 * 256 if vnni else 0)
+    machine = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 20.0}, measured_at=0,
+                       int8_gops=400.0, int8_instruction="vpdpbusd zmm (AVX512-VNNI)")
+    _, profile = profile_runs(artifact.session(), [feeds["a"]], 4)
+    product = max(profile.rows(machine), key=lambda row: row.gflops)
+    launch = launches[product.launch]
+    assert launch["flops"] >= 2 * 128 * 256 * 256
+    peak = 400.0 if vnni else 100.0
+    assert product.bound == ("int8" if vnni else "compute")
+    assert product.roofline_fraction == pytest.approx(product.gflops / peak, rel=0.01)
 
 
 def test_inference_session_profiles_every_run(tmp_path):

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from dnnf_mlir import roofline as roofline_module
+from dnnf_mlir.codegen.cpu.features import VNNI_FEATURE
 from dnnf_mlir.codegen.cpu.target import host_target
 from dnnf_mlir.roofline import Roofline, cpu_key, machine_roofline
 from dnnf_mlir.tools import roofline as roofline_tool
@@ -37,6 +38,15 @@ def test_measured_once_then_cached_then_refreshed(cache, monkeypatch):
     if clock is not None:  # without a reported clock, the cache checks below still run
         assert first.fma_gflops > 4 * clock
     assert first.lanes >= 4
+    # Byte dot products: vpdpbusd does four multiply-adds an i32 lane where an FMA does
+    # one an f32 lane (Zen 4: 4x), vpmaddubsw + vpmaddwd two (2x); above 1.5x either way.
+    if VNNI_FEATURE in host_target().features:
+        assert first.int8_instruction.startswith("vpdpbusd")
+    if first.int8_instruction:
+        assert first.int8_gops > 1.5 * first.fma_gflops
+        assert f"int8 peak {first.int8_gops:.1f} GOP/s per core ({first.int8_instruction})" in first.describe()
+    else:
+        assert first.int8_gops == 0.0 and "no int8 dot product" in first.describe()
     assert all(0.5 < gbs < 2000 for gbs in first.triad_gbs.values())
     assert "1" in first.triad_gbs
 
@@ -59,6 +69,7 @@ def test_code_for_a_lower_cpu_has_its_own_figures(cache, monkeypatch):
     monkeypatch.delenv("DNNF_CPU", raising=False)
     native, avx2 = machine_roofline(), machine_roofline(cpu="x86-64-v3")
     assert avx2.lanes == 8 and native.lanes == host_target().lanes(32)
+    assert avx2.int8_instruction == "vpmaddubsw + vpmaddwd + vpaddd ymm (AVX2)"  # no VNNI in x86-64-v3
     entries = json.loads(cache.read_text())
     assert set(entries) == {cpu_key(), cpu_key("x86-64-v3")}
     if host_target().cpu_name != "x86-64-v3":
@@ -80,6 +91,22 @@ def test_kernels_judged_by_arithmetic_intensity():
     # A floor of 30 ns per call: 64 bytes (3.2 ns at 20 GB/s) in 66.4 ns reach half of floor + bandwidth.
     assert machine.judge(16, 64, 66.4e-9, floor=30e-9) == pytest.approx(("memory", 0.5))
     assert machine.judge(2e4, 64, 460e-9, floor=30e-9) == pytest.approx(("compute", 0.5))  # 200 ns of FMAs
+
+
+def test_byte_dot_products_judged_by_the_int8_peak():
+    machine = Roofline("znver4", "test CPU", 16, fma_gflops=100.0, triad_gbs={"1": 20.0}, measured_at=0,
+                       int8_gops=400.0, int8_instruction="vpdpbusd zmm (AVX512-VNNI)")
+    # 4 GOP of byte dot products in 20 ms: 10 ms at the int8 peak, half of it; against the
+    # FMA peak it would have been 200%.
+    assert machine.judge(4e9, 1e7, 0.02, int8_flops=4e9) == pytest.approx(("int8", 0.5))
+    # Mixed: 1 GFLOP of f32 (10 ms) and 2 GOP of int8 (5 ms) in 30 ms; the f32 part is the longer.
+    assert machine.judge(3e9, 1e7, 0.03, int8_flops=2e9) == pytest.approx(("compute", 0.5))
+    # The int8 peak makes 4 GOP over 300 MB memory-bound: 10 ms of dot products, 15 ms of bytes.
+    assert machine.judge(4e9, 3e8, 0.03, int8_flops=4e9) == pytest.approx(("memory", 0.5))
+    assert machine.judge(4e9, 3e8, 0.08) == pytest.approx(("compute", 0.5))  # the same FLOPs as f32
+    # A CPU without a byte dot product: int8 FLOPs judged by the FMA peak.
+    plain = Roofline("x", "test CPU", 4, fma_gflops=100.0, triad_gbs={"1": 20.0}, measured_at=0)
+    assert plain.judge(4e9, 1e7, 0.08, int8_flops=4e9) == pytest.approx(("compute", 0.5))
 
 
 def test_tool_shows_the_cached_figures(cache, capsys):

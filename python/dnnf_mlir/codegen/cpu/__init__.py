@@ -13,7 +13,8 @@ into the kernels' shapes: ``convolutions.py``, ``matvec.py``, ``windows.py``,
 ``matmul.py``, ``matvec.py``, ``conv.py``, ``rows.py``, ``row_fusion.py`` sized by
 ``tiles.py``, the head loop of attention blocks (``attention.py``) and the
 accumulators hoisted by ``cpu_planner.py``; ``buffers.py`` (after bufferization;
-``strided_reads.py``: stride-2 rows read contiguously, their even lanes shuffled out),
+``strided_reads.py``: stride-2 rows read contiguously, their even lanes shuffled out;
+``scalar_broadcasts.py``: a read of one element broadcast over its lanes loaded once),
 ``openmp.py`` (threads), ``split.py`` (big functions into pieces), ``lowered.py``
 (the LLVM attributes of a lowered module); ``objects.py`` (opt + llc), ``jit.py``
 (run in this process), ``cross.py`` (AArch64 executables under qemu),

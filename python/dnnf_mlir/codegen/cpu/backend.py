@@ -24,7 +24,8 @@ it depends on shapes:
    ``buffer-deallocation-pipeline`` (``deallocate.pipeline``); the kernels' scratch buffers
    allocated by their callers (``kernel_scratch.py``), and the public functions'
    intermediate buffers placed in one arena, cache-hot first (``buffer_arena.py``); stride-2 rows read
-   contiguously (``strided_reads.py``), streamed filter panels prefetched
+   contiguously (``strided_reads.py``), reads of one element broadcast over their lanes
+   loaded once (``scalar_broadcasts.py``), streamed filter panels prefetched
    (``panel_prefetch.py``), so are the rows a register tile's epilogue reads and writes
    (``epilogue_prefetch.py``) and the next rows of a row group in chunks (``row_prefetch.py``);
    then the vector lowering
@@ -63,6 +64,7 @@ from .buffer_reads import to_buffer_per_reader
 from .buffer_arena import place_buffers_in_arenas
 from .kernel_scratch import hoist_kernel_scratch
 from .buffers import post_bufferization_script, vector_lowering_script
+from .scalar_broadcasts import scalar_broadcast_reads
 from .strided_reads import contiguous_strided_reads
 from .flat_transfers import mark_flat_transfer_functions
 from .loop_inits import fresh_inits_in_loops, fresh_inits_of_slices
@@ -126,6 +128,7 @@ class CpuBackend(Backend):
             hoist_kernel_scratch(module.operation)
             place_buffers_in_arenas(module.operation)
             contiguous_strided_reads(module)
+            scalar_broadcast_reads(module)
             prefetch_streamed_panels(module)
             prefetch_epilogue_rows(module)
             prefetch_next_rows(module)

@@ -17,7 +17,8 @@ and computes it by ``vnni_matmul`` from the bytes themselves (the calls pass the
 conversion kernel goes when nothing else reads it) and B packed at compile time, the
 offset folded into the accumulators' start; the i32 product is converted to f32 for
 the matmul's consumers (the importer's cast back to int32 included), which is exact as
-the f32 product was. Other CPUs keep the f32 matmul.
+the f32 product was. Other CPUs keep the f32 matmul. The kernel records the FLOPs it
+now does as byte dot products (``INT8_FLOPS_ATTR``), for the profiler's roofline.
 
 QLinearConv's and ConvInteger's f32 ``linalg.conv_2d_nchw_fchw`` is the same product
 over the windows of its input (``byte_windows``): where its input is such an argument,
@@ -38,7 +39,7 @@ import numpy as np
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
-from ...kernel_functions import LAUNCHED_ATTR, record_kernel_counts
+from ...kernel_functions import INT8_FLOPS_ATTR, LAUNCHED_ATTR, record_kernel_counts
 from ...linalg_builders import generic, make_pad
 from ...transforms.registry import described_by_table
 from ..constant_filters import ConstantFilters, calls_by_callee, erase_if_unused, replace_convolution, retype_argument
@@ -210,6 +211,15 @@ def _product(op, found: ByteMatmul):
                    lambda x, _out: _mlir.arith.sitofp(f32, x))[0]
 
 
+def _record_int8_flops(op, function) -> None:
+    """Add ``op``'s FLOPs (two a multiply-add) to the ``INT8_FLOPS_ATTR`` of its kernel ``function``."""
+    types = [static_tensor_type(v) for v in (op.operands[0], op.operands[1], op.results[0])]
+    flops = 2 * int(np.prod(types[2].shape)) * _depth(op, types)
+    if INT8_FLOPS_ATTR in function.attributes:
+        flops += ir.IntegerAttr(function.attributes[INT8_FLOPS_ATTR]).value
+    function.attributes[INT8_FLOPS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, op.context), flops)
+
+
 def _pass_bytes(found: ByteMatmul) -> ir.Value:
     """Let every call pass the bytes, not their conversion (erased when nothing else reads it):
     A's argument, retyped."""
@@ -239,6 +249,7 @@ def int8_matmuls(module_op, target: CpuTarget) -> int:
         if found is None:
             continue
         converters.add(symbol_name(found.converter))
+        _record_int8_flops(op, found.function)
         with op.location:
             declare_dot(module_op.body)
             with ir.InsertionPoint(op):

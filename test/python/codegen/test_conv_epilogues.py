@@ -63,6 +63,8 @@ def compile_and_reference(text: str, inputs, threads: int):
         (32, 64, 8, 8, 1, 1, True, "matmul"),  # 1x1 as a matmul: bias + residual + relu collapsed
         (32, 64, 16, 16, 1, 2, False, "matmul"),  # strided 1x1
         (32, 64, 6, 6, 1, 1, True, "matmul"),  # 36 columns: the partial tile of 4 peeled, the epilogue in both
+        # 196 columns (rows off the cache lines) and 8 row tiles: each prefetches the next one's rows, clamped
+        (32, 64, 14, 14, 1, 1, True, "matmul"),
         # Output rows narrower than a vector (4 wide): the patches' matmul, bias + relu collapsed
         (32, 48, 8, 8, 3, 2, False, "matmul"),
         (16, 24, 4, 4, 3, 1, True, "matmul"),  # and a residual too (16 columns: no padding)

@@ -22,6 +22,16 @@ interleaved runs, load 8-10): its three launches took 0.80-0.83 of the time in o
 the first one only (1.51 -> 1.26 ms) in another; the 1x1 kernels together 0.98 on
 AVX-512, 1.00 on AVX2 (where write prefetches are plain ones, without PRFCHW), against
 1.007 for the untouched 3x3 ones.
+
+The lines of a row are those of its first element and every line on, and of its last
+one where rows do not start on a line (14x14 outputs: rows of 196 floats, a tile's 32
+columns over three lines, of which the last went unprefetched). A short reduction
+(K = 64: 64 -> 256 at 56x56, some 500 cycles of FMAs) does not cover the misses of
+its own tile, so each tile also prefetches the next row tile's rows (the next tile
+the loops compute: row tiles are the inner loop), through a view of the same shape
+whose row offset is clamped to the last tile's (nothing outside the buffer).
+Prefetching only the next tile's rows was slower than only its own (the current
+tile's lines, issued a whole tile earlier, were still missed); both together won.
 """
 
 from __future__ import annotations
@@ -81,22 +91,58 @@ def _per_line(view_t: ir.MemRefType) -> int:
     return LINE_BYTES * 8 // ir.FloatType(view_t.element_type).width
 
 
+def _row_columns(view_t: ir.MemRefType) -> list:
+    """The columns of a row of ``view_t`` whose lines are its lines: one per line from
+    its first, and its last where rows do not start on a line (a row stride, in
+    elements, that is no multiple of a line: 14x14 outputs, 196 floats, whose rows of
+    32 floats touch three lines)."""
+    per_line, width = _per_line(view_t), view_t.shape[-1]
+    columns = list(range(0, width, per_line))
+    row_stride = view_t.get_strides_and_offset()[0][-2]
+    if width > 1 and (row_stride == ir.ShapedType.get_dynamic_stride_or_offset() or row_stride % per_line):
+        columns.append(width - 1)
+    return columns
+
+
 def _prefetch_view(view, written: bool, loop):
     """``memref.prefetch`` (for writing where ``written``) of every line of every row of
     ``view``, before ``loop``."""
     memref, arith = _mlir.memref, _mlir.arith
     view_t = ir.MemRefType(view.results[0].type)
-    per_line = _per_line(view_t)
-    *outer, width = view_t.shape
+    *outer, _ = view_t.shape
+    columns = _row_columns(view_t)
     index = ir.IndexType.get()
     with ir.InsertionPoint(loop), loop.location:
         positions = [[]]
         for extent in outer:
             positions = [row + [i] for row in positions for i in range(extent)]
-        constants = {v: arith.constant(index, v) for v in {0, *range(max(outer)), *range(0, width, per_line)}}
+        constants = {v: arith.constant(index, v) for v in {0, *range(max(outer)), *columns}}
         for row in positions:
-            for column in range(0, width, per_line):
+            for column in columns:
                 memref.prefetch(view.results[0], [constants[i] for i in row + [column]], written, 3, True)
+
+
+def _next_row_tile(view, loop):
+    """A clone of ``view`` before ``loop`` whose rows (its dim before the last) start
+    where the next row tile's do, its offset plus its rows, clamped so that the view
+    stays in its source (the last tile views its own rows); None when the view's row
+    offset is static or its source is not a static buffer of its rank."""
+    arith = _mlir.arith
+    view_t, source_t = ir.MemRefType(view.results[0].type), ir.MemRefType(view.operands[0].type)
+    if source_t.rank != view_t.rank or not source_t.has_static_shape:
+        return None
+    dim = view_t.rank - 2
+    offsets = list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"]))
+    if offsets[dim] != ir.ShapedType.get_dynamic_stride_or_offset():
+        return None
+    position = 1 + sum(1 for o in offsets[:dim] if o == ir.ShapedType.get_dynamic_stride_or_offset())
+    rows, index = view_t.shape[dim], ir.IndexType.get()
+    with ir.InsertionPoint(loop), loop.location:
+        ahead = arith.addi(view.operands[position], arith.constant(index, rows))
+        clamped = arith.minsi(ahead, arith.constant(index, source_t.shape[dim] - rows))
+        clone = view.operation.clone(ir.InsertionPoint(loop))
+    clone.operands[position] = clamped
+    return clone
 
 
 def prefetch_epilogue_rows(module: ir.Module) -> int:
@@ -114,6 +160,9 @@ def prefetch_epilogue_rows(module: ir.Module) -> int:
                     continue
                 view.move_before(loop)
             _prefetch_view(view, written, loop)
+            ahead = _next_row_tile(view, loop)
+            if ahead is not None:
+                _prefetch_view(ahead, written, loop)
             count += 1
         del loop.attributes[PREFETCH_EPILOGUE_LOOP]
     return count

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..compiler import CompileOptions, compile_model
 from ..compiler.driver import ECG_IR, LLVM_IR
+from ..compiler.huge_pages import copy_aligned
 from .entry import ENTRY_FILE
 from .keys import entry_key
 from .store import CompileCache, build_uncached
@@ -48,7 +49,8 @@ def store_compiled(outdir: Path, model_digest: str, shapes: dict, options: Compi
     """Keep the directory ``compile_model`` made in ``outdir`` in ``cache`` (unless it has
     that entry), without the IR files of ``keep_ir``: what a cache hit would have given."""
     fields = compile_fields(model_digest, shapes, options)
-    copy = functools.partial(shutil.copytree, outdir, ignore=shutil.ignore_patterns(ECG_IR, LLVM_IR))
+    copy = functools.partial(shutil.copytree, outdir, ignore=shutil.ignore_patterns(ECG_IR, LLVM_IR),
+                             copy_function=copy_aligned)
     cache.fetch(entry_key(fields), copy, lambda directory: None, {"name": name, **fields})
 
 
@@ -58,7 +60,7 @@ def copy_entry(entry: Path, outdir: Path):
     outdir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
     try:
-        shutil.copytree(entry, staging / "copy", ignore=shutil.ignore_patterns(ENTRY_FILE))
+        shutil.copytree(entry, staging / "copy", ignore=shutil.ignore_patterns(ENTRY_FILE), copy_function=copy_aligned)
         if outdir.exists():
             shutil.rmtree(outdir)
         (staging / "copy").rename(outdir)

@@ -35,6 +35,7 @@ from ..ecg.bfloat16_elements import elements_array
 from ..kernel_functions import stays_in_code
 from ..transforms.pass_base import ModulePass, PassError
 from ..transforms.registry import described_by_table
+from .huge_pages import write_aligned
 
 ALIGNMENT = 64  # bytes: a cache line, and whole AVX-512 vectors
 MAGIC = b"DNNFWTS1"  # the format's name and version
@@ -156,17 +157,16 @@ def write_weights(path: str, values) -> list:
     returns the layout."""
     entries = layout(values)
     try:
-        with open(path, "wb") as f:
-            f.write(header(entries, values))
+        with open(path, "wb", buffering=0) as f:
+            write_aligned(f, header(entries, values))
             for entry, value in zip(entries, values):
-                f.write(b"\0" * (entry.offset - f.tell()))
-                value.tofile(f)  # no in-memory copy of a 500 MB array
-            f.write(b"\0" * (file_bytes(entries) - f.tell()))
+                write_aligned(f, bytes(entry.offset - f.tell()))
+                write_aligned(f, np.ascontiguousarray(value).reshape(-1).view(np.uint8))  # no copy of a 500 MB array
+            write_aligned(f, bytes(file_bytes(entries) - f.tell()))
     except OSError as error:
         if error.filename:
             raise
-        # Neither a failed write nor numpy's short write ("N requested and M written")
-        # names the file.
+        # Neither a failed write nor a short one names the file.
         reason = error.strerror or f"{error} (a short write: is the disk full?)"
         raise OSError(error.errno, reason, str(path)) from None
     return entries

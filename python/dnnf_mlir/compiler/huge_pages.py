@@ -7,8 +7,8 @@ writes that end on 2 MiB boundaries give 2 MiB folios (Linux 6.x file systems wi
 large folios: ext4, xfs); one write of the whole file gave them to part of it only, a
 ``sendfile`` copy (``shutil.copy``, ``cp``) to none. With 4 KiB pages the fully connected layers'
 weights (150 MB in AlexNet) miss the dTLB on every page: those gemms' per-kernel minima
-were 4-14% slower than with 2 MiB pages, and a placement that differed per artifact made
-identical code differ per build. So the compiler writes the weights file (``weights.write_weights``)
+were 8-20% slower than with 2 MiB pages (quiet, AlexNet's and ZFNet's), and a placement
+that differed per artifact made identical code differ per build. So the compiler writes the weights file (``weights.write_weights``)
 and the compile cache copies it (``cache/compiled.py``) in 2 MiB-aligned pieces.
 """
 

@@ -204,13 +204,18 @@ def _windows(op, lanes: int):
     f32 = ir.F32Type.get()
     x = op.operands[0]
     shape = [oh, ow, kh, kw, c]
-    if (kh, kw, sh, sw, h, w) == (1, 1, 1, 1, oh, ow):
-        planes = linalg.transpose(x, outs=[tensor.empty([h, w, 1, c], f32)], permutation=[2, 3, 0, 1]).results[0]
+    if (kh, kw) == (1, 1):
+        if (sh, sw, h, w) != (1, 1, oh, ow):
+            # The positions a strided 1x1 window reads, sliced out first: the transpose
+            # then moves square blocks, where a gather read one float of each plane.
+            x = tensor.extract_slice(ir.RankedTensorType.get([1, c, oh, ow], f32), x, [], [], [], [0] * 4,
+                                     [1, c, oh, ow], [1, 1, sh, sw])
+        planes = linalg.transpose(x, outs=[tensor.empty([oh, ow, 1, c], f32)], permutation=[2, 3, 0, 1]).results[0]
         return tensor.expand_shape(ir.RankedTensorType.get(shape, f32), planes, reassociation([[0], [1], [2, 3], [4]]),
                                    [], shape), True
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
     position = [ir.AffineConstantExpr.get(0), d[0] * sh + d[2] * dh, d[1] * sw + d[3] * dw]
-    if (kh, kw) == (1, 1) or (w % lanes and c % BLOCKS[-1]):
+    if w % lanes and c % BLOCKS[-1]:
         window = affine_map(5, position[:1] + [4] + position[1:])  # -> input (0, c, oh*sh, ow*sw)
     else:
         # Through the input made channels-last once: each tap's C channels a contiguous

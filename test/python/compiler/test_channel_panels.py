@@ -50,6 +50,7 @@ CASES = [
     # 1x1 windows of stride 2, their positions sliced out of the input first:
     (131, 512, 13, 13, 1, 2, 1, 0, "residual_relu"),  # to 7x7, a prime channel count: AVX-512 only
     (144, 512, 11, 11, 1, 2, 1, 1, "bias"),  # padded by 1, to 7x7 (the slice reads the pad): AVX-512 only
+    (160, 96, 5, 5, 1, 2, 1, 0, "clip"),  # to 3x3, 9 rows in one tile: taken on both
 ]
 
 
@@ -105,6 +106,8 @@ func.func @conv(%x: tensor<1x{c}x{hp}x{wp}xf32>) -> tensor<1x{f}x{oh}x{ow}xf32> 
     ("skylake-avx512", CASES[15], True),  # 49 positions pad to 64: 1.27 times
     ("x86-64-v3", CASES[15], False),
     ("skylake-avx512", CASES[16], True),
+    ("skylake-avx512", CASES[17], True),
+    ("x86-64-v3", CASES[17], True),
     ("skylake-avx512", (64, 384, 6, 6, 1, 1, 1, 0, None), False),  # few input channels
     ("skylake-avx512", (576, 20, 6, 6, 1, 1, 1, 0, None), False),  # output channels not whole vectors
     ("skylake-avx512", (2048, 512, 7, 7, 1, 1, 1, 0, None), True),  # ResNet-50's last stage: 1.27 times

@@ -141,11 +141,12 @@ func.func @channels_last(%x: tensor<1x16x14x14xf32>) -> tensor<1x32x7x7xf32> {
 
 // -----
 
-// 1x1 with a stride of 2 (11x11 -> 6x6): the rows read every other column of every
-// other row.
-// CHECK:       #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d4, d0 * 2 + d2, d1 * 2 + d3)>
+// 1x1 with a stride of 2 (11x11 -> 6x6): every other column of every other row sliced
+// out, then its planes made channels-last like a stride-1 input's (no gather).
 // CHECK-LABEL: func.func @strided(
-// CHECK:         linalg.generic {indexing_maps = [#[[WINDOW]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<6x6x1x1x128xf32>)
+// CHECK:         %[[SLICE:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 128, 6, 6] [1, 1, 2, 2] : tensor<1x128x11x11xf32> to tensor<1x128x6x6xf32>
+// CHECK:         linalg.transpose ins(%[[SLICE]] : tensor<1x128x6x6xf32>) outs(%{{.*}} : tensor<6x6x1x128xf32>) permutation = [2, 3, 0, 1]
+// CHECK-NOT:     linalg.generic
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<36x128xf32>, tensor<128x32xf32>)
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 func.func @strided(%x: tensor<1x128x11x11xf32>) -> tensor<1x64x6x6xf32> {

@@ -7,7 +7,7 @@ The model cases (1x1 and 3x3 windows, prime input channel counts, strides, a dil
 7x7, 6x6, 5x5, 3x3, 2x2 and 1x1 outputs; a bias, a ReLU, a ReLU6, a residual add; 1x1
 windows whose rows are the input's planes transposed, 3x3 ones whose input rows are
 widened to whole vectors before it is made channels-last, windows copied tap by tap,
-strided and dilated) are
+strided and dilated, 1x1 ones of stride 2 sliced out of the input) are
 branches of one model compiled once per CPU; the rule test below says which of them
 are rewritten on each (several on each CPU, 3x3 ones included, so the numerical check
 covers the rewrite; the 3x3 dilated one over 3x3 is a matmul over its patches on AVX-512). Inputs standard normal, filters scaled by 1/sqrt(C*KH*KW) so
@@ -47,6 +47,10 @@ CASES = [
     (32, 32, 7, 7, 3, 1, 2, 2, "relu"),  # dilated by 2 (taps 2 apart): AVX-512 only
     (48, 32, 9, 9, 3, 2, 1, 1, "bias"),  # stride 2 to 5x5 (25 positions, rows of 11): taken on both
     (128, 160, 28, 28, 3, 2, 1, 1, "relu"),  # Inception v2's 3x3/2 to 14x14: AVX-512 only
+    # 1x1 windows of stride 2, their positions sliced out of the input first:
+    (131, 512, 13, 13, 1, 2, 1, 0, "residual_relu"),  # to 7x7, a prime channel count: AVX-512 only
+    (144, 512, 11, 11, 1, 2, 1, 1, "bias"),  # padded by 1, to 7x7 (the slice reads the pad): AVX-512 only
+    (160, 96, 5, 5, 1, 2, 1, 0, "clip"),  # to 3x3, 9 rows in one tile: taken on both
 ]
 
 
@@ -99,6 +103,11 @@ func.func @conv(%x: tensor<1x{c}x{hp}x{wp}xf32>) -> tensor<1x{f}x{oh}x{ow}xf32> 
     ("x86-64-v3", CASES[13], True),
     ("skylake-avx512", CASES[14], True),
     ("x86-64-v3", CASES[14], False),
+    ("skylake-avx512", CASES[15], True),  # 49 positions pad to 64: 1.27 times
+    ("x86-64-v3", CASES[15], False),
+    ("skylake-avx512", CASES[16], True),
+    ("skylake-avx512", CASES[17], True),
+    ("x86-64-v3", CASES[17], True),
     ("skylake-avx512", (64, 384, 6, 6, 1, 1, 1, 0, None), False),  # few input channels
     ("skylake-avx512", (576, 20, 6, 6, 1, 1, 1, 0, None), False),  # output channels not whole vectors
     ("skylake-avx512", (2048, 512, 7, 7, 1, 1, 1, 0, None), True),  # ResNet-50's last stage: 1.27 times

@@ -9,10 +9,11 @@ in the matmul, and its 3x3 convolutions over 7 columns run on half vectors (8 la
 16) padded to 8 columns, 33-36% of the FMA peak. The output channels (512, 2048) are
 whole vectors. Here a convolution becomes:
 
-- the rows ``X_col^T[P, KH*KW*C]`` of its windows (for a 1x1 stride-1 convolution, the
-  transposed input; for a larger window, copied from the input made channels-last
-  once), copied once per call, behind a ``nofold`` pad that keeps
-  ``linalg-fuse-elementwise-ops`` from folding the copy into the product;
+- the rows ``X_col^T[P, KH*KW*C]`` of its windows (for a 1x1 convolution, the
+  transposed input, a strided one's positions sliced out of it first; for a larger
+  window, copied from the input made channels-last once), copied once per call,
+  behind a ``nofold`` pad that keeps ``linalg-fuse-elementwise-ops`` from folding the
+  copy into the product;
 - one ``linalg.matmul`` ``X_col^T @ panel_j`` per panel of NR output channels, in an
   ``scf.forall`` over the panels. The panels ``[F / NR, KH*KW*C, NR]`` are made at
   compile time in the order the micro-kernel reads them, so nothing is packed per call
@@ -193,9 +194,9 @@ def _kept(value: ir.Value) -> ir.Value:
 
 def _windows(op, lanes: int):
     """``[OH, OW, KH, KW, C]``, the window of each output position, and whether an
-    element-wise op (a transpose, a gather) makes it. A 1x1 window over the
-    whole input is its planes made channels-last (square blocks; ``narrow_transposes.py``
-    merges a 7x7 plane's two dims); a larger one over channels that fill square blocks
+    element-wise op (a transpose, a gather) makes it. A 1x1 window is the input's
+    planes (a strided one's positions sliced out first) made channels-last (square
+    blocks; ``narrow_transposes.py`` merges a 7x7 plane's two dims); a larger one over channels that fill square blocks
     (``transposes.py``) is read from the input made channels-last once; others are
     gathered from the input by a transposing copy."""
     tensor, linalg = _mlir.tensor, _mlir.linalg
@@ -204,13 +205,18 @@ def _windows(op, lanes: int):
     f32 = ir.F32Type.get()
     x = op.operands[0]
     shape = [oh, ow, kh, kw, c]
-    if (kh, kw, sh, sw, h, w) == (1, 1, 1, 1, oh, ow):
-        planes = linalg.transpose(x, outs=[tensor.empty([h, w, 1, c], f32)], permutation=[2, 3, 0, 1]).results[0]
+    if (kh, kw) == (1, 1):
+        if (sh, sw, h, w) != (1, 1, oh, ow):
+            # The positions a strided 1x1 window reads, sliced out first: the transpose
+            # then moves square blocks, where a gather read one float of each plane.
+            x = tensor.extract_slice(ir.RankedTensorType.get([1, c, oh, ow], f32), x, [], [], [], [0] * 4,
+                                     [1, c, oh, ow], [1, 1, sh, sw])
+        planes = linalg.transpose(x, outs=[tensor.empty([oh, ow, 1, c], f32)], permutation=[2, 3, 0, 1]).results[0]
         return tensor.expand_shape(ir.RankedTensorType.get(shape, f32), planes, reassociation([[0], [1], [2, 3], [4]]),
                                    [], shape), True
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
     position = [ir.AffineConstantExpr.get(0), d[0] * sh + d[2] * dh, d[1] * sw + d[3] * dw]
-    if (kh, kw) == (1, 1) or (w % lanes and c % BLOCKS[-1]):
+    if w % lanes and c % BLOCKS[-1]:
         window = affine_map(5, position[:1] + [4] + position[1:])  # -> input (0, c, oh*sh, ow*sw)
     else:
         # Through the input made channels-last once: each tap's C channels a contiguous

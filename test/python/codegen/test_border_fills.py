@@ -68,6 +68,31 @@ def test_whole_fill_becomes_border_fills():
                      ([0, 0, 1, 0], [1, 4, 6, 2]), ([0, 0, 1, 8], [1, 4, 6, 1])]
 
 
+SELF_COPY = """
+func.func @shift(%arg: memref<1x4x8x9xf32>) -> memref<1x4x8x9xf32> {
+  %cst = arith.constant 2.5 : f32
+  %buf = memref.alloc() : memref<1x4x8x9xf32>
+  linalg.map outs(%buf : memref<1x4x8x9xf32>) (%init: f32) { linalg.yield %cst : f32 }
+  %from = memref.subview %buf[0, 0, 0, 0] [1, 4, 6, 6] [1, 1, 1, 1]
+      : memref<1x4x8x9xf32> to memref<1x4x6x6xf32, strided<[288, 72, 9, 1]>>
+  %view = memref.subview %buf[0, 0, 1, 2] [1, 4, 6, 6] [1, 1, 1, 1]
+      : memref<1x4x8x9xf32> to memref<1x4x6x6xf32, strided<[288, 72, 9, 1], offset: 11>>
+  memref.copy %from, %view : memref<1x4x6x6xf32, strided<[288, 72, 9, 1]>> to memref<1x4x6x6xf32, strided<[288, 72, 9, 1], offset: 11>>
+  return %buf : memref<1x4x8x9xf32>
+}
+"""
+
+
+def test_copy_out_of_the_buffer_keeps_its_whole_fill():
+    """The copy reads the fill's values inside the interior: they must stay written."""
+    with ir.Context():
+        module = ir.Module.parse(SELF_COPY)
+        fill_only_borders(module)
+        maps = list(walk_ops(module.operation, {"linalg.map"}))
+        assert len(maps) == 1 and maps[0].operands[-1].owner.name == "memref.alloc"
+        assert not list(walk_ops(module.operation, {"linalg.fill"}))
+
+
 def pad_model(shape, pads, value, element):
     """A constant-mode Pad of ``pads`` (ONNX order) with ``value``, of ``element`` data."""
     onnx_type = {np.float32: TensorProto.FLOAT, np.int8: TensorProto.INT8}[element]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from ... import _mlir
 from ..._mlir import ir
 from ...ir_walk import walk_ops
+from .slice_copies import static_box
 
-DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast")
 
 
@@ -22,14 +22,10 @@ def _interior(view):
     """(buffer, offsets, sizes) of ``view`` when it is a static unit-stride
     ``memref.subview``, else None."""
     op = view.owner if isinstance(view, ir.OpResult) else None
-    if op is None or op.name != "memref.subview" or len(op.operands) != 1:
+    if op is None or op.name != "memref.subview":
         return None
-    offsets = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
-    sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
-    strides = list(ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
-    if any(s != 1 for s in strides) or DYNAMIC in offsets + sizes:
-        return None
-    return op.operands[0], offsets, sizes
+    box = static_box(op)
+    return None if box is None else (op.operands[0], *box)
 
 
 def _root(value):
@@ -51,13 +47,12 @@ def _whole_fill(copy, buffer):
         return None
     if fill.name == "linalg.fill":
         return fill.operands[0], fill
-    if fill.name == "linalg.map" and len(fill.operands) == 1:
-        body = fill.regions[0].blocks[0]
-        (yield_op,) = list(body.operations)
-        value = yield_op.operands[0]
-        inside = isinstance(value, ir.BlockArgument) and value.owner == body
-        return None if inside else (value, fill)
-    return None
+    body_ops = list(fill.regions[0].blocks[0].operations) if fill.name == "linalg.map" else []
+    if len(fill.operands) != 1 or len(body_ops) != 1:
+        return None  # a map of inputs, or one that computes its value: not a fill
+    value = body_ops[0].operands[0]
+    inside = isinstance(value, ir.BlockArgument) and value.owner == fill.regions[0].blocks[0]
+    return None if inside else (value, fill)
 
 
 def border_slabs(shape, offsets, sizes):

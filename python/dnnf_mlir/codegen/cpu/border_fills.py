@@ -43,7 +43,7 @@ def _whole_fill(copy, buffer):
     while position >= 0 and ops[position].name == "memref.subview":
         position -= 1
     fill = ops[position] if position >= 0 else None
-    if fill is None or len(fill.results) or list(fill.operands)[-1] != buffer:
+    if fill is None or len(fill.results) or not len(fill.operands) or list(fill.operands)[-1] != buffer:
         return None
     if fill.name == "linalg.fill":
         return fill.operands[0], fill

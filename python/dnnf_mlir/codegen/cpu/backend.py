@@ -59,6 +59,7 @@ from ..backend import Backend, KernelPlan, Stages
 from ..bufferization import copies_to_linalg, results_in_place, tagged_copies
 from ..passes import apply_script, run_passes, run_pipeline
 from .attention import confirm_head_loops
+from .border_fills import fill_only_borders
 from .byte_bools import bools_as_bytes
 from .buffer_reads import to_buffer_per_reader
 from .buffer_arena import place_buffers_in_arenas
@@ -116,6 +117,7 @@ class CpuBackend(Backend):
             run_pipeline(read_pipeline("cpu/bufferize.pipeline"), module)
             results_in_place(module)
             write_copied_buffers_in_place(module)
+            fill_only_borders(module)
             copies_to_linalg(module)
             run_passes("canonicalize,cse", module)
 

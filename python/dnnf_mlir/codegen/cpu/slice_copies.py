@@ -20,7 +20,7 @@ from ...ir_walk import ancestor_in_block, block_positions, walk_ops
 DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
 
-def _static_box(subview):
+def static_box(subview):
     """(offsets, sizes) of a unit-stride ``memref.subview`` with static operands, else None."""
     if len(subview.operands) != 1:
         return None
@@ -80,7 +80,7 @@ def _elide(copy) -> bool:
         return False
     base = view.operands[0]
     base_alloc = _defining_op(base)
-    box = _static_box(view)
+    box = static_box(view)
     if box is None or base_alloc is None or base_alloc.name != "memref.alloc" or len(base_alloc.operands):
         return False
     block = copy.block
@@ -108,7 +108,7 @@ def _elide(copy) -> bool:
         anchor = ancestor_in_block(other, block)
         if other == view or (anchor is not None and position(anchor) > here):
             continue
-        other_box = _static_box(other) if other.name == "memref.subview" else None
+        other_box = static_box(other) if other.name == "memref.subview" else None
         if other_box is None or _overlap(box, other_box):
             return False
     strides = _same_layout_strides(source.type, target.type)
@@ -141,4 +141,4 @@ def write_copied_buffers_in_place(module: ir.Module) -> int:
     return sum(_elide(copy) for copy in walk_ops(module.operation, {"memref.copy"}))
 
 
-__all__ = ["write_copied_buffers_in_place"]
+__all__ = ["static_box", "write_copied_buffers_in_place"]

@@ -35,7 +35,7 @@ from .epilogue_prefetch import PREFETCH_EPILOGUE_LOOP
 from .panel_prefetch import PREFETCH_LOOP, PREFETCH_NEXT_ROWS_LOOP, prefetches_next_row_tile, streams_argument_panels
 from ..linalg_queries import has_default_maps, static_tensor_type
 from .rows import schedule_rows
-from .tiles import ALIASED_ROW_BYTES, even_column_tile, even_row_tile, even_split, matmul_register_tile, matmul_tile_rows
+from .tiles import even_column_tile, even_row_tile, even_split, matmul_register_tile, matmul_tile_rows, rows_alias
 
 
 LIBRARY = "cpu/matmul.mlir"
@@ -105,8 +105,8 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
                 details["register_tile"] = (mr, nr)
             else:
                 partial = [False] * len(partial)
-        # Not over rows of A a multiple of ALIASED_ROW_BYTES apart (taller tiles alias).
-        narrows = split_dim is None and 4 * k % ALIASED_ROW_BYTES != 0
+        # Not over rows of A that alias (taller tiles would evict their own rows).
+        narrows = split_dim is None and not rows_alias(k)
         cols = even_column_tile(n, nr, planner.threads, planner.target) if narrows else None
         if cols is not None:
             # No dim's tiles divide evenly (few rows): narrower column tiles whose

@@ -55,8 +55,8 @@ from ..linalg_queries import conv_params, is_f32, linalg_ops, producer, reassoci
 from ..lower_pass import TargetPass
 from .depthwise import static_pad
 from .target import CpuTarget
-from .tiles import (ALIASED_ROW_BYTES, conv_vector_tile, conv_width_throughput, even_column_tile, matmul_register_tile,
-                    narrow_conv_rows)
+from .tiles import (conv_vector_tile, conv_width_throughput, even_column_tile, matmul_register_tile, narrow_conv_rows,
+                    rows_alias)
 from .transposes import BLOCKS
 
 MODES = ("auto", "always")
@@ -108,7 +108,7 @@ def panel_width(op, target: CpuTarget, threads: int = 1):
     nr = matmul_register_tile(oh * ow, f, target)[1]
     if f % nr:
         return None
-    if f // nr % threads and 4 * c * kh * kw % ALIASED_ROW_BYTES:
+    if f // nr % threads and not rows_alias(c * kh * kw):
         return even_column_tile(f, nr, threads, target) or nr
     return nr
 

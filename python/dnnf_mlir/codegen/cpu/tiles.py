@@ -105,6 +105,12 @@ def even_row_tile(m: int, mr: int, nr: int, threads: int, target: CpuTarget) -> 
     return next((rows for rows in range(mr + 1, budget + 1) if m % rows == 0 and m // rows % threads == 0), None)
 
 
+def rows_alias(row_floats: int) -> bool:
+    """Whether rows of ``row_floats`` f32 elements lie a multiple of
+    ``ALIASED_ROW_BYTES`` apart, where a tall register tile over them evicts its own rows."""
+    return 4 * row_floats % ALIASED_ROW_BYTES == 0
+
+
 def even_column_tile(n: int, nr: int, threads: int, target: CpuTarget) -> Optional[int]:
     """The widest register tile of whole vectors narrower than ``nr`` whose column tiles
     divide N evenly among the threads, or None. For a matmul whose threads would split
@@ -209,6 +215,7 @@ __all__ = [
     "fits_in_vectors",
     "matmul_register_tile",
     "matmul_tile_rows",
+    "rows_alias",
     "narrow_conv_rows",
     "peeled_conv_columns",
 ]

@@ -69,7 +69,8 @@ def run(text: str, inputs, cpu: str, threads: int):
         (40, 67, 1, 1, False, False),  # one column (its epilogue stays apart): M = 67 peeled
         (64, 96, 4, 5, True, True),  # N = 20: a whole vector and a partial tile of 4 (AVX-512)
         (64, 29, 12, 12, False, True),  # M = 29 (not a multiple of 8 or 7), N = 144 whole
-        (16, 64, 7, 7, True, True),  # N = 49: 17 columns left (AVX-512): padded; 1 left (AVX2): peeled
+        (16, 64, 7, 7, True, True),  # N = 49: one vector wide, 1 column left (AVX-512 and AVX2): peeled
+        (512, 2048, 7, 7, False, True),  # the same with A of 4 MiB (AVX-512): 17 columns left, padded
         (64, 16, 55, 55, False, True),  # SqueezeNet's squeeze: N = 3025, 17 left (AVX-512) behind 94 tiles: peeled
         (32, 128, 27, 27, True, True),  # N = 729: 25 left (AVX-512) behind 22 tiles, 9 (AVX2) behind 45: peeled
         (16, 24, 15, 31, False, True),  # N = 465: 17 left (AVX-512) behind 14 tiles: padded
@@ -103,6 +104,27 @@ def test_peeled_matmul(c, f, h, w, residual, fused, threads, cpu):
         assert matmul.details.get("peeled", "") == ("" if ragged else partial), matmul.details
         assert matmul.details["padded"] == (ragged and partial != ""), matmul.details
     assert 0.2 < np.mean(want == 0) < 0.8  # the ReLU cuts a part, not all or nothing
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("c,f,tile", [(64, 128, {"x86-64-v3": (4, 16), "x86-64-v4": (16, 16)}),
+                                      (512, 2048, {"x86-64-v3": (4, 16), "x86-64-v4": (8, 32)})])
+@pytest.mark.parametrize("cpu", CPUS)
+def test_ragged_columns_one_vector_wide(c, f, tile, cpu, threads):
+    """N = 49 as tiles of 32 columns (AVX-512) leaves 17, more than a vector and not whole
+    vectors: tiles one vector wide leave one, peeled, where A (F x C) fits in L2
+    (``ONE_VECTOR_MAX_A_BYTES``); A of 4 MiB keeps the tiles of 32, padded. AVX2's tiles of
+    16 leave one column either way."""
+    x = RNG.standard_normal((1, c, 7, 7)).astype(np.float32)
+    weights = (RNG.standard_normal((f, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
+    bias = RNG.uniform(-0.5, 0.5, f).astype(np.float32)
+    want = np.einsum("fc,chw->fhw", weights[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64))[None]
+    want = np.maximum(want + bias.astype(np.float64)[None, :, None, None], 0.0)
+    (got,), schedules = run(conv1x1_block(c, f, 7, 7, False), [x, weights, bias], cpu, threads)
+    (matmul,) = [s for s in schedules if s.strategy == "matmul"]
+    assert matmul.details["register_tile"] == tile[cpu], matmul.details
+    assert matmul.details["padded"] == (tile[cpu][1] == 32), matmul.details
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 

@@ -32,8 +32,11 @@ CPUS = ["x86-64-v3", "x86-64-v4"]
         (96, 64, 11, 13, {"x86-64-v3": True, "x86-64-v4": False}),
         # 37 output channels (a partial row tile) over 77 columns, K = 45
         (45, 37, 7, 11, {"x86-64-v3": False, "x86-64-v4": False}),
-        # 128 output channels: 16 row tiles on AVX-512, packed
-        (64, 128, 9, 10, {"x86-64-v3": True, "x86-64-v4": True}),
+        # 128 output channels over N = 90: AVX-512 one vector wide (``ONE_VECTOR_MAX_A_BYTES``),
+        # 8 row tiles of 16, read in place; AVX2 32 row tiles of 4, packed
+        (64, 128, 9, 10, {"x86-64-v3": True, "x86-64-v4": False}),
+        # 128 output channels over N = 96 (whole tiles of 32): 16 row tiles on AVX-512, packed
+        (64, 128, 8, 12, {"x86-64-v3": True, "x86-64-v4": True}),
         # K = 16 (SqueezeNet's expand 16 -> 64): packed, its panels are 2 KiB
         (16, 64, 15, 15, {"x86-64-v3": True, "x86-64-v4": True}),
     ],

@@ -108,7 +108,10 @@ HOST_CASES = [
     (1, 7, 10, 5, 15, [1, 1, 1, 1], False),  # 2 x 4 tiles, flat; prime sizes
     (1, 16, 64, 27, 29, [1, 1, 1, 1], False),  # 16 channels widened to 64 (auto takes SqueezeNet's), odd sizes
 ]
-TWO_THREAD_CASES = [(1, 64, 64, 16, 16, [1, 1, 1, 1], True)]  # split among two threads
+TWO_THREAD_CASES = [  # split among two threads
+    (1, 64, 64, 16, 16, [1, 1, 1, 1], True),
+    (1, 32, 128, 27, 27, [1, 1, 1, 1], False),  # SqueezeNet's: 49 tiles, one vector wide (AVX-512)
+]
 AARCH64_CASES = [  # NEON, run under qemu
     (1, 17, 9, 14, 23, [1, 1, 1, 1], True),  # partial tiles
     (1, 9, 12, 12, 16, [1, 1, 1, 1], True),  # the epilogue folded

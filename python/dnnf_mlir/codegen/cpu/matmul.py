@@ -40,6 +40,19 @@ from .tiles import even_column_tile, even_row_tile, even_split, matmul_register_
 
 LIBRARY = "cpu/matmul.mlir"
 RAGGED_PEEL_MIN_TILES = 16  # whole register tiles before a ragged partial one that is peeled
+# A ragged N of two-vector tiles (see ``schedule_matmul``) is instead tiled one vector
+# wide, its tail then less than a vector and peeled, where A (M x K, one batch's) fits
+# in L2 (1 MiB on Zen 4 and Zen 5), which the twice as many column tiles read again,
+# and a vector is a cache line (AVX-512: AVX2's one-vector tiles, half a line, measured
+# no faster: 48 x 169 x 384 and 128 x 57 x 128 within 2%).
+# Padding costs a copy of B, a copy out of the padded result and the padded columns'
+# multiply-adds, a large share where K is short. Measured (Zen 4, AVX-512, one thread,
+# interleaved, padded -> one vector): Winograd's convolutions at 27x27 and 28x28 (N =
+# 49 tiles; the kernel with its transforms) 32 -> 128 channels 345 -> 229 us, 64 -> 64
+# 308 -> 218, 64 -> 96 428 -> 306, 96 -> 96 594 -> 440, 128 -> 128 1.70 -> 0.88 ms;
+# matmuls with N = 49: 128 x 128 33 -> 24 us, 256 x 256 96 -> 80, 1024 x 256 315 ->
+# 289; but 2048 x 512 (A 4 MiB) 1.26 -> 1.87 ms.
+ONE_VECTOR_MAX_A_BYTES = 1 << 20
 # A B computed at run time (a 1x1 convolution's input; constant weights are panels
 # made at compile time, ``weight_panels.py``) is packed only when at least this many
 # row tiles read each panel, see ``packs_runtime_b``.
@@ -84,6 +97,12 @@ def schedule_matmul(planner: CpuPlanner, op, batch: bool, epilogue=None) -> bool
     # thread: 64 -> 16 channels 91 -> 32 us, 128 -> 16 124 -> 67 us; at 27x27, N = 729, even).
     lanes = planner.target.lanes(32)
     ragged = n % nr > lanes and n % nr % lanes != 0 and n // nr < RAGGED_PEEL_MIN_TILES
+    if ragged and nr == 2 * lanes and lanes * 4 >= CACHE_LINE_BYTES and m * k * 4 <= ONE_VECTOR_MAX_A_BYTES:
+        # One-vector column tiles instead: their tail is under a vector, peeled.
+        nr, ragged = lanes, False
+        mr = matmul_tile_rows(m, nr, planner.target)
+        pm, pn = math.ceil(m / mr) * mr, math.ceil(n / nr) * nr
+        counts[nb:] = [pm // mr, pn // nr]
     partial = [False] * nb + ([False, False] if ragged else [pm != m, pn != n])
     details = dict(register_tile=(mr, nr))
     split_dim = None

@@ -16,7 +16,8 @@ allow (``tiles.even_row_tile``); where no dim divides evenly at all, narrower co
 tiles that do (``tiles.even_column_tile``). Failing that, or where the partial columns are more than
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
 few whole tiles, the op is padded to whole tiles instead, its epilogue then a pass of
-its own. The reduction loop of a product that streams a kernel argument's filter
+its own; for the latter, tiles one vector wide leave less than a vector to peel where
+A stays in L2 and a vector is a cache line (``ONE_VECTOR_MAX_A_BYTES``). The reduction loop of a product that streams a kernel argument's filter
 panels (``panel_prefetch.py``) is marked for software prefetching of B, that of a
 product whose A leaves L2 in short rows for prefetching the next row tile's rows of A
 (the same module); that of a tile with an epilogue, for prefetching the rows the

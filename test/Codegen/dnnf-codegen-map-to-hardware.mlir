@@ -1,7 +1,7 @@
 // dnnf-codegen-map-to-hardware, code generation step 4, after steps 1-3 in other
 // processes (CPU): on two threads the rows split between them become an OpenMP
-// parallel loop whose workers sleep soon after the call, on a team libomp sizes by the
-// system's load (omp_set_dynamic), and the module says it runs OpenMP; on one thread a
+// parallel loop whose workers sleep soon after the call (its team is the caller's
+// choice: no omp_set_dynamic), and the module says it runs OpenMP; on one thread a
 // plain loop.
 // RUN: dnnf-opt %s --dnnf-codegen-prepare=cpu=x86-64-v3,threads=2 | dnnf-opt --dnnf-codegen-schedule=cpu=x86-64-v3,threads=2 \
 // RUN:   | dnnf-opt --dnnf-codegen-bufferize=cpu=x86-64-v3,threads=2 \
@@ -11,10 +11,10 @@
 // RUN:   | dnnf-opt --dnnf-codegen-map-to-hardware=cpu=x86-64-v3 | FileCheck %s --check-prefix=ONE
 
 // CHECK: module attributes {{.*}}dnnf.codegen.openmp
+// CHECK-NOT: omp_set_dynamic
 // CHECK-LABEL: func.func @add(
 // CHECK: call @kmp_set_blocktime
-// CHECK-NEXT: arith.constant 1 : i32
-// CHECK-NEXT: call @omp_set_dynamic
+// CHECK-NOT: omp_set_dynamic
 // CHECK: omp.parallel {
 // CHECK: omp.wsloop {
 // CHECK: arith.addf %{{.*}}, %{{.*}} : vector<32xf32>

@@ -7,7 +7,8 @@ stays reentrant) and calls it. ``dnnf_load`` first checks that this CPU has ever
 feature the code was compiled for (``DNNF_CPU_FEATURES``, ``model.h``) and refuses,
 naming the missing ones, when it does not: the glue itself is built for the
 architecture's baseline, so the check runs on any CPU. ``dnnf_set_num_threads``
-sets OpenMP's thread count in a library whose code runs OpenMP.
+sets the most threads a run of a library whose code runs OpenMP uses; each run sizes
+its team below that by the machine's load (``team_sizing.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from ..codegen.cpu import CpuTarget
 from ..codegen.cpu.heap_settings import MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES
 from ..codegen.cpu.features import feature_checks
+from . import team_sizing
 from .c_glue import GlueParts, ModelInterface, c_string
 
 
@@ -79,15 +81,6 @@ _LOAD_CHECKS = (
     "#endif",
 )
 
-_OPENMP_THREADS = (
-    "extern void omp_set_num_threads(int);",
-    "extern int omp_get_max_threads(void);",
-    "",
-    "int dnnf_set_num_threads(int threads) {",
-    "  if (threads > 0) omp_set_num_threads(threads);",
-    "  return omp_get_max_threads();",
-    "}",
-)
 _ONE_THREAD = ("int dnnf_set_num_threads(int threads) { (void)threads; return 1; }",)
 
 
@@ -108,19 +101,22 @@ def cpu_glue_parts(interface: ModelInterface, entry: str, target: CpuTarget, ope
             pointer = f"outputs[{index - len(inputs) - len(weights)}]"
         run += _set_descriptor(var, pointer, shape)
         calls.append(f"&{var}")
-    run += [f"  _mlir_ciface_{entry}({', '.join(calls)});", "  return 0;"]
+    call = f"_mlir_ciface_{entry}({', '.join(calls)});"
+    run += [*(team_sizing.run_on_team(call) if openmp else [f"  {call}"]), "  return 0;"]
     return GlueParts(
-        includes=("malloc.h", *(["sys/auxv.h"] if target.arch == "aarch64" else [])),
+        includes=("malloc.h", *(["sys/auxv.h"] if target.arch == "aarch64" else []),
+                  *(team_sizing.INCLUDES if openmp else ())),
         declarations=(
             *[_descriptor(rank) for rank in sorted({len(shape) for shape in arguments})],
             "",
             f"void _mlir_ciface_{entry}({', '.join(f'memref{len(s)}_t *' for s in arguments) or 'void'});",
             "",
         ),
-        definitions=tuple(_cpu_check(target)),
+        definitions=(*_cpu_check(target), *(team_sizing.DEFINITIONS if openmp else ())),
         load_checks=_LOAD_CHECKS,
+        load=team_sizing.LOAD if openmp else (),
         run=tuple(run),
-        extra=_OPENMP_THREADS if openmp else _ONE_THREAD,
+        extra=team_sizing.SET_NUM_THREADS if openmp else _ONE_THREAD,
     )
 
 

@@ -1,6 +1,7 @@
 """OpenMP code: the entry point makes libomp's workers sleep soon after a parallel
-region (``kmp_set_blocktime(BLOCKTIME_MS)``) and lets libomp size its teams by the
-system's load (``omp_set_dynamic(1)``, see ``codegen/cpu/openmp.py``), and still
+region (``kmp_set_blocktime(BLOCKTIME_MS)``), the JIT lets libomp size its teams by the
+system's load (``omp_set_dynamic(1)`` before each call, see ``codegen/cpu/openmp.py``;
+a compiled library sizes them itself, ``test/python/compiler/test_team_sizing.py``), and still
 computes the same result on one and on two threads (one: a team smaller than the
 threads the loops were cut for, as libomp makes it when another process holds a core),
 also while another process keeps a core busy."""
@@ -34,10 +35,11 @@ def test_parallel_entry_sets_blocktime_and_dynamic_teams():
         module = ir.Module.parse(MATMUL)
         lower_to_llvm(module, "host", threads=2)
         text = str(module)
-        assert "omp.parallel" in text and "llvm.call @kmp_set_blocktime" in text and "llvm.call @omp_set_dynamic" in text
+        assert "omp.parallel" in text and "llvm.call @kmp_set_blocktime" in text and "omp_set_dynamic" not in text
         compiled = jit(module)
         omp = ctypes.CDLL(find_libomp())
         default, dynamic = omp.omp_get_max_threads(), omp.omp_get_dynamic()
+        omp.omp_set_dynamic(0)
         busy = None
         try:
             for threads in (1, 2):

@@ -4,7 +4,9 @@ callables over numpy arrays.
 The engine compiles for this machine's CPU unless the functions name another (a
 pinned ``cpu``); code for a CPU with features this machine lacks compiles, but
 calling it raises ``UnsupportedCpuError``. A module that runs on several threads
-loads the LLVM OpenMP runtime (libomp) first. The heap keeps large freed buffers as a
+loads the LLVM OpenMP runtime (libomp) first, and each call lets libomp size its
+teams by the machine's load (a compiled library's glue sizes them itself:
+``compiler/team_sizing.py``). The heap keeps large freed buffers as a
 compiled library's does (``keep_buffers_in_heap``), so that a timed call costs what a
 library's run costs.
 """
@@ -112,8 +114,11 @@ class JitFunction:
         pointers = [ctypes.pointer(ctypes.pointer(d)) for d in descriptors]
         packed = (ctypes.c_void_p * len(pointers))(*[ctypes.cast(p, ctypes.c_void_p) for p in pointers])
         fn = self._fn
+        dynamic_teams = self._owner.dynamic_teams if self._owner is not None else None
 
         def call():
+            if dynamic_teams is not None:
+                dynamic_teams(1)  # libomp sizes the teams by the machine's load (openmp.py)
             fn(packed)
 
         call.outputs = list(outputs)
@@ -143,8 +148,10 @@ class JitModule:
     def __init__(self, module: ir.Module, opt_level: int = 3, shared_libs: Sequence[str] = ()):
         keep_buffers_in_heap()
         libs = list(shared_libs)
+        # The calling thread's omp_set_dynamic, called before each call of a function.
+        self.dynamic_teams = None
         if USES_OPENMP in module.operation.attributes:
-            load_libomp()
+            self.dynamic_teams = ctypes.CDLL(load_libomp()).omp_set_dynamic
         self.signatures = signatures(module)
         self.module = module  # keeps the module (and its context) alive with the engine
         self.target = _lowered_target(module)

@@ -6,7 +6,10 @@ clause: the thread count stays a run-time choice (``omp_set_num_threads`` /
 ``OMP_NUM_THREADS``), e.g. one thread for a benchmark.
 
 ``configure_runtime``: every public function of a module that uses OpenMP first
-calls ``kmp_set_blocktime(BLOCKTIME_MS)`` and ``omp_set_dynamic(1)``.
+calls ``kmp_set_blocktime(BLOCKTIME_MS)``. How many threads a call's regions take is
+its caller's choice: a compiled library's glue sizes each run's team by the machine's
+load (``compiler/team_sizing.py``); the JIT lets libomp do it (``omp_set_dynamic(1)``
+before each call, ``jit.py``).
 
 Blocktime: after a parallel region libomp's workers spin that long for the next one,
 then sleep. The parallel regions of one inference are microseconds apart, so the
@@ -18,20 +21,19 @@ inter-processor interrupt and a vCPU reschedule: measured on a 2-vCPU Zen 5 VM,
 SqueezeNet and DistilBERT on 2 threads took 9.8 ms and 48.9 ms with 0 and 3.3 ms and
 31.9 ms with 1 ms (one thread: 5.5 ms and 60.8 ms).
 
-Dynamic teams: every parallel loop is cut in one chunk per thread, and a region ends
-when its last thread does: a worker whose core another process holds delays every
-region by a time slice (milliseconds), where onnxruntime's calling thread runs the
-chunks its late worker has not started. With dynamic adjustment libomp sizes each team
-by the threads the system runs (its load-balance mode: a count of the running threads
-in /proc, taken at most once a second), so with a core taken the regions run on the
-calling thread alone, and the code is as correct on any team size. The count costs
-1-2 ms of /proc reads, once a second. Measured on a 2-vCPU Zen 4 VM (load average 6-12
-from other work), 2 threads, a busy loop pinned to the second vCPU, medians with
-onnxruntime's in the same process: ResNet-50 2209 and 2450 ms without (onnxruntime 572,
-649), 635 and 760 with (598, 683); BERT-base 2036 (1444) without, 1305 (1360) with;
-ShuffleNet 148 (6) without, 36 (35) with.
+Teams smaller than the threads asked for: every parallel loop is cut in one chunk per
+thread, and a region ends when its last thread does: a worker whose core another
+process holds delays every region by a time slice (milliseconds), where onnxruntime's
+calling thread runs the chunks its late worker has not started. So with a core taken
+the regions run on the calling thread alone, and the code is as correct on any team
+size. Measured with libomp's dynamic teams (its load-balance mode: a count of the
+running threads in /proc, taken at most once a second, 1-2 ms of reads) on a 2-vCPU
+Zen 4 VM (load average 6-12 from other work), 2 threads, a busy loop pinned to the
+second vCPU, medians with onnxruntime's in the same process: ResNet-50 2209 and 2450 ms
+without (onnxruntime 572, 649), 635 and 760 with (598, 683); BERT-base 2036 (1444)
+without, 1305 (1360) with; ShuffleNet 148 (6) without, 36 (35) with.
 
-The calls only set the calling thread's ICVs, hence once per call of the entry point
+The call only sets the calling thread's ICVs, hence once per call of the entry point
 (from whichever thread makes it), also when the parallel regions are in the kernel
 functions it calls.
 """
@@ -47,9 +49,8 @@ from ..passes import has_pass, run_passes
 
 SET_BLOCKTIME = "kmp_set_blocktime"
 BLOCKTIME_MS = 1  # how long an idle worker spins before it sleeps (see above)
-SET_DYNAMIC = "omp_set_dynamic"
 # The calls every public function of a module with OpenMP starts with, in this order.
-RUNTIME_SETTINGS = ((SET_BLOCKTIME, BLOCKTIME_MS), (SET_DYNAMIC, 1))
+RUNTIME_SETTINGS = ((SET_BLOCKTIME, BLOCKTIME_MS),)
 
 
 def _parallel_functions(module: ir.Module) -> list:
@@ -98,4 +99,4 @@ def parallelize(module: ir.Module, threads: int) -> bool:
     return True
 
 
-__all__ = ["BLOCKTIME_MS", "RUNTIME_SETTINGS", "SET_BLOCKTIME", "SET_DYNAMIC", "configure_runtime", "parallelize"]
+__all__ = ["BLOCKTIME_MS", "RUNTIME_SETTINGS", "SET_BLOCKTIME", "configure_runtime", "parallelize"]

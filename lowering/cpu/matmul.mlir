@@ -76,6 +76,16 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.yield %tiled, %n, %m : !transform.any_op, !transform.any_op, !transform.any_op
   }
+  // The same with m outer and n inner (returns the m loop first): where A leaves L2 and B
+  // stays there, read in place (matmul.tiles_rows_outer), A is read once.
+  transform.named_sequence @__dnnf_matmul_epilogue_register_tiles_rows_outer(
+      %epilogue: !transform.any_op {transform.consumed},
+      %mr: !transform.param<i64> {transform.readonly},
+      %nr: !transform.param<i64> {transform.readonly}) -> (!transform.any_op, !transform.any_op, !transform.any_op) {
+    %tiled, %m, %n = transform.structured.fuse %epilogue tile_sizes [%mr, %nr] interchange [0, 1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.yield %tiled, %m, %n : !transform.any_op, !transform.any_op, !transform.any_op
+  }
   transform.named_sequence @__dnnf_batch_matmul_epilogue_register_tiles(
       %epilogue: !transform.any_op {transform.consumed},
       %mr: !transform.param<i64> {transform.readonly},

@@ -101,3 +101,32 @@ func.func @misaligned_rows(%x: tensor<1x32x14x14xf32>, %w: tensor<64x32x1x1xf32>
   %z = "ecg.relu"(%a) : (tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
   return %z : tensor<1x64x14x14xf32>
 }
+
+// ResNet-50's 1x1 256 -> 1024 + residual + ReLU at 14x14: A (the 1 MiB weights) leaves
+// L2 and a packed 256 x 32 panel with 8 rows of A overflows L1, so the tiles go along
+// the columns inside the loop over row tiles, B read in place (matmul.tiles_rows_outer):
+// the next tile is the next column tile, 32 columns on, clamped to the last whole one's
+// (164 of 196: the partial 4 columns are peeled).
+// CHECK-LABEL: func.func @rows_outer(
+// CHECK-SAME:    %{{.*}}: memref<1x256x14x14xf32>, %{{.*}}: memref<1024x256x1x1xf32>, %{{.*}}: memref<1024xf32>, %[[R:.*]]: memref<1x1024x14x14xf32>, %[[OUT:.*]]: memref<1x1024x14x14xf32>)
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C164:.*]] = arith.constant 164 : index
+// CHECK-DAG:     %[[R2:.*]] = memref.collapse_shape %[[R]] {{\[}}[0, 1], [2, 3]] : memref<1x1024x14x14xf32> into memref<1024x196xf32>
+// CHECK-DAG:     %[[OUT2:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2, 3]] : memref<1x1024x14x14xf32> into memref<1024x196xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             %[[RV:.*]] = memref.subview %[[R2]][%[[M]], %[[N]]] [8, 32] [1, 1]
+// CHECK:             %[[AHEAD:.*]] = arith.addi %[[N]], %[[C32]] : index
+// CHECK-NEXT:        %[[NEXT:.*]] = arith.minsi %[[AHEAD]], %[[C164]] : index
+// CHECK-NEXT:        %[[RN:.*]] = memref.subview %[[R2]][%[[M]], %[[NEXT]]] [8, 32] [1, 1]
+// CHECK:             %[[OV:.*]] = memref.subview %[[OUT2]][%[[M]], %[[N]]] [8, 32] [1, 1]
+// CHECK:             scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>) {
+// CHECK:             vector.transfer_write %{{.*}}, %[[OV]][%{{.*}}, %{{.*}}] {{.*}} : vector<8x32xf32>
+// CHECK:         return
+func.func @rows_outer(%x: tensor<1x256x14x14xf32>, %w: tensor<1024x256x1x1xf32>, %b: tensor<1024xf32>, %r: tensor<1x1024x14x14xf32>) -> tensor<1x1024x14x14xf32> {
+  %y = "ecg.conv"(%x, %w, %b) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 1, 1>, operandSegmentSizes = array<i32: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x256x14x14xf32>, tensor<1024x256x1x1xf32>, tensor<1024xf32>) -> tensor<1x1024x14x14xf32>
+  %a = "ecg.add"(%y, %r) : (tensor<1x1024x14x14xf32>, tensor<1x1024x14x14xf32>) -> tensor<1x1024x14x14xf32>
+  %z = "ecg.relu"(%a) : (tensor<1x1024x14x14xf32>) -> tensor<1x1024x14x14xf32>
+  return %z : tensor<1x1024x14x14xf32>
+}

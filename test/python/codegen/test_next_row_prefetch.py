@@ -13,7 +13,7 @@ Inputs are standard normal, weights scaled by 1/sqrt(C); tolerance rtol 1e-4, at
 import numpy as np
 import pytest
 
-from test_peeled_tiles import conv1x1_block, run
+from test_peeled_tiles import conv1x1_block, conv1x1_case, run
 
 RNG = np.random.default_rng(47)
 CPUS = ["x86-64-v3", "x86-64-v4"]
@@ -30,16 +30,7 @@ CPUS = ["x86-64-v3", "x86-64-v4"]
     ],
 )
 def test_next_row_prefetch(c, f, h, w, residual, prefetched, threads, cpu):
-    x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
-    weights = (RNG.standard_normal((f, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
-    bias = RNG.uniform(-0.5, 0.5, f).astype(np.float32)
-    inputs = [x, weights, bias]
-    want = np.einsum("fc,chw->fhw", weights[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64))[None]
-    want = want + bias.astype(np.float64)[None, :, None, None]
-    if residual:
-        inputs.append(RNG.standard_normal((1, f, h, w)).astype(np.float32))
-        want = want + inputs[-1].astype(np.float64)
-    want = np.maximum(want, 0.0)
+    inputs, want = conv1x1_case(RNG, c, f, h, w, residual)
     (got,), schedules = run(conv1x1_block(c, f, h, w, residual), inputs, cpu, threads)
     (matmul,) = [s for s in schedules if s.strategy == "matmul"]
     assert matmul.details.get("prefetched_next_rows", False) == prefetched, matmul.details

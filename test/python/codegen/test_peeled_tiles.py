@@ -46,6 +46,21 @@ func.func @main({args}) -> {out} {{
 }}"""
 
 
+def conv1x1_case(rng, c: int, f: int, h: int, w: int, residual: bool):
+    """(inputs, want) of ``conv1x1_block``: a standard normal input (and residual),
+    weights scaled by 1/sqrt(C), a bias in [-0.5, 0.5]; the result in float64."""
+    x = rng.standard_normal((1, c, h, w)).astype(np.float32)
+    weights = (rng.standard_normal((f, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
+    bias = rng.uniform(-0.5, 0.5, f).astype(np.float32)
+    inputs = [x, weights, bias]
+    want = np.einsum("fc,chw->fhw", weights[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64))[None]
+    want = want + bias.astype(np.float64)[None, :, None, None]
+    if residual:
+        inputs.append(rng.standard_normal((1, f, h, w)).astype(np.float32))
+        want = want + inputs[-1].astype(np.float64)
+    return inputs, np.maximum(want, 0.0)
+
+
 def run(text: str, inputs, cpu: str, threads: int):
     """(compiled results, schedules) of an ECG module lowered for ``cpu``."""
     context = dnnf_mlir.make_context()

@@ -31,7 +31,10 @@ its own tile, so each tile also prefetches the next row tile's rows (the next ti
 the loops compute: row tiles are the inner loop), through a view of the same shape
 whose row offset is clamped to the last tile's (nothing outside the buffer).
 Prefetching only the next tile's rows was slower than only its own (the current
-tile's lines, issued a whole tile earlier, were still missed); both together won.
+tile's lines, issued a whole tile earlier, were still missed); both together won. Where
+the tiles go along the columns inside a loop over row tiles (``matmul.tiles_rows_outer``)
+the next tile is the next column tile: its view's column offset is moved and clamped
+the same way.
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ from ...ir_walk import comes_before, walk_ops
 from .panel_prefetch import LINE_BYTES
 
 PREFETCH_EPILOGUE_LOOP = "dnnf.prefetch_epilogue"  # on the scf.for of a tile's reduction steps
+# Its value: which tile the loops compute next, whose rows are prefetched too: the next
+# row tile (row tiles the inner loop) or the next column tile (``matmul.tiles_rows_outer``).
+NEXT_ROW_TILE, NEXT_COLUMN_TILE = "rows", "columns"
 # The most lines prefetched per view: a register tile's rows are a few dozen lines
 # (8 rows of 2 lines on AVX-512); a bigger view is no register tile.
 MAX_LINES = 64
@@ -122,24 +128,25 @@ def _prefetch_view(view, written: bool, loop):
                 memref.prefetch(view.results[0], [constants[i] for i in row + [column]], written, 3, True)
 
 
-def _next_row_tile(view, loop):
-    """A clone of ``view`` before ``loop`` whose rows (its dim before the last) start
-    where the next row tile's do, its offset plus its rows, clamped so that the view
-    stays in its source (the last tile views its own rows); None when the view's row
-    offset is static or its source is not a static buffer of its rank."""
+def _next_tile(view, loop, columns: bool):
+    """A clone of ``view`` before ``loop`` whose rows (its dim before the last), or
+    ``columns`` (its last dim), start where the next tile's do, its offset plus its
+    extent there, clamped so that the view stays in its source (the last tile views its
+    own); None when that offset is static or its source is not a static buffer of its
+    rank."""
     arith = _mlir.arith
     view_t, source_t = ir.MemRefType(view.results[0].type), ir.MemRefType(view.operands[0].type)
     if source_t.rank != view_t.rank or not source_t.has_static_shape:
         return None
-    dim = view_t.rank - 2
+    dim = view_t.rank - (1 if columns else 2)
     offsets = list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"]))
     if offsets[dim] != ir.ShapedType.get_dynamic_stride_or_offset():
         return None
     position = 1 + sum(1 for o in offsets[:dim] if o == ir.ShapedType.get_dynamic_stride_or_offset())
-    rows, index = view_t.shape[dim], ir.IndexType.get()
+    extent, index = view_t.shape[dim], ir.IndexType.get()
     with ir.InsertionPoint(loop), loop.location:
-        ahead = arith.addi(view.operands[position], arith.constant(index, rows))
-        clamped = arith.minsi(ahead, arith.constant(index, source_t.shape[dim] - rows))
+        ahead = arith.addi(view.operands[position], arith.constant(index, extent))
+        clamped = arith.minsi(ahead, arith.constant(index, source_t.shape[dim] - extent))
         clone = view.operation.clone(ir.InsertionPoint(loop))
     clone.operands[position] = clamped
     return clone
@@ -152,6 +159,7 @@ def prefetch_epilogue_rows(module: ir.Module) -> int:
     for loop in walk_ops(module.operation, {"scf.for"}):
         if PREFETCH_EPILOGUE_LOOP not in loop.attributes:
             continue
+        columns = ir.StringAttr(loop.attributes[PREFETCH_EPILOGUE_LOOP]).value == NEXT_COLUMN_TILE
         for view, written in _epilogue_views(loop):
             if view.operation.block == loop.block and comes_before(loop, view.operation):
                 # Only a view of this tile's epilogue moves (a view defined before the
@@ -160,7 +168,7 @@ def prefetch_epilogue_rows(module: ir.Module) -> int:
                     continue
                 view.move_before(loop)
             _prefetch_view(view, written, loop)
-            ahead = _next_row_tile(view, loop)
+            ahead = _next_tile(view, loop, columns)
             if ahead is not None:
                 _prefetch_view(ahead, written, loop)
             count += 1
@@ -168,4 +176,4 @@ def prefetch_epilogue_rows(module: ir.Module) -> int:
     return count
 
 
-__all__ = ["PREFETCH_EPILOGUE_LOOP", "prefetch_epilogue_rows"]
+__all__ = ["NEXT_COLUMN_TILE", "NEXT_ROW_TILE", "PREFETCH_EPILOGUE_LOOP", "prefetch_epilogue_rows"]

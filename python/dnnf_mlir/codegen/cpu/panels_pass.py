@@ -304,9 +304,16 @@ def panel_product(op, rows: ir.Value, panels_value: ir.Value, nr: int) -> ir.Val
         product = linalg.matmul(rows, panel, outs=[tile])
         with ir.InsertionPoint(scf.InParallelOp().region.blocks[0]):
             tensor.parallel_insert_slice(product, accumulator, [j], [], [], [dynamic, 0, 0], [1, p, nr], [1, 1, 1])
-    back = linalg.transpose(loop.results[0], outs=[tensor.empty([panels, nr, p], f32)], permutation=[0, 2, 1])
-    flat = tensor.collapse_shape(ir.RankedTensorType.get([f, p], f32), back.results[0], reassociation([[0, 1], [2]]))
-    return tensor.expand_shape(out_t, flat, reassociation([[0, 1], [2, 3]]), [], [1, f, oh, ow])
+    # Transposed back by a permuting copy into [1, F / NR, NR, P], collapsed only where
+    # the panels' dims merge: the convolution's element-wise consumers (bias, residual,
+    # activation) fold into the copy there (``permuted_epilogues.py``), one pass over
+    # the output where the transpose and the epilogue made two.
+    panels_t = ir.RankedTensorType.get([1, panels, p, nr], f32)
+    result = tensor.expand_shape(panels_t, loop.results[0], reassociation([[0, 1], [2], [3]]), [], [1, panels, p, nr])
+    back = generic([result], [affine_map(4, [0, 1, 3, 2]), ir.AffineMap.get_identity(4)],
+                   [tensor.empty([1, panels, nr, p], f32)], lambda value, _out: value)[0]
+    flat = tensor.collapse_shape(ir.RankedTensorType.get([1, f, p], f32), back, reassociation([[0], [1, 2], [3]]))
+    return tensor.expand_shape(out_t, flat, reassociation([[0], [1], [2, 3]]), [], [1, f, oh, ow])
 
 
 def channel_panel_convolutions(module_op, target: CpuTarget, always: bool = False, threads: int = 1) -> int:

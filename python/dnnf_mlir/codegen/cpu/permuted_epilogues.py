@@ -6,9 +6,15 @@ Winograd's output transform (``codegen/winograd.py``) ends with a copy that tran
 element-wise generic after ``prepare.pipeline``'s fusion) reads that collapsed
 result, which upstream's element-wise fusion does not look through. Here such a
 consumer becomes the copy itself: it iterates over the copy's loops, reads the copy's
-input with the copy's map, and its other operands either through the same expansion
-(read whole) or, when they only index dims the collapse keeps whole (a bias over
-``K``), as they were. The output is then written once, with the epilogue applied.
+input with the copy's map, and its other operands expanded as the collapse merged the
+dims they index (a residual read whole; a bias over channels that the collapse merged)
+or, where they only index dims it keeps whole (a bias over ``K``), as they were. The
+output is then written once, with the epilogue applied.
+
+The channel panels (``panels_pass.py``) transpose their ``[F / NR, P, NR]`` result back
+into ``[1, F / NR, NR, P]`` the same way, collapsed into the convolution's channels:
+ResNet-50's 1x1 convolutions at 7x7 then add their bias, residual and ReLU in that
+transpose, where they made a second pass over the output.
 """
 
 from __future__ import annotations
@@ -32,18 +38,30 @@ def _is_permuting_copy(op) -> bool:
     return len(body) == 1 and body[0].operands[0] == block.arguments[0]
 
 
-def _operand_map(amap, groups, rank: int):
-    """``amap`` over the collapsed loops rewritten over the expanded ``rank`` loops when it
-    reads only dims the collapse keeps whole (constants included), else None."""
-    results = []
-    for expr in amap.results:
-        if isinstance(expr, ir.AffineConstantExpr):
+def _expanded_operand(value: ir.Value, amap, groups, expanded_shape: list):
+    """``value``, read by ``amap`` over the collapsed loops, and its map over the expanded
+    loops: each dim it indexes by a loop the collapse merged expanded the same way (a
+    residual read whole, a bias over merged channels), the others as they were
+    (constant indices, dims the collapse keeps whole); None for any other index
+    expression."""
+    shape = static_tensor_type(value).shape
+    results, operand_groups, operand_shape = [], [], []
+    for dim, expr in enumerate(amap.results):
+        if isinstance(expr, ir.AffineDimExpr):
+            loops = groups[ir.AffineDimExpr(expr).position]
+            results += [ir.AffineDimExpr.get(loop) for loop in loops]
+            sizes = [expanded_shape[loop] for loop in loops]
+        elif isinstance(expr, ir.AffineConstantExpr):
             results.append(expr)
-        elif isinstance(expr, ir.AffineDimExpr) and len(groups[ir.AffineDimExpr(expr).position]) == 1:
-            results.append(ir.AffineDimExpr.get(groups[ir.AffineDimExpr(expr).position][0]))
+            sizes = [shape[dim]]
         else:
             return None
-    return ir.AffineMap.get(rank, 0, results)
+        operand_groups.append(list(range(len(operand_shape), len(operand_shape) + len(sizes))))
+        operand_shape += sizes
+    if operand_shape != list(shape):
+        expanded_t = ir.RankedTensorType.get(operand_shape, static_tensor_type(value).element_type)
+        value = _mlir.tensor.expand_shape(expanded_t, value, reassociation(operand_groups), [], operand_shape)
+    return value, ir.AffineMap.get(len(expanded_shape), 0, results)
 
 
 def _fold(copy, collapse, consumer) -> bool:
@@ -51,7 +69,6 @@ def _fold(copy, collapse, consumer) -> bool:
     groups = reassociation_groups(collapse)
     expanded_t = static_tensor_type(copy.results[0])
     rank = expanded_t.rank
-    identity = ir.AffineMap.get_identity(len(groups))
     maps = indexing_maps(consumer)
     copy_map = indexing_maps(copy)[0]
     inputs, new_maps = [], []
@@ -61,17 +78,12 @@ def _fold(copy, collapse, consumer) -> bool:
             if value == collapse.results[0]:
                 inputs.append(copy.operands[0])
                 new_maps.append(copy_map)
-            elif amap == identity:
-                value_t = static_tensor_type(value)
-                inputs.append(tensor.expand_shape(ir.RankedTensorType.get(expanded_t.shape, value_t.element_type),
-                                                  value, reassociation(groups), [], list(expanded_t.shape)))
-                new_maps.append(ir.AffineMap.get_identity(rank))
-            else:
-                new_map = _operand_map(amap, groups, rank)
-                if new_map is None:
-                    return False
-                inputs.append(value)
-                new_maps.append(new_map)
+                continue
+            expanded = _expanded_operand(value, amap, groups, list(expanded_t.shape))
+            if expanded is None:
+                return False
+            inputs.append(expanded[0])
+            new_maps.append(expanded[1])
         result_t = static_tensor_type(consumer.results[0])
         empty = tensor.empty(list(expanded_t.shape), result_t.element_type)
         fused = with_operands(consumer, inputs, new_maps + [ir.AffineMap.get_identity(rank)], [empty],

@@ -29,7 +29,7 @@ func.func @exp(%x: tensor<64xf32>) -> tensor<64xf32> {
 // CHECK:         %[[SQUARE:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
 // CHECK-NEXT:    arith.mulf %[[SQUARE]], %{{.*}} fastmath<contract> : f32
 // CHECK-NEXT:    arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f32
-// CHECK:         arith.divf
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<ninf,arcp,contract> : f32
 // CHECK:         linalg.yield
 #id = affine_map<(i) -> (i)>
 func.func @erf(%x: tensor<64xf32>) -> tensor<64xf32> {

@@ -7,7 +7,8 @@ The model cases (1x1 and 3x3 windows, prime input channel counts, strides, a dil
 7x7, 6x6, 5x5, 3x3, 2x2 and 1x1 outputs; a bias, a ReLU, a ReLU6, a residual add; 1x1
 windows whose rows are the input's planes transposed, 3x3 ones whose input rows are
 widened to whole vectors before it is made channels-last, windows copied tap by tap,
-strided and dilated, 1x1 ones of stride 2 sliced out of the input) are
+strided and dilated, or from the unpadded image made channels-last with zeros where
+they read the padding, 1x1 ones of stride 2 sliced out of the input) are
 branches of one model compiled once per CPU; the rule test below says which of them
 are rewritten on each (several on each CPU, 3x3 ones included, so the numerical check
 covers the rewrite; the 3x3 dilated one over 3x3 is a matmul over its patches on AVX-512). Inputs standard normal, filters scaled by 1/sqrt(C*KH*KW) so
@@ -51,6 +52,12 @@ CASES = [
     (131, 512, 13, 13, 1, 2, 1, 0, "residual_relu"),  # to 7x7, a prime channel count: AVX-512 only
     (144, 512, 11, 11, 1, 2, 1, 1, "bias"),  # padded by 1, to 7x7 (the slice reads the pad): AVX-512 only
     (160, 96, 5, 5, 1, 2, 1, 0, "clip"),  # to 3x3, 9 rows in one tile: taken on both
+    # Taps copied from the unpadded image made channels-last (planes of whole vectors),
+    # zeros where they read the padding: AVX-512 only
+    (64, 32, 12, 12, 3, 2, 1, 1, "bias"),  # stride 2 to 6x6
+    (64, 32, 9, 16, 3, 2, 1, 1, "relu"),  # an odd height, stride 2 to 5x8
+    (64, 64, 12, 12, 3, 1, 1, 1, "residual_relu"),  # stride 1
+    (48, 32, 8, 16, 3, 2, 1, 0, "relu"),  # no padding
 ]
 
 

@@ -12,8 +12,9 @@ padding; a 1x3 window; no padding (the extra zero rows are the only pad); a resi
 (not moved onto the flat rows: it varies over the image); a bias with ReLU; stride-2 ones:
 ResNet-50's 3x3/2 128 -> 128 from 56x56 (812 columns: the last 12 a peeled tile, the
 column tiles outer), 64 -> 16 from 40x40 (420: 4 peeled, channel blocks outer), an odd
-padded size, asymmetric padding, a 2x2/2 window, and 32 channels (which keep the column
-phases). Inputs standard
+padded size, asymmetric padding, a 2x2/2 window, even images written straight into the
+planes (``image_phase_planes``: padding 1 or 2, top only) or padded first (left only), and
+32 channels (which keep the column phases). Inputs standard
 normal, filters scaled by 1/sqrt(C*KH*KW) so outputs are O(1). Tolerance: 1e-5 + 1e-5 *
 |want| against float64 (sums of up to 1152 f32 products), and no more than 8 times
 onnxruntime's own error plus 1e-6.
@@ -43,6 +44,10 @@ CASES = [
     (64, 16, 27, 27, (3, 3), (1, 1, 1, 1), "Relu", (2, 2)),  # odd padded size: pad rounded up
     (67, 32, 29, 40, (3, 3), (0, 1, 1, 0), None, (2, 2)),  # asymmetric padding, not square
     (64, 16, 32, 32, (2, 2), (0, 0, 0, 0), None, (2, 2)),  # a 2x2/2 window, no padding
+    # An even image written straight into the planes (image_phase_planes), or padded first:
+    (64, 16, 30, 34, (3, 3), (1, 0, 0, 1), "BiasRelu", (2, 2)),  # top padding only: straight
+    (64, 16, 30, 34, (3, 3), (0, 1, 1, 0), None, (2, 2)),  # left padding only: padded first
+    (64, 24, 22, 26, (3, 3), (2, 2, 1, 2), "Relu", (2, 2)),  # even padding 2: straight
     (32, 16, 28, 28, (3, 3), (1, 1, 1, 1), None, (2, 2)),  # 32 channels: phases kept
 ]
 OLD_CHANNELS = 64  # the concat's earlier channels in the DenseNet case

@@ -43,6 +43,7 @@ from ..linalg_queries import conv_params, elementwise_consumer, indexing_maps, i
 from ..linalg_queries import reassociation, static_tensor_type
 from .convolutions import pad_value, static_pad
 from .flat_planes import phase_planes
+from .image_phase_planes import image_phase_planes
 from .target import CpuTarget
 from .tiles import conv_vector_tile, conv_width_throughput, peeled_conv_columns
 
@@ -191,11 +192,15 @@ def _window_rows(op, x_t, w_t, length: int, pitch: int):
     else:
         rows = -(-hp // 2)
         plane = rows * pitch
-        pieces = [(((i % 2) * 2 + b) * plane + (i // 2) * pitch, i, b, len(range(b, kw, 2)))
+        # The tail the last plane's taps read past it, whatever order the planes are in.
+        tail = max(0, 3 * plane + (kh - 1) // 2 * pitch + length + (kw - 1) // 2 - 4 * plane)
+        written = image_phase_planes(op.operands[0], rows, pitch, tail)
+        if written is None:
+            padded = _zero_padded(op.operands[0], x_t, 2 * rows - hp, 2 * pitch - wp)
+            written = phase_planes(padded, (2, 2), rows, pitch, tail), lambda a, b: 2 * a + b
+        planes, slot = written
+        pieces = [(slot(i % 2, b) * plane + (i // 2) * pitch, i, b, len(range(b, kw, 2)))
                   for i in range(kh) for b in range(2)]
-        tail = max(offset + length + taps - 1 for offset, _, _, taps in pieces) - 4 * plane
-        padded = _zero_padded(op.operands[0], x_t, 2 * rows - hp, 2 * pitch - wp)
-        planes = phase_planes(padded, (2, 2), rows, pitch, max(0, tail))
         size = static_tensor_type(planes).shape[2]
         flat = tensor.expand_shape(ir.RankedTensorType.get([1, c, 1, size], f32), planes,
                                    reassociation([[0], [1], [2, 3]]), [], [1, c, 1, size])

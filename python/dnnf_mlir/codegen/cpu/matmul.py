@@ -17,13 +17,14 @@ tiles that do (``tiles.even_column_tile``). Failing that, or where the partial c
 a vector but not whole vectors (LLVM's code for those is slower than the padding) behind
 few whole tiles, the op is padded to whole tiles instead, its epilogue then a pass of
 its own; for the latter, tiles one vector wide leave less than a vector to peel where
-A stays in L2 and a vector is a cache line (``ONE_VECTOR_MAX_A_BYTES``). The reduction loop of a product that streams a kernel argument's filter
-panels (``panel_prefetch.py``) is marked for software prefetching of B, that of a
-product whose A leaves L2 in short rows for prefetching the next row tile's rows of A
-(the same module); that of a tile with an epilogue, for prefetching the rows the
-epilogue reads and writes (``epilogue_prefetch.py``). Where A leaves L2 but B stays, and
-a packed panel would not stay in L1 beside A's rows, the tiles go rows outer, B read in
-place, A once (``tiles_rows_outer``).
+A stays in L2 and a vector is a cache line (``ONE_VECTOR_MAX_A_BYTES``). The reduction
+loop of a product that streams a kernel argument's filter panels (``panel_prefetch.py``)
+is marked for software prefetching of B, that of a product whose A leaves L2 in short
+rows for prefetching the next row tile's rows of A (the same module); that of a tile
+with an epilogue, for prefetching the rows the epilogue reads and writes
+(``epilogue_prefetch.py``). Where A leaves L2 but B stays, and a packed panel would not
+stay in L1 beside A's rows, the tiles go rows outer, B read in place, A once
+(``tiles_rows_outer``).
 """
 
 from __future__ import annotations

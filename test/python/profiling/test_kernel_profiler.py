@@ -132,9 +132,10 @@ def test_byte_products_judged_by_the_int8_peak(tmp_path):
     assert product.roofline_fraction == pytest.approx(product.gflops / peak, rel=0.01)
 
 
-def test_inference_session_profiles_every_run(tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])  # 2: the glue sizes the team per run beside the timers
+def test_inference_session_profiles_every_run(tmp_path, threads):
     model = _model(tmp_path / "profiled.onnx")
-    session = InferenceSession(str(model), profile_kernels=True, fusion="none", use_cache=False, threads=1)
+    session = InferenceSession(str(model), profile_kernels=True, fusion="none", use_cache=False, threads=threads)
     x = np.random.default_rng(2).standard_normal((1, 16, 48, 48)).astype(np.float32)
     for _ in range(3):
         session.run(None, {"x": x})

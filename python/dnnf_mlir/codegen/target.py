@@ -46,6 +46,9 @@ class Target(ABC):
     # Whether ecg-fuse merges a LRN into the pooling reading it (``fusion/lrn_pools.py``;
     # GPU targets: ``GpuDevice.lrn_in_pools``).
     lrn_in_pools: ClassVar[bool] = False
+    # Whether ecg-fuse merges sibling matmuls each of which lays out its own result
+    # (BERT's Q/K/V, each reshaped and transposed to its heads; ``fusion/horizontal.py``).
+    merges_laid_out_projections: ClassVar[bool] = True
     name: str  # as given to get_target: "host", "aarch64", ...
 
     @property

@@ -65,6 +65,14 @@ def sibling_key(graph: OpGraph, members: set):
     return view.mnemonic, graph.operands[heads[0]][0], tuple(shape), str(weights.type.element_type), attrs
 
 
+def lays_out_matmul_result(graph: OpGraph, members: set) -> bool:
+    """Whether the unit ``members`` is a matmul with a reshape or transpose of its own
+    (BERT's Q/K/V projections, each to its heads' layout)."""
+    mappings = {graph.nodes[m].mapping for m in members}
+    return ("mat_mul" in {graph.nodes[m].mnemonic for m in members}
+            and bool(mappings & {MappingType.REORGANIZE, MappingType.SHUFFLE}))
+
+
 def self_contained(graph: OpGraph, units: list, data: int) -> list:
     """The largest subset of ``units`` each of which reads nothing computed but ``data``
     and the outputs of the others (a SwiGLU's gate block reads the up projection): the
@@ -219,9 +227,11 @@ class _Rewriter:
                 op.erase()
 
 
-def combine_siblings(plan: FusionPlan) -> FusionPlan:
+def combine_siblings(plan: FusionPlan, laid_out_projections: bool = True) -> FusionPlan:
     """``plan`` after horizontal fusion (its function body rewritten), or ``plan`` itself
-    when no siblings qualify. A merged block is Many-to-Many, its contraction's type."""
+    when no siblings qualify. A merged block is Many-to-Many, its contraction's type.
+    ``laid_out_projections=False`` leaves out the matmuls that lay out their own result
+    (``lays_out_matmul_result``: the target computes them apart either way)."""
     graph = plan.graph
     in_blocks = set().union(*(block.members for block in plan.blocks))
     units = [block.members for block in plan.blocks] + [
@@ -229,6 +239,8 @@ def combine_siblings(plan: FusionPlan) -> FusionPlan:
     ]
     by_key = defaultdict(list)
     for members in units:
+        if not laid_out_projections and lays_out_matmul_result(graph, members):
+            continue
         key = sibling_key(graph, members)
         if key is not None:
             by_key[key].append(members)

@@ -44,7 +44,7 @@ def plan_fusion(function, mode: str = "dnnf", oracle=None, horizontal: bool = Tr
     if mode == "dnnf":
         plan_dnnf(plan, oracle or ConservativeOracle())
         if horizontal:
-            plan = combine_siblings(plan)
+            plan = combine_siblings(plan, get_target(target).merges_laid_out_projections)
         if attention:
             plan = fuse_attention(plan)
         if get_target(target).lrn_in_pools:

@@ -4,22 +4,31 @@
 // RUN: dnnf-opt %s --split-input-file --ecg-fuse | FileCheck %s
 // RUN: dnnf-opt %s --split-input-file --ecg-fuse=horizontal=false | FileCheck %s --check-prefix=OFF
 // RUN: dnnf-opt %s --split-input-file --ecg-fuse=mode=tvm | FileCheck %s --check-prefix=OFF
-// RUN: dnnf-opt %s --split-input-file '--ecg-fuse=stats-file=-' -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: dnnf-opt %s --split-input-file --ecg-fuse=target=vulkan | FileCheck %s --check-prefix=GPU
+// RUN: dnnf-opt %s --split-input-file '--ecg-fuse=target=vulkan stats-file=-' -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 
-// Query, key and value projections: one [8, 24] matmul, three slices, each head's
-// reshape and transpose in the same block; the three results are its outputs.
+// Query, key and value projections, each reshaped and transposed to its heads. On a
+// Vulkan target one [8, 24] matmul, three slices, each head's reshape and transpose in
+// the same block; the three results are its outputs. For a CPU (the default target), which
+// computes a merged product slice by slice anyway, each projection stays a block with
+// its own heads' layout (``Target.merges_laid_out_projections``).
+// GPU-LABEL:   func.func @qkv
+// GPU:           %[[W:.*]] = "ecg.constant"() {value = dense{{.*}} : tensor<8x24xf32>}
+// GPU:           %[[F:.*]]:3 = "ecg.fused"(%arg0, %[[W]]) ({
+// GPU:             %[[M:.*]] = "ecg.mat_mul"(%{{.*}}, %{{.*}}) : (tensor<4x8xf32>, tensor<8x24xf32>) -> tensor<4x24xf32>
+// GPU-NEXT:        "ecg.slice"(%[[M]]) {axes = array<i64: 1>, ends = array<i64: 8>, starts = array<i64: 0>, steps = array<i64: 1>}
+// GPU-NEXT:        "ecg.slice"(%[[M]]) {axes = array<i64: 1>, ends = array<i64: 16>, starts = array<i64: 8>, steps = array<i64: 1>}
+// GPU-NEXT:        "ecg.slice"(%[[M]]) {axes = array<i64: 1>, ends = array<i64: 24>, starts = array<i64: 16>, steps = array<i64: 1>}
+// GPU-NOT:         "ecg.mat_mul"
+// GPU:             "ecg.yield"
+// GPU-NEXT:      }) {dnnf.ir_removable = {{.*}}, mapping = "Many-to-Many"
+// GPU-NOT:       "ecg.mat_mul"
+// GPU:           return %[[F]]#0, %[[F]]#1, %[[F]]#2
 // CHECK-LABEL: func.func @qkv
-// CHECK:         %[[W:.*]] = "ecg.constant"() {value = dense{{.*}} : tensor<8x24xf32>}
-// CHECK:         %[[F:.*]]:3 = "ecg.fused"(%arg0, %[[W]]) ({
-// CHECK:           %[[M:.*]] = "ecg.mat_mul"(%{{.*}}, %{{.*}}) : (tensor<4x8xf32>, tensor<8x24xf32>) -> tensor<4x24xf32>
-// CHECK-NEXT:      "ecg.slice"(%[[M]]) {axes = array<i64: 1>, ends = array<i64: 8>, starts = array<i64: 0>, steps = array<i64: 1>}
-// CHECK-NEXT:      "ecg.slice"(%[[M]]) {axes = array<i64: 1>, ends = array<i64: 16>, starts = array<i64: 8>, steps = array<i64: 1>}
-// CHECK-NEXT:      "ecg.slice"(%[[M]]) {axes = array<i64: 1>, ends = array<i64: 24>, starts = array<i64: 16>, steps = array<i64: 1>}
-// CHECK-NOT:       "ecg.mat_mul"
-// CHECK:           "ecg.yield"
-// CHECK-NEXT:    }) {dnnf.ir_removable = {{.*}}, mapping = "Many-to-Many"
-// CHECK-NOT:     "ecg.mat_mul"
-// CHECK:         return %[[F]]#0, %[[F]]#1, %[[F]]#2
+// CHECK-NOT:     "ecg.slice"
+// CHECK-COUNT-3: "ecg.mat_mul"(%{{.*}}, %{{.*}}) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+// CHECK-NOT:     "ecg.slice"
+// CHECK:         return
 // OFF-LABEL:   func.func @qkv
 // OFF-COUNT-3:   "ecg.mat_mul"
 // OFF-NOT:       "ecg.slice"

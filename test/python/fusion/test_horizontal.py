@@ -153,3 +153,27 @@ def test_a_scalar_tail_is_applied_once():
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
     body = str(module)
     assert body.count('"ecg.div"') == 1 and body.count('"ecg.tanh"') == 1 and body.count('"ecg.mat_mul"') == 1
+
+
+def test_projections_to_heads_merge_only_where_the_target_merges_them():
+    """BERT's Q/K/V, each reshaped and transposed to its heads (K transposed): a CPU
+    target keeps the three matmuls apart (``Target.merges_laid_out_projections``), a
+    Vulkan one merges them; both compute what the unfused module does."""
+    text = "func.func @main(%x: tensor<6x8xf32>) -> (" + ", ".join(["tensor<2x6x4xf32>", "tensor<2x4x6xf32>",
+                                                                   "tensor<2x6x4xf32>"]) + ") {\n"
+    for i, perm in enumerate(("1, 0, 2", "1, 2, 0", "1, 0, 2")):
+        out = "tensor<2x4x6xf32>" if perm == "1, 2, 0" else "tensor<2x6x4xf32>"
+        text += (constant(f"w{i}", (8, 8))
+                 + f'  %y{i} = "ecg.mat_mul"(%x, %w{i}) : (tensor<6x8xf32>, tensor<8x8xf32>) -> tensor<6x8xf32>\n'
+                 f'  %r{i} = "ecg.reshape"(%y{i}) {{shape = array<i64: 6, 2, 4>}} : (tensor<6x8xf32>) -> tensor<6x2x4xf32>\n'
+                 f'  %h{i} = "ecg.transpose"(%r{i}) {{perm = array<i64: {perm}>}} : (tensor<6x2x4xf32>) -> {out}\n')
+    text += "  return %h0, %h1, %h2 : tensor<2x6x4xf32>, tensor<2x4x6xf32>, tensor<2x6x4xf32>\n}\n"
+    x = RNG.standard_normal((6, 8)).astype(np.float32)
+    for target, merged in (("host", False), ("vulkan", True)):
+        module = ir.Module.parse(text, dnnf_mlir.make_context())
+        want = interpret(module, [x])
+        report = fuse_module(module, "dnnf", target=target)
+        for g, w in zip(interpret(module, [x]), want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        groups = report["total"]["decisions"]["horizontal"]["groups"]
+        assert (groups, str(module).count('"ecg.mat_mul"')) == ((1, 1) if merged else (0, 3)), target

@@ -34,7 +34,10 @@ from L2. No work is added: each panel is read once either way, and A once per pa
 A slice cutting a panel is left merged (its panels would need making anew).
 Measured (Q/K/V with bias and transposes alone, 128 tokens, 1 thread, thread CPU
 time, 300 interleaved rounds, load ~11): 0.983 of main's time on AVX-512, 0.984 on
-AVX2, even with three separate matmuls (``--fusion none``: 0.977 / 0.984).
+AVX2, even with three separate matmuls (``--fusion none``: 0.977 / 0.984). In whole
+BERT-base three matmul + heads kernels then measured 2% faster still, so CPU targets no
+longer merge such projections (``Target.merges_laid_out_projections``); the split serves
+the merges that remain (sibling matmuls without a layout of their own).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
 // CHECK:         %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x64xf32>, tensor<64x128xf32>)
 // CHECK:         %[[G:.*]] = linalg.generic {{.*}} ins(%[[MM]] : tensor<32x128xf32>)
 // CHECK-NEXT:      ^bb0
-// CHECK-NEXT:      arith.mulf %in, %{{.*}} : f32
+// CHECK-NEXT:      arith.divf %in
 // CHECK:         tensor.expand_shape %[[G]] {{\[}}[0, 1], [2]] output_shape [1, 32, 128]
 // PLAN: linalg.matmul [32, 128, 64] matmul {{.*}}'epilogue': 'k{{[0-9]+}}'{{.*}} @matmul_gelu
 // PLAN-NOT: linalg.generic

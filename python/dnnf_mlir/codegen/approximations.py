@@ -103,8 +103,7 @@ class _Builder:
         return _mlir.math.copysign(self.arith.select(near_zero, small, large), x)
 
 
-def float_constant(value):
-    """The value of the scalar float ``arith.constant`` ``value`` is, or None."""
+def _constant_value(value):
     owner = value.owner if isinstance(value, ir.OpResult) else None
     if owner is None or owner.name != "arith.constant":
         return None
@@ -143,7 +142,7 @@ def approximate_math(module: ir.Module) -> int:
         with ir.InsertionPoint(op), op.location:
             x = op.operands[0]
             if op.name == "math.powf":
-                exponent = float_constant(op.operands[1])
+                exponent = _constant_value(op.operands[1])
                 result = _powf(b, x, exponent) if exponent is not None else None
             else:
                 result = getattr(b, op.name.split(".")[1])(x)
@@ -155,4 +154,4 @@ def approximate_math(module: ir.Module) -> int:
     return count
 
 
-__all__ = ["approximate_math", "float_constant"]
+__all__ = ["approximate_math"]

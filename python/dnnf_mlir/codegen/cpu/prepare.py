@@ -3,8 +3,7 @@ the CPU kernels take, in an order where each sees the previous ones' results.
 
 ``rewrite_for_kernels(module, target)`` runs, in order: a recurrence's states written in
 place across its time steps (``step_states``); exp/erf/tanh/powf as vectorizable
-arithmetic (``approximations``); divisions by a constant as products by its reciprocal
-(``constant_divisors``); contractions written as ``linalg.generic`` rebuilt
+arithmetic (``approximations``); contractions written as ``linalg.generic`` rebuilt
 as ``linalg.matmul`` / ``batch_matmul`` (``contractions``); batch-1 Gemms with a
 transposed weight marked as matrix-vector products (``matvec``); matmuls reading an
 operand transposed get a ``linalg.transpose`` + the plain op; grouped convolutions
@@ -36,7 +35,6 @@ from __future__ import annotations
 
 from ..._mlir import ir
 from ..approximations import approximate_math
-from ..constant_divisors import reciprocal_constant_divisors
 from ..contractions import generic_contractions_to_matmul, normalize_matmuls
 from .target import CpuTarget
 from .channel_windows import channel_window_taps
@@ -65,7 +63,6 @@ def rewrite_for_kernels(module: ir.Module, target: CpuTarget) -> int:
     lanes = target.lanes(32)
     rewritten = write_states_in_place(module)
     rewritten += approximate_math(module)
-    rewritten += reciprocal_constant_divisors(module)
     rewritten += generic_contractions_to_matmul(module)
     rewritten += rewrite_matvecs(module, lanes)
     rewritten += normalize_matmuls(module)

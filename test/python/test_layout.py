@@ -42,6 +42,7 @@ BACKEND_SPECIFIC = {
     CPU_BACKEND: {
         f"{PACKAGE}.compiler.cpu_library": "the CPU's artifact writer: opt + llc into model.o, OpenMP, the CMake build",
         f"{PACKAGE}.compiler.cpu_glue": "the CPU's part of the C glue: memref descriptors, the CPU feature check",
+        f"{PACKAGE}.compiler.team_sizing": "the CPU glue's OpenMP team per run, which spins for libomp's blocktime",
         f"{PACKAGE}.compiler.artifact": "model.h's dnnf_missing_cpu_features refuses this CPU: UnsupportedCpuError",
         f"{PACKAGE}.fusion.profiling": "measures fusion candidates on this machine's CPU, through the JIT",
         f"{PACKAGE}.conversion.jit": "the loops harness runs LLVM in this process, big functions split as the CPU's are",

@@ -42,7 +42,7 @@ from .weights import MAGIC, file_bytes
 C_TYPES = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
            "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "uint8_t", "float16": "uint16_t"}
 # What model.c includes whatever the target (its glue adds its own).
-INCLUDES = ("fcntl.h", "stdio.h", "stdlib.h", "string.h", "sys/mman.h", "sys/stat.h", "unistd.h")
+INCLUDES = ("fcntl.h", "stdio.h", "stdlib.h", "string.h", "sys/mman.h", "sys/stat.h", "time.h", "unistd.h")
 
 
 @dataclass(frozen=True)
@@ -261,6 +261,13 @@ def model_c(interface: ModelInterface, parts: GlueParts) -> str:
         "static _Thread_local char error_message[512]; /* per thread: see model.h */",
         "",
         "const char *dnnf_error(void) { return error_message; }",
+        "",
+        "/* CLOCK_MONOTONIC (time.perf_counter's clock), for the target's glue: kernel timers, team sizing. */",
+        "static inline double monotonic_seconds(void) {",
+        "  struct timespec now;",
+        "  clock_gettime(CLOCK_MONOTONIC, &now);",
+        "  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;",
+        "}",
         "",
         *parts.definitions,
         "dnnf_model *dnnf_load(const char *weights_path) {",

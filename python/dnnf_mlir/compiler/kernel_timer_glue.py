@@ -28,14 +28,8 @@ def with_kernel_timers(parts: GlueParts, launches: int) -> GlueParts:
         f"#define DNNF_KERNEL_LAUNCHES {launches}",
         "static _Thread_local double launch_starts[DNNF_KERNEL_LAUNCHES], launch_ends[DNNF_KERNEL_LAUNCHES];",
         "",
-        "static double launch_clock_seconds(void) { /* its own name: team sizing's glue has a clock of its own */",
-        "  struct timespec now;",
-        "  clock_gettime(CLOCK_MONOTONIC, &now);",
-        "  return now.tv_sec + 1e-9 * now.tv_nsec;",
-        "}",
-        "",
-        "void dnnf_kernel_enter(int32_t launch) { launch_starts[launch] = launch_clock_seconds(); }",
-        "void dnnf_kernel_exit(int32_t launch) { launch_ends[launch] = launch_clock_seconds(); }",
+        "void dnnf_kernel_enter(int32_t launch) { launch_starts[launch] = monotonic_seconds(); }",
+        "void dnnf_kernel_exit(int32_t launch) { launch_ends[launch] = monotonic_seconds(); }",
         "",
     )
     reader = (
@@ -48,7 +42,7 @@ def with_kernel_timers(parts: GlueParts, launches: int) -> GlueParts:
         "  return DNNF_KERNEL_LAUNCHES;",
         "}",
     )
-    return replace(parts, includes=(*parts.includes, "time.h"), definitions=(*parts.definitions, *timers),
+    return replace(parts, definitions=(*parts.definitions, *timers),
                    extra=(*parts.extra, *reader))
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from ..codegen.cpu.openmp import BLOCKTIME_MS
 
-INCLUDES = ("sched.h", "time.h")
+INCLUDES = ("sched.h",)
 
 DEFINITIONS = (
     "extern void omp_set_num_threads(int);",
@@ -44,12 +44,6 @@ DEFINITIONS = (
     "static int available_cpus; /* the CPUs this process may run on */",
     "static _Thread_local double last_run_end; /* this thread's previous run: when it ended, its team */",
     "static _Thread_local int last_team;",
-    "",
-    "static double monotonic_seconds(void) {",
-    "  struct timespec now;",
-    "  clock_gettime(CLOCK_MONOTONIC, &now);",
-    "  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;",
-    "}",
     "",
     "static void init_team_sizing(void) {",
     "  if (!requested_threads) requested_threads = omp_get_max_threads();",
